@@ -1,0 +1,123 @@
+// Job: the typed model of every kubeflow.org/v1 job kind, decoded from and encoded to JSON.
+//
+// The model keeps the original `metadata` and `spec` documents so that every field the model
+// does not know (and every pod-template field) survives a decode/encode round trip unchanged;
+// the typed members are the fields trainctl decides on. Decoding checks JSON types and reports
+// every problem with its field path; it does not default or validate (see defaults.h and
+// validation.h). Value type; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/field_error.h"
+#include "api/kinds.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace trainctl::api {
+
+struct ReplicaSpec {
+  std::optional<int32_t> replicas;
+  std::string restart_policy;   // "" until defaulted: Always | OnFailure | Never | ExitCode
+  nlohmann::json pod_template;  // core/v1 PodTemplateSpec, verbatim (null when absent)
+};
+
+struct RunPolicy {
+  std::optional<std::string> clean_pod_policy;  // All | Running | None
+  std::optional<int32_t> ttl_seconds_after_finished;
+  std::optional<int64_t> active_deadline_seconds;
+  std::optional<int32_t> backoff_limit;
+  std::optional<bool> suspend;
+  std::optional<std::string> managed_by;
+  nlohmann::json scheduling_policy;  // verbatim, null when absent
+};
+
+struct RdzvConf {
+  std::string key, value;
+};
+
+// PyTorch's elasticPolicy (Paddle's uses min/max/maxRestarts only).
+struct ElasticPolicy {
+  std::optional<int32_t> min_replicas, max_replicas, rdzv_port, n_proc_per_node, max_restarts;
+  std::optional<std::string> rdzv_backend, rdzv_host, rdzv_id;
+  std::vector<RdzvConf> rdzv_conf;
+  bool standalone = false;
+};
+
+struct Condition {
+  std::string type;    // Created | Running | Restarting | Succeeded | Suspended | Failed
+  std::string status;  // True | False | Unknown
+  std::string reason;
+  std::string message;
+  Time last_update_time{};
+  Time last_transition_time{};
+  bool operator==(const Condition&) const = default;
+};
+
+struct ReplicaStatus {
+  int32_t active = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  std::string selector;
+  // trainctl extension: pods of this type recreated after a retryable failure, counted against
+  // backoffLimit together with in-place container restarts (docs/compatibility.md).
+  int32_t restarts = 0;
+  bool operator==(const ReplicaStatus&) const = default;
+};
+
+struct JobStatus {
+  std::vector<Condition> conditions;
+  std::map<std::string, ReplicaStatus> replica_statuses;
+  std::optional<Time> start_time, completion_time, last_reconcile_time;
+  bool operator==(const JobStatus&) const = default;
+};
+
+struct Job {
+  Kind kind = Kind::kPyTorchJob;
+  nlohmann::json metadata = nlohmann::json::object();  // verbatim
+  nlohmann::json spec = nlohmann::json::object();      // verbatim; per-kind extras live here
+  std::string name;
+  std::string namespace_ = "default";
+  std::map<std::string, ReplicaSpec> replica_specs;  // nullopt map ⇒ has_replica_specs false
+  bool has_replica_specs = false;
+  RunPolicy run_policy;
+
+  // Per-kind typed fields (absent for kinds that do not have them).
+  std::optional<std::string> nproc_per_node;    // PyTorch spec.nprocPerNode
+  std::optional<ElasticPolicy> elastic_policy;  // PyTorch / Paddle
+  std::string success_policy;                   // TF: "" | AllWorkers
+  bool enable_dynamic_worker = false;           // TF
+  std::optional<int32_t> slots_per_worker;      // MPI
+  std::string main_container;                   // MPI
+  std::optional<std::string> mpi_clean_pod_policy;  // MPI legacy spec.cleanPodPolicy
+
+  JobStatus status;
+
+  const KindInfo& info() const { return Info(kind); }
+  // Replicas of one type with nil counted as 1 (upstream's totalReplicas rule).
+  int32_t ReplicasOf(const std::string& type) const;
+  int32_t TotalReplicas() const;
+  bool HasType(const std::string& type) const { return replica_specs.count(type) > 0; }
+};
+
+// Decodes one document. The document must be an object with apiVersion kubeflow.org/v1 and a
+// known kind; type errors are reported with field paths. `status` is decoded when present.
+StatusOr<Job> DecodeJob(const nlohmann::json& doc);
+
+// Encodes the job: the original metadata/spec with the typed fields written over them, and the
+// status when it has any content.
+nlohmann::json EncodeJob(const Job& job);
+nlohmann::json EncodeStatus(const JobStatus& status);
+StatusOr<JobStatus> DecodeStatus(const nlohmann::json& status);
+
+// The pod template's container list (empty when missing), and the default container's index.
+const nlohmann::json* Containers(const nlohmann::json& pod_template);
+std::optional<size_t> DefaultContainerIndex(const nlohmann::json& pod_template,
+                                            const std::string& default_name);
+
+}  // namespace trainctl::api

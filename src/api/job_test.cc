@@ -1,0 +1,180 @@
+#include "api/job.h"
+
+#include <gtest/gtest.h>
+
+#include "api/defaults.h"
+#include "api/manifest.h"
+#include "api/yaml.h"
+
+namespace trainctl::api {
+namespace {
+
+using nlohmann::json;
+
+const char* kPyTorch = R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: mnist
+  namespace: ns1
+  labels: {team: a}
+spec:
+  futureField: {keep: me}
+  pytorchReplicaSpecs:
+    MASTER:
+      replicas: 1
+      template:
+        metadata: {annotations: {a: b}}
+        spec:
+          nodeSelector: {x: z}
+          containers:
+          - name: pytorch
+            image: img
+            command: [python3, train.py]
+            unknownContainerField: 7
+    worker:
+      replicas: 3
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: img
+            ports: [{name: other, containerPort: 1}]
+)";
+
+Job Load(const char* text) {
+  auto jobs = LoadJobsFromText(text, "job.yaml");
+  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+  return jobs.ok() ? (*jobs)[0].job : Job();
+}
+
+TEST(JobTest, DefaultsNormaliseTypesAndAddPortsAndPolicies) {
+  // Upstream's webhook sees undefaulted objects and rejects unknown case, so decode + default
+  // without validation here.
+  auto docs = ParseYamlDocuments(kPyTorch, "job.yaml");
+  ASSERT_TRUE(docs.ok());
+  auto job = DecodeJob((*docs)[0]);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ApplyDefaults(&*job);
+  ASSERT_TRUE(job->HasType("Master"));
+  ASSERT_TRUE(job->HasType("Worker"));
+  EXPECT_EQ(job->replica_specs["Worker"].restart_policy, "OnFailure");
+  EXPECT_EQ(job->run_policy.clean_pod_policy, "None");
+  EXPECT_EQ(job->nproc_per_node, "auto");
+  json ports = job->replica_specs["Worker"].pod_template["spec"]["containers"][0]["ports"];
+  ASSERT_EQ(ports.size(), 2u);
+  EXPECT_EQ(ports[1], json({{"name", "pytorchjob-port"}, {"containerPort", 23456}}));
+  json encoded = EncodeJob(*job);
+  EXPECT_TRUE(encoded["spec"]["pytorchReplicaSpecs"].contains("Master"));
+  EXPECT_FALSE(encoded["spec"]["pytorchReplicaSpecs"].contains("MASTER"));
+  EXPECT_FALSE(encoded["spec"]["pytorchReplicaSpecs"].contains("worker"));
+  // Defaulting twice changes nothing.
+  Job again = *job;
+  ApplyDefaults(&again);
+  EXPECT_EQ(EncodeJob(again), encoded);
+}
+
+TEST(JobTest, UnknownFieldsSurviveRoundTrip) {
+  auto docs = ParseYamlDocuments(kPyTorch, "job.yaml");
+  auto job = DecodeJob((*docs)[0]);
+  ASSERT_TRUE(job.ok());
+  json out = EncodeJob(*job);
+  EXPECT_EQ(out["spec"]["futureField"]["keep"], "me");
+  EXPECT_EQ(out["metadata"]["labels"]["team"], "a");
+  json c = out["spec"]["pytorchReplicaSpecs"]["MASTER"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(c["unknownContainerField"], 7);
+  EXPECT_EQ(out["spec"]["pytorchReplicaSpecs"]["MASTER"]["template"]["spec"]["nodeSelector"]["x"],
+            "z");
+  EXPECT_EQ(out["spec"]["pytorchReplicaSpecs"]["MASTER"]["template"]["metadata"]["annotations"]["a"],
+            "b");
+}
+
+TEST(JobTest, WrongTypesAreReportedWithPaths) {
+  auto docs = ParseYamlDocuments(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  runPolicy: {backoffLimit: "three", suspend: 1}
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: "2"
+      template: {spec: {containers: [{name: pytorch, image: i, command: python3}]}}
+)",
+                                 "j.yaml");
+  auto job = DecodeJob((*docs)[0]);
+  ASSERT_FALSE(job.ok());
+  const std::string& m = job.status().message();
+  EXPECT_NE(m.find("spec.runPolicy.backoffLimit: Invalid value: \"three\": must be of type "
+                   "integer, got string"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("spec.runPolicy.suspend: Invalid value"), std::string::npos) << m;
+  EXPECT_NE(m.find("spec.pytorchReplicaSpecs[Worker].replicas: Invalid value: \"2\""),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].command: "
+                   "Invalid value"),
+            std::string::npos)
+      << m;
+}
+
+TEST(JobTest, UnknownKindAndApiVersion) {
+  auto bad_kind = DecodeJob(json::parse(R"({"apiVersion":"kubeflow.org/v1","kind":"FooJob"})"));
+  ASSERT_FALSE(bad_kind.ok());
+  EXPECT_NE(bad_kind.status().message().find("kind: Unsupported value: \"FooJob\""),
+            std::string::npos);
+  auto bad_version =
+      DecodeJob(json::parse(R"({"apiVersion":"kubeflow.org/v2","kind":"PyTorchJob"})"));
+  ASSERT_FALSE(bad_version.ok());
+  EXPECT_NE(bad_version.status().message().find("apiVersion: Unsupported value: \"kubeflow.org/v2\""),
+            std::string::npos);
+}
+
+TEST(JobTest, StatusRoundTrip) {
+  JobStatus s;
+  Time t = TruncateToSeconds(std::chrono::system_clock::from_time_t(1700000000));
+  s.conditions.push_back({"Created", "True", "PyTorchJobCreated", "m", t, t});
+  s.replica_statuses["Worker"] = {2, 1, 0, "sel", 3};
+  s.start_time = t;
+  auto back = DecodeStatus(EncodeStatus(s));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, s);
+  EXPECT_EQ(EncodeStatus(s)["startTime"], "2023-11-14T22:13:20Z");
+}
+
+TEST(JobTest, MpiDefaults) {
+  Job job = Load(R"(
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: pi}
+spec:
+  cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher: {template: {spec: {containers: [{name: mpi, image: i}]}}}
+    Worker: {template: {spec: {containers: [{name: mpi, image: i}]}}}
+)");
+  EXPECT_EQ(job.replica_specs["Launcher"].replicas, 1);
+  EXPECT_EQ(job.replica_specs["Worker"].replicas, 0);
+  EXPECT_EQ(job.run_policy.clean_pod_policy, "Running");
+  EXPECT_EQ(job.replica_specs["Worker"].restart_policy, "Never");
+  EXPECT_FALSE(job.replica_specs["Worker"].pod_template["spec"]["containers"][0].contains("ports"));
+}
+
+TEST(JobTest, ElasticDefaults) {
+  Job job = Load(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: el}
+spec:
+  elasticPolicy: {maxReplicas: 4}
+  pytorchReplicaSpecs:
+    Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: i}]}}}
+)");
+  ASSERT_TRUE(job.elastic_policy);
+  EXPECT_EQ(job.elastic_policy->min_replicas, 4);
+  EXPECT_EQ(job.elastic_policy->max_replicas, 4);
+}
+
+}  // namespace
+}  // namespace trainctl::api

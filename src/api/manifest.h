@@ -1,0 +1,29 @@
+// Loading jobs from a manifest file: read, parse YAML/JSON (multi-document), decode, validate
+// and default every document.
+//
+// Errors name the file; YAML syntax errors also the line and column, validation errors every
+// field path (all of them, not just the first). Performs file I/O; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/status.h"
+
+namespace trainctl::api {
+
+struct LoadedJob {
+  Job job;                            // validated and defaulted
+  std::vector<std::string> warnings;  // validation warnings (deprecated fields)
+};
+
+// Parses `text` whose origin is `source` (a file name in messages).
+StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
+                                                  const std::string& source);
+StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path);
+
+// Decode + validate + default one document (used by the loader and by API-server paths).
+StatusOr<LoadedJob> PrepareJob(const nlohmann::json& doc);
+
+}  // namespace trainctl::api

@@ -1,0 +1,24 @@
+// Validation of a job as upstream's admission webhooks (and the MPIJob controller) check it,
+// reference kubeflow-v1.md §2.4–§2.5, plus the enum checks trainctl adds
+// (docs/compatibility.md). Runs on the *undefaulted* job, as the webhooks do.
+// Pure; returns every problem found, in field-path form.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/field_error.h"
+#include "api/job.h"
+
+namespace trainctl::api {
+
+struct ValidationResult {
+  FieldErrorList errors;
+  std::vector<std::string> warnings;  // e.g. deprecated fields; not errors
+};
+
+ValidationResult ValidateJob(const Job& job);
+// Update-time rules (immutable fields), in addition to ValidateJob(new_job).
+FieldErrorList ValidateJobUpdate(const Job& old_job, const Job& new_job);
+
+}  // namespace trainctl::api

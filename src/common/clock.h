@@ -1,0 +1,52 @@
+// Clock: the only way trainctl code reads the time.
+//
+// Decision code receives a `Time` value; substrates read it from an injected Clock. RealClock
+// wraps the system clock; FakeClock is advanced by hand in tests. Time is a system_clock time
+// point (wall time, as Kubernetes timestamps are). Both clocks are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace trainctl {
+
+using Time = std::chrono::system_clock::time_point;
+using Duration = std::chrono::milliseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual Time Now() const = 0;
+};
+
+class RealClock final : public Clock {
+ public:
+  Time Now() const override;
+};
+
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(Time start) : now_ms_(ToMs(start)) {}
+  Time Now() const override { return Time(std::chrono::milliseconds(now_ms_.load())); }
+  void Advance(Duration d) { now_ms_ += d.count(); }
+  void Set(Time t) { now_ms_ = ToMs(t); }
+
+ private:
+  static long long ToMs(Time t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  }
+  std::atomic<long long> now_ms_;
+};
+
+// RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time: 2024-05-01T12:00:00Z.
+std::string FormatRfc3339(Time t);
+// Parses the forms Kubernetes emits (Z or numeric offset, optional fractional seconds).
+std::optional<Time> ParseRfc3339(const std::string& text);
+// Truncates to whole seconds, the precision a Kubernetes timestamp keeps.
+Time TruncateToSeconds(Time t);
+// "5s", "3m12s", "2h4m", "3d4h" like kubectl's age column.
+std::string FormatAge(Duration d);
+
+}  // namespace trainctl

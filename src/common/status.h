@@ -1,0 +1,89 @@
+// Status and StatusOr<T>: errors as values across module boundaries.
+//
+// A Status is either OK or carries a code and a human-readable message. The codes follow the
+// Kubernetes API error reasons where they fit, so the same values serve manifests, the local
+// runner and the API client. StatusOr<T> holds either a value or a non-OK Status.
+// Both are cheap to move and are not thread-safe for concurrent mutation (like any value type).
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace trainctl {
+
+enum class StatusCode {
+  kOk = 0,
+  kInvalid,          // bad input: manifest, flag, field (maps to exit status 2 in the CLI)
+  kNotFound,
+  kAlreadyExists,
+  kConflict,
+  kFailedPrecondition,
+  kUnavailable,      // transient: retry may help
+  kDeadlineExceeded,
+  kInternal,
+  kIo,               // file system or process error
+};
+
+class Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "<code name>: <message>", or "OK".
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+inline Status InvalidError(std::string m) { return Status(StatusCode::kInvalid, std::move(m)); }
+inline Status NotFoundError(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
+inline Status AlreadyExistsError(std::string m) {
+  return Status(StatusCode::kAlreadyExists, std::move(m));
+}
+inline Status FailedPreconditionError(std::string m) {
+  return Status(StatusCode::kFailedPrecondition, std::move(m));
+}
+inline Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+inline Status IoError(std::string m) { return Status(StatusCode::kIo, std::move(m)); }
+
+const char* StatusCodeName(StatusCode code);
+
+template <typename T>
+class StatusOr {
+ public:
+  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+}  // namespace trainctl
+
+// Returns early from the enclosing function when `expr` yields a non-OK Status.
+#define TRAINCTL_RETURN_IF_ERROR(expr)        \
+  do {                                        \
+    ::trainctl::Status _st = (expr);          \
+    if (!_st.ok()) return _st;                \
+  } while (0)
