@@ -1,0 +1,58 @@
+// What a substrate observes about a job's replicas, and the plan the decision core returns.
+//
+// Plain value types shared by the engine and both substrates (local processes, Kubernetes pods).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/clock.h"
+
+namespace trainctl::engine {
+
+enum class Phase { kPending, kRunning, kSucceeded, kFailed };
+const char* PhaseName(Phase phase);
+
+// One replica (a pod, or a local process group) as the substrate sees it.
+struct ReplicaObservation {
+  std::string name;  // "<job>-<type>-<index>"
+  std::string type;  // exact replica type, e.g. "Worker"
+  int index = 0;
+  Phase phase = Phase::kPending;
+  std::optional<int> exit_code;  // default container's last terminated exit code
+  int restarts = 0;              // in-place container restarts (restartCount)
+  bool terminating = false;      // being deleted (deletionTimestamp set / being stopped)
+};
+
+struct ReplicaRef {
+  std::string type;
+  int index = 0;
+  std::string name;
+  bool operator==(const ReplicaRef&) const = default;
+};
+
+struct Event {
+  std::string type;  // Normal | Warning
+  std::string reason;
+  std::string message;
+  bool operator==(const Event&) const = default;
+};
+
+// Counters that change once per transition (fixes upstream's per-reconcile counting).
+enum class Metric { kJobCreated, kJobSucceeded, kJobFailed, kJobRestarted, kJobDeleted };
+
+struct Plan {
+  bool skip = false;  // managed by another controller: no action, no status write
+  std::vector<ReplicaRef> create;
+  std::vector<ReplicaRef> remove;  // stop/delete these replicas (and their services)
+  api::JobStatus status;           // the new status
+  bool status_changed = false;
+  std::vector<Event> events;
+  std::optional<Duration> requeue_after;  // reconcile again after this long at the latest
+  bool delete_job = false;                // TTL after finish expired
+  std::vector<Metric> metrics;
+};
+
+}  // namespace trainctl::engine

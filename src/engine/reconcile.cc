@@ -1,0 +1,267 @@
+#include "engine/reconcile.h"
+
+#include <algorithm>
+#include <map>
+
+#include "engine/conditions.h"
+#include "engine/status_rules.h"
+
+namespace trainctl::engine {
+namespace {
+
+using api::Job;
+
+std::string Reason(const Job& job, const char* suffix) {
+  return std::string(job.info().name) + suffix;
+}
+
+std::string Selector(const Job& job, const std::string& type) {
+  return std::string(api::kLabelJobName) + "=" + job.name + "," + api::kLabelOperatorName + "=" +
+         job.info().controller_name + "," + api::kLabelReplicaType + "=" + api::ToLower(type);
+}
+
+bool UsesSelector(const Job& job) {
+  return job.kind == api::Kind::kPyTorchJob || job.kind == api::Kind::kPaddleJob ||
+         job.kind == api::Kind::kJAXJob;
+}
+
+// Restart policies whose failures are retried (counted against backoffLimit).
+bool RetriesFailures(const std::string& policy) {
+  return policy == "OnFailure" || policy == "Always" || policy == "ExitCode";
+}
+
+void AddRequeue(Plan* plan, Duration d) {
+  if (d < Duration::zero()) d = Duration::zero();
+  if (!plan->requeue_after || d < *plan->requeue_after) plan->requeue_after = d;
+}
+
+// Replicas to stop when the job has finished, per cleanPodPolicy (§4.12).
+void CleanUpFinished(const Job& job, const std::vector<ReplicaObservation>& observed, Plan* plan) {
+  std::string policy = job.run_policy.clean_pod_policy.value_or("None");
+  for (const ReplicaObservation& r : observed) {
+    if (r.terminating) continue;
+    bool active = r.phase == Phase::kRunning || r.phase == Phase::kPending;
+    if (policy == "All" || (policy == "Running" && active))
+      plan->remove.push_back({r.type, r.index, r.name});
+  }
+}
+
+void RemoveAll(const std::vector<ReplicaObservation>& observed, Plan* plan) {
+  for (const ReplicaObservation& r : observed)
+    if (!r.terminating) plan->remove.push_back({r.type, r.index, r.name});
+}
+
+void ApplyTtl(const Job& job, Time now, Plan* plan) {
+  if (!job.run_policy.ttl_seconds_after_finished || job.run_policy.suspend.value_or(false)) return;
+  if (!plan->status.completion_time) plan->status.completion_time = now;
+  Time expiry = *plan->status.completion_time +
+                std::chrono::seconds(*job.run_policy.ttl_seconds_after_finished);
+  if (now >= expiry) {
+    plan->delete_job = true;
+    plan->events.push_back({"Normal", "SuccessfulDeleteJob", "Deleted job: " + job.name});
+    plan->metrics.push_back(Metric::kJobDeleted);
+  } else {
+    AddRequeue(plan, std::chrono::duration_cast<Duration>(expiry - now));
+  }
+}
+
+// A finished job: clean up, fold active into succeeded on success, TTL.
+void ReconcileFinished(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
+                       Plan* plan) {
+  CleanUpFinished(job, observed, plan);
+  if (HasCondition(plan->status, kSucceeded)) {
+    for (auto& [type, rs] : plan->status.replica_statuses) {
+      rs.succeeded += rs.active;
+      rs.active = 0;
+    }
+  }
+  ApplyTtl(job, now, plan);
+}
+
+void ReconcileSuspended(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
+                        Plan* plan) {
+  RemoveAll(observed, plan);
+  for (const auto& [type, spec] : job.replica_specs) plan->status.replica_statuses[type].active = 0;
+  std::string message = std::string(job.info().name) + " " + job.name + " is suspended.";
+  if (HasCondition(plan->status, kRunning))
+    SetCondition(&plan->status, kRunning, "False", Reason(job, "Suspended"), message, now);
+  if (!HasCondition(plan->status, kSuspended)) {
+    SetCondition(&plan->status, kSuspended, "True", Reason(job, "Suspended"), message, now);
+    plan->events.push_back({"Normal", Reason(job, "Suspended"), message});
+  }
+}
+
+int RetriesSoFar(const Job& job, const std::vector<ReplicaObservation>& observed,
+                 const api::JobStatus& status) {
+  int retries = 0;
+  for (const auto& [type, rs] : status.replica_statuses) retries += rs.restarts;
+  for (const ReplicaObservation& r : observed) {
+    auto spec = job.replica_specs.find(r.type);
+    if (spec != job.replica_specs.end() && RetriesFailures(spec->second.restart_policy))
+      retries += r.restarts;
+  }
+  return retries;
+}
+
+std::string BackoffMessage(const Job& job) {
+  return "Job " + job.name + " has failed because it has reached the specified backoff limit";
+}
+
+// Creates missing replicas, scales down, restarts failed ones, counts replica statuses (§4.4).
+void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
+                       int* retries, Plan* plan) {
+  const std::optional<int32_t>& limit = job.run_policy.backoff_limit;
+  for (const auto& [type, spec] : job.replica_specs) {
+    int replicas = spec.replicas.value_or(1);
+    api::ReplicaStatus rs;
+    auto previous = plan->status.replica_statuses.find(type);
+    if (previous != plan->status.replica_statuses.end()) rs.restarts = previous->second.restarts;
+    if (UsesSelector(job)) rs.selector = Selector(job, type);
+
+    std::map<int, std::vector<const ReplicaObservation*>> slots;
+    for (const ReplicaObservation& r : observed)
+      if (r.type == type && r.index >= 0) slots[r.index].push_back(&r);
+    int slot_count = replicas;
+    if (!slots.empty()) slot_count = std::max(slot_count, slots.rbegin()->first + 1);
+
+    for (int index = 0; index < slot_count; ++index) {
+      auto it = slots.find(index);
+      const ReplicaObservation* pod = nullptr;
+      bool any_terminating = false;
+      if (it != slots.end()) {
+        for (const ReplicaObservation* r : it->second) {
+          if (r->terminating) any_terminating = true;
+          else if (!pod) pod = r;
+        }
+      }
+      if (!pod) {
+        // A replacement waits until the old replica is gone (no duplicate names).
+        if (index < replicas && !any_terminating)
+          plan->create.push_back({type, index, ""});
+        continue;
+      }
+      if (index >= replicas) plan->remove.push_back({type, index, pod->name});
+      if (pod->phase == Phase::kFailed) {
+        const std::string& policy = spec.restart_policy;
+        bool retry = policy == "OnFailure" || policy == "Always" ||
+                     (policy == "ExitCode" && IsRetryableExitCode(pod->exit_code));
+        if (pod->exit_code) {
+          plan->events.push_back({"Normal", "ExitedWithCode",
+                                  "Pod: " + job.namespace_ + "." + pod->name +
+                                      " exited with code " + std::to_string(*pod->exit_code)});
+        }
+        if (retry && index < replicas) {
+          if (limit && *retries + 1 > *limit) {
+            MarkFailed(job, BackoffMessage(job), now, plan);
+          } else {
+            *retries += 1;
+            rs.restarts += 1 + (RetriesFailures(policy) ? pod->restarts : 0);
+            plan->remove.push_back({type, index, pod->name});
+            std::string message =
+                "job " + job.name + " is restarting because " + type + " replica(s) failed.";
+            SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message,
+                         now);
+            plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
+            plan->metrics.push_back(Metric::kJobRestarted);
+          }
+        } else if (policy == "ExitCode") {
+          std::string message =
+              "job \"" + job.name + "\" is failing because \"" + type + "\" replica(s) failed.";
+          plan->events.push_back({"Warning", Reason(job, "Failed"), message});
+          MarkFailed(job, message, now, plan, /*emit_event=*/false);
+        }
+      }
+      switch (pod->phase) {
+        case Phase::kRunning: rs.active++; break;
+        case Phase::kSucceeded: rs.succeeded++; break;
+        case Phase::kFailed: rs.failed++; break;
+        case Phase::kPending: break;
+      }
+    }
+    plan->status.replica_statuses[type] = rs;
+  }
+}
+
+bool SameExceptReconcileTime(api::JobStatus a, api::JobStatus b) {
+  a.last_reconcile_time.reset();
+  b.last_reconcile_time.reset();
+  return a == b;
+}
+
+}  // namespace
+
+const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kPending: return "Pending";
+    case Phase::kRunning: return "Running";
+    case Phase::kSucceeded: return "Succeeded";
+    case Phase::kFailed: return "Failed";
+  }
+  return "Unknown";
+}
+
+bool IsRetryableExitCode(std::optional<int> exit_code) {
+  return !exit_code || *exit_code >= 128;
+}
+
+Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, Time now) {
+  Plan plan;
+  now = TruncateToSeconds(now);
+  if (job.run_policy.managed_by && *job.run_policy.managed_by != api::kManagedByKubeflow) {
+    plan.skip = true;
+    plan.status = job.status;
+    return plan;
+  }
+  plan.status = job.status;
+  const std::string kind = job.info().name;
+  if (!FindCondition(plan.status, kCreated)) {
+    SetCondition(&plan.status, kCreated, "True", Reason(job, "Created"),
+                 kind + " " + job.name + " is created.", now);
+    plan.metrics.push_back(Metric::kJobCreated);
+  }
+
+  if (IsFinished(plan.status)) {
+    ReconcileFinished(job, observed, now, &plan);
+  } else if (job.run_policy.suspend.value_or(false)) {
+    ReconcileSuspended(job, observed, now, &plan);
+  } else {
+    if (HasCondition(plan.status, kSuspended)) {
+      std::string message = kind + " " + job.name + " is resumed.";
+      SetCondition(&plan.status, kSuspended, "False", Reason(job, "Resumed"), message, now);
+      plan.status.start_time = now;
+      plan.events.push_back({"Normal", Reason(job, "Resumed"), message});
+    }
+    if (!plan.status.start_time) plan.status.start_time = now;
+    int retries = RetriesSoFar(job, observed, plan.status);
+    const std::optional<int64_t>& deadline = job.run_policy.active_deadline_seconds;
+    if (job.run_policy.backoff_limit && retries > *job.run_policy.backoff_limit) {
+      MarkFailed(job, BackoffMessage(job), now, &plan);
+    } else if (deadline && now - *plan.status.start_time >= std::chrono::seconds(*deadline)) {
+      MarkFailed(job,
+                 "Job " + job.name + " has failed because it was active longer than specified "
+                 "deadline",
+                 now, &plan);
+    } else {
+      if (deadline) {
+        AddRequeue(&plan, std::chrono::duration_cast<Duration>(
+                              *plan.status.start_time + std::chrono::seconds(*deadline) - now));
+      }
+      bool restarting_before = HasCondition(plan.status, kRestarting);
+      ReconcileReplicas(job, observed, now, &retries, &plan);
+      bool restarting_at_start = HasCondition(plan.status, kRestarting) || restarting_before;
+      ApplyKindStatusRules(job, observed, restarting_at_start, now, &plan);
+    }
+    if (IsFinished(plan.status)) {
+      // Finished in this pass: clean up now rather than on a later pass (upstream #1579, #1546);
+      // restarts and creations planned above are moot.
+      plan.remove.clear();
+      plan.create.clear();
+      ReconcileFinished(job, observed, now, &plan);
+    }
+  }
+  plan.status_changed = !SameExceptReconcileTime(plan.status, job.status);
+  if (plan.status_changed) plan.status.last_reconcile_time = now;
+  return plan;
+}
+
+}  // namespace trainctl::engine

@@ -1,0 +1,21 @@
+// The decision core: (job, observed replicas, now) → plan. Shared by `trainctl run` and
+// `trainctl operator`.
+//
+// Pure: no I/O, no clock reads, no global state; deterministic for equal inputs, thread-safe.
+// The job must be defaulted (api::ApplyDefaults). Implements the upstream reconcile algorithm
+// (reference kubeflow-v1.md §4.3–§4.14) with the fixes listed in docs/compatibility.md.
+#pragma once
+
+#include <vector>
+
+#include "api/job.h"
+#include "engine/plan.h"
+
+namespace trainctl::engine {
+
+Plan Reconcile(const api::Job& job, const std::vector<ReplicaObservation>& observed, Time now);
+
+// The exit-code rule of restartPolicy ExitCode: 1–127 permanent, ≥128 (or unknown) retryable.
+bool IsRetryableExitCode(std::optional<int> exit_code);
+
+}  // namespace trainctl::engine

@@ -1,0 +1,215 @@
+#include "engine/status_rules.h"
+
+#include "engine/conditions.h"
+
+namespace trainctl::engine {
+namespace {
+
+using api::Kind;
+
+struct Counts {
+  int replicas = 0, expected = 0, running = 0, failed = 0, succeeded = 0;
+};
+
+Counts CountsOf(const api::Job& job, const Plan& plan, const std::string& type) {
+  Counts c;
+  c.replicas = job.ReplicasOf(type);
+  auto it = plan.status.replica_statuses.find(type);
+  if (it != plan.status.replica_statuses.end()) {
+    c.running = it->second.active;
+    c.failed = it->second.failed;
+    c.succeeded = it->second.succeeded;
+  }
+  c.expected = c.replicas - c.succeeded;
+  return c;
+}
+
+std::string Reason(const api::Job& job, const char* suffix) {
+  return std::string(job.info().name) + suffix;
+}
+
+void MarkRunning(const api::Job& job, const std::string& message, Time now, Plan* plan) {
+  SetCondition(&plan->status, kRunning, "True", Reason(job, "Running"), message, now);
+}
+
+void MarkSucceeded(const api::Job& job, const std::string& message, Time now, Plan* plan) {
+  if (HasCondition(plan->status, kFailed)) return;
+  if (!plan->status.completion_time) plan->status.completion_time = now;
+  if (SetCondition(&plan->status, kSucceeded, "True", Reason(job, "Succeeded"), message, now)) {
+    plan->events.push_back({"Normal", Reason(job, "Succeeded"), message});
+    plan->metrics.push_back(Metric::kJobSucceeded);
+  }
+}
+
+void MarkRestarting(const api::Job& job, const std::string& message, Time now, Plan* plan) {
+  if (SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message, now))
+    plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
+}
+
+std::string FailedBecause(const api::Job& job, const std::string& prefix, int n,
+                          const std::string& type) {
+  return prefix + " is failed because " + std::to_string(n) + " " + type + " replica(s) failed.";
+}
+
+std::string RestartingBecause(const std::string& prefix, int n, const std::string& type) {
+  return prefix + " is restarting because " + std::to_string(n) + " " + type +
+         " replica(s) failed.";
+}
+
+// Order in which types are evaluated: the kind's declared order (stable, unlike upstream's
+// Go map iteration).
+std::vector<std::string> TypesInOrder(const api::Job& job) {
+  std::vector<std::string> out;
+  std::vector<std::string> order = job.info().replica_types;
+  if (job.kind == Kind::kTFJob) order = {"Chief", "Evaluator", "Master", "PS", "Worker"};
+  for (const std::string& t : order)
+    if (job.HasType(t)) out.push_back(t);
+  for (const auto& [t, spec] : job.replica_specs) {
+    bool known = false;
+    for (const std::string& o : order) known = known || o == t;
+    if (!known) out.push_back(t);
+  }
+  return out;
+}
+
+const std::string& RestartPolicy(const api::Job& job, const std::string& type) {
+  return job.replica_specs.at(type).restart_policy;
+}
+
+// PyTorch, Paddle and JAX share one shape (§4.7).
+void PyTorchLike(const api::Job& job, Time now, Plan* plan) {
+  const std::string kind = job.info().name;
+  const std::string short_name = kind + " " + job.name;
+  const std::string long_name = kind + " " + job.namespace_ + "/" + job.name;
+  bool has_master = job.kind != Kind::kJAXJob && job.HasType("Master");
+  for (const std::string& type : TypesInOrder(job)) {
+    Counts c = CountsOf(job, *plan, type);
+    if (has_master) {
+      if (type == "Master") {
+        if (c.running > 0) MarkRunning(job, short_name + " is running.", now, plan);
+        if (c.expected == 0) {
+          MarkSucceeded(job, short_name + " is successfully completed.", now, plan);
+          return;
+        }
+      }
+    } else if (type == "Worker") {
+      bool elastic_done = job.kind == Kind::kPyTorchJob && job.elastic_policy && c.succeeded > 0;
+      if (c.running > 0 && c.expected != 0) MarkRunning(job, long_name + " is running.", now, plan);
+      if (c.expected == 0 || elastic_done) {
+        MarkSucceeded(job, long_name + " successfully completed.", now, plan);
+        return;
+      }
+    }
+    if (c.failed > 0 && c.replicas > c.succeeded + c.running) {
+      if (RestartPolicy(job, type) != "Never" &&
+          !(RestartPolicy(job, type) == "ExitCode" && HasCondition(plan->status, kFailed))) {
+        MarkRestarting(job, RestartingBecause(short_name, c.failed, type), now, plan);
+      } else {
+        MarkFailed(job, FailedBecause(job, short_name, c.failed, type), now, plan);
+      }
+    }
+  }
+}
+
+bool WorkerZeroCompleted(const api::Job& job, const std::vector<ReplicaObservation>& observed) {
+  if (!job.HasType("Worker")) return true;
+  for (const ReplicaObservation& r : observed)
+    if (r.type == "Worker" && r.index == 0 && !r.terminating && r.phase == Phase::kSucceeded &&
+        r.exit_code.value_or(0) == 0)
+      return true;
+  return false;
+}
+
+void TensorFlow(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                bool restarting_at_start, Time now, Plan* plan) {
+  const std::string name = "TFJob " + job.namespace_ + "/" + job.name;
+  bool has_chief = job.HasType("Chief") || job.HasType("Master");
+  bool worker0_done = WorkerZeroCompleted(job, observed);
+  for (const std::string& type : TypesInOrder(job)) {
+    Counts c = CountsOf(job, *plan, type);
+    bool is_chief = type == "Chief" || type == "Master";
+    if (has_chief && is_chief) {
+      if (c.running > 0) MarkRunning(job, name + " is running.", now, plan);
+      if (c.expected == 0) MarkSucceeded(job, name + " successfully completed.", now, plan);
+    } else if (!has_chief && type == "Worker") {
+      if (c.running > 0) MarkRunning(job, name + " is running.", now, plan);
+      if (c.expected == 0 || (worker0_done && job.success_policy != "AllWorkers"))
+        MarkSucceeded(job, name + " successfully completed.", now, plan);
+    }
+    if (c.failed > 0) {
+      if (restarting_at_start) {
+        MarkRestarting(job, RestartingBecause(name, c.failed, type), now, plan);
+      } else if (job.enable_dynamic_worker && type == "Worker") {
+        continue;
+      } else {
+        MarkFailed(job,
+                   name + " has failed because " + std::to_string(c.failed) + " " + type +
+                       " replica(s) failed.",
+                   now, plan);
+      }
+    }
+  }
+}
+
+// XGBoost, MPI and MX: a lead type decides success; failures restart only under ExitCode.
+void LeadTypeRules(const api::Job& job, const std::string& lead, const std::string& name_prefix,
+                   Time now, Plan* plan) {
+  for (const std::string& type : TypesInOrder(job)) {
+    Counts c = CountsOf(job, *plan, type);
+    if (type == lead) {
+      if (c.running > 0) MarkRunning(job, name_prefix + " is running.", now, plan);
+      if (c.expected == 0) {
+        if (job.kind == Kind::kXGBoostJob) MarkRunning(job, name_prefix + " is running.", now, plan);
+        MarkSucceeded(job, name_prefix + " is successfully completed.", now, plan);
+        return;
+      }
+    }
+    if (c.failed > 0) {
+      if (job.kind == Kind::kXGBoostJob) MarkRunning(job, name_prefix + " is running.", now, plan);
+      if (RestartPolicy(job, type) == "ExitCode" && !HasCondition(plan->status, kFailed)) {
+        MarkRestarting(job, RestartingBecause(name_prefix, c.failed, type), now, plan);
+      } else {
+        std::string prefix = job.kind == Kind::kMXJob ? "mxjob " + job.name : name_prefix;
+        MarkFailed(job, FailedBecause(job, prefix, c.failed, type), now, plan);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan* plan,
+                bool emit_event) {
+  if (HasCondition(plan->status, kFailed)) return;
+  if (!plan->status.completion_time) plan->status.completion_time = now;
+  SetCondition(&plan->status, kFailed, "True", Reason(job, "Failed"), message, now);
+  if (emit_event) plan->events.push_back({"Normal", Reason(job, "Failed"), message});
+  plan->metrics.push_back(Metric::kJobFailed);
+}
+
+void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                          bool restarting_at_start, Time now, Plan* plan) {
+  switch (job.kind) {
+    case Kind::kPyTorchJob:
+    case Kind::kPaddleJob:
+    case Kind::kJAXJob:
+      PyTorchLike(job, now, plan);
+      break;
+    case Kind::kTFJob:
+      TensorFlow(job, observed, restarting_at_start, now, plan);
+      break;
+    case Kind::kXGBoostJob:
+      LeadTypeRules(job, "Master", "XGBoostJob " + job.name, now, plan);
+      break;
+    case Kind::kMPIJob:
+      LeadTypeRules(job, "Launcher", "MPIJob " + job.name, now, plan);
+      break;
+    case Kind::kMXJob: {
+      std::string lead = job.HasType("Scheduler") ? "Scheduler" : "Worker";
+      LeadTypeRules(job, lead, "MXJob " + job.name, now, plan);
+      break;
+    }
+  }
+}
+
+}  // namespace trainctl::engine

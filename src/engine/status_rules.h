@@ -1,0 +1,22 @@
+// Per-kind success / failure / running rules (reference kubeflow-v1.md §4.7), applied after the
+// replica statuses of a pass are counted. Pure; internal to engine/.
+#pragma once
+
+#include <vector>
+
+#include "api/job.h"
+#include "engine/plan.h"
+
+namespace trainctl::engine {
+
+// Updates plan->status conditions (and completion time, events, metrics) for `job` from
+// plan->status.replica_statuses. `restarting_at_start` is whether Restarting was True before
+// the kind rules ran (TF re-asserts it).
+void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                          bool restarting_at_start, Time now, Plan* plan);
+
+// Sets Failed (terminal) with the kind's reason, completion time, event and metric.
+void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan* plan,
+                bool emit_event = true);
+
+}  // namespace trainctl::engine
