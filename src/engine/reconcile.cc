@@ -265,3 +265,14 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
 }
 
 }  // namespace trainctl::engine
+
+namespace trainctl::engine {
+
+api::JobStatus FailedStatus(const api::Job& job, const std::string& message, Time now) {
+  Plan plan;
+  plan.status = job.status;
+  MarkFailed(job, message, TruncateToSeconds(now), &plan, /*emit_event=*/false);
+  return plan.status;
+}
+
+}  // namespace trainctl::engine

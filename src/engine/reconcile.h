@@ -19,3 +19,11 @@ Plan Reconcile(const api::Job& job, const std::vector<ReplicaObservation>& obser
 bool IsRetryableExitCode(std::optional<int> exit_code);
 
 }  // namespace trainctl::engine
+
+namespace trainctl::engine {
+
+// The status of `job` after it is failed from outside the decision core (e.g. the local runner
+// was interrupted): Failed=True with the kind's reason and `message`, completion time set.
+api::JobStatus FailedStatus(const api::Job& job, const std::string& message, Time now);
+
+}  // namespace trainctl::engine

@@ -1,0 +1,342 @@
+#include "cli/commands.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "api/manifest.h"
+#include "cli/format.h"
+#include "cli/progress.h"
+#include "engine/conditions.h"
+#include "engine/reconcile.h"
+#include "local/log_tailer.h"
+#include "local/runner.h"
+#include "local/state_store.h"
+
+extern char** environ;
+
+namespace trainctl::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+int Fail(const std::string& message, int code) {
+  std::cerr << "error: " << message << "\n";
+  return code;
+}
+
+int ExitFor(const Status& st) {
+  return st.code() == StatusCode::kInvalid || st.code() == StatusCode::kAlreadyExists ? 2 : 1;
+}
+
+std::string StateRoot(const GlobalOptions& g) {
+  return g.state_dir.empty() ? local::DefaultStateRoot() : g.state_dir;
+}
+
+Status CheckLocal(const GlobalOptions& g) {
+  if (!g.kubeconfig.empty())
+    return FailedPreconditionError(
+        "--kubeconfig: the cluster backend of the CLI is not available in this version; "
+        "use kubectl against the cluster, or omit --kubeconfig for local jobs");
+  return Status::Ok();
+}
+
+std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
+  if (g.all_namespaces) return std::nullopt;
+  return g.namespace_.empty() ? "default" : g.namespace_;
+}
+
+// Resolves [KIND] NAME to one stored job.
+StatusOr<local::JobKey> FindJob(const GlobalOptions& g, const std::vector<std::string>& args) {
+  std::optional<api::Kind> kind;
+  std::string name;
+  if (args.size() == 2) {
+    kind = api::KindFromCliName(args[0]);
+    if (!kind) return InvalidError("unknown kind \"" + args[0] + "\" (try pytorchjob, tfjob, ...)");
+    name = args[1];
+  } else if (args.size() == 1) {
+    std::string a = args[0];
+    if (size_t slash = a.find('/'); slash != std::string::npos) {
+      kind = api::KindFromCliName(a.substr(0, slash));
+      if (!kind) return InvalidError("unknown kind in \"" + a + "\"");
+      name = a.substr(slash + 1);
+    } else {
+      name = a;
+    }
+  } else {
+    return InvalidError("expected [KIND] NAME");
+  }
+  std::vector<local::JobKey> matches;
+  for (const local::JobKey& k : local::ListJobs(StateRoot(g), NamespaceFilter(g)))
+    if (k.name == name && (!kind || k.kind == *kind)) matches.push_back(k);
+  if (matches.empty())
+    return NotFoundError("job \"" + name + "\" not found in namespace " +
+                         NamespaceFilter(g).value_or("(all)") + " of " + StateRoot(g));
+  if (matches.size() > 1)
+    return InvalidError("\"" + name + "\" names several jobs; give the kind, e.g. " +
+                        api::ToLower(api::Info(matches[0].kind).name) + " " + name);
+  return matches[0];
+}
+
+// Removes stored jobs whose TTL after finishing has passed (the decision is the engine's).
+bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now) {
+  if (dir.RunnerActive()) return false;
+  StatusOr<api::Job> job = api::DecodeJob(stored);
+  if (!job.ok() || !job->run_policy.ttl_seconds_after_finished) return false;
+  if (!engine::IsFinished(job->status)) return false;
+  if (!engine::Reconcile(*job, {}, now).delete_job) return false;
+  (void)dir.RemoveAll();
+  return true;
+}
+
+std::string ResourceName(api::Kind kind) {
+  return api::ToLower(api::Info(kind).name) + ".kubeflow.org";
+}
+
+}  // namespace
+
+std::optional<long long> ParseDurationMs(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  long long total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
+    if (start == i || i == text.size()) return std::nullopt;
+    double value = std::stod(text.substr(start, i - start));
+    std::string unit;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
+    double ms = unit == "ms" ? 1 : unit == "s" ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
+    if (ms < 0) return std::nullopt;
+    total += static_cast<long long>(value * ms);
+  }
+  return total;
+}
+
+int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
+  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  StatusOr<std::vector<api::LoadedJob>> loaded = api::LoadJobsFromFile(options.file);
+  if (!loaded.ok()) return Fail(loaded.status().message(), 2);
+  const api::LoadedJob* chosen = nullptr;
+  if (!options.job_name.empty()) {
+    for (const api::LoadedJob& j : *loaded)
+      if (j.job.name == options.job_name) chosen = &j;
+    if (!chosen) return Fail(options.file + ": no job named \"" + options.job_name + "\"", 2);
+  } else if (loaded->size() > 1) {
+    std::string names;
+    for (const api::LoadedJob& j : *loaded) names += " " + j.job.name;
+    return Fail(options.file + " holds " + std::to_string(loaded->size()) +
+                    " jobs; pick one with --job NAME:" + names,
+                2);
+  } else {
+    chosen = &(*loaded)[0];
+  }
+  for (const std::string& w : chosen->warnings) std::cerr << "warning: " << w << "\n";
+
+  local::RunOptions run;
+  run.manifest_dir = fs::absolute(fs::path(options.file)).parent_path().string();
+  run.state_root = StateRoot(global);
+  run.replace = options.replace;
+  run.grace = Duration(static_cast<long long>(options.grace_seconds * 1000));
+  run.drain = Duration(static_cast<long long>(options.drain_seconds * 1000));
+  for (char** e = environ; e && *e; ++e) run.base_env.emplace_back(*e);
+
+  bool json_out = options.output == "json";
+  std::FILE* progress_stream = json_out ? stderr : stdout;
+  RealClock clock;
+  Time started = clock.Now();
+  ProgressPrinter progress(progress_stream, isatty(fileno(progress_stream)) != 0, !options.quiet,
+                           started);
+  api::Job job = chosen->job;
+  std::fprintf(progress_stream, "Running %s %s/%s (%d replicas) from %s\n", job.info().name,
+               job.namespace_.c_str(), job.name.c_str(), job.TotalReplicas(),
+               options.file.c_str());
+  local::JobDir dir(run.state_root, {job.kind, job.namespace_, job.name});
+  StatusOr<local::RunResult> result = local::RunJob(std::move(job), run, clock, &progress);
+  progress.Finish();
+  if (!result.ok()) return Fail(options.file + ": " + result.status().message(), ExitFor(result.status()));
+  std::fprintf(progress_stream, "%s\n",
+               FormatFinalLine(result->job, std::chrono::duration_cast<Duration>(clock.Now() - started))
+                   .c_str());
+  if (dir.Exists()) std::fprintf(progress_stream, "Logs: %s\n", dir.LogDir().c_str());
+  std::fflush(progress_stream);
+  if (json_out) std::cout << result->job.dump(2) << std::endl;
+  if (result->interrupted_by) return 128 + result->interrupted_by;
+  return result->succeeded ? 0 : 1;
+}
+
+int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+               const std::string& output) {
+  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  RealClock clock;
+  std::optional<api::Kind> kind;
+  std::optional<std::string> name;
+  if (args.size() == 1) {
+    kind = api::KindFromCliName(args[0]);
+    if (!kind) name = args[0];
+  } else if (args.size() == 2) {
+    kind = api::KindFromCliName(args[0]);
+    if (!kind) return Fail("unknown kind \"" + args[0] + "\"", 2);
+    name = args[1];
+  } else if (args.size() > 2) {
+    return Fail("expected [KIND] [NAME]", 2);
+  }
+  std::vector<json> jobs;
+  for (const local::JobKey& key : local::ListJobs(StateRoot(global), NamespaceFilter(global))) {
+    if ((kind && key.kind != *kind) || (name && key.name != *name)) continue;
+    local::JobDir dir(StateRoot(global), key);
+    StatusOr<json> stored = dir.ReadJob();
+    if (!stored.ok()) {
+      std::cerr << "warning: " << stored.status().message() << "\n";
+      continue;
+    }
+    if (DeleteIfTtlExpired(dir, *stored, clock.Now())) continue;
+    jobs.push_back(*stored);
+  }
+  if (name && jobs.empty())
+    return Fail("job \"" + *name + "\" not found in namespace " +
+                    NamespaceFilter(global).value_or("(all)"),
+                1);
+  if (output == "json") {
+    if (name && jobs.size() == 1) std::cout << jobs[0].dump(2) << "\n";
+    else std::cout << json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", jobs}}).dump(2) << "\n";
+    return 0;
+  }
+  if (output == "name") {
+    for (const json& j : jobs)
+      std::cout << ResourceName(*api::KindFromName(j.value("kind", ""))) << "/"
+                << j["metadata"].value("name", "") << "\n";
+    return 0;
+  }
+  if (!output.empty()) return Fail("unsupported output format \"" + output + "\" (json, name)", 2);
+  if (jobs.empty()) {
+    std::cerr << "No resources found"
+              << (global.all_namespaces ? "" : " in " + *NamespaceFilter(global) + " namespace")
+              << ".\n";
+    return 0;
+  }
+  std::cout << FormatJobTable(jobs, !kind, global.all_namespaces, clock.Now());
+  return 0;
+}
+
+int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
+  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  StatusOr<local::JobKey> key = FindJob(global, args);
+  if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
+  local::JobDir dir(StateRoot(global), *key);
+  StatusOr<json> job = dir.ReadJob();
+  if (!job.ok()) return Fail(job.status().message(), 1);
+  StatusOr<json> replicas = dir.ReadReplicas();
+  StatusOr<std::vector<json>> events = dir.ReadEvents();
+  RealClock clock;
+  std::cout << FormatDescribe(*job, replicas.ok() ? *replicas : json::array(),
+                              events.ok() ? *events : std::vector<json>{}, clock.Now());
+  if (dir.RunnerActive()) std::cout << "Runner:             active (trainctl run in progress)\n";
+  std::cout << "Logs:               " << dir.LogDir() << "\n";
+  return 0;
+}
+
+int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                const std::string& replica, bool follow) {
+  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  StatusOr<local::JobKey> key = FindJob(global, args);
+  if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
+  local::JobDir dir(StateRoot(global), *key);
+  std::string prefix = key->name + "-";
+  auto files = [&]() {
+    std::vector<std::pair<std::string, std::string>> out;  // short name, path
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir.LogDir(), ec)) {
+      std::string file = entry.path().filename();
+      if (file.size() < 5 || file.substr(file.size() - 4) != ".log") continue;
+      std::string pod = file.substr(0, file.size() - 4);
+      std::string short_name = pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod;
+      if (!replica.empty() && replica != short_name && replica != pod) continue;
+      out.emplace_back(short_name, entry.path().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  if (!replica.empty() && files().empty() && !follow)
+    return Fail("no logs for replica \"" + replica + "\" of " + key->name, 1);
+  bool prefixed = replica.empty();
+  local::LogTailer tailer;
+  for (;;) {
+    bool active = dir.RunnerActive();
+    for (const auto& [short_name, path] : files()) {
+      tailer.Poll(short_name, path, [&](const std::string& line) {
+        if (prefixed) std::cout << "[" << short_name << "] ";
+        std::cout << line << "\n";
+      }, !follow || !active);
+    }
+    std::cout.flush();
+    if (!follow || !active) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return 0;
+}
+
+int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
+  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  StatusOr<local::JobKey> key = FindJob(global, args);
+  if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
+  local::JobDir dir(StateRoot(global), *key);
+  int pid = 0;
+  if (dir.RunnerActive(&pid) && pid > 0) {
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 600 && dir.RunnerActive(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (dir.RunnerActive()) return Fail("the runner (pid " + std::to_string(pid) + ") did not stop", 1);
+  }
+  Status st = dir.RemoveAll();
+  if (!st.ok()) return Fail(st.message(), 1);
+  std::cout << ResourceName(key->kind) << " \"" << key->name << "\" deleted\n";
+  return 0;
+}
+
+int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                const std::string& for_condition, const std::string& timeout) {
+  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  std::string condition = for_condition;
+  if (condition.rfind("condition=", 0) == 0) condition = condition.substr(10);
+  static const char* kKnown[] = {"Created", "Running", "Restarting", "Succeeded", "Suspended", "Failed"};
+  bool known = false;
+  for (const char* k : kKnown) known = known || condition == k;
+  if (!known) return Fail("--for: unknown condition \"" + condition + "\"", 2);
+  std::optional<long long> limit = ParseDurationMs(timeout);
+  if (!limit) return Fail("--timeout: cannot parse \"" + timeout + "\" (e.g. 30s, 10m)", 2);
+  RealClock clock;
+  Time deadline = clock.Now() + Duration(*limit);
+  for (;;) {
+    StatusOr<local::JobKey> key = FindJob(global, args);
+    if (key.ok()) {
+      local::JobDir dir(StateRoot(global), *key);
+      StatusOr<json> stored = dir.ReadJob();
+      if (stored.ok()) {
+        StatusOr<api::Job> job = api::DecodeJob(*stored);
+        if (job.ok()) {
+          if (engine::HasCondition(job->status, condition)) {
+            std::cout << ResourceName(key->kind) << "/" << key->name << " condition met\n";
+            return 0;
+          }
+          if (condition != "Failed" && engine::HasCondition(job->status, engine::kFailed))
+            return Fail(key->name + " failed: " + job->status.conditions.back().message, 1);
+          if (engine::IsFinished(job->status) && !dir.RunnerActive())
+            return Fail(key->name + " finished without condition " + condition, 1);
+        }
+      }
+    } else if (key.status().code() != StatusCode::kNotFound) {
+      return Fail(key.status().message(), ExitFor(key.status()));
+    }
+    if (clock.Now() >= deadline) return Fail("timed out waiting for the condition", 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace trainctl::cli

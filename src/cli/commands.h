@@ -1,0 +1,42 @@
+// The trainctl subcommands for local jobs. Each returns the process exit status:
+// 0 success, 1 failure (job failed, not found, I/O), 2 invalid input, 128+N stopped by signal N.
+// Human output goes to stdout, errors to stderr as "error: <message>".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainctl::cli {
+
+struct GlobalOptions {
+  std::string state_dir;   // empty: local::DefaultStateRoot()
+  std::string kubeconfig;  // non-empty: cluster mode (not available yet)
+  std::string namespace_;  // empty: "default"
+  bool all_namespaces = false;
+};
+
+struct RunCommandOptions {
+  std::string file;
+  std::string job_name;  // pick one job of a multi-document file
+  std::string output;    // "" or "json"
+  bool replace = false;
+  bool quiet = false;  // no replica log lines
+  double grace_seconds = 5;
+  double drain_seconds = 10;
+};
+
+int RunCommand(const GlobalOptions& global, const RunCommandOptions& options);
+int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+               const std::string& output);
+int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args);
+int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                const std::string& replica, bool follow);
+int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args);
+int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                const std::string& for_condition, const std::string& timeout);
+
+// "90s", "5m", "1h30m", "2.5s" → milliseconds.
+std::optional<long long> ParseDurationMs(const std::string& text);
+
+}  // namespace trainctl::cli

@@ -1,0 +1,145 @@
+#include "cli/format.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace trainctl::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Str(const json& j, const char* key, const std::string& fallback = "") {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return fallback;
+  return j[key].get<std::string>();
+}
+
+std::string Age(const json& job, Time now) {
+  std::optional<Time> created =
+      ParseRfc3339(Str(job.value("metadata", json::object()), "creationTimestamp"));
+  if (!created) return "<unknown>";
+  return FormatAge(std::chrono::duration_cast<Duration>(now - *created));
+}
+
+}  // namespace
+
+std::string JobState(const json& job) {
+  const json& status = job.value("status", json::object());
+  if (!status.contains("conditions") || !status["conditions"].is_array() ||
+      status["conditions"].empty())
+    return "";
+  return Str(status["conditions"].back(), "type");
+}
+
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 3, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool with_namespace,
+                           Time now) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header;
+  if (with_namespace) header.push_back("NAMESPACE");
+  if (with_kind) header.push_back("KIND");
+  for (const char* h : {"NAME", "STATE", "AGE"}) header.push_back(h);
+  rows.push_back(header);
+  for (const json& job : jobs) {
+    std::vector<std::string> row;
+    const json& md = job.value("metadata", json::object());
+    if (with_namespace) row.push_back(Str(md, "namespace", "default"));
+    if (with_kind) row.push_back(Str(job, "kind"));
+    row.push_back(Str(md, "name"));
+    row.push_back(JobState(job));
+    row.push_back(Age(job, now));
+    rows.push_back(row);
+  }
+  return FormatTable(rows);
+}
+
+std::string FormatDescribe(const json& job, const json& replicas, const std::vector<json>& events,
+                           Time now) {
+  const json& md = job.value("metadata", json::object());
+  const json& status = job.value("status", json::object());
+  std::string out;
+  auto line = [&](const std::string& k, const std::string& v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%-20s", (k + ":").c_str());
+    out += buf + v + "\n";
+  };
+  line("Name", Str(md, "name"));
+  line("Namespace", Str(md, "namespace", "default"));
+  line("Kind", Str(job, "kind"));
+  line("State", JobState(job));
+  line("Created", Str(md, "creationTimestamp") + " (" + Age(job, now) + " ago)");
+  if (status.contains("startTime")) line("Start Time", Str(status, "startTime"));
+  if (status.contains("completionTime")) line("Completion Time", Str(status, "completionTime"));
+  const json& rp = job.value("spec", json::object()).value("runPolicy", json::object());
+  if (!rp.empty()) line("Run Policy", rp.dump());
+  out += "Conditions:\n";
+  std::vector<std::vector<std::string>> rows = {{"  TYPE", "STATUS", "REASON", "MESSAGE"}};
+  if (status.contains("conditions"))
+    for (const json& c : status["conditions"])
+      rows.push_back({"  " + Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message")});
+  out += FormatTable(rows);
+  out += "Replica Statuses:\n";
+  rows = {{"  TYPE", "ACTIVE", "SUCCEEDED", "FAILED", "RESTARTS"}};
+  if (status.contains("replicaStatuses"))
+    for (auto it = status["replicaStatuses"].begin(); it != status["replicaStatuses"].end(); ++it)
+      rows.push_back({"  " + it.key(), std::to_string(it->value("active", 0)),
+                      std::to_string(it->value("succeeded", 0)),
+                      std::to_string(it->value("failed", 0)),
+                      std::to_string(it->value("restarts", 0))});
+  out += FormatTable(rows);
+  if (replicas.is_array() && !replicas.empty()) {
+    out += "Replicas:\n";
+    rows = {{"  NAME", "STATE", "EXIT", "RESTARTS", "PID", "PORT", "COMMAND"}};
+    for (const json& r : replicas)
+      rows.push_back({"  " + Str(r, "name"), Str(r, "state"),
+                      r.contains("exitCode") ? std::to_string(r["exitCode"].get<int>()) : "",
+                      std::to_string(r.value("restarts", 0)),
+                      r.contains("pid") ? std::to_string(r["pid"].get<int>()) : "",
+                      std::to_string(r.value("port", 0)), Str(r, "command")});
+    out += FormatTable(rows);
+  }
+  out += "Events:\n";
+  if (events.empty()) {
+    out += "  <none>\n";
+  } else {
+    rows = {{"  TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"}};
+    for (const json& e : events)
+      rows.push_back({"  " + Str(e, "time"), Str(e, "type"), Str(e, "reason"), Str(e, "object"),
+                      Str(e, "message")});
+    out += FormatTable(rows);
+  }
+  return out;
+}
+
+std::string FormatFinalLine(const json& job, Duration elapsed) {
+  const json& md = job.value("metadata", json::object());
+  std::string state = JobState(job);
+  std::string message;
+  const json& status = job.value("status", json::object());
+  if (status.contains("conditions") && !status["conditions"].empty())
+    message = Str(status["conditions"].back(), "message");
+  char secs[32];
+  std::snprintf(secs, sizeof(secs), "%.1fs", elapsed.count() / 1000.0);
+  return Str(job, "kind") + " " + Str(md, "namespace", "default") + "/" + Str(md, "name") + " " +
+         (state.empty() ? "Unknown" : state) + " in " + secs + (message.empty() ? "" : ": " + message);
+}
+
+}  // namespace trainctl::cli

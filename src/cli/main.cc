@@ -1,0 +1,69 @@
+// trainctl: command-line entry point. Parses flags (CLI11, kept to this file) and dispatches
+// to the subcommands in commands.h.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using trainctl::cli::GlobalOptions;
+  CLI::App app{"trainctl: Kubeflow kubeflow.org/v1 training jobs on this machine and on Kubernetes"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trainctl 0.1.0");
+  GlobalOptions global;
+  app.add_option("--state-dir", global.state_dir,
+                 "Folder for local job state and logs (default $TRAINCTL_STATE_DIR or "
+                 "~/.local/state/trainctl)");
+  app.add_option("--kubeconfig", global.kubeconfig, "Use the cluster in this kubeconfig");
+  app.add_option("-n,--namespace", global.namespace_, "Namespace (default: default)");
+  app.add_flag("-A,--all-namespaces", global.all_namespaces, "List across namespaces");
+
+  trainctl::cli::RunCommandOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Run a job manifest on this machine until it ends");
+  run_cmd->add_option("file", run.file, "Manifest (YAML or JSON)")->required();
+  run_cmd->add_option("--job", run.job_name, "Job to run when the file holds several");
+  run_cmd->add_option("-o,--output", run.output, "json: print the final job object on stdout")
+      ->check(CLI::IsMember({"", "json"}));
+  run_cmd->add_flag("--replace", run.replace, "Replace a finished job of the same name");
+  run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print replica log lines");
+  run_cmd->add_option("--grace-period", run.grace_seconds,
+                      "Seconds between SIGTERM and SIGKILL when stopping replicas")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--drain", run.drain_seconds,
+                      "Seconds to let the other replicas finish after the job succeeded")
+      ->check(CLI::NonNegativeNumber);
+
+  std::vector<std::string> args;
+  std::string output, replica, for_condition = "condition=Succeeded", timeout = "30m";
+  bool follow = false;
+  CLI::App* get_cmd = app.add_subcommand("get", "List jobs: get [KIND] [NAME]");
+  get_cmd->add_option("args", args, "KIND and/or NAME");
+  get_cmd->add_option("-o,--output", output, "json | name");
+  CLI::App* describe_cmd = app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
+  describe_cmd->add_option("args", args)->required();
+  CLI::App* logs_cmd = app.add_subcommand("logs", "Print replica logs: logs [KIND] NAME");
+  logs_cmd->add_option("args", args)->required();
+  logs_cmd->add_option("-r,--replica", replica, "Only this replica, e.g. worker-0");
+  logs_cmd->add_flag("-f,--follow", follow, "Keep printing while the job runs");
+  CLI::App* delete_cmd = app.add_subcommand("delete", "Stop and remove a job: delete [KIND] NAME");
+  delete_cmd->add_option("args", args)->required();
+  CLI::App* wait_cmd = app.add_subcommand("wait", "Wait for a job condition: wait [KIND] NAME");
+  wait_cmd->add_option("args", args)->required();
+  wait_cmd->add_option("--for", for_condition, "condition=Succeeded (default), Running, Failed, ...");
+  wait_cmd->add_option("--timeout", timeout, "e.g. 30s, 10m (default 30m)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  using namespace trainctl::cli;
+  if (*run_cmd) return RunCommand(global, run);
+  if (*get_cmd) return GetCommand(global, args, output);
+  if (*describe_cmd) return DescribeCommand(global, args);
+  if (*logs_cmd) return LogsCommand(global, args, replica, follow);
+  if (*delete_cmd) return DeleteCommand(global, args);
+  if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);
+  return 2;
+}

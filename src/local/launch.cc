@@ -1,0 +1,187 @@
+#include "local/launch.h"
+
+#include <sys/stat.h>
+
+namespace trainctl::local {
+namespace {
+
+using nlohmann::json;
+
+std::string EnvName(const std::string& entry) { return entry.substr(0, entry.find('=')); }
+
+StatusOr<std::string> ResolveFieldRef(const json& field_ref, const api::Job& job,
+                                      const std::string& pod_name, const LaunchContext& context,
+                                      const std::string& path) {
+  std::string field = field_ref.value("fieldPath", "");
+  if (field == "metadata.name") return pod_name;
+  if (field == "metadata.namespace") return job.namespace_;
+  if (field == "status.podIP" || field == "status.hostIP") return context.pod_ip;
+  if (field == "spec.nodeName") return std::string("localhost");
+  if (field == "spec.serviceAccountName") return std::string("default");
+  const std::string label_prefix = "metadata.labels['";
+  if (field.rfind(label_prefix, 0) == 0 && field.size() > label_prefix.size() + 2) {
+    std::string key = field.substr(label_prefix.size(), field.size() - label_prefix.size() - 2);
+    auto it = context.labels.find(key);
+    return it == context.labels.end() ? std::string() : it->second;
+  }
+  return InvalidError(path + ".valueFrom.fieldRef.fieldPath: Unsupported value: \"" + field +
+                      "\": trainctl run resolves metadata.name, metadata.namespace, "
+                      "metadata.labels['…'], status.podIP, status.hostIP, spec.nodeName");
+}
+
+}  // namespace
+
+std::string ExpandReferences(const std::string& text,
+                             const std::map<std::string, std::string>& vars) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size()) {
+      if (text[i + 1] == '$') {
+        out += '$';
+        ++i;
+        continue;
+      }
+      if (text[i + 1] == '(') {
+        size_t close = text.find(')', i + 2);
+        if (close != std::string::npos) {
+          std::string name = text.substr(i + 2, close - i - 2);
+          auto it = vars.find(name);
+          if (it != vars.end()) {
+            out += it->second;
+            i = close;
+            continue;
+          }
+        }
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& type, int index,
+                                       const frameworks::ReplicaEnv& injected,
+                                       const LaunchContext& context) {
+  const api::KindInfo& info = job.info();
+  const api::ReplicaSpec& spec = job.replica_specs.at(type);
+  std::string base = std::string("spec.") + info.spec_map_field + "[" + type + "].template.spec";
+  const json* containers = api::Containers(spec.pod_template);
+  if (!containers || containers->empty())
+    return InvalidError(base + ".containers: Required value: must be specified");
+  size_t ci = api::DefaultContainerIndex(spec.pod_template, info.default_container).value_or(0);
+  const json& c = (*containers)[ci];
+  std::string cpath = base + ".containers[" + std::to_string(ci) + "]";
+  PreparedLaunch out;
+  for (size_t i = 0; i < containers->size(); ++i)
+    if (i != ci)
+      out.warnings.push_back(cpath.substr(0, cpath.rfind('[')) + "[" + std::to_string(i) +
+                             "] (" + (*containers)[i].value("name", "") +
+                             ") is not started locally: trainctl run runs the " +
+                             info.default_container + " container only");
+  if (spec.pod_template["spec"].contains("initContainers"))
+    out.warnings.push_back(base + ".initContainers are not run locally");
+
+  std::vector<std::string> argv;
+  if (c.contains("command") && c["command"].is_array())
+    for (const json& a : c["command"]) argv.push_back(a.get<std::string>());
+  if (argv.empty())
+    return InvalidError(cpath + ".command: Required value: trainctl run starts the container's "
+                        "command itself and cannot know the image's entrypoint (image " +
+                        c.value("image", "") + "); set command: [...]");
+  if (c.contains("args") && c["args"].is_array())
+    for (const json& a : c["args"]) argv.push_back(a.get<std::string>());
+
+  // Pod env: template env, then the framework's (appended; later definitions win).
+  std::string pod_name = frameworks::ReplicaName(job.name, type, index);
+  std::vector<std::pair<std::string, std::string>> pod_env;
+  std::map<std::string, std::string> defined;
+  if (c.contains("env") && c["env"].is_array()) {
+    const json& env = c["env"];
+    for (size_t i = 0; i < env.size(); ++i) {
+      std::string epath = cpath + ".env[" + std::to_string(i) + "]";
+      std::string name = env[i].value("name", "");
+      std::string value;
+      if (env[i].contains("valueFrom") && env[i]["valueFrom"].is_object()) {
+        const json& from = env[i]["valueFrom"];
+        if (!from.contains("fieldRef"))
+          return InvalidError(epath + ".valueFrom: Unsupported value: " + from.dump() +
+                              ": trainctl run resolves only fieldRef locally; set value instead");
+        StatusOr<std::string> v = ResolveFieldRef(from["fieldRef"], job, pod_name, context, epath);
+        if (!v.ok()) return v.status();
+        value = *v;
+      } else {
+        value = ExpandReferences(env[i].value("value", ""), defined);
+      }
+      defined[name] = value;
+      pod_env.emplace_back(name, value);
+    }
+  }
+  bool to_this_container = !injected.default_container_only ||
+                           c.value("name", "") == info.default_container;
+  if (to_this_container) {
+    for (const frameworks::EnvVar& e : injected.env) {
+      std::string value = e.value;
+      if (!e.value_from.is_null()) {
+        StatusOr<std::string> v =
+            ResolveFieldRef(e.value_from.value("fieldRef", json::object()), job, pod_name, context,
+                            cpath + ".env");
+        if (!v.ok()) return v.status();
+        value = *v;
+      } else {
+        value = ExpandReferences(value, defined);
+      }
+      defined[e.name] = value;
+      pod_env.emplace_back(e.name, value);
+    }
+  }
+  for (std::string& a : argv) a = ExpandReferences(a, defined);
+
+  std::map<std::string, std::string> final_env;
+  std::vector<std::string> order;
+  for (const std::string& entry : context.base_env) {
+    std::string name = EnvName(entry);
+    if (!final_env.count(name)) order.push_back(name);
+    final_env[name] = entry.substr(std::min(entry.size(), name.size() + 1));
+  }
+  for (const auto& [name, value] : pod_env) {
+    if (!final_env.count(name)) order.push_back(name);
+    final_env[name] = value;
+  }
+  for (const std::string& name : order) out.spec.env.push_back(name + "=" + final_env[name]);
+
+  std::string cwd = context.manifest_dir;
+  std::string working_dir = c.value("workingDir", "");
+  if (!working_dir.empty()) {
+    cwd = working_dir[0] == '/' ? working_dir : context.manifest_dir + "/" + working_dir;
+    struct stat st;
+    if (stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return InvalidError(cpath + ".workingDir: Invalid value: \"" + working_dir +
+                          "\": no such directory on this machine (" + cwd + ")");
+  }
+  out.spec.cwd = cwd;
+  out.spec.argv = std::move(argv);
+  for (const std::string& a : out.spec.argv)
+    out.display_command += (out.display_command.empty() ? "" : " ") + a;
+  return out;
+}
+
+StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& type, int index,
+                                       const frameworks::ReplicaEnv& injected,
+                                       const LaunchContext& context) {
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, injected, context);
+  if (!launch.ok()) return launch;
+  std::string path_env;
+  for (const std::string& e : launch->spec.env)
+    if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
+  StatusOr<std::string> exe = ResolveExecutable(launch->spec.argv[0], launch->spec.cwd, path_env);
+  if (!exe.ok()) {
+    const api::KindInfo& info = job.info();
+    return InvalidError(std::string("spec.") + info.spec_map_field + "[" + type +
+                        "].template.spec.containers: " + exe.status().message() +
+                        " on this machine");
+  }
+  launch->spec.argv[0] = *exe;
+  return launch;
+}
+
+}  // namespace trainctl::local

@@ -1,0 +1,39 @@
+#include "local/log_tailer.h"
+
+#include <fstream>
+
+namespace trainctl::local {
+
+void LogTailer::Poll(const std::string& key, const std::string& path,
+                     const std::function<void(const std::string&)>& on_line, bool flush) {
+  State& st = files_[key];
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    in.seekg(0, std::ios::end);
+    long long size = in.tellg();
+    if (size < st.offset) st.offset = 0;  // truncated or replaced
+    if (size > st.offset) {
+      in.seekg(st.offset);
+      std::string chunk(static_cast<size_t>(size - st.offset), '\0');
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      chunk.resize(static_cast<size_t>(in.gcount()));
+      st.offset += static_cast<long long>(chunk.size());
+      st.partial += chunk;
+    }
+  }
+  size_t start = 0;
+  for (size_t nl = st.partial.find('\n'); nl != std::string::npos;
+       nl = st.partial.find('\n', start)) {
+    std::string line = st.partial.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    on_line(line);
+    start = nl + 1;
+  }
+  st.partial.erase(0, start);
+  if (flush && !st.partial.empty()) {
+    on_line(st.partial);
+    st.partial.clear();
+  }
+}
+
+}  // namespace trainctl::local

@@ -1,0 +1,498 @@
+#include "local/runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+
+#include "engine/conditions.h"
+#include "engine/reconcile.h"
+#include "frameworks/framework.h"
+#include "local/endpoints.h"
+#include "local/kubelet.h"
+#include "local/launch.h"
+#include "local/log_tailer.h"
+
+namespace trainctl::local {
+namespace {
+
+using engine::Phase;
+using nlohmann::json;
+
+std::atomic<int> g_signal_count{0};
+std::atomic<int> g_last_signal{0};
+int g_wake_pipe[2] = {-1, -1};
+
+void OnSignal(int sig) {
+  g_last_signal = sig;
+  g_signal_count++;
+  if (g_wake_pipe[1] >= 0) (void)!write(g_wake_pipe[1], "x", 1);
+}
+
+// Installs SIGINT/SIGTERM handlers for the lifetime of a run; restores them after.
+class SignalScope {
+ public:
+  SignalScope() {
+    g_signal_count = 0;
+    g_last_signal = 0;
+    if (pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_wake_pipe[0] = g_wake_pipe[1] = -1;
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    for (int& fd : g_wake_pipe) {
+      if (fd >= 0) close(fd);
+      fd = -1;
+    }
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+struct Replica {
+  std::string name, type;
+  int index = 0;
+  Phase phase = Phase::kPending;
+  std::optional<int> exit_code;
+  int restarts = 0;
+  int attempt = 0;
+  bool terminating = false;
+  bool deleted = false;
+  std::optional<ProcessGroup> process;
+  std::optional<Time> started, finished, restart_at, kill_at;
+  std::string pod_policy;
+  std::string command;
+  std::string message;
+  int port = 0;
+};
+
+class Run {
+ public:
+  Run(api::Job job, const RunOptions& options, const Clock& clock, RunObserver* observer)
+      : job_(std::move(job)),
+        options_(options),
+        clock_(clock),
+        observer_(observer),
+        dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {}
+
+  StatusOr<RunResult> Execute();
+
+ private:
+  Status Setup();
+  void Reap(Time now);
+  void StartDueRestarts(Time now);
+  void KillOverdue(Time now);
+  void ApplyPlan(const engine::Plan& plan, Time now);
+  void Start(const std::string& type, int index, Time now);
+  void Terminate(Replica& r, Time now);
+  void TerminateAll(Time now);
+  bool AnyAlive() const;
+  std::vector<engine::ReplicaObservation> Observe() const;
+  void Emit(const engine::Event& event, Time now, const std::string& object = "");
+  json ReplicasJson() const;
+  void Persist(bool force);
+  void TailLogs(bool flush);
+  int WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const;
+  void WaitForActivity(int timeout_ms);
+
+  api::Job job_;
+  RunOptions options_;
+  const Clock& clock_;
+  RunObserver* observer_;
+  JobDir dir_;
+  std::optional<LocalEndpoints> endpoints_;
+  std::map<std::string, Replica> replicas_;
+  LogTailer tailer_;
+  json last_replicas_json_;
+  int interrupted_by_ = 0;
+  int signals_handled_ = 0;
+  std::optional<Time> drain_started_;
+  bool delete_job_ = false;
+};
+
+Status Run::Setup() {
+  if (dir_.Exists()) {
+    if (dir_.RunnerActive())
+      return AlreadyExistsError(std::string(job_.info().name) + " " + job_.namespace_ + "/" +
+                                job_.name + " is already running (trainctl run in another "
+                                "terminal); stop it with trainctl delete, or rename the job");
+    if (!options_.replace)
+      return AlreadyExistsError(std::string(job_.info().name) + " " + job_.namespace_ + "/" +
+                                job_.name + " already exists in " + dir_.path() +
+                                "; delete it (trainctl delete " + api::ToLower(job_.info().name) +
+                                " " + job_.name + ") or run with --replace");
+    TRAINCTL_RETURN_IF_ERROR(dir_.RemoveAll());
+  }
+  TRAINCTL_RETURN_IF_ERROR(dir_.Create());
+  TRAINCTL_RETURN_IF_ERROR(dir_.AcquireRunnerLock());
+  StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
+  if (!endpoints.ok()) return endpoints.status();
+  endpoints_ = std::move(endpoints).value();
+  json metadata = job_.metadata.is_object() ? job_.metadata : json::object();
+  if (!metadata.contains("creationTimestamp"))
+    metadata["creationTimestamp"] = FormatRfc3339(clock_.Now());
+  if (!metadata.contains("uid")) metadata["uid"] = "local-" + std::to_string(getpid());
+  job_.metadata = metadata;
+  return dir_.WriteJob(api::EncodeJob(job_));
+}
+
+void Run::Emit(const engine::Event& event, Time now, const std::string& object) {
+  json e = {{"type", event.type},
+            {"reason", event.reason},
+            {"message", event.message},
+            {"object", object.empty() ? std::string(job_.info().name) + "/" + job_.name : object},
+            {"time", FormatRfc3339(now)}};
+  (void)dir_.AppendEvent(e);
+  if (observer_) observer_->OnEvent(event);
+}
+
+void Run::Start(const std::string& type, int index, Time now) {
+  std::string name = frameworks::ReplicaName(job_.name, type, index);
+  Replica r;
+  if (auto it = replicas_.find(name); it != replicas_.end() && !it->second.deleted) return;
+  if (auto it = replicas_.find(name); it != replicas_.end()) r.attempt = it->second.attempt;
+  r.name = name;
+  r.type = type;
+  r.index = index;
+  r.pod_policy = PodRestartPolicy(job_.replica_specs.at(type).restart_policy);
+  r.port = endpoints_->Port(type, index, 0);
+  StatusOr<frameworks::ReplicaEnv> env =
+      frameworks::ForKind(job_.kind).EnvFor(job_, type, index, *endpoints_);
+  LaunchContext context;
+  context.manifest_dir = options_.manifest_dir;
+  context.base_env = options_.base_env;
+  context.labels = {{api::kLabelJobName, job_.name},
+                    {api::kLabelReplicaType, api::ToLower(type)},
+                    {api::kLabelReplicaIndex, std::to_string(index)}};
+  StatusOr<PreparedLaunch> launch =
+      env.ok() ? ResolveLaunch(job_, type, index, *env, context)
+               : StatusOr<PreparedLaunch>(env.status());
+  replicas_[name] = std::move(r);
+  Replica& rep = replicas_[name];
+  if (!launch.ok()) {
+    rep.phase = Phase::kFailed;
+    rep.exit_code = 127;
+    rep.finished = now;
+    rep.message = launch.status().message();
+    Emit({"Warning", "FailedCreatePod", "Error creating: " + rep.message}, now);
+    return;
+  }
+  rep.command = launch->display_command;
+  launch->spec.log_path = dir_.LogPath(name);
+  rep.attempt++;
+  Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
+  StatusOr<ProcessGroup> process = ProcessGroup::Spawn(launch->spec);
+  if (!process.ok()) {
+    rep.phase = Phase::kFailed;
+    rep.exit_code = 127;
+    rep.finished = now;
+    rep.message = process.status().message();
+    Emit({"Warning", "Failed", rep.message}, now, "Pod/" + name);
+    return;
+  }
+  rep.process = std::move(process).value();
+  rep.phase = Phase::kRunning;
+  rep.started = now;
+  Emit({"Normal", "Started", "Started " + rep.command + " (pid " +
+                                 std::to_string(rep.process->pid()) + ")"},
+       now, "Pod/" + name);
+}
+
+void Run::Terminate(Replica& r, Time now) {
+  if (r.terminating || r.deleted) return;
+  r.terminating = true;
+  r.restart_at.reset();
+  if (r.process && !r.process->Poll()) {
+    r.process->Signal(SIGTERM);
+    r.kill_at = now + options_.grace;
+    Emit({"Normal", "Killing", "Stopping " + r.name}, now, "Pod/" + r.name);
+  } else {
+    if (r.process && r.process->GroupAlive()) r.process->Signal(SIGKILL);
+    r.deleted = true;
+  }
+}
+
+void Run::TerminateAll(Time now) {
+  for (auto& [name, r] : replicas_)
+    if (!r.deleted && (r.process || r.restart_at)) Terminate(r, now);
+}
+
+bool Run::AnyAlive() const {
+  for (const auto& [name, r] : replicas_) {
+    if (r.deleted) continue;
+    if (r.restart_at) return true;
+    if (r.process && r.process->GroupAlive()) return true;
+  }
+  return false;
+}
+
+void Run::Reap(Time now) {
+  for (auto& [name, r] : replicas_) {
+    if (!r.process) continue;
+    std::optional<int> code = r.process->Poll();
+    if (!code) continue;
+    // Like a container: when the main process ends, the rest of the group goes too.
+    if (r.process->GroupAlive()) r.process->Signal(SIGKILL);
+    if (r.terminating) {
+      if (r.process->GroupAlive()) continue;
+      r.exit_code = code;
+      r.finished = now;
+      r.process.reset();
+      r.deleted = true;
+      continue;
+    }
+    r.exit_code = code;
+    r.finished = now;
+    r.process.reset();
+    Emit({*code == 0 ? "Normal" : "Warning", "Exited", r.name + " exited with code " +
+                                                           std::to_string(*code)},
+         now, "Pod/" + name);
+    if (RestartInPlace(r.pod_policy, *code) && !engine::IsFinished(job_.status) &&
+        !interrupted_by_) {
+      r.restarts++;
+      Duration backoff = RestartBackoff(r.restarts);
+      r.restart_at = now + backoff;
+      Emit({"Warning", "BackOff",
+            "Back-off " + std::to_string(backoff.count() / 1000) + "s restarting " + r.name},
+           now, "Pod/" + name);
+    } else {
+      r.phase = *code == 0 ? Phase::kSucceeded : Phase::kFailed;
+    }
+  }
+}
+
+void Run::StartDueRestarts(Time now) {
+  std::vector<std::pair<std::string, int>> due;
+  for (auto& [name, r] : replicas_)
+    if (r.restart_at && *r.restart_at <= now && !r.terminating) due.emplace_back(r.type, r.index);
+  for (const auto& [type, index] : due) {
+    std::string name = frameworks::ReplicaName(job_.name, type, index);
+    int restarts = replicas_[name].restarts;
+    replicas_[name].deleted = true;
+    Start(type, index, now);
+    replicas_[name].restarts = restarts;
+  }
+}
+
+void Run::KillOverdue(Time now) {
+  for (auto& [name, r] : replicas_) {
+    if (r.terminating && r.kill_at && *r.kill_at <= now && r.process) {
+      r.process->Signal(SIGKILL);
+      r.kill_at.reset();
+      Emit({"Warning", "Killing", r.name + " did not stop within the grace period; killed"}, now,
+           "Pod/" + name);
+    }
+  }
+}
+
+std::vector<engine::ReplicaObservation> Run::Observe() const {
+  std::vector<engine::ReplicaObservation> out;
+  for (const auto& [name, r] : replicas_) {
+    if (r.deleted) continue;
+    engine::ReplicaObservation o;
+    o.name = r.name;
+    o.type = r.type;
+    o.index = r.index;
+    o.phase = r.phase;
+    o.exit_code = r.exit_code;
+    o.restarts = r.restarts;
+    o.terminating = r.terminating;
+    out.push_back(o);
+  }
+  return out;
+}
+
+void Run::ApplyPlan(const engine::Plan& plan, Time now) {
+  for (const engine::Event& e : plan.events) Emit(e, now);
+  if (plan.status_changed) {
+    bool conditions_changed = plan.status.conditions != job_.status.conditions;
+    job_.status = plan.status;
+    (void)dir_.WriteJob(api::EncodeJob(job_));
+    if (conditions_changed && observer_) observer_->OnConditions(job_.status);
+  }
+  for (const engine::ReplicaRef& ref : plan.remove) {
+    auto it = replicas_.find(ref.name);
+    if (it != replicas_.end()) Terminate(it->second, now);
+  }
+  for (const engine::ReplicaRef& ref : plan.create) Start(ref.type, ref.index, now);
+  if (plan.delete_job) delete_job_ = true;
+}
+
+json Run::ReplicasJson() const {
+  json out = json::array();
+  for (const auto& [name, r] : replicas_) {
+    std::string state = engine::PhaseName(r.phase);
+    if (r.deleted) state = "Stopped";
+    else if (r.terminating) state = "Stopping";
+    else if (r.restart_at) state = "Restarting";
+    json j = {{"name", r.name},       {"type", r.type},         {"index", r.index},
+              {"phase", engine::PhaseName(r.phase)}, {"state", state},
+              {"restarts", r.restarts}, {"attempt", r.attempt}, {"port", r.port},
+              {"command", r.command}};
+    if (r.exit_code) j["exitCode"] = *r.exit_code;
+    if (r.process) j["pid"] = r.process->pid();
+    if (r.started) j["startTime"] = FormatRfc3339(*r.started);
+    if (r.finished) j["finishTime"] = FormatRfc3339(*r.finished);
+    if (!r.message.empty()) j["message"] = r.message;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+void Run::Persist(bool force) {
+  json replicas = ReplicasJson();
+  if (!force && replicas == last_replicas_json_) return;
+  last_replicas_json_ = replicas;
+  (void)dir_.WriteReplicas(replicas);
+  if (observer_) observer_->OnReplicas(replicas);
+}
+
+void Run::TailLogs(bool flush) {
+  for (const auto& [name, r] : replicas_) {
+    std::string short_name = name.substr(job_.name.size() + 1);
+    tailer_.Poll(name, dir_.LogPath(name),
+                 [&](const std::string& line) {
+                   if (observer_) observer_->OnLogLine(short_name, line);
+                 },
+                 flush);
+  }
+}
+
+int Run::WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const {
+  Duration wait(250);
+  auto consider = [&](Duration d) {
+    if (d < Duration::zero()) d = Duration::zero();
+    if (d < wait) wait = d;
+  };
+  if (requeue) consider(*requeue + Duration(5));
+  for (const auto& [name, r] : replicas_) {
+    if (r.restart_at) consider(std::chrono::duration_cast<Duration>(*r.restart_at - now));
+    if (r.kill_at) consider(std::chrono::duration_cast<Duration>(*r.kill_at - now));
+  }
+  return static_cast<int>(wait.count());
+}
+
+void Run::WaitForActivity(int timeout_ms) {
+  std::vector<pollfd> fds;
+  if (g_wake_pipe[0] >= 0) fds.push_back({g_wake_pipe[0], POLLIN, 0});
+  for (const auto& [name, r] : replicas_)
+    if (r.process && r.process->wait_fd() >= 0) fds.push_back({r.process->wait_fd(), POLLIN, 0});
+  poll(fds.data(), fds.size(), timeout_ms);
+  if (g_wake_pipe[0] >= 0) {
+    char buf[16];
+    while (read(g_wake_pipe[0], buf, sizeof(buf)) > 0) {
+    }
+  }
+}
+
+StatusOr<RunResult> Run::Execute() {
+  TRAINCTL_RETURN_IF_ERROR(Setup());
+  SignalScope signals;
+  for (;;) {
+    Time now = clock_.Now();
+    Reap(now);
+    int signal_count = g_signal_count.load();
+    if (signal_count > signals_handled_) {
+      signals_handled_ = signal_count;
+      if (!interrupted_by_) {
+        interrupted_by_ = g_last_signal.load();
+        std::string sig = interrupted_by_ == SIGINT ? "SIGINT" : "SIGTERM";
+        if (observer_) observer_->OnMessage("received " + sig + ": stopping every replica");
+        if (!engine::IsFinished(job_.status)) {
+          std::string message = std::string(job_.info().name) + " " + job_.name +
+                                " was stopped by " + sig + " before it finished.";
+          job_.status = engine::FailedStatus(job_, message, now);
+          Emit({"Warning", std::string(job_.info().name) + "Failed", message}, now);
+          (void)dir_.WriteJob(api::EncodeJob(job_));
+          if (observer_) observer_->OnConditions(job_.status);
+        }
+        TerminateAll(now);
+      } else {
+        for (auto& [name, r] : replicas_)
+          if (r.process) r.process->Signal(SIGKILL);
+      }
+    }
+    StartDueRestarts(now);
+    KillOverdue(now);
+    std::optional<Duration> requeue;
+    if (!interrupted_by_) {
+      engine::Plan plan = engine::Reconcile(job_, Observe(), now);
+      ApplyPlan(plan, now);
+      requeue = plan.requeue_after;
+    }
+    if (engine::IsFinished(job_.status)) {
+      if (engine::HasCondition(job_.status, engine::kSucceeded) && !interrupted_by_) {
+        if (!drain_started_) drain_started_ = now;
+        if (now - *drain_started_ >= options_.drain) TerminateAll(now);
+      } else {
+        TerminateAll(now);
+      }
+    }
+    TailLogs(false);
+    Persist(false);
+    if (observer_) observer_->OnTick(job_, last_replicas_json_, now);
+    if (engine::IsFinished(job_.status) && !AnyAlive()) break;
+    WaitForActivity(WaitTimeoutMs(now, requeue));
+  }
+  Time now = clock_.Now();
+  Reap(now);
+  for (auto& [name, r] : replicas_) {
+    if (r.terminating) r.deleted = true;
+  }
+  TailLogs(true);
+  // One last pass so TTL and the final counts are applied to the stored object.
+  if (!interrupted_by_) ApplyPlan(engine::Reconcile(job_, Observe(), now), now);
+  (void)dir_.WriteJob(api::EncodeJob(job_));
+  Persist(true);
+  RunResult result;
+  result.job = api::EncodeJob(job_);
+  result.succeeded = engine::HasCondition(job_.status, engine::kSucceeded);
+  result.interrupted_by = interrupted_by_;
+  dir_.ReleaseRunnerLock();
+  if (delete_job_) (void)dir_.RemoveAll();
+  return result;
+}
+
+}  // namespace
+
+Status PreflightCheck(const api::Job& job, const RunOptions& options) {
+  if (job.run_policy.managed_by && *job.run_policy.managed_by != api::kManagedByKubeflow)
+    return InvalidError("spec.runPolicy.managedBy: \"" + *job.run_policy.managed_by +
+                        "\": this job is managed by another controller; trainctl run only runs "
+                        "jobs managed by " + api::kManagedByKubeflow);
+  if (job.run_policy.suspend.value_or(false))
+    return InvalidError("spec.runPolicy.suspend: true: a suspended job would never start "
+                        "locally; remove suspend or set it to false");
+  frameworks::ServiceEndpoints placeholder(job.name, job.namespace_);
+  for (const auto& [type, spec] : job.replica_specs) {
+    if (spec.replicas.value_or(1) == 0) continue;
+    StatusOr<frameworks::ReplicaEnv> env =
+        frameworks::ForKind(job.kind).EnvFor(job, type, 0, placeholder);
+    if (!env.ok()) return InvalidError(env.status().message());
+    LaunchContext context;
+    context.manifest_dir = options.manifest_dir;
+    context.base_env = options.base_env;
+    StatusOr<PreparedLaunch> launch = ResolveLaunch(job, type, 0, *env, context);
+    if (!launch.ok()) return launch.status();
+  }
+  return Status::Ok();
+}
+
+StatusOr<RunResult> RunJob(api::Job job, const RunOptions& options, const Clock& clock,
+                           RunObserver* observer) {
+  TRAINCTL_RETURN_IF_ERROR(PreflightCheck(job, options));
+  Run run(std::move(job), options, clock, observer);
+  return run.Execute();
+}
+
+}  // namespace trainctl::local

@@ -1,0 +1,56 @@
+// The local substrate: runs one job as local process groups until it finishes.
+//
+// Each pass observes the replicas (processes), asks the engine for a plan and carries it out:
+// start replicas, stop them (SIGTERM, then SIGKILL after the grace period), restart them in
+// place as a kubelet would, and persist status, replica records and events in the job's state
+// folder. Stops every replica before returning, also on SIGINT/SIGTERM (the second signal
+// kills at once). Single-threaded; one Runner per job.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "engine/plan.h"
+#include "local/state_store.h"
+
+namespace trainctl::local {
+
+struct RunOptions {
+  std::string manifest_dir;       // relative paths in the job resolve here
+  std::string state_root;         // DefaultStateRoot() unless overridden
+  bool replace = false;           // replace a finished job of the same name
+  Duration grace{5000};           // SIGTERM → SIGKILL
+  Duration drain{10000};          // after success, wait this long for the others to exit
+  std::vector<std::string> base_env;  // the caller's environment
+};
+
+// Receives what happens, for live progress. All calls come from the runner's thread.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void OnLogLine(const std::string& replica, const std::string& line) {}
+  virtual void OnEvent(const engine::Event& event) {}
+  virtual void OnConditions(const api::JobStatus& status) {}
+  virtual void OnReplicas(const nlohmann::json& replicas) {}
+  virtual void OnTick(const api::Job& job, const nlohmann::json& replicas, Time now) {}
+  virtual void OnMessage(const std::string& message) {}
+};
+
+struct RunResult {
+  nlohmann::json job;  // final object with status
+  bool succeeded = false;
+  int interrupted_by = 0;  // signal number when stopped by SIGINT/SIGTERM
+};
+
+// Checks everything that can be checked before starting (each replica's command exists, the
+// job is not managed elsewhere, no runner holds the job); errors are kInvalid/kAlreadyExists.
+Status PreflightCheck(const api::Job& job, const RunOptions& options);
+
+StatusOr<RunResult> RunJob(api::Job job, const RunOptions& options, const Clock& clock,
+                           RunObserver* observer);
+
+}  // namespace trainctl::local

@@ -1,0 +1,171 @@
+#include "local/state_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace trainctl::local {
+
+namespace fs = std::filesystem;
+
+std::string DefaultStateRoot() {
+  if (const char* d = std::getenv("TRAINCTL_STATE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/trainctl";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/state/trainctl";
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return IoError("cannot write " + tmp + ": " + std::strerror(errno));
+    out << content;
+    out.flush();
+    if (!out) return IoError("cannot write " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return IoError("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+namespace {
+
+StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {
+  StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InternalError(path + ": not valid JSON (damaged state file)");
+  return j;
+}
+
+}  // namespace
+
+JobDir::JobDir(std::string root, JobKey key) : root_(std::move(root)), key_(std::move(key)) {
+  path_ = root_ + "/" + key_.namespace_ + "/" + api::Info(key_.kind).plural + "/" + key_.name;
+}
+
+std::string JobDir::LogPath(const std::string& replica) const {
+  return LogDir() + "/" + replica + ".log";
+}
+
+bool JobDir::Exists() const { return fs::exists(path_ + "/job.json"); }
+
+Status JobDir::Create() {
+  std::error_code ec;
+  fs::create_directories(LogDir(), ec);
+  if (ec) return IoError("cannot create " + LogDir() + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status JobDir::RemoveAll() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+  if (ec) return IoError("cannot remove " + path_ + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status JobDir::WriteJob(const nlohmann::json& job) const {
+  return WriteFileAtomically(path_ + "/job.json", job.dump(2) + "\n");
+}
+StatusOr<nlohmann::json> JobDir::ReadJob() const { return ReadJsonFile(path_ + "/job.json"); }
+Status JobDir::WriteReplicas(const nlohmann::json& replicas) const {
+  return WriteFileAtomically(path_ + "/replicas.json", replicas.dump(2) + "\n");
+}
+StatusOr<nlohmann::json> JobDir::ReadReplicas() const {
+  return ReadJsonFile(path_ + "/replicas.json");
+}
+
+Status JobDir::AppendEvent(const nlohmann::json& event) const {
+  std::ofstream out(path_ + "/events.jsonl", std::ios::app);
+  if (!out) return IoError("cannot append to " + path_ + "/events.jsonl");
+  out << event.dump() << "\n";
+  return Status::Ok();
+}
+
+StatusOr<std::vector<nlohmann::json>> JobDir::ReadEvents() const {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path_ + "/events.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+Status JobDir::AcquireRunnerLock() {
+  std::string lock_path = path_ + "/runner.lock";
+  int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return AlreadyExistsError("another trainctl run is running this job");
+  }
+  std::string pid = std::to_string(getpid()) + "\n";
+  (void)!ftruncate(fd, 0);
+  (void)!pwrite(fd, pid.data(), pid.size(), 0);
+  lock_fd_ = fd;
+  return Status::Ok();
+}
+
+void JobDir::ReleaseRunnerLock() {
+  if (lock_fd_ >= 0) {
+    close(lock_fd_);
+    lock_fd_ = -1;
+  }
+}
+
+bool JobDir::RunnerActive(int* pid) const {
+  std::string lock_path = path_ + "/runner.lock";
+  int fd = open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool active = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (!active) flock(fd, LOCK_UN);
+  if (active && pid) {
+    char buf[32] = {0};
+    (void)!read(fd, buf, sizeof(buf) - 1);
+    *pid = std::atoi(buf);
+  }
+  close(fd);
+  return active;
+}
+
+std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns) {
+  std::vector<JobKey> out;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return out;
+  for (const fs::directory_entry& nsdir : fs::directory_iterator(root, ec)) {
+    if (!nsdir.is_directory()) continue;
+    std::string namespace_name = nsdir.path().filename();
+    if (ns && *ns != namespace_name) continue;
+    for (const api::KindInfo& info : api::AllKinds()) {
+      fs::path kdir = nsdir.path() / info.plural;
+      if (!fs::is_directory(kdir, ec)) continue;
+      for (const fs::directory_entry& jdir : fs::directory_iterator(kdir, ec))
+        if (fs::exists(jdir.path() / "job.json"))
+          out.push_back({info.kind, namespace_name, jdir.path().filename()});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const JobKey& a, const JobKey& b) {
+    return std::tie(a.namespace_, a.name) < std::tie(b.namespace_, b.name);
+  });
+  return out;
+}
+
+}  // namespace trainctl::local

@@ -1,0 +1,69 @@
+// The local state folder: where `trainctl run` keeps each job's object, replica records, events
+// and logs, so other trainctl commands can read them while the job runs and after.
+//
+// Layout: <root>/<namespace>/<plural>/<name>/{job.json, replicas.json, events.jsonl,
+// runner.lock, logs/<replica>.log}. Whole-file writes are atomic (write + rename), so readers
+// never see a torn file. The runner holds an flock on runner.lock while it runs. Methods do
+// file I/O; a JobDir is not shared between threads.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/kinds.h"
+#include "common/status.h"
+
+namespace trainctl::local {
+
+// $TRAINCTL_STATE_DIR, else $XDG_STATE_HOME/trainctl, else $HOME/.local/state/trainctl.
+std::string DefaultStateRoot();
+
+struct JobKey {
+  api::Kind kind;
+  std::string namespace_;
+  std::string name;
+};
+
+class JobDir {
+ public:
+  JobDir(std::string root, JobKey key);
+
+  const std::string& path() const { return path_; }
+  const JobKey& key() const { return key_; }
+  std::string LogPath(const std::string& replica) const;
+  std::string LogDir() const { return path_ + "/logs"; }
+
+  bool Exists() const;
+  Status Create();     // mkdir -p, incl. logs/
+  Status RemoveAll();  // rm -r (TTL and `trainctl delete`)
+
+  Status WriteJob(const nlohmann::json& job) const;
+  StatusOr<nlohmann::json> ReadJob() const;
+  Status WriteReplicas(const nlohmann::json& replicas) const;
+  StatusOr<nlohmann::json> ReadReplicas() const;
+  Status AppendEvent(const nlohmann::json& event) const;
+  StatusOr<std::vector<nlohmann::json>> ReadEvents() const;
+
+  // Takes the runner lock (non-blocking). Fails with AlreadyExists if another runner holds it.
+  // The lock is released when the process exits or ReleaseRunnerLock is called.
+  Status AcquireRunnerLock();
+  void ReleaseRunnerLock();
+  // True while some runner process holds the lock; its pid when known.
+  bool RunnerActive(int* pid = nullptr) const;
+
+ private:
+  std::string root_;
+  JobKey key_;
+  std::string path_;
+  int lock_fd_ = -1;
+};
+
+// Every job folder under `root` (for `get`), optionally in one namespace.
+std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns);
+
+Status WriteFileAtomically(const std::string& path, const std::string& content);
+StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace trainctl::local
