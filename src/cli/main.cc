@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   using trainctl::cli::GlobalOptions;
   CLI::App app{"trainctl: Kubeflow kubeflow.org/v1 training jobs on this machine and on Kubernetes"};
   app.require_subcommand(1);
+  app.fallthrough();
   app.set_version_flag("--version", "trainctl 0.1.0");
   GlobalOptions global;
   app.add_option("--state-dir", global.state_dir,

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs what trainctl needs to build, test and run its examples, and nothing that is
+# already there: Debian packages (as root or through sudo) and the project's Python venv.
+# Idempotent and silent when nothing is missing.
+#
+# Python: the examples use Debian's PyTorch, XGBoost and scikit-learn, which only
+# /usr/bin/python3 can import. The project venv .venv is made from /usr/bin/python3 with
+# --system-site-packages, so `python3` inside it sees those packages; make run and the tests
+# put .venv/bin first on PATH. (The python3 that comes first on a stock PATH here is another
+# interpreter that cannot import them.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev libgtest-dev)
+PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn)
+
+missing=()
+for p in "${BUILD_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then SUDO="sudo"; else
+      echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; fi
+  fi
+  echo "install-deps: installing ${missing[*]} (Debian packages; the PyTorch stack is ~600 MB, a few minutes)"
+  start=$(date +%s)
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    "${missing[@]}" >/tmp/trainctl-apt.log 2>&1 || {
+    echo "install-deps: apt-get failed; last lines of /tmp/trainctl-apt.log:" >&2
+    tail -20 /tmp/trainctl-apt.log >&2; exit 1; }
+  echo "install-deps: done in $(( $(date +%s) - start ))s"
+fi
+
+if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c 'import torch, xgboost, sklearn' 2>/dev/null; then
+  echo "install-deps: creating .venv from /usr/bin/python3 (--system-site-packages)"
+  rm -rf .venv
+  /usr/bin/python3 -m venv --system-site-packages .venv
+  .venv/bin/python3 -c 'import torch, xgboost, sklearn' || {
+    echo "install-deps: .venv cannot import torch/xgboost/sklearn" >&2; exit 1; }
+fi
