@@ -112,7 +112,11 @@ std::optional<long long> ParseDurationMs(const std::string& text) {
     double value = std::stod(text.substr(start, i - start));
     std::string unit;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
-    double ms = unit == "ms" ? 1 : unit == "s" ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
+    double ms = unit == "ms"  ? 1
+                : unit == "s" ? 1000
+                : unit == "m" ? 60000
+                : unit == "h" ? 3600000
+                              : -1;
     if (ms < 0) return std::nullopt;
     total += static_cast<long long>(value * ms);
   }
@@ -154,16 +158,21 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   ProgressPrinter progress(progress_stream, isatty(fileno(progress_stream)) != 0, !options.quiet,
                            started);
   api::Job job = chosen->job;
-  std::fprintf(progress_stream, "Running %s %s/%s (%d replicas) from %s\n", job.info().name,
-               job.namespace_.c_str(), job.name.c_str(), job.TotalReplicas(),
+  if (Status st = local::PreflightCheck(job, run); !st.ok())
+    return Fail(options.file + ": " + st.message(), ExitFor(st));
+  int total = job.TotalReplicas();
+  std::fprintf(progress_stream, "Running %s %s/%s (%d replica%s) from %s\n", job.info().name,
+               job.namespace_.c_str(), job.name.c_str(), total, total == 1 ? "" : "s",
                options.file.c_str());
   local::JobDir dir(run.state_root, {job.kind, job.namespace_, job.name});
   StatusOr<local::RunResult> result = local::RunJob(std::move(job), run, clock, &progress);
   progress.Finish();
-  if (!result.ok()) return Fail(options.file + ": " + result.status().message(), ExitFor(result.status()));
-  std::fprintf(progress_stream, "%s\n",
-               FormatFinalLine(result->job, std::chrono::duration_cast<Duration>(clock.Now() - started))
-                   .c_str());
+  if (!result.ok())
+    return Fail(options.file + ": " + result.status().message(), ExitFor(result.status()));
+  std::fprintf(
+      progress_stream, "%s\n",
+      FormatFinalLine(result->job, std::chrono::duration_cast<Duration>(clock.Now() - started))
+          .c_str());
   if (dir.Exists()) std::fprintf(progress_stream, "Logs: %s\n", dir.LogDir().c_str());
   std::fflush(progress_stream);
   if (json_out) std::cout << result->job.dump(2) << std::endl;
@@ -200,12 +209,14 @@ int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args
     jobs.push_back(*stored);
   }
   if (name && jobs.empty())
-    return Fail("job \"" + *name + "\" not found in namespace " +
-                    NamespaceFilter(global).value_or("(all)"),
-                1);
+    return Fail(
+        "job \"" + *name + "\" not found in namespace " + NamespaceFilter(global).value_or("(all)"),
+        1);
   if (output == "json") {
-    if (name && jobs.size() == 1) std::cout << jobs[0].dump(2) << "\n";
-    else std::cout << json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", jobs}}).dump(2) << "\n";
+    if (name && jobs.size() == 1)
+      std::cout << jobs[0].dump(2) << "\n";
+    else
+      std::cout << json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", jobs}}).dump(2) << "\n";
     return 0;
   }
   if (output == "name") {
@@ -270,10 +281,13 @@ int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& arg
   for (;;) {
     bool active = dir.RunnerActive();
     for (const auto& [short_name, path] : files()) {
-      tailer.Poll(short_name, path, [&](const std::string& line) {
-        if (prefixed) std::cout << "[" << short_name << "] ";
-        std::cout << line << "\n";
-      }, !follow || !active);
+      tailer.Poll(
+          short_name, path,
+          [&](const std::string& line) {
+            if (prefixed) std::cout << "[" << short_name << "] ";
+            std::cout << line << "\n";
+          },
+          !follow || !active);
     }
     std::cout.flush();
     if (!follow || !active) break;
@@ -292,7 +306,8 @@ int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& a
     kill(pid, SIGTERM);
     for (int i = 0; i < 600 && dir.RunnerActive(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (dir.RunnerActive()) return Fail("the runner (pid " + std::to_string(pid) + ") did not stop", 1);
+    if (dir.RunnerActive())
+      return Fail("the runner (pid " + std::to_string(pid) + ") did not stop", 1);
   }
   Status st = dir.RemoveAll();
   if (!st.ok()) return Fail(st.message(), 1);
@@ -305,7 +320,8 @@ int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& arg
   if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
   std::string condition = for_condition;
   if (condition.rfind("condition=", 0) == 0) condition = condition.substr(10);
-  static const char* kKnown[] = {"Created", "Running", "Restarting", "Succeeded", "Suspended", "Failed"};
+  static const char* kKnown[] = {"Created",   "Running",   "Restarting",
+                                 "Succeeded", "Suspended", "Failed"};
   bool known = false;
   for (const char* k : kKnown) known = known || condition == k;
   if (!known) return Fail("--for: unknown condition \"" + condition + "\"", 2);

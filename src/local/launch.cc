@@ -74,8 +74,8 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   PreparedLaunch out;
   for (size_t i = 0; i < containers->size(); ++i)
     if (i != ci)
-      out.warnings.push_back(cpath.substr(0, cpath.rfind('[')) + "[" + std::to_string(i) +
-                             "] (" + (*containers)[i].value("name", "") +
+      out.warnings.push_back(cpath.substr(0, cpath.rfind('[')) + "[" + std::to_string(i) + "] (" +
+                             (*containers)[i].value("name", "") +
                              ") is not started locally: trainctl run runs the " +
                              info.default_container + " container only");
   if (spec.pod_template["spec"].contains("initContainers"))
@@ -85,7 +85,8 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   if (c.contains("command") && c["command"].is_array())
     for (const json& a : c["command"]) argv.push_back(a.get<std::string>());
   if (argv.empty())
-    return InvalidError(cpath + ".command: Required value: trainctl run starts the container's "
+    return InvalidError(cpath +
+                        ".command: Required value: trainctl run starts the container's "
                         "command itself and cannot know the image's entrypoint (image " +
                         c.value("image", "") + "); set command: [...]");
   if (c.contains("args") && c["args"].is_array())
@@ -116,15 +117,14 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
       pod_env.emplace_back(name, value);
     }
   }
-  bool to_this_container = !injected.default_container_only ||
-                           c.value("name", "") == info.default_container;
+  bool to_this_container =
+      !injected.default_container_only || c.value("name", "") == info.default_container;
   if (to_this_container) {
     for (const frameworks::EnvVar& e : injected.env) {
       std::string value = e.value;
       if (!e.value_from.is_null()) {
-        StatusOr<std::string> v =
-            ResolveFieldRef(e.value_from.value("fieldRef", json::object()), job, pod_name, context,
-                            cpath + ".env");
+        StatusOr<std::string> v = ResolveFieldRef(e.value_from.value("fieldRef", json::object()),
+                                                  job, pod_name, context, cpath + ".env");
         if (!v.ok()) return v.status();
         value = *v;
       } else {
@@ -160,6 +160,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   }
   out.spec.cwd = cwd;
   out.spec.argv = std::move(argv);
+  out.command_field = cpath + ".command[0]";
   for (const std::string& a : out.spec.argv)
     out.display_command += (out.display_command.empty() ? "" : " ") + a;
   return out;
@@ -174,12 +175,8 @@ StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& t
   for (const std::string& e : launch->spec.env)
     if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
   StatusOr<std::string> exe = ResolveExecutable(launch->spec.argv[0], launch->spec.cwd, path_env);
-  if (!exe.ok()) {
-    const api::KindInfo& info = job.info();
-    return InvalidError(std::string("spec.") + info.spec_map_field + "[" + type +
-                        "].template.spec.containers: " + exe.status().message() +
-                        " on this machine");
-  }
+  if (!exe.ok())
+    return InvalidError(launch->command_field + ": " + exe.status().message() + " on this machine");
   launch->spec.argv[0] = *exe;
   return launch;
 }

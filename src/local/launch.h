@@ -20,8 +20,8 @@
 namespace trainctl::local {
 
 struct LaunchContext {
-  std::string manifest_dir;            // relative paths resolve here
-  std::vector<std::string> base_env;   // "NAME=value" of the caller
+  std::string manifest_dir;           // relative paths resolve here
+  std::vector<std::string> base_env;  // "NAME=value" of the caller
   std::string pod_ip = "127.0.0.1";
   std::map<std::string, std::string> labels;  // the replica's pod labels
 };
@@ -30,6 +30,7 @@ struct PreparedLaunch {
   LaunchSpec spec;                    // log_path left empty
   std::vector<std::string> warnings;  // e.g. ignored sidecars
   std::string display_command;        // for messages
+  std::string command_field;          // field path of argv[0], e.g. `...containers[0].command[0]`
 };
 
 // Builds the launch for (type, index). Errors name the field path, e.g.

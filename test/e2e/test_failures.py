@@ -1,0 +1,177 @@
+"""Failure paths end to end through `trainctl run`: restart policies, backoffLimit,
+activeDeadlineSeconds, a crashing replica stopping its siblings, and Ctrl-C/SIGTERM."""
+
+import json
+import os
+import signal
+import time
+import unittest
+
+from harness import TrainctlTestCase, condition_types, last_condition, process_alive
+
+JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: {name}
+spec:
+  runPolicy: {run_policy}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: {master_policy}
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, {master_script}]
+{worker}"""
+
+WORKER = """    Worker:
+      replicas: {replicas}
+      restartPolicy: {policy}
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, {script}]
+"""
+
+
+def manifest(name, master_script, master_policy="Never", run_policy="{}", worker=None):
+    worker_text = WORKER.format(**worker) if worker else ""
+    return JOB.format(name=name, run_policy=run_policy, master_policy=master_policy,
+                      master_script=json.dumps(master_script), worker=worker_text)
+
+
+class RestartPolicyTest(TrainctlTestCase):
+
+    def test_exit_code_137_is_retried_then_succeeds(self):
+        path = self.write("job.yaml", manifest(
+            "retry", "if [ -f marker ]; then echo second; exit 0; fi; "
+                     "touch marker; echo first; exit 137", master_policy="ExitCode"))
+        job, proc = self.run_json(path, expect_code=0)
+        types = condition_types(job)
+        self.assertIn("Restarting", types, self.explain(proc))
+        self.assertLess(types.index("Restarting"), types.index("Succeeded"))
+        self.assertEqual(types[-1], "Succeeded")
+        self.assertEqual(job["status"]["replicaStatuses"]["Master"]["succeeded"], 1)
+        log = self.trainctl("logs", "retry", "--replica", "master-0")
+        self.assertEqual(log.stdout.split(), ["first", "second"], self.explain(log))
+
+    def test_exit_code_1_is_not_retried(self):
+        path = self.write("job.yaml", manifest(
+            "permanent", "echo attempt >> attempts; exit 1", master_policy="ExitCode"))
+        job, proc = self.run_json(path, expect_code=1)
+        self.assertEqual(condition_types(job)[-1], "Failed", self.explain(proc))
+        self.assertNotIn("Restarting", condition_types(job))
+        with open(os.path.join(self.work, "attempts")) as f:
+            self.assertEqual(f.read().split(), ["attempt"])
+
+    def test_backoff_limit_stops_retries(self):
+        path = self.write("job.yaml", manifest(
+            "backoff", "echo attempt >> attempts; exit 3", master_policy="OnFailure",
+            run_policy="{backoffLimit: 2}"))
+        job, proc = self.run_json(path, expect_code=1, timeout=120)
+        failed = last_condition(job)
+        self.assertEqual(failed["type"], "Failed", self.explain(proc))
+        # Upstream's reason and message: <Kind>Failed, "... reached the specified backoff limit".
+        self.assertEqual(failed["reason"], "PyTorchJobFailed")
+        self.assertIn("reached the specified backoff limit", failed["message"])
+        # backoffLimit 2 = two retries after the first attempt, then no more.
+        with open(os.path.join(self.work, "attempts")) as f:
+            self.assertEqual(len(f.read().split()), 3)
+
+    def test_active_deadline_fails_the_job_and_stops_replicas(self):
+        path = self.write("job.yaml", manifest(
+            "deadline", "echo started; sleep 60", run_policy="{activeDeadlineSeconds: 2}"))
+        began = time.monotonic()
+        job, proc = self.run_json(path, expect_code=1, timeout=60)
+        elapsed = time.monotonic() - began
+        failed = last_condition(job)
+        self.assertEqual(failed["type"], "Failed", self.explain(proc))
+        self.assertEqual(failed["reason"], "PyTorchJobFailed")
+        self.assertIn("active longer than specified deadline", failed["message"])
+        self.assertGreaterEqual(elapsed, 2)
+        self.assertLess(elapsed, 20, "the deadline was not enforced promptly")
+
+
+class SiblingStopTest(TrainctlTestCase):
+
+    def test_crashing_worker_stops_the_master_promptly(self):
+        # The master would run for a minute; the worker dies after half a second.
+        path = self.write("job.yaml", manifest(
+            "crash", "echo master up; sleep 60",
+            worker={"replicas": 2, "policy": "Never",
+                    "script": json.dumps("sleep 0.5; echo boom >&2; exit 7")}))
+        began = time.monotonic()
+        job, proc = self.run_json(path, "--grace-period", "2", expect_code=1, timeout=60)
+        elapsed = time.monotonic() - began
+        self.assertEqual(condition_types(job)[-1], "Failed", self.explain(proc))
+        self.assertLess(elapsed, 10, "siblings were not stopped promptly")
+        for replica in self.stored_replicas("default", "pytorchjobs", "crash"):
+            self.assertNotIn(replica.get("state"), ("Running", "Pending"), replica)
+
+    def test_sibling_ignoring_sigterm_is_killed_after_the_grace_period(self):
+        path = self.write("job.yaml", manifest(
+            "stubborn", "trap '' TERM; echo $$$$ > master.pid; while true; do sleep 0.2; done",
+            worker={"replicas": 1, "policy": "Never", "script": json.dumps("sleep 0.5; exit 2")}))
+        began = time.monotonic()
+        job, proc = self.run_json(path, "--grace-period", "1", expect_code=1, timeout=60)
+        elapsed = time.monotonic() - began
+        self.assertEqual(condition_types(job)[-1], "Failed", self.explain(proc))
+        self.assertLess(elapsed, 10)
+        with open(os.path.join(self.work, "master.pid")) as f:
+            pid = int(f.read())
+        self.assertFalse(process_alive(pid), "master survived SIGKILL")
+
+
+class InterruptTest(TrainctlTestCase):
+
+    def read_pids(self, name):
+        path = os.path.join(self.work, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [int(p) for p in f.read().split()]
+
+    def interrupt(self, sig, expected_code):
+        # Kubernetes expands $$ to $ in command and args, so the shell sees $$ (its pid).
+        path = self.write("job.yaml", manifest(
+            "interrupted", "sh -c 'sleep 120' & echo $! > master-child.pid; wait",
+            worker={"replicas": 2, "policy": "OnFailure",
+                    "script": json.dumps("echo $$$$ >> worker.pids; sleep 120")}))
+        runner = self.start("run", path, "--grace-period", "2")
+        try:
+            self.wait_for(lambda: len(self.read_pids("worker.pids")) == 2
+                          and self.read_pids("master-child.pid"), 30, "replicas to start")
+            groups = [r["pid"] for r in
+                      self.stored_replicas("default", "pytorchjobs", "interrupted")
+                      if r.get("pid")]
+            self.assertEqual(len(groups), 3)
+            os.kill(runner.pid, sig)
+            _, err = runner.communicate(timeout=30)
+        finally:
+            self.stop(runner)
+        self.assertEqual(runner.returncode, expected_code, err[-2000:])
+        for pid in self.read_pids("worker.pids") + self.read_pids("master-child.pid"):
+            self.assertFalse(process_alive(pid), f"pid {pid} outlived trainctl")
+        for group in groups:
+            with self.assertRaises(ProcessLookupError, msg=f"process group {group} survived"):
+                os.killpg(group, 0)
+        got = self.trainctl("get", "pytorchjob", "interrupted", "-o", "json")
+        job = json.loads(got.stdout)
+        self.assertEqual(last_condition(job)["type"], "Failed")
+        self.assertIn("stopped by", last_condition(job)["message"])
+
+    def test_ctrl_c_leaves_no_orphans(self):
+        self.interrupt(signal.SIGINT, 130)
+
+    def test_sigterm_leaves_no_orphans(self):
+        self.interrupt(signal.SIGTERM, 143)
+
+
+if __name__ == "__main__":
+    unittest.main()
