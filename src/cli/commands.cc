@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -109,7 +110,9 @@ std::optional<long long> ParseDurationMs(const std::string& text) {
     while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
       ++i;
     if (start == i || i == text.size()) return std::nullopt;
-    double value = std::stod(text.substr(start, i - start));
+    std::string number = text.substr(start, i - start);
+    if (std::count(number.begin(), number.end(), '.') > 1 || number == ".") return std::nullopt;
+    double value = std::stod(number);
     std::string unit;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
     double ms = unit == "ms"  ? 1

@@ -94,7 +94,8 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   std::vector<std::vector<std::string>> rows = {{"  TYPE", "STATUS", "REASON", "MESSAGE"}};
   if (status.contains("conditions"))
     for (const json& c : status["conditions"])
-      rows.push_back({"  " + Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message")});
+      rows.push_back(
+          {"  " + Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message")});
   out += FormatTable(rows);
   out += "Replica Statuses:\n";
   rows = {{"  TYPE", "ACTIVE", "SUCCEEDED", "FAILED", "RESTARTS"}};
@@ -139,7 +140,8 @@ std::string FormatFinalLine(const json& job, Duration elapsed) {
   char secs[32];
   std::snprintf(secs, sizeof(secs), "%.1fs", elapsed.count() / 1000.0);
   return Str(job, "kind") + " " + Str(md, "namespace", "default") + "/" + Str(md, "name") + " " +
-         (state.empty() ? "Unknown" : state) + " in " + secs + (message.empty() ? "" : ": " + message);
+         (state.empty() ? "Unknown" : state) + " in " + secs +
+         (message.empty() ? "" : ": " + message);
 }
 
 }  // namespace trainctl::cli

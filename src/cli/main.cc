@@ -7,7 +7,8 @@
 
 int main(int argc, char** argv) {
   using trainctl::cli::GlobalOptions;
-  CLI::App app{"trainctl: Kubeflow kubeflow.org/v1 training jobs on this machine and on Kubernetes"};
+  CLI::App app{
+      "trainctl: Kubeflow kubeflow.org/v1 training jobs on this machine and on Kubernetes"};
   app.require_subcommand(1);
   app.fallthrough();
   app.set_version_flag("--version", "trainctl 0.1.0");
@@ -27,11 +28,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"", "json"}));
   run_cmd->add_flag("--replace", run.replace, "Replace a finished job of the same name");
   run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print replica log lines");
-  run_cmd->add_option("--grace-period", run.grace_seconds,
-                      "Seconds between SIGTERM and SIGKILL when stopping replicas")
+  run_cmd
+      ->add_option("--grace-period", run.grace_seconds,
+                   "Seconds between SIGTERM and SIGKILL when stopping replicas")
       ->check(CLI::NonNegativeNumber);
-  run_cmd->add_option("--drain", run.drain_seconds,
-                      "Seconds to let the other replicas finish after the job succeeded")
+  run_cmd
+      ->add_option("--drain", run.drain_seconds,
+                   "Seconds to let the other replicas finish after the job succeeded")
       ->check(CLI::NonNegativeNumber);
 
   std::vector<std::string> args;
@@ -40,7 +43,8 @@ int main(int argc, char** argv) {
   CLI::App* get_cmd = app.add_subcommand("get", "List jobs: get [KIND] [NAME]");
   get_cmd->add_option("args", args, "KIND and/or NAME");
   get_cmd->add_option("-o,--output", output, "json | name");
-  CLI::App* describe_cmd = app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
+  CLI::App* describe_cmd =
+      app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();
   CLI::App* logs_cmd = app.add_subcommand("logs", "Print replica logs: logs [KIND] NAME");
   logs_cmd->add_option("args", args)->required();
@@ -50,7 +54,8 @@ int main(int argc, char** argv) {
   delete_cmd->add_option("args", args)->required();
   CLI::App* wait_cmd = app.add_subcommand("wait", "Wait for a job condition: wait [KIND] NAME");
   wait_cmd->add_option("args", args)->required();
-  wait_cmd->add_option("--for", for_condition, "condition=Succeeded (default), Running, Failed, ...");
+  wait_cmd->add_option("--for", for_condition,
+                       "condition=Succeeded (default), Running, Failed, ...");
   wait_cmd->add_option("--timeout", timeout, "e.g. 30s, 10m (default 30m)");
 
   try {

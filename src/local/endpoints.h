@@ -17,9 +17,7 @@ class LocalEndpoints final : public frameworks::Endpoints {
   // Allocates one free port per replica of `job`.
   static StatusOr<LocalEndpoints> Allocate(const api::Job& job);
   std::string Host(const std::string& type, int index) const override { return "127.0.0.1"; }
-  std::string ServiceHost(const std::string& type, int index) const override {
-    return "127.0.0.1";
-  }
+  std::string ServiceHost(const std::string& type, int index) const override { return "127.0.0.1"; }
   int Port(const std::string& type, int index, int declared) const override;
   const std::map<std::pair<std::string, int>, int>& ports() const { return ports_; }
 

@@ -70,8 +70,8 @@ StatusOr<ProcessGroup> ProcessGroup::Spawn(const LaunchSpec& spec) {
   sigemptyset(&none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<char*> argv, envp;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -138,9 +138,12 @@ std::optional<int> ProcessGroup::Poll() {
   int status = 0;
   pid_t r = waitpid(pid_, &status, WNOHANG);
   if (r == pid_) {
-    if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) exit_code_ = 128 + WTERMSIG(status);
-    else exit_code_ = 255;
+    if (WIFEXITED(status))
+      exit_code_ = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+      exit_code_ = 128 + WTERMSIG(status);
+    else
+      exit_code_ = 255;
   } else if (r < 0 && errno == ECHILD) {
     exit_code_ = 255;
   }

@@ -102,6 +102,7 @@ class Run {
   json ReplicasJson() const;
   void Persist(bool force);
   void TailLogs(bool flush);
+  void TailLog(const std::string& name, bool flush);
   int WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const;
   void WaitForActivity(int timeout_ms);
 
@@ -124,7 +125,8 @@ Status Run::Setup() {
   if (dir_.Exists()) {
     if (dir_.RunnerActive())
       return AlreadyExistsError(std::string(job_.info().name) + " " + job_.namespace_ + "/" +
-                                job_.name + " is already running (trainctl run in another "
+                                job_.name +
+                                " is already running (trainctl run in another "
                                 "terminal); stop it with trainctl delete, or rename the job");
     if (!options_.replace)
       return AlreadyExistsError(std::string(job_.info().name) + " " + job_.namespace_ + "/" +
@@ -174,9 +176,8 @@ void Run::Start(const std::string& type, int index, Time now) {
   context.labels = {{api::kLabelJobName, job_.name},
                     {api::kLabelReplicaType, api::ToLower(type)},
                     {api::kLabelReplicaIndex, std::to_string(index)}};
-  StatusOr<PreparedLaunch> launch =
-      env.ok() ? ResolveLaunch(job_, type, index, *env, context)
-               : StatusOr<PreparedLaunch>(env.status());
+  StatusOr<PreparedLaunch> launch = env.ok() ? ResolveLaunch(job_, type, index, *env, context)
+                                             : StatusOr<PreparedLaunch>(env.status());
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
   if (!launch.ok()) {
@@ -203,8 +204,8 @@ void Run::Start(const std::string& type, int index, Time now) {
   rep.process = std::move(process).value();
   rep.phase = Phase::kRunning;
   rep.started = now;
-  Emit({"Normal", "Started", "Started " + rep.command + " (pid " +
-                                 std::to_string(rep.process->pid()) + ")"},
+  Emit({"Normal", "Started",
+        "Started " + rep.command + " (pid " + std::to_string(rep.process->pid()) + ")"},
        now, "Pod/" + name);
 }
 
@@ -254,8 +255,9 @@ void Run::Reap(Time now) {
     r.exit_code = code;
     r.finished = now;
     r.process.reset();
-    Emit({*code == 0 ? "Normal" : "Warning", "Exited", r.name + " exited with code " +
-                                                           std::to_string(*code)},
+    TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
+    Emit({*code == 0 ? "Normal" : "Warning", "Exited",
+          r.name + " exited with code " + std::to_string(*code)},
          now, "Pod/" + name);
     if (RestartInPlace(r.pod_policy, *code) && !engine::IsFinished(job_.status) &&
         !interrupted_by_) {
@@ -332,12 +334,16 @@ json Run::ReplicasJson() const {
   json out = json::array();
   for (const auto& [name, r] : replicas_) {
     std::string state = engine::PhaseName(r.phase);
-    if (r.deleted) state = "Stopped";
-    else if (r.terminating) state = "Stopping";
-    else if (r.restart_at) state = "Restarting";
-    json j = {{"name", r.name},       {"type", r.type},         {"index", r.index},
-              {"phase", engine::PhaseName(r.phase)}, {"state", state},
-              {"restarts", r.restarts}, {"attempt", r.attempt}, {"port", r.port},
+    if (r.deleted)
+      state = "Stopped";
+    else if (r.terminating)
+      state = "Stopping";
+    else if (r.restart_at)
+      state = "Restarting";
+    json j = {{"name", r.name},       {"type", r.type},
+              {"index", r.index},     {"phase", engine::PhaseName(r.phase)},
+              {"state", state},       {"restarts", r.restarts},
+              {"attempt", r.attempt}, {"port", r.port},
               {"command", r.command}};
     if (r.exit_code) j["exitCode"] = *r.exit_code;
     if (r.process) j["pid"] = r.process->pid();
@@ -357,15 +363,18 @@ void Run::Persist(bool force) {
   if (observer_) observer_->OnReplicas(replicas);
 }
 
+void Run::TailLog(const std::string& name, bool flush) {
+  std::string short_name = name.substr(job_.name.size() + 1);
+  tailer_.Poll(
+      name, dir_.LogPath(name),
+      [&](const std::string& line) {
+        if (observer_) observer_->OnLogLine(short_name, line);
+      },
+      flush);
+}
+
 void Run::TailLogs(bool flush) {
-  for (const auto& [name, r] : replicas_) {
-    std::string short_name = name.substr(job_.name.size() + 1);
-    tailer_.Poll(name, dir_.LogPath(name),
-                 [&](const std::string& line) {
-                   if (observer_) observer_->OnLogLine(short_name, line);
-                 },
-                 flush);
-  }
+  for (const auto& [name, r] : replicas_) TailLog(name, flush);
 }
 
 int Run::WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const {
@@ -469,10 +478,12 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
   if (job.run_policy.managed_by && *job.run_policy.managed_by != api::kManagedByKubeflow)
     return InvalidError("spec.runPolicy.managedBy: \"" + *job.run_policy.managed_by +
                         "\": this job is managed by another controller; trainctl run only runs "
-                        "jobs managed by " + api::kManagedByKubeflow);
+                        "jobs managed by " +
+                        api::kManagedByKubeflow);
   if (job.run_policy.suspend.value_or(false))
-    return InvalidError("spec.runPolicy.suspend: true: a suspended job would never start "
-                        "locally; remove suspend or set it to false");
+    return InvalidError(
+        "spec.runPolicy.suspend: true: a suspended job would never start "
+        "locally; remove suspend or set it to false");
   frameworks::ServiceEndpoints placeholder(job.name, job.namespace_);
   for (const auto& [type, spec] : job.replica_specs) {
     if (spec.replicas.value_or(1) == 0) continue;

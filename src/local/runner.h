@@ -20,11 +20,11 @@
 namespace trainctl::local {
 
 struct RunOptions {
-  std::string manifest_dir;       // relative paths in the job resolve here
-  std::string state_root;         // DefaultStateRoot() unless overridden
-  bool replace = false;           // replace a finished job of the same name
-  Duration grace{5000};           // SIGTERM → SIGKILL
-  Duration drain{10000};          // after success, wait this long for the others to exit
+  std::string manifest_dir;           // relative paths in the job resolve here
+  std::string state_root;             // DefaultStateRoot() unless overridden
+  bool replace = false;               // replace a finished job of the same name
+  Duration grace{5000};               // SIGTERM → SIGKILL
+  Duration drain{10000};              // after success, wait this long for the others to exit
   std::vector<std::string> base_env;  // the caller's environment
 };
 

@@ -1,0 +1,231 @@
+// Unit tests for the local substrate's pure parts: launch preparation (env precedence,
+// fieldRef, $(VAR) expansion, working dir, errors with field paths), the kubelet rules, and
+// the state folder (atomic files, runner lock, listing).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "api/manifest.h"
+#include "local/kubelet.h"
+#include "local/launch.h"
+#include "local/state_store.h"
+
+namespace trainctl::local {
+namespace {
+
+namespace fs = std::filesystem;
+
+api::Job Load(const std::string& text) {
+  auto loaded = api::LoadJobsFromText(text, "test.yaml");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  return (*loaded)[0].job;
+}
+
+const char* kJob = R"yaml(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: demo, namespace: team}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          initContainers:
+          - {name: init, image: busybox, command: ["true"]}
+          containers:
+          - name: sidecar
+            image: envoy
+            command: [envoy]
+          - name: pytorch
+            image: torch
+            workingDir: sub
+            command: [python3, train.py]
+            args: ["--name=$(POD_NAME)", "--rank=$(RANK)", "$(UNDEFINED)", "$$(RANK)", "cost $$5"]
+            env:
+            - {name: HOME_DIR, value: /from/template}
+            - {name: RANK, value: should-be-overridden}
+            - name: POD_NAME
+              valueFrom: {fieldRef: {fieldPath: metadata.name}}
+            - {name: GREETING, value: "hello $(POD_NAME)"}
+)yaml";
+
+std::string EnvValue(const LaunchSpec& spec, const std::string& name) {
+  for (const std::string& e : spec.env)
+    if (e.rfind(name + "=", 0) == 0) return e.substr(name.size() + 1);
+  return "<unset>";
+}
+
+class LaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("trainctl-launch-" + std::to_string(getpid()));
+    fs::create_directories(dir_ / "sub");
+    context_.manifest_dir = dir_.string();
+    context_.base_env = {"PATH=/usr/bin:/bin", "HOME_DIR=/from/caller", "RANK=caller"};
+    injected_.env = {{"RANK", "0"}, {"WORLD_SIZE", "2"}};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  LaunchContext context_;
+  frameworks::ReplicaEnv injected_;
+};
+
+TEST_F(LaunchTest, DefaultContainerWithEnvPrecedenceAndExpansion) {
+  api::Job job = Load(kJob);
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(job, "Master", 0, injected_, context_);
+  ASSERT_TRUE(launch.ok()) << launch.status().message();
+  const LaunchSpec& spec = launch->spec;
+  EXPECT_EQ(spec.argv,
+            (std::vector<std::string>{"python3", "train.py", "--name=demo-master-0", "--rank=0",
+                                      "$(UNDEFINED)", "$(RANK)", "cost $5"}));
+  EXPECT_EQ(EnvValue(spec, "HOME_DIR"), "/from/template");  // template beats caller
+  EXPECT_EQ(EnvValue(spec, "RANK"), "0");                   // framework beats template
+  EXPECT_EQ(EnvValue(spec, "WORLD_SIZE"), "2");
+  EXPECT_EQ(EnvValue(spec, "POD_NAME"), "demo-master-0");
+  EXPECT_EQ(EnvValue(spec, "GREETING"), "hello demo-master-0");
+  EXPECT_EQ(EnvValue(spec, "PATH"), "/usr/bin:/bin");
+  EXPECT_EQ(spec.cwd, (dir_ / "sub").string());
+  EXPECT_EQ(launch->command_field,
+            "spec.pytorchReplicaSpecs[Master].template.spec.containers[1].command[0]");
+  // The sidecar and the init container do not run locally, and the user is told.
+  ASSERT_EQ(launch->warnings.size(), 2u);
+}
+
+TEST_F(LaunchTest, MissingCommandNamesTheField) {
+  std::string text = kJob;
+  text.replace(text.find("command: [python3, train.py]"), 28, "");
+  api::Job job = Load(text);
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(job, "Master", 0, injected_, context_);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_EQ(launch.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(launch.status().message().find(
+                "spec.pytorchReplicaSpecs[Master].template.spec.containers[1].command: Required"),
+            std::string::npos)
+      << launch.status().message();
+}
+
+TEST_F(LaunchTest, MissingWorkingDirIsAnError) {
+  fs::remove_all(dir_ / "sub");
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(Load(kJob), "Master", 0, injected_, context_);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.status().message().find("containers[1].workingDir: Invalid value: \"sub\""),
+            std::string::npos)
+      << launch.status().message();
+}
+
+TEST_F(LaunchTest, UnknownFieldRefIsAnError) {
+  std::string text = kJob;
+  text.replace(text.find("metadata.name"), 13, "spec.priority");
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(Load(text), "Master", 0, injected_, context_);
+  ASSERT_FALSE(launch.ok());
+  EXPECT_NE(launch.status().message().find("env[2].valueFrom.fieldRef.fieldPath: Unsupported "
+                                           "value: \"spec.priority\""),
+            std::string::npos)
+      << launch.status().message();
+}
+
+TEST_F(LaunchTest, ResolveFindsTheExecutableOrNamesIt) {
+  StatusOr<PreparedLaunch> found = ResolveLaunch(Load(kJob), "Master", 0, injected_, context_);
+  if (fs::exists("/usr/bin/python3") || fs::exists("/bin/python3")) {
+    ASSERT_TRUE(found.ok()) << found.status().message();
+    EXPECT_EQ(found->spec.argv[0].front(), '/');
+  }
+  std::string text = kJob;
+  text.replace(text.find("[python3, train.py]"), 19, "[no-such-binary-here]");
+  StatusOr<PreparedLaunch> missing = ResolveLaunch(Load(text), "Master", 0, injected_, context_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("containers[1].command[0]: command "
+                                            "\"no-such-binary-here\" not found"),
+            std::string::npos)
+      << missing.status().message();
+}
+
+TEST(ExpandReferencesTest, KubeletRules) {
+  std::map<std::string, std::string> vars{{"A", "x"}, {"B", "$(A)"}};
+  EXPECT_EQ(ExpandReferences("$(A)-$(B)", vars), "x-$(A)");  // no recursive expansion
+  EXPECT_EQ(ExpandReferences("$$(A) $$ $", vars), "$(A) $ $");
+  EXPECT_EQ(ExpandReferences("$(MISSING) $(A", vars), "$(MISSING) $(A");
+}
+
+TEST(KubeletTest, PodRestartPolicyAndInPlaceRestarts) {
+  EXPECT_EQ(PodRestartPolicy("ExitCode"), "Never");
+  EXPECT_EQ(PodRestartPolicy("OnFailure"), "OnFailure");
+  EXPECT_EQ(PodRestartPolicy("Always"), "Always");
+  EXPECT_TRUE(RestartInPlace("Always", 0));
+  EXPECT_TRUE(RestartInPlace("OnFailure", 1));
+  EXPECT_FALSE(RestartInPlace("OnFailure", 0));
+  EXPECT_FALSE(RestartInPlace("Never", 137));
+}
+
+TEST(KubeletTest, BackoffDoublesToACap) {
+  EXPECT_EQ(RestartBackoff(1), Duration(1000));
+  EXPECT_EQ(RestartBackoff(2), Duration(2000));
+  EXPECT_EQ(RestartBackoff(3), Duration(4000));
+  EXPECT_EQ(RestartBackoff(50), Duration(30000));
+}
+
+class StateStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = (fs::temp_directory_path() / ("trainctl-state-" + std::to_string(getpid()))).string();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::string root_;
+};
+
+TEST_F(StateStoreTest, WritesReadsAndLists) {
+  JobDir dir(root_, {api::Kind::kPyTorchJob, "team", "demo"});
+  EXPECT_FALSE(dir.Exists());
+  ASSERT_TRUE(dir.Create().ok());
+  ASSERT_TRUE(dir.WriteJob({{"kind", "PyTorchJob"}}).ok());
+  ASSERT_TRUE(dir.AppendEvent({{"reason", "A"}}).ok());
+  ASSERT_TRUE(dir.AppendEvent({{"reason", "B"}}).ok());
+  EXPECT_EQ(dir.ReadJob()->at("kind"), "PyTorchJob");
+  StatusOr<std::vector<nlohmann::json>> events = dir.ReadEvents();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[1]["reason"], "B");
+  EXPECT_EQ(dir.path(), root_ + "/team/pytorchjobs/demo");
+
+  JobDir other(root_, {api::Kind::kTFJob, "default", "x"});
+  ASSERT_TRUE(other.Create().ok());
+  EXPECT_EQ(ListJobs(root_, std::nullopt).size(), 1u);  // listed once its object is written
+  ASSERT_TRUE(other.WriteJob({{"kind", "TFJob"}}).ok());
+  EXPECT_EQ(ListJobs(root_, std::nullopt).size(), 2u);
+  std::vector<JobKey> team = ListJobs(root_, "team");
+  ASSERT_EQ(team.size(), 1u);
+  EXPECT_EQ(team[0].name, "demo");
+  ASSERT_TRUE(dir.RemoveAll().ok());
+  EXPECT_FALSE(dir.Exists());
+}
+
+TEST_F(StateStoreTest, CorruptJobFileIsAnErrorNotACrash) {
+  JobDir dir(root_, {api::Kind::kPyTorchJob, "default", "demo"});
+  ASSERT_TRUE(dir.Create().ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/job.json", "{\"kind\": ").ok());
+  StatusOr<nlohmann::json> job = dir.ReadJob();
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("job.json"), std::string::npos) << job.status().message();
+}
+
+TEST_F(StateStoreTest, OnlyOneRunnerHoldsTheLock) {
+  JobDir first(root_, {api::Kind::kPyTorchJob, "default", "demo"});
+  JobDir second(root_, {api::Kind::kPyTorchJob, "default", "demo"});
+  ASSERT_TRUE(first.Create().ok());
+  EXPECT_FALSE(second.RunnerActive());
+  ASSERT_TRUE(first.AcquireRunnerLock().ok());
+  int pid = 0;
+  EXPECT_TRUE(second.RunnerActive(&pid));
+  EXPECT_EQ(pid, getpid());
+  Status taken = second.AcquireRunnerLock();
+  EXPECT_EQ(taken.code(), StatusCode::kAlreadyExists);
+  first.ReleaseRunnerLock();
+  EXPECT_FALSE(second.RunnerActive());
+  EXPECT_TRUE(second.AcquireRunnerLock().ok());
+}
+
+}  // namespace
+}  // namespace trainctl::local
