@@ -186,7 +186,7 @@ ValidationResult ValidateJob(const Job& job) {
   ValidationResult out;
   FieldErrorList* errors = &out.errors;
   ValidateName(job, errors);
-  if (job.kind != Kind::kJAXJob) ValidateManagedBy(job, errors);
+  ValidateManagedBy(job, errors);  // every kind, JAXJob too (upstream skips it there)
   if (!job.has_replica_specs || job.replica_specs.empty()) {
     errors->push_back(Required(MapPath(job), "must be required"));
     return out;

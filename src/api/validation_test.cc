@@ -66,6 +66,15 @@ TEST(ValidationTest, UnknownTypeAndManagedBy) {
       << e;
 }
 
+TEST(ValidationTest, JaxJobManagedByIsCheckedToo) {
+  std::string e = Errors(
+      "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: j}\nspec:\n  "
+      "runPolicy: {managedBy: someone}\n  "
+      "jaxReplicaSpecs:\n    Worker: {template: {spec: {containers: [{name: jax, image: i}]}}}\n");
+  EXPECT_NE(e.find("spec.runPolicy.managedBy: Unsupported value: \"someone\""), std::string::npos)
+      << e;
+}
+
 TEST(ValidationTest, NameMustBeDns1035) {
   std::string e = Errors(
       "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: 1Bad}\nspec:\n  "
