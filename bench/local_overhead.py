@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Start-up overhead of `trainctl run` against launching the same work directly.
+
+Three comparisons, each measured in this one run, alternating the two sides to share the
+machine's state fairly, reporting the median wall time of N rounds and the ratio:
+
+  1. empty job: a 1-replica job whose command is `true`, against running `true` directly
+     (pure runner overhead: load + validate + state folder + spawn + reap + final write);
+  2. PyTorch DDP, 2 processes: examples/pytorch/pytorchjob.yaml (Master + Worker) against
+     `torchrun --standalone --nproc_per_node=2 train_ddp.py` with the same arguments;
+  3. the torchrun example (2 nodes x 2 processes) against `torchrun --standalone
+     --nproc_per_node=4 train_ddp.py`.
+
+Usage: bench/local_overhead.py [--rounds N] [--trainctl PATH]
+Run it with the project venv first on PATH (make bench does), so python3/torchrun see torch.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(REPO, "examples", "pytorch")
+
+EMPTY_JOB = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: empty}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers: [{name: pytorch, image: none, command: ["true"]}]
+"""
+
+
+def timed(argv, cwd, env):
+    began = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - began
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed with {proc.returncode}:\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def compare(name, direct, via_trainctl, rounds, cwd, env):
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(timed(direct, cwd, env))
+        b.append(timed(via_trainctl, cwd, env))
+    da, db = statistics.median(a), statistics.median(b)
+    print(f"| {name} | {da * 1000:.0f} ms | {db * 1000:.0f} ms | {db - da:+.3f} s | "
+          f"{db / da:.2f} |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--trainctl", default=os.path.join(REPO, "build", "release", "trainctl"))
+    args = parser.parse_args()
+    state = tempfile.mkdtemp(prefix="trainctl-bench-")
+    # The torchrun workaround of the example manifests (torch 1.13 on Python 3.11), for the
+    # direct runs too; see examples/pytorch/pytorchjob-torchrun.yaml.
+    env = dict(os.environ, TRAINCTL_STATE_DIR=state, PET_REDIRECTS="9:1", PET_TEE="9:1")
+    with open(os.path.join(state, "empty.yaml"), "w") as f:
+        f.write(EMPTY_JOB)
+    run = [args.trainctl, "run", "--replace", "-q"]
+    print(f"rounds={args.rounds}, median wall time per side")
+    print("| workload | direct | trainctl run | difference | ratio |")
+    print("|---|---|---|---|---|")
+    compare("empty job (`true`)", ["true"], run + [os.path.join(state, "empty.yaml")],
+            args.rounds, state, env)
+    ddp_args = ["train_ddp.py", "--epochs", "20"]
+    compare("DDP 2 processes", ["torchrun", "--standalone", "--nproc_per_node=2", *ddp_args],
+            run + ["pytorchjob.yaml"], args.rounds, EXAMPLES, env)
+    compare("DDP 4 processes (torchrun example)",
+            ["torchrun", "--standalone", "--nproc_per_node=4", "train_ddp.py"],
+            run + ["pytorchjob-torchrun.yaml"], args.rounds, EXAMPLES, env)
+    subprocess.run(["rm", "-rf", state])
+
+
+if __name__ == "__main__":
+    main()
