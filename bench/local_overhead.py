@@ -7,8 +7,11 @@ machine's state fairly, reporting the median wall time of N rounds and the ratio
   1. empty job: a 1-replica job whose command is `true`, against running `true` directly
      (pure runner overhead: load + validate + state folder + spawn + reap + final write);
   2. PyTorch DDP, 2 processes: examples/pytorch/pytorchjob.yaml (Master + Worker) against
-     `torchrun --standalone --nproc_per_node=2 train_ddp.py` with the same arguments;
-  3. the torchrun example (2 nodes x 2 processes) against `torchrun --standalone
+     the same two `python3 train_ddp.py` processes started by hand with MASTER_ADDR,
+     MASTER_PORT, WORLD_SIZE and RANK set (the least any launcher can do);
+  3. the same job against `torchrun --standalone --nproc_per_node=2 train_ddp.py`, the usual
+     way to start it on one machine;
+  4. the torchrun example (2 nodes x 2 processes) against `torchrun --standalone
      --nproc_per_node=4 train_ddp.py`.
 
 Usage: bench/local_overhead.py [--rounds N] [--trainctl PATH]
@@ -17,6 +20,7 @@ Run it with the project venv first on PATH (make bench does), so python3/torchru
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -50,10 +54,28 @@ def timed(argv, cwd, env):
     return elapsed
 
 
+def timed_by_hand(argv, world, cwd, env):
+    """Starts `world` copies of argv with the env:// rendezvous variables set, waits for all."""
+    began = time.perf_counter()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True,
+                              env=dict(env, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                                       WORLD_SIZE=str(world), RANK=str(rank)))
+             for rank in range(world)]
+    for p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(argv)} failed with {p.returncode}:\n{err[-2000:]}")
+    return time.perf_counter() - began
+
+
 def compare(name, direct, via_trainctl, rounds, cwd, env):
     a, b = [], []
     for _ in range(rounds):
-        a.append(timed(direct, cwd, env))
+        a.append(direct(cwd, env) if callable(direct) else timed(direct, cwd, env))
         b.append(timed(via_trainctl, cwd, env))
     da, db = statistics.median(a), statistics.median(b)
     print(f"| {name} | {da * 1000:.0f} ms | {db * 1000:.0f} ms | {db - da:+.3f} s | "
@@ -78,7 +100,10 @@ def main():
     compare("empty job (`true`)", ["true"], run + [os.path.join(state, "empty.yaml")],
             args.rounds, state, env)
     ddp_args = ["train_ddp.py", "--epochs", "20"]
-    compare("DDP 2 processes", ["torchrun", "--standalone", "--nproc_per_node=2", *ddp_args],
+    compare("DDP 2 processes, started by hand",
+            lambda cwd, e: timed_by_hand(["python3", *ddp_args], 2, cwd, e),
+            run + ["pytorchjob.yaml"], args.rounds, EXAMPLES, env)
+    compare("DDP 2 processes, torchrun", ["torchrun", "--standalone", "--nproc_per_node=2", *ddp_args],
             run + ["pytorchjob.yaml"], args.rounds, EXAMPLES, env)
     compare("DDP 4 processes (torchrun example)",
             ["torchrun", "--standalone", "--nproc_per_node=4", "train_ddp.py"],

@@ -14,6 +14,11 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kIo: return "IO";
+    case StatusCode::kGone: return "Gone";
+    case StatusCode::kTooManyRequests: return "TooManyRequests";
+    case StatusCode::kUnauthorized: return "Unauthorized";
+    case StatusCode::kForbidden: return "Forbidden";
+    case StatusCode::kCancelled: return "Cancelled";
   }
   return "Unknown";
 }

@@ -25,6 +25,11 @@ enum class StatusCode {
   kDeadlineExceeded,
   kInternal,
   kIo,               // file system or process error
+  kGone,             // API 410: resourceVersion or continue token expired; relist
+  kTooManyRequests,  // API 429: throttled; retry after the server's Retry-After
+  kUnauthorized,     // API 401: credentials missing, expired or rejected
+  kForbidden,        // API 403: authenticated but not allowed
+  kCancelled,        // the caller stopped the operation
 };
 
 class Status {
@@ -55,6 +60,13 @@ inline Status FailedPreconditionError(std::string m) {
 }
 inline Status InternalError(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 inline Status IoError(std::string m) { return Status(StatusCode::kIo, std::move(m)); }
+inline Status UnavailableError(std::string m) {
+  return Status(StatusCode::kUnavailable, std::move(m));
+}
+inline Status DeadlineExceededError(std::string m) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(m));
+}
+inline Status CancelledError(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
 
 const char* StatusCodeName(StatusCode code);
 
