@@ -1,0 +1,293 @@
+#include "kube/client.h"
+
+#include <memory>
+#include <thread>
+
+#include "kube/api_error.h"
+
+namespace trainctl::kube {
+namespace {
+
+using nlohmann::json;
+
+std::string PercentEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> WriteParams(const WriteOptions& o) {
+  return {{"dryRun", o.dry_run ? "All" : ""},
+          {"fieldManager", o.field_manager},
+          {"force", o.force ? "true" : ""},
+          {"fieldValidation", o.field_validation}};
+}
+
+std::string Describe(const std::string& verb, const Resource& r, const std::string& ns,
+                     const std::string& name) {
+  std::string out = verb + " " + r.plural;
+  if (!name.empty()) out += " \"" + name + "\"";
+  if (r.namespaced && !ns.empty()) out += " in " + ns;
+  return out;
+}
+
+StatusOr<std::string> NameOf(const json& object) {
+  if (object.is_object() && object.contains("metadata") && object["metadata"].is_object() &&
+      object["metadata"].contains("name") && object["metadata"]["name"].is_string())
+    return object["metadata"]["name"].get<std::string>();
+  return InvalidError("object has no metadata.name");
+}
+
+}  // namespace
+
+std::string ResourcePath(const Resource& r, const std::string& ns, const std::string& name,
+                         const std::string& subresource) {
+  std::string path = r.group.empty() ? "/api/" + r.version : "/apis/" + r.group + "/" + r.version;
+  if (r.namespaced && !ns.empty()) path += "/namespaces/" + PercentEncode(ns);
+  path += "/" + r.plural;
+  if (!name.empty()) path += "/" + PercentEncode(name);
+  if (!name.empty() && !subresource.empty()) path += "/" + subresource;
+  return path;
+}
+
+std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string out;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    out += (out.empty() ? "?" : "&") + PercentEncode(k) + "=" + PercentEncode(v);
+  }
+  return out;
+}
+
+Client::Client(std::unique_ptr<Transport> transport, ClientOptions options, const Clock* clock)
+    : transport_(std::move(transport)),
+      options_(std::move(options)),
+      clock_(clock),
+      limiter_(options_.qps, options_.burst, clock) {}
+
+void Client::Sleep(Duration d) {
+  if (d <= Duration::zero()) return;
+  if (options_.sleep)
+    options_.sleep(d);
+  else
+    std::this_thread::sleep_for(d);
+}
+
+StatusOr<json> Client::Call(HttpRequest request, const std::string& what, bool idempotent) {
+  request.timeout = options_.request_timeout;
+  Duration backoff(200);
+  for (int attempt = 0;; ++attempt) {
+    Sleep(limiter_.Reserve());
+    StatusOr<HttpResponse> response = transport_->Do(request);
+    bool last = attempt >= options_.max_retries;
+    if (!response.ok()) {
+      // A transport failure may have reached the server; only idempotent calls are repeated.
+      if (!idempotent || last || response.status().code() == StatusCode::kCancelled)
+        return Status(response.status().code(), what + ": " + response.status().message());
+      Sleep(backoff);
+      backoff = std::min(backoff * 2, Duration(5000));
+      continue;
+    }
+    if (IsSuccess(*response)) {
+      if (response->body.empty()) return json::object();
+      json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+      if (body.is_discarded())
+        return InternalError(what + ": the server sent a body that is not JSON (" +
+                             std::to_string(response->body.size()) + " bytes)");
+      return body;
+    }
+    // 429 means the request was not processed (API priority and fairness): always safe to
+    // repeat. 5xx with Retry-After: only idempotent calls.
+    bool throttled = response->status == 429;
+    bool server_busy = response->status >= 500 && response->retry_after_seconds;
+    if (!last && (throttled || (server_busy && idempotent))) {
+      Duration wait(1000LL * response->retry_after_seconds.value_or(1));
+      limiter_.PauseFor(wait);
+      continue;
+    }
+    return ErrorFromResponse(*response, what);
+  }
+}
+
+StatusOr<json> Client::Get(const Resource& r, const std::string& ns, const std::string& name,
+                           const std::string& subresource) {
+  HttpRequest req;
+  req.path = ResourcePath(r, ns, name, subresource);
+  return Call(req, Describe("get", r, ns, name), true);
+}
+
+StatusOr<json> Client::List(const Resource& r, const std::string& ns, const ListOptions& o) {
+  HttpRequest req;
+  req.path =
+      ResourcePath(r, ns) + QueryString({{"labelSelector", o.label_selector},
+                                         {"fieldSelector", o.field_selector},
+                                         {"limit", o.limit > 0 ? std::to_string(o.limit) : ""},
+                                         {"continue", o.continue_token},
+                                         {"resourceVersion", o.resource_version},
+                                         {"resourceVersionMatch", o.resource_version_match}});
+  return Call(req, Describe("list", r, ns, ""), true);
+}
+
+StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOptions options) {
+  const ListOptions first_page = options;
+  bool restarted = false;
+  json out = {{"items", json::array()}, {"metadata", json::object()}};
+  for (;;) {
+    StatusOr<json> page = List(r, ns, options);
+    if (!page.ok()) {
+      // The continue token expired (compaction): start over once, from a fresh list.
+      if (page.status().code() == StatusCode::kGone && !options.continue_token.empty() &&
+          !restarted) {
+        restarted = true;
+        options = first_page;
+        out["items"] = json::array();
+        continue;
+      }
+      return page.status();
+    }
+    if (page->contains("items") && (*page)["items"].is_array())
+      for (json& item : (*page)["items"]) out["items"].push_back(std::move(item));
+    if (page->contains("kind")) out["kind"] = (*page)["kind"];
+    if (page->contains("apiVersion")) out["apiVersion"] = (*page)["apiVersion"];
+    json metadata = page->value("metadata", json::object());
+    std::string next = metadata.is_object() ? metadata.value("continue", "") : "";
+    if (next.empty()) {
+      if (metadata.is_object() && metadata.contains("resourceVersion"))
+        out["metadata"]["resourceVersion"] = metadata["resourceVersion"];
+      return out;
+    }
+    options.continue_token = next;
+    options.resource_version.clear();  // not allowed together with continue
+    options.resource_version_match.clear();
+  }
+}
+
+StatusOr<json> Client::Create(const Resource& r, const std::string& ns, const json& object,
+                              const WriteOptions& options) {
+  HttpRequest req;
+  req.method = "POST";
+  req.path = ResourcePath(r, ns) + QueryString(WriteParams(options));
+  req.body = object.dump();
+  req.content_type = "application/json";
+  std::string name =
+      object.is_object() ? object.value("metadata", json::object()).value("name", "") : "";
+  return Call(req, Describe("create", r, ns, name), false);
+}
+
+StatusOr<json> Client::Update(const Resource& r, const std::string& ns, const json& object,
+                              const WriteOptions& options) {
+  StatusOr<std::string> name = NameOf(object);
+  if (!name.ok()) return name.status();
+  HttpRequest req;
+  req.method = "PUT";
+  req.path = ResourcePath(r, ns, *name) + QueryString(WriteParams(options));
+  req.body = object.dump();
+  req.content_type = "application/json";
+  return Call(req, Describe("update", r, ns, *name), false);
+}
+
+StatusOr<json> Client::UpdateStatus(const Resource& r, const std::string& ns, const json& object,
+                                    const WriteOptions& options) {
+  StatusOr<std::string> name = NameOf(object);
+  if (!name.ok()) return name.status();
+  HttpRequest req;
+  req.method = "PUT";
+  req.path = ResourcePath(r, ns, *name, "status") + QueryString(WriteParams(options));
+  req.body = object.dump();
+  req.content_type = "application/json";
+  return Call(req, Describe("update status of", r, ns, *name), false);
+}
+
+StatusOr<json> Client::Patch(const Resource& r, const std::string& ns, const std::string& name,
+                             PatchType type, const std::string& body, const WriteOptions& options,
+                             const std::string& subresource) {
+  if (type == PatchType::kApply && options.field_manager.empty())
+    return InvalidError("server-side apply needs a field manager");
+  HttpRequest req;
+  req.method = "PATCH";
+  req.path = ResourcePath(r, ns, name, subresource) + QueryString(WriteParams(options));
+  req.body = body;
+  req.content_type = type == PatchType::kMerge  ? "application/merge-patch+json"
+                     : type == PatchType::kJson ? "application/json-patch+json"
+                                                : "application/apply-patch+yaml";
+  return Call(req, Describe("patch", r, ns, name), false);
+}
+
+Status Client::Delete(const Resource& r, const std::string& ns, const std::string& name,
+                      const DeleteOptions& options) {
+  json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+  if (!options.propagation_policy.empty()) body["propagationPolicy"] = options.propagation_policy;
+  if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
+  if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
+  if (!options.precondition_resource_version.empty())
+    body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
+  if (options.dry_run) body["dryRun"] = json::array({"All"});
+  HttpRequest req;
+  req.method = "DELETE";
+  req.path = ResourcePath(r, ns, name);
+  req.body = body.dump();
+  req.content_type = "application/json";
+  // DELETE is idempotent in effect: a repeat answers NotFound, which callers treat as done.
+  StatusOr<json> result = Call(req, Describe("delete", r, ns, name), true);
+  return result.ok() ? Status::Ok() : result.status();
+}
+
+std::shared_ptr<Stream> Client::Watch(const Resource& r, const std::string& ns,
+                                      const ListOptions& o,
+                                      std::function<Status(const WatchEvent&)> on_event,
+                                      std::function<void(Status)> on_done) {
+  HttpRequest req;
+  req.path = ResourcePath(r, ns) +
+             QueryString({{"watch", "1"},
+                          {"labelSelector", o.label_selector},
+                          {"fieldSelector", o.field_selector},
+                          {"resourceVersion", o.resource_version},
+                          {"allowWatchBookmarks", o.allow_bookmarks ? "true" : ""},
+                          {"timeoutSeconds",
+                           o.timeout_seconds > 0 ? std::to_string(o.timeout_seconds) : ""}});
+  req.timeout = Duration::zero();
+  // Bookmarks arrive about once a minute; a stream silent for much longer is dead.
+  req.idle_timeout = Duration(o.allow_bookmarks ? 180000 : 0);
+  std::string what = Describe("watch", r, ns, "");
+  Sleep(limiter_.Reserve());
+
+  struct State {
+    LineSplitter splitter;
+    Status ended;  // why the reader stopped, if it did
+  };
+  auto state = std::make_shared<State>();
+  auto on_data = [state, on_event, what](std::string_view chunk) {
+    Status st = state->splitter.Feed(chunk, [&](std::string_view line) -> Status {
+      StatusOr<WatchEvent> event = ParseWatchEvent(line);
+      if (!event.ok()) return Status(event.status().code(), what + ": " + event.status().message());
+      if (event->type == WatchEventType::kError) return WatchErrorStatus(*event, what);
+      return on_event(*event);
+    });
+    if (!st.ok()) {
+      state->ended = st;
+      return false;
+    }
+    return true;
+  };
+  auto finished = [state, on_done, what](StatusOr<HttpResponse> response) {
+    if (!state->ended.ok()) return on_done(state->ended);
+    if (!response.ok()) return on_done(response.status());
+    if (!IsSuccess(*response)) return on_done(ErrorFromResponse(*response, what));
+    if (state->splitter.pending() > 0)
+      return on_done(UnavailableError(what + ": the stream was cut in the middle of an event (" +
+                                      std::to_string(state->splitter.pending()) + " bytes)"));
+    on_done(Status::Ok());
+  };
+  return transport_->OpenStream(req, std::move(on_data), std::move(finished));
+}
+
+}  // namespace trainctl::kube

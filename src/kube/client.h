@@ -1,0 +1,139 @@
+// Client: the REST verbs of the Kubernetes API over a Transport, with client-side rate
+// limiting, Retry-After handling and API errors mapped to Status codes (api_error.h).
+//
+// Objects are nlohmann::json documents. Supported writes: create, update (PUT, with the
+// object's resourceVersion: a stale one is kConflict), the status subresource, merge patch,
+// JSON patch and server-side apply (strategic merge patch is not supported for custom
+// resources, so it is not offered), delete with propagation/grace/preconditions, dry-run.
+// Lists can be paged; ListAll follows continue tokens and restarts once a token expired.
+// Watch streams decoded events to a callback (see watch_decoder.h).
+//
+// Thread-safe: share one Client between threads. Blocking calls sleep on the calling thread
+// when the limiter or the server asks to wait.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "kube/rate_limiter.h"
+#include "kube/transport.h"
+#include "kube/watch_decoder.h"
+
+namespace trainctl::kube {
+
+// A resource type: group ("" for core), version, plural, and whether it is namespaced.
+struct Resource {
+  std::string group;
+  std::string version;
+  std::string plural;
+  bool namespaced = true;
+};
+
+inline const Resource kPods{"", "v1", "pods"};
+inline const Resource kServices{"", "v1", "services"};
+inline const Resource kConfigMaps{"", "v1", "configmaps"};
+inline const Resource kEvents{"", "v1", "events"};
+inline const Resource kNamespaces{"", "v1", "namespaces", false};
+inline const Resource kLeases{"coordination.k8s.io", "v1", "leases"};
+inline const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
+                                                 "customresourcedefinitions", false};
+
+// "/api/v1/namespaces/ns/pods/name/status", "/apis/g/v/plural", … (empty parts are left out).
+std::string ResourcePath(const Resource& resource, const std::string& ns,
+                         const std::string& name = "", const std::string& subresource = "");
+// "?a=1&b=x%20y" from pairs (empty values are skipped); "" when nothing remains.
+std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params);
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int limit = 0;               // page size; 0 = server default (everything)
+  std::string continue_token;  // from the previous page's metadata.continue
+  std::string resource_version;
+  std::string resource_version_match;  // "NotOlderThan" | "Exact" | ""
+  // Watch only:
+  bool allow_bookmarks = true;
+  int timeout_seconds = 0;  // server-side watch timeout; 0 = server default
+};
+
+struct WriteOptions {
+  bool dry_run = false;
+  std::string field_manager;     // required for apply
+  bool force = false;            // apply: take over conflicting fields
+  std::string field_validation;  // "Strict" | "Warn" | "Ignore" | ""
+};
+
+struct DeleteOptions {
+  std::string propagation_policy;  // "Background" | "Foreground" | "Orphan" | ""
+  std::optional<long long> grace_period_seconds;
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+  bool dry_run = false;
+};
+
+enum class PatchType { kMerge, kJson, kApply };
+
+struct ClientOptions {
+  double qps = 20;  // <= 0: no client-side limit
+  int burst = 30;
+  int max_retries = 5;  // for 429, and for GET on 5xx/transport errors
+  Duration request_timeout{30000};
+  std::function<void(Duration)> sleep;  // default: std::this_thread::sleep_for
+};
+
+class Client {
+ public:
+  Client(std::unique_ptr<Transport> transport, ClientOptions options, const Clock* clock);
+
+  StatusOr<nlohmann::json> Get(const Resource& r, const std::string& ns, const std::string& name,
+                               const std::string& subresource = "");
+  // One page (or everything when options.limit is 0).
+  StatusOr<nlohmann::json> List(const Resource& r, const std::string& ns,
+                                const ListOptions& options);
+  // All pages; items of every page in `items`, the last page's metadata.resourceVersion.
+  StatusOr<nlohmann::json> ListAll(const Resource& r, const std::string& ns, ListOptions options);
+  StatusOr<nlohmann::json> Create(const Resource& r, const std::string& ns,
+                                  const nlohmann::json& object, const WriteOptions& options = {});
+  StatusOr<nlohmann::json> Update(const Resource& r, const std::string& ns,
+                                  const nlohmann::json& object, const WriteOptions& options = {});
+  StatusOr<nlohmann::json> UpdateStatus(const Resource& r, const std::string& ns,
+                                        const nlohmann::json& object,
+                                        const WriteOptions& options = {});
+  StatusOr<nlohmann::json> Patch(const Resource& r, const std::string& ns, const std::string& name,
+                                 PatchType type, const std::string& body,
+                                 const WriteOptions& options = {},
+                                 const std::string& subresource = "");
+  Status Delete(const Resource& r, const std::string& ns, const std::string& name,
+                const DeleteOptions& options = {});
+
+  // Starts a watch from options.resource_version. `on_event` runs on the transport's thread
+  // for each decoded event (return a non-OK status to stop); `on_done` runs once at the end:
+  // OK when the server closed the stream normally, else why it ended (kGone when the server
+  // says the resourceVersion is too old, as an HTTP 410 or as an ERROR event).
+  std::shared_ptr<Stream> Watch(const Resource& r, const std::string& ns,
+                                const ListOptions& options,
+                                std::function<Status(const WatchEvent&)> on_event,
+                                std::function<void(Status)> on_done);
+
+  RateLimiter& limiter() { return limiter_; }
+  Transport& transport() { return *transport_; }
+
+ private:
+  // Sends with rate limiting and retries; maps non-2xx to a Status; parses the JSON body.
+  StatusOr<nlohmann::json> Call(HttpRequest request, const std::string& what, bool idempotent);
+  void Sleep(Duration d);
+
+  std::unique_ptr<Transport> transport_;
+  ClientOptions options_;
+  const Clock* clock_;
+  RateLimiter limiter_;
+};
+
+}  // namespace trainctl::kube

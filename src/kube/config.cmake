@@ -1,0 +1,1 @@
+# Client configuration: kubeconfig files, in-cluster service account, exec credential plugins.

@@ -1,0 +1,357 @@
+// libcurl multi implementation of Transport (see transport.h). One I/O thread drives every
+// transfer; callers hand transfers over through a queue and wake the thread with
+// curl_multi_wakeup.
+#include "kube/transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace trainctl::kube {
+namespace {
+
+constexpr size_t kMaxBufferedBody = 256u << 20;  // a response body larger than this is an error
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  return true;
+}
+
+// `299 - "text"` → `text`; anything else is returned as it is.
+std::string WarningText(const std::string& value) {
+  size_t open = value.find('"');
+  size_t close = value.rfind('"');
+  if (open != std::string::npos && close != std::string::npos && close > open)
+    return value.substr(open + 1, close - open - 1);
+  return value;
+}
+
+void InitCurlOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+class CurlTransport;
+
+struct Transfer final : Stream {
+  CurlTransport* owner = nullptr;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  HttpRequest request;
+  HttpResponse response;
+  std::function<bool(std::string_view)> on_data;  // set for streams
+  std::function<void(StatusOr<HttpResponse>)> on_done;
+  std::atomic<bool> cancelled{false};
+  bool stopped_by_reader = false;
+  bool body_too_large = false;
+  char error[CURL_ERROR_SIZE] = {0};
+
+  ~Transfer() override {
+    if (easy) curl_easy_cleanup(easy);
+    if (headers) curl_slist_free_all(headers);
+  }
+  void Cancel() override;
+};
+
+class CurlTransport final : public Transport {
+ public:
+  explicit CurlTransport(TransportConfig config) : config_(std::move(config)) {
+    InitCurlOnce();
+    multi_ = curl_multi_init();
+    curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    thread_ = std::thread([this] { Loop(); });
+  }
+
+  ~CurlTransport() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    curl_multi_wakeup(multi_);
+    thread_.join();
+    curl_multi_cleanup(multi_);
+  }
+
+  StatusOr<HttpResponse> Do(const HttpRequest& request) override {
+    for (int attempt = 0;; ++attempt) {
+      std::promise<StatusOr<HttpResponse>> promise;
+      std::future<StatusOr<HttpResponse>> result = promise.get_future();
+      Submit(request, nullptr,
+             [&promise](StatusOr<HttpResponse> r) { promise.set_value(std::move(r)); });
+      StatusOr<HttpResponse> response = result.get();
+      if (response.ok() && response->status == 401 && attempt == 0 && config_.on_unauthorized) {
+        config_.on_unauthorized();
+        continue;
+      }
+      return response;
+    }
+  }
+
+  std::shared_ptr<Stream> OpenStream(const HttpRequest& request,
+                                     std::function<bool(std::string_view)> on_data,
+                                     std::function<void(StatusOr<HttpResponse>)> on_done) override {
+    auto unauthorized = config_.on_unauthorized;
+    return Submit(request, std::move(on_data),
+                  [unauthorized, on_done = std::move(on_done)](StatusOr<HttpResponse> r) {
+                    if (r.ok() && r->status == 401 && unauthorized) unauthorized();
+                    on_done(std::move(r));
+                  });
+  }
+
+  long ConnectionsOpened() const override { return connections_.load(); }
+
+  void Wake() { curl_multi_wakeup(multi_); }
+
+ private:
+  std::shared_ptr<Transfer> Submit(const HttpRequest& request,
+                                   std::function<bool(std::string_view)> on_data,
+                                   std::function<void(StatusOr<HttpResponse>)> on_done) {
+    auto t = std::make_shared<Transfer>();
+    t->owner = this;
+    t->request = request;
+    t->on_data = std::move(on_data);
+    t->on_done = std::move(on_done);
+    Credentials credentials;
+    if (config_.credentials) {
+      StatusOr<Credentials> c = config_.credentials();
+      if (!c.ok()) {
+        t->on_done(c.status());
+        return t;
+      }
+      credentials = std::move(c).value();
+    }
+    Status st = Configure(t.get(), credentials);
+    if (!st.ok()) {
+      t->on_done(st);
+      return t;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) {
+        t->on_done(CancelledError("transport is shutting down"));
+        return t;
+      }
+      pending_.push_back(t);
+    }
+    curl_multi_wakeup(multi_);
+    return t;
+  }
+
+  Status Configure(Transfer* t, const Credentials& credentials) {
+    CURL* e = curl_easy_init();
+    if (!e) return InternalError("curl_easy_init failed");
+    t->easy = e;
+    const HttpRequest& r = t->request;
+    std::string url = config_.server;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    url += r.path;
+    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);  // wait to multiplex rather than open another
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(config_.connect_timeout.count()));
+    if (r.timeout.count() > 0)
+      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
+    if (r.idle_timeout.count() > 0) {
+      curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+      curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                       std::max(1L, static_cast<long>(r.idle_timeout.count() / 1000)));
+    }
+    curl_easy_setopt(e, CURLOPT_USERAGENT, config_.user_agent.c_str());
+    if (!config_.proxy_url.empty()) curl_easy_setopt(e, CURLOPT_PROXY, config_.proxy_url.c_str());
+
+    if (config_.insecure_skip_tls_verify) {
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else if (!config_.ca_pem.empty()) {
+      curl_blob blob{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(),
+                     CURL_BLOB_COPY};
+      curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
+    }
+    if (!credentials.client_cert_pem.empty()) {
+      curl_blob cert{const_cast<char*>(credentials.client_cert_pem.data()),
+                     credentials.client_cert_pem.size(), CURL_BLOB_COPY};
+      curl_blob key{const_cast<char*>(credentials.client_key_pem.data()),
+                    credentials.client_key_pem.size(), CURL_BLOB_COPY};
+      curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cert);
+      curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+      curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &key);
+    }
+
+    t->headers = curl_slist_append(t->headers, ("Accept: " + r.accept).c_str());
+    if (!credentials.bearer_token.empty())
+      t->headers = curl_slist_append(t->headers,
+                                     ("Authorization: Bearer " + credentials.bearer_token).c_str());
+    if (!r.content_type.empty())
+      t->headers = curl_slist_append(t->headers, ("Content-Type: " + r.content_type).c_str());
+    t->headers = curl_slist_append(t->headers, "Expect:");  // no 100-continue round trip
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+
+    if (r.method == "GET") {
+      curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+      if (!r.body.empty() || r.method != "DELETE") {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.data());
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      }
+    }
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlTransport::OnWrite);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &CurlTransport::OnHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+    return Status::Ok();
+  }
+
+  static size_t OnWrite(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t n = size * count;
+    if (t->cancelled.load()) return 0;
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (t->on_data && code >= 200 && code < 300) {
+      if (!t->on_data(std::string_view(data, n))) {
+        t->stopped_by_reader = true;
+        return 0;
+      }
+      return n;
+    }
+    if (t->response.body.size() + n > kMaxBufferedBody) {
+      t->body_too_large = true;
+      return 0;
+    }
+    t->response.body.append(data, n);
+    return n;
+  }
+
+  static size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    size_t n = size * count;
+    std::string_view line(data, n);
+    if (line.rfind("HTTP/", 0) == 0) {  // a new response (after 100 Continue or a redirect)
+      t->response.warnings.clear();
+      t->response.retry_after_seconds.reset();
+    } else if (StartsWithNoCase(line, "warning:")) {
+      std::string text = WarningText(Trim(line.substr(8)));
+      t->response.warnings.push_back(text);
+      if (t->owner->config_.on_warning) t->owner->config_.on_warning(text);
+    } else if (StartsWithNoCase(line, "retry-after:")) {
+      std::string v = Trim(line.substr(12));
+      if (!v.empty() && std::all_of(v.begin(), v.end(), ::isdigit) && v.size() < 9)
+        t->response.retry_after_seconds = std::stoi(v);
+    }
+    return n;
+  }
+
+  void Finish(const std::shared_ptr<Transfer>& t, CURLcode result) {
+    long connects = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &connects);
+    connections_ += connects;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->response.status);
+    std::string where = t->request.method + " " + config_.server + t->request.path;
+    if (t->cancelled.load()) {
+      t->on_done(CancelledError(where + ": cancelled"));
+    } else if (result == CURLE_OK || (result == CURLE_WRITE_ERROR && t->stopped_by_reader)) {
+      t->on_done(std::move(t->response));
+    } else if (t->body_too_large) {
+      t->on_done(InternalError(where + ": response body larger than " +
+                               std::to_string(kMaxBufferedBody >> 20) + " MiB"));
+    } else if (result == CURLE_OPERATION_TIMEDOUT) {
+      t->on_done(DeadlineExceededError(where + ": " + (t->error[0] ? t->error : "timed out")));
+    } else {
+      t->on_done(UnavailableError(
+          where + ": " +
+          (t->error[0] ? std::string(t->error) : std::string(curl_easy_strerror(result)))));
+    }
+    t->on_done = nullptr;
+    t->on_data = nullptr;
+  }
+
+  void Loop() {
+    std::map<CURL*, std::shared_ptr<Transfer>> active;
+    for (;;) {
+      std::deque<std::shared_ptr<Transfer>> incoming;
+      bool stopping;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        incoming.swap(pending_);
+        stopping = stopping_;
+      }
+      for (auto& t : incoming) {
+        curl_multi_add_handle(multi_, t->easy);
+        active[t->easy] = t;
+      }
+      for (auto it = active.begin(); it != active.end();) {
+        if (stopping) it->second->cancelled = true;
+        if (it->second->cancelled.load()) {
+          curl_multi_remove_handle(multi_, it->first);
+          Finish(it->second, CURLE_ABORTED_BY_CALLBACK);
+          it = active.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (stopping) break;
+      int running = 0;
+      curl_multi_perform(multi_, &running);
+      int queued = 0;
+      while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        auto it = active.find(msg->easy_handle);
+        if (it == active.end()) continue;
+        std::shared_ptr<Transfer> t = it->second;
+        active.erase(it);
+        curl_multi_remove_handle(multi_, t->easy);
+        Finish(t, msg->data.result);
+      }
+      curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+    }
+  }
+
+  friend struct Transfer;
+  TransportConfig config_;
+  CURLM* multi_ = nullptr;
+  std::thread thread_;
+  std::mutex mu_;
+  std::deque<std::shared_ptr<Transfer>> pending_;  // guarded by mu_
+  bool stopping_ = false;                          // guarded by mu_
+  std::atomic<long> connections_{0};
+};
+
+void Transfer::Cancel() {
+  cancelled = true;
+  owner->Wake();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Transport>> Transport::Create(TransportConfig config) {
+  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0)
+    return InvalidError("server \"" + config.server + "\": must start with https:// or http://");
+  return std::unique_ptr<Transport>(new CurlTransport(std::move(config)));
+}
+
+}  // namespace trainctl::kube
