@@ -3,10 +3,11 @@ the job runs."""
 
 import json
 import os
+import pty
 import time
 import unittest
 
-from harness import TrainctlTestCase, condition_types, process_alive
+from harness import TRAINCTL, TrainctlTestCase, condition_types, process_alive
 
 SLOW = """
 apiVersion: kubeflow.org/v1
@@ -106,6 +107,38 @@ class CliTest(TrainctlTestCase):
         self.assertEqual(missing.returncode, 1)
         self.assertLess(time.monotonic() - began, 10)
         self.assertIn("timed out", missing.stderr)
+
+    def run_on_terminal(self, *args):
+        """Runs trainctl with a pseudo-terminal as stdout/stderr; returns (output, exit code)."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(self.work)
+            os.execve(TRAINCTL, [TRAINCTL, *args], self.env)
+        chunks = []
+        while True:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        return b"".join(chunks).decode(), os.waitstatus_to_exitcode(status)
+
+    def test_live_status_line_on_a_terminal_only(self):
+        path = self.write("slow.yaml", SLOW.replace("sleep 120", "sleep 1"))
+        output, code = self.run_on_terminal("run", path)
+        self.assertEqual(code, 0, output)
+        # A reverse-video status line with every replica's state, redrawn in place.
+        self.assertRegex(output, r"\x1b\[7m slow Running .*\x1b\[0m master-0:Running")
+        self.assertIn("worker-1:Running", output)
+        self.assertIn("\x1b[K", output)
+        plain = self.trainctl("run", path, "--replace")
+        self.assertEqual(plain.returncode, 0, self.explain(plain))
+        self.assertNotIn("\x1b", plain.stdout + plain.stderr)
+        self.assertIn("==> Running (XGBoostJobRunning)", plain.stdout)
 
     def test_unknown_job_and_kind(self):
         proc = self.trainctl("describe", "nothing")
