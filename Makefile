@@ -6,7 +6,7 @@ BUILD_DIR := build/$(PRESET)
 TRAINCTL := $(BUILD_DIR)/trainctl
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: all deps build run test unit e2e bench cluster-up cluster-down format clean
+.PHONY: all deps build run test unit e2e integration bench cluster-up cluster-down format clean
 
 all: build
 
@@ -28,6 +28,9 @@ unit: build
 
 e2e: build
 	@ctest --preset $(PRESET) -L e2e
+
+integration: build
+	@ctest --preset $(PRESET) -L integration
 
 bench: build
 	@bench/local_overhead.py --trainctl $(TRAINCTL)
