@@ -1,0 +1,167 @@
+// Store<T>: an informer cache. It consumes a Reflector's lists and events, keeps a compact
+// projection T of each object (not the JSON document), maintains secondary indexes, and tells
+// handlers what changed — including deletes synthesized when a relist no longer contains an
+// object (it vanished while the watch was broken).
+//
+// T is produced by a projector `std::optional<T>(const json&)` (nullopt = do not cache) and must
+// be copyable. Keys are "<namespace>/<name>" (or "<name>" for cluster-scoped objects).
+// Indexers map an object to index values (e.g. its controller owner's UID, a label value).
+//
+// Thread-safe: the Reflector thread writes; any thread may read (copies are returned).
+// Handlers run on the writer's thread after the store is updated, without the store's lock.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "kube/reflector.h"
+
+namespace trainctl::kube {
+
+// "<namespace>/<name>", or "<name>" when there is no namespace; empty when there is no name.
+std::string ObjectKey(const nlohmann::json& object);
+
+template <typename T>
+class Store final : public ReflectorConsumer {
+ public:
+  using Projector = std::function<std::optional<T>(const nlohmann::json&)>;
+  using Indexer = std::function<std::vector<std::string>(const T&)>;
+  struct Handlers {
+    std::function<void(const std::string& key, const T&)> on_add;
+    std::function<void(const std::string& key, const T& old_value, const T& new_value)> on_update;
+    std::function<void(const std::string& key, const T&)> on_delete;
+  };
+
+  explicit Store(Projector projector) : projector_(std::move(projector)) {}
+
+  // Register before the reflector starts.
+  void AddIndexer(const std::string& name, Indexer indexer) {
+    indexers_[name] = std::move(indexer);
+  }
+  void SetHandlers(Handlers handlers) { handlers_ = std::move(handlers); }
+
+  std::optional<T> Get(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = items_.find(key);
+    if (it == items_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<T> List() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<T> out;
+    out.reserve(items_.size());
+    for (const auto& [key, value] : items_) out.push_back(value);
+    return out;
+  }
+  std::vector<T> ByIndex(const std::string& index, const std::string& value) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<T> out;
+    auto idx = indexes_.find(index);
+    if (idx == indexes_.end()) return out;
+    auto keys = idx->second.find(value);
+    if (keys == idx->second.end()) return out;
+    for (const std::string* key : keys->second) out.push_back(items_.at(*key));
+    return out;
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return items_.size();
+  }
+
+  void Replace(std::vector<nlohmann::json> objects, const std::string&) override {
+    std::map<std::string, T> fresh;
+    for (const nlohmann::json& object : objects) {
+      std::string key = ObjectKey(object);
+      if (key.empty()) continue;
+      if (std::optional<T> value = projector_(object)) fresh.emplace(key, std::move(*value));
+    }
+    std::vector<std::string> gone;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [key, value] : items_)
+        if (!fresh.count(key)) gone.push_back(key);
+    }
+    for (const std::string& key : gone) Remove(key);
+    for (auto& [key, value] : fresh) Upsert(key, std::move(value));
+  }
+
+  void Apply(WatchEventType type, nlohmann::json object) override {
+    std::string key = ObjectKey(object);
+    if (key.empty()) return;
+    if (type == WatchEventType::kDeleted) {
+      Remove(key);
+      return;
+    }
+    std::optional<T> value = projector_(object);
+    if (value)
+      Upsert(key, std::move(*value));
+    else
+      Remove(key);  // no longer of interest (e.g. a label changed)
+  }
+
+ private:
+  // `key` must be the key stored in items_ (its address is what the indexes hold).
+  void Index(const std::string& key, const T& value, bool add) {
+    for (const auto& [name, indexer] : indexers_) {
+      for (const std::string& v : indexer(value)) {
+        auto& keys = indexes_[name][v];
+        if (add) {
+          keys.insert(&key);
+        } else {
+          keys.erase(&key);
+          if (keys.empty()) indexes_[name].erase(v);
+        }
+      }
+    }
+  }
+
+  void Upsert(const std::string& key, T value) {
+    std::optional<T> old;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = items_.find(key);
+      if (it != items_.end()) {
+        old = std::move(it->second);
+        Index(it->first, *old, false);
+        it->second = value;
+      } else {
+        it = items_.emplace(key, value).first;
+      }
+      Index(it->first, it->second, true);
+    }
+    if (old && handlers_.on_update) handlers_.on_update(key, *old, value);
+    if (!old && handlers_.on_add) handlers_.on_add(key, value);
+  }
+
+  void Remove(const std::string& key) {
+    std::optional<T> old;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = items_.find(key);
+      if (it == items_.end()) return;
+      old = std::move(it->second);
+      Index(it->first, *old, false);
+      items_.erase(it);
+    }
+    if (handlers_.on_delete) handlers_.on_delete(key, *old);
+  }
+
+  Projector projector_;
+  std::map<std::string, Indexer> indexers_;
+  Handlers handlers_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, T> items_;  // guarded by mu_
+  // index name → value → keys (pointers to the keys in items_, stable until erased);
+  // guarded by mu_
+  std::map<std::string, std::unordered_map<std::string, std::unordered_set<const std::string*>>>
+      indexes_;
+};
+
+}  // namespace trainctl::kube
