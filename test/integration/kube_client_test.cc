@@ -1,0 +1,319 @@
+// The kube/ client against a real kube-apiserver + etcd (+ kube-controller-manager, kwok),
+// started by hack/cluster/up.sh as a CTest fixture (test/CMakeLists.txt).
+//
+// Environment (set by CTest): TRAINCTL_CLUSTER_DIR (PKI under pki/), TRAINCTL_APISERVER_URL,
+// TRAINCTL_ETCD_URL, TRAINCTL_HACK_DIR (the cluster scripts).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "kube/client.h"
+#include "kube/pod_summary.h"
+#include "kube/reflector.h"
+#include "kube/store.h"
+#include "tcp_proxy.h"
+
+namespace trainctl::kube {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int PortOf(const std::string& url) { return std::stoi(url.substr(url.rfind(':') + 1)); }
+
+RealClock* TheClock() {
+  static RealClock clock;
+  return &clock;
+}
+
+// A client for the test cluster's admin; `port` overrides the API server's (for the proxy).
+std::unique_ptr<Client> AdminClient(int port = 0, ClientOptions options = {}) {
+  std::string dir = Env("TRAINCTL_CLUSTER_DIR");
+  TransportConfig config;
+  config.server = Env("TRAINCTL_APISERVER_URL");
+  if (port) config.server = "https://127.0.0.1:" + std::to_string(port);
+  config.ca_pem = ReadFile(dir + "/pki/ca.crt");
+  Credentials credentials{"", ReadFile(dir + "/pki/admin.crt"), ReadFile(dir + "/pki/admin.key")};
+  config.credentials = [credentials]() -> StatusOr<Credentials> { return credentials; };
+  StatusOr<std::unique_ptr<Transport>> transport = Transport::Create(std::move(config));
+  EXPECT_TRUE(transport.ok());
+  return std::make_unique<Client>(std::move(transport).value(), options, TheClock());
+}
+
+json ConfigMap(const std::string& name, const std::string& value) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ConfigMap"},
+          {"metadata", {{"name", name}}},
+          {"data", {{"key", value}}}};
+}
+
+json KwokPod(const std::string& name, const std::string& job, const std::string& run_seconds) {
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  pod["metadata"]["name"] = name;
+  pod["metadata"]["labels"]["training.kubeflow.org/job-name"] = job;
+  pod["metadata"]["annotations"]["trainctl.dev/kwok-run-seconds"] = run_seconds;
+  pod["spec"]["restartPolicy"] = "Never";
+  pod["spec"]["containers"] = json::array({{{"name", "main"}, {"image", "example.invalid/none"}}});
+  return pod;
+}
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_FALSE(Env("TRAINCTL_APISERVER_URL").empty())
+        << "run through CTest (ctest -L integration): it starts the cluster";
+  }
+  void SetUp() override {
+    client_ = AdminClient();
+    ns_ = "it-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++);
+    json namespace_object = {
+        {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns_}}}};
+    StatusOr<json> created = client_->Create(kNamespaces, "", namespace_object);
+    ASSERT_TRUE(created.ok()) << created.status().message();
+  }
+  void TearDown() override {
+    if (client_) (void)client_->Delete(kNamespaces, "", ns_);
+  }
+
+  template <typename Pred>
+  bool Eventually(Pred pred, Duration timeout = Duration(30000)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return pred();
+  }
+
+  std::unique_ptr<Client> client_;
+  std::string ns_;
+  static inline int counter_ = 0;
+};
+
+TEST_F(ClusterTest, CrudWithErrorsMappedFromTheApi) {
+  StatusOr<json> cm = client_->Create(kConfigMaps, ns_, ConfigMap("c", "1"));
+  ASSERT_TRUE(cm.ok()) << cm.status().message();
+  std::string rv1 = (*cm)["metadata"]["resourceVersion"];
+
+  Status again = client_->Create(kConfigMaps, ns_, ConfigMap("c", "1")).status();
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists) << again.message();
+
+  json changed = *cm;
+  changed["data"]["key"] = "2";
+  StatusOr<json> updated = client_->Update(kConfigMaps, ns_, changed);
+  ASSERT_TRUE(updated.ok()) << updated.status().message();
+  EXPECT_NE((*updated)["metadata"]["resourceVersion"], rv1);
+
+  // The old resourceVersion is stale now: optimistic concurrency says Conflict.
+  changed["data"]["key"] = "3";
+  Status stale = client_->Update(kConfigMaps, ns_, changed).status();
+  EXPECT_EQ(stale.code(), StatusCode::kConflict) << stale.message();
+
+  StatusOr<json> merged =
+      client_->Patch(kConfigMaps, ns_, "c", PatchType::kMerge, R"({"data":{"other":"m"}})");
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  EXPECT_EQ((*merged)["data"]["other"], "m");
+  StatusOr<json> patched = client_->Patch(kConfigMaps, ns_, "c", PatchType::kJson,
+                                          R"([{"op":"replace","path":"/data/key","value":"j"}])");
+  ASSERT_TRUE(patched.ok()) << patched.status().message();
+  EXPECT_EQ((*patched)["data"]["key"], "j");
+  WriteOptions apply;
+  apply.field_manager = "trainctl-test";
+  StatusOr<json> applied = client_->Patch(kConfigMaps, ns_, "applied", PatchType::kApply,
+                                          ConfigMap("applied", "a").dump(), apply);
+  ASSERT_TRUE(applied.ok()) << applied.status().message();
+
+  WriteOptions dry;
+  dry.dry_run = true;
+  ASSERT_TRUE(client_->Create(kConfigMaps, ns_, ConfigMap("dry", "x"), dry).ok());
+  EXPECT_EQ(client_->Get(kConfigMaps, ns_, "dry").status().code(), StatusCode::kNotFound);
+
+  json invalid = ConfigMap("Not_A_Valid_Name", "x");
+  Status bad = client_->Create(kConfigMaps, ns_, invalid).status();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalid);
+  EXPECT_NE(bad.message().find("metadata.name: Invalid value"), std::string::npos) << bad.message();
+
+  ASSERT_TRUE(client_->Delete(kConfigMaps, ns_, "c").ok());
+  Status gone = client_->Get(kConfigMaps, ns_, "c").status();
+  EXPECT_EQ(gone.code(), StatusCode::kNotFound);
+  EXPECT_NE(gone.message().find("configmaps \"c\""), std::string::npos) << gone.message();
+}
+
+TEST_F(ClusterTest, ListPagesThroughEverything) {
+  for (int i = 0; i < 25; ++i)
+    ASSERT_TRUE(client_->Create(kConfigMaps, ns_, ConfigMap("cm-" + std::to_string(i), "v")).ok());
+  ListOptions page;
+  page.limit = 10;
+  StatusOr<json> first = client_->List(kConfigMaps, ns_, page);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ((*first)["items"].size(), 10u);
+  EXPECT_FALSE((*first)["metadata"].value("continue", "").empty());
+  StatusOr<json> all = client_->ListAll(kConfigMaps, ns_, page);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  // 25 plus the namespace's kube-root-ca.crt when the controller manager has made it.
+  EXPECT_GE((*all)["items"].size(), 25u);
+  EXPECT_LE((*all)["items"].size(), 26u);
+  EXPECT_FALSE((*all)["metadata"].value("resourceVersion", "").empty());
+}
+
+TEST_F(ClusterTest, WatchFromAnAncientVersionIsGone) {
+  ListOptions options;
+  options.resource_version = "1";
+  std::promise<Status> ended;
+  auto stream = client_->Watch(
+      kConfigMaps, ns_, options, [](const WatchEvent&) { return Status::Ok(); },
+      [&ended](Status st) { ended.set_value(st); });
+  std::future<Status> result = ended.get_future();
+  ASSERT_EQ(result.wait_for(20s), std::future_status::ready);
+  Status st = result.get();
+  EXPECT_EQ(st.code(), StatusCode::kGone) << st.message();
+}
+
+TEST_F(ClusterTest, HttpTwoMultiplexesWatchesOnOneConnection) {
+  std::vector<std::shared_ptr<Stream>> streams;
+  std::atomic<int> done{0};
+  for (int i = 0; i < 5; ++i) {
+    ListOptions options;
+    options.timeout_seconds = 30;
+    streams.push_back(client_->Watch(
+        kConfigMaps, ns_, options, [](const WatchEvent&) { return Status::Ok(); },
+        [&done](Status) { ++done; }));
+  }
+  ASSERT_TRUE(client_->Create(kConfigMaps, ns_, ConfigMap("ping", "1")).ok());
+  for (auto& s : streams) s->Cancel();
+  ASSERT_TRUE(Eventually([&] { return done.load() == 5; }));
+  EXPECT_EQ(client_->transport().ConnectionsOpened(), 1);
+}
+
+struct PodEvents {
+  std::mutex mu;
+  std::map<std::string, int> added, deleted;
+};
+
+TEST_F(ClusterTest, InformerFollowsPodsAcrossAnOutageAndMissedDeletes) {
+  // The informer reaches the API server through a proxy the test can cut.
+  testing::TcpProxy proxy(PortOf(Env("TRAINCTL_APISERVER_URL")));
+  ClientOptions fast;
+  fast.qps = -1;
+  std::unique_ptr<Client> informer_client = AdminClient(proxy.port(), fast);
+  const std::vector<std::string> keep = {"training.kubeflow.org/job-name"};
+  Store<PodSummary> store([&](const json& j) { return ProjectPod(j, keep); });
+  PodEvents events;
+  store.SetHandlers({[&](const std::string& k, const PodSummary&) {
+                       std::lock_guard<std::mutex> l(events.mu);
+                       events.added[k]++;
+                     },
+                     nullptr,
+                     [&](const std::string& k, const PodSummary&) {
+                       std::lock_guard<std::mutex> l(events.mu);
+                       events.deleted[k]++;
+                     }});
+  ReflectorOptions options;
+  options.namespace_ = ns_;
+  options.label_selector = "training.kubeflow.org/job-name=j";
+  options.min_backoff = Duration(100);
+  options.max_backoff = Duration(500);
+  Reflector reflector(informer_client.get(), kPods, options, &store);
+  reflector.Start();
+  ASSERT_TRUE(reflector.WaitForSync(Duration(20000)));
+
+  // Pods created, run by kwok (Pending → Running → Succeeded), one outside the selector.
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("p" + std::to_string(i), "j", "2s")).ok());
+  ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("other", "k", "2s")).ok());
+  ASSERT_TRUE(Eventually([&] {
+    int done = 0;
+    for (const PodSummary& p : store.List()) done += p.phase == PodPhase::kSucceeded;
+    return done == 4;
+  })) << "kwok did not complete the pods in the informer's view";
+  EXPECT_EQ(store.size(), 4u);
+
+  // Cut the informer off; meanwhile p0 is deleted and p9 created.
+  proxy.SetBlocked(true);
+  ASSERT_TRUE(Eventually([&] { return !reflector.stats().last_error.empty(); }));
+  DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(client_->Delete(kPods, ns_, "p0", now).ok());
+  ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("p9", "j", "30s")).ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return client_->Get(kPods, ns_, "p0").status().code() == StatusCode::kNotFound; }));
+  proxy.SetBlocked(false);
+
+  ASSERT_TRUE(Eventually([&] {
+    return !store.Get(ns_ + "/p0") && store.Get(ns_ + "/p9").has_value();
+  })) << "the informer did not converge after the outage: "
+      << reflector.stats().last_error;
+  std::lock_guard<std::mutex> l(events.mu);
+  EXPECT_EQ(events.deleted[ns_ + "/p0"], 1);  // reported once, not lost, not duplicated
+  EXPECT_EQ(events.added[ns_ + "/p9"], 1);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(events.added[ns_ + "/p" + std::to_string(i)], 1);
+  EXPECT_EQ(events.added.count(ns_ + "/other"), 0u);
+  EXPECT_GE(proxy.connections_accepted(), 2);
+  reflector.Stop();
+}
+
+TEST_F(ClusterTest, RelistAfterApiServerRestartSynthesizesDeletes) {
+  ClientOptions fast;
+  fast.qps = -1;
+  testing::TcpProxy proxy(PortOf(Env("TRAINCTL_APISERVER_URL")));
+  std::unique_ptr<Client> informer_client = AdminClient(proxy.port(), fast);
+  Store<PodSummary> store([](const json& j) { return ProjectPod(j, {}); });
+  ReflectorOptions options;
+  options.namespace_ = ns_;
+  options.min_backoff = Duration(100);
+  options.max_backoff = Duration(1000);
+  Reflector reflector(informer_client.get(), kPods, options, &store);
+  reflector.Start();
+  ASSERT_TRUE(reflector.WaitForSync(Duration(20000)));
+  ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("keep", "j", "60s")).ok());
+  ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("vanish", "j", "60s")).ok());
+  ASSERT_TRUE(Eventually([&] { return store.size() == 2; }));
+
+  // While the informer is cut off: delete a pod, restart the API server (its watch cache
+  // starts again at the current revision, so the informer's resourceVersion is too old: 410).
+  proxy.SetBlocked(true);
+  DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(client_->Delete(kPods, ns_, "vanish", now).ok());
+  ASSERT_TRUE(Eventually(
+      [&] { return client_->Get(kPods, ns_, "vanish").status().code() == StatusCode::kNotFound; }));
+  // SIGKILL: a crash, and no 60 s graceful wait for the open watches.
+  std::string restart =
+      "kill -9 $(cat \"$TRAINCTL_CLUSTER_DIR/run/kube-apiserver.pid\") && "
+      "while kill -0 $(cat \"$TRAINCTL_CLUSTER_DIR/run/kube-apiserver.pid\") "
+      "2>/dev/null; do sleep 0.1; done; \"$TRAINCTL_HACK_DIR/up.sh\" -q";
+  ASSERT_EQ(std::system(restart.c_str()), 0);
+  proxy.SetBlocked(false);
+
+  ASSERT_TRUE(
+      Eventually([&] { return store.size() == 1 && store.Get(ns_ + "/keep"); }, Duration(60000)))
+      << reflector.stats().last_error;
+  ReflectorStats stats = reflector.stats();
+  std::printf("lists %ld, watches %ld, relists after 410 %ld, errors %ld (last: %s)\n", stats.lists,
+              stats.watches, stats.relists_after_gone, stats.errors, stats.last_error.c_str());
+  EXPECT_GE(stats.lists, 2);
+  EXPECT_GE(stats.relists_after_gone, 1)
+      << "the restart should have made the resourceVersion too old";
+  reflector.Stop();
+}
+
+}  // namespace
+}  // namespace trainctl::kube
