@@ -12,5 +12,6 @@ target_link_libraries(trainctl_kube PUBLIC trainctl_common nlohmann_json::nlohma
 if(BUILD_TESTING)
   trainctl_test(kube_client_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_parts_test.cc
     DEPS trainctl_kube)
+  trainctl_test(kube_verbs_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_test.cc DEPS trainctl_kube)
   trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc DEPS trainctl_kube)
 endif()

@@ -1,0 +1,171 @@
+// Unit tests of the client's verbs over a scripted transport: retries (429 + Retry-After,
+// 5xx, transport errors), paging with an expired continue token, and watch decoding with cut
+// and malformed streams. The real API server is exercised in test/integration/.
+#include "kube/client.h"
+
+#include <gtest/gtest.h>
+
+#include "kube/fake_transport.h"
+
+namespace trainctl::kube {
+namespace {
+
+using nlohmann::json;
+
+class ClientTest : public ::testing::Test {
+ protected:
+  ClientTest() : clock_(Time(std::chrono::seconds(100))) {
+    auto fake = std::make_unique<FakeTransport>();
+    fake_ = fake.get();
+    ClientOptions options;
+    options.qps = -1;
+    options.max_retries = 3;
+    options.sleep = [this](Duration d) {
+      slept_.push_back(d);
+      clock_.Advance(d);
+    };
+    client_ = std::make_unique<Client>(std::move(fake), options, &clock_);
+  }
+  FakeClock clock_;
+  FakeTransport* fake_;
+  std::unique_ptr<Client> client_;
+  std::vector<Duration> slept_;
+};
+
+std::string StatusBody(int code, const std::string& reason, const std::string& message) {
+  return json{{"kind", "Status"}, {"code", code}, {"reason", reason}, {"message", message}}.dump();
+}
+
+TEST_F(ClientTest, ThrottledRequestsWaitForRetryAfterThenSucceed) {
+  fake_->Script(Reply(429, StatusBody(429, "TooManyRequests", "slow down"), 2));
+  fake_->Script(Reply(201, R"({"metadata":{"name":"x"}})"));
+  StatusOr<json> created = client_->Create(kConfigMaps, "ns", {{"metadata", {{"name", "x"}}}});
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_EQ(fake_->requests().size(), 2u);
+  EXPECT_EQ(slept_, (std::vector<Duration>{Duration(2000)}));
+}
+
+TEST_F(ClientTest, GivesUpAfterMaxRetriesWithTheServersMessage) {
+  for (int i = 0; i < 4; ++i)
+    fake_->Script(Reply(429, StatusBody(429, "TooManyRequests", "busy"), 1));
+  Status st = client_->Get(kPods, "ns", "p").status();
+  EXPECT_EQ(st.code(), StatusCode::kTooManyRequests);
+  EXPECT_EQ(st.message(), "get pods \"p\" in ns: busy (TooManyRequests, HTTP 429); retry after 1s");
+  EXPECT_EQ(fake_->requests().size(), 4u);
+}
+
+TEST_F(ClientTest, TransportErrorsAreRetriedOnlyWhenIdempotent) {
+  fake_->Script(FakeReply{UnavailableError("connection refused"), {}});
+  fake_->Script(Reply(200, R"({"metadata":{"name":"p"}})"));
+  EXPECT_TRUE(client_->Get(kPods, "ns", "p").ok());
+  fake_->Script(FakeReply{UnavailableError("connection reset"), {}});
+  Status st = client_->Create(kPods, "ns", {{"metadata", {{"name", "p"}}}}).status();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(st.message(), "create pods \"p\" in ns: connection reset");
+}
+
+TEST_F(ClientTest, MalformedSuccessBodyIsAnErrorNotACrash) {
+  fake_->Script(Reply(200, R"({"metadata":{"name":"p"},"spec":{"conta)"));
+  Status st = client_->Get(kPods, "ns", "p").status();
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("not JSON"), std::string::npos) << st.message();
+}
+
+TEST_F(ClientTest, ListAllFollowsContinueAndRestartsWhenItExpired) {
+  fake_->Script(Reply(200, R"({"items":[{"n":1},{"n":2}],"metadata":{"continue":"t1"}})"));
+  fake_->Script(
+      Reply(410, StatusBody(410, "Expired", "The provided continue parameter is too old")));
+  fake_->Script(Reply(200, R"({"items":[{"n":1},{"n":2}],"metadata":{"continue":"t2"}})"));
+  fake_->Script(Reply(200, R"({"items":[{"n":3}],"metadata":{"resourceVersion":"77"}})"));
+  ListOptions options;
+  options.limit = 2;
+  options.label_selector = "a=b";
+  StatusOr<json> all = client_->ListAll(kPods, "ns", options);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ((*all)["items"].size(), 3u);  // the restarted list, not the stale first page
+  EXPECT_EQ((*all)["metadata"]["resourceVersion"], "77");
+  std::vector<HttpRequest> sent = fake_->requests();
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[0].path, "/api/v1/namespaces/ns/pods?labelSelector=a%3Db&limit=2");
+  EXPECT_EQ(sent[1].path, "/api/v1/namespaces/ns/pods?labelSelector=a%3Db&limit=2&continue=t1");
+  EXPECT_EQ(sent[2].path, sent[0].path);
+}
+
+TEST_F(ClientTest, ListAllGivesUpWhenItExpiresTwice) {
+  fake_->Script(Reply(200, R"({"items":[],"metadata":{"continue":"t1"}})"));
+  fake_->Script(Reply(410, StatusBody(410, "Expired", "too old")));
+  fake_->Script(Reply(200, R"({"items":[],"metadata":{"continue":"t2"}})"));
+  fake_->Script(Reply(410, StatusBody(410, "Expired", "too old")));
+  EXPECT_EQ(client_->ListAll(kPods, "ns", {}).status().code(), StatusCode::kGone);
+}
+
+struct WatchRun {
+  std::vector<std::string> names;
+  Status end;
+};
+
+WatchRun RunWatch(Client& client) {
+  WatchRun run;
+  client.Watch(
+      kPods, "ns", {},
+      [&](const WatchEvent& e) {
+        run.names.push_back(std::string(WatchEventTypeName(e.type)) + ":" +
+                            e.object["metadata"].value("name", ""));
+        return Status::Ok();
+      },
+      [&](Status st) { run.end = st; });
+  return run;
+}
+
+TEST_F(ClientTest, WatchDecodesEventsSplitAcrossChunks) {
+  FakeReply reply = Reply(200, "");
+  reply.chunks = {R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+                  "\n"
+                  R"({"type":"MOD)",
+                  R"(IFIED","object":{"metadata":{"name":"a"}}})"
+                  "\n",
+                  R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+                  "\n"};
+  fake_->Script(reply);
+  WatchRun run = RunWatch(*client_);
+  EXPECT_TRUE(run.end.ok()) << run.end.message();
+  EXPECT_EQ(run.names, (std::vector<std::string>{"ADDED:a", "MODIFIED:a", "BOOKMARK:"}));
+  EXPECT_NE(fake_->requests()[0].path.find("watch=1&allowWatchBookmarks=true"), std::string::npos);
+}
+
+TEST_F(ClientTest, WatchCutMidEventIsReported) {
+  FakeReply reply = Reply(200, "");
+  reply.chunks = {R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+                  "\n"
+                  R"({"type":"ADD)"};
+  fake_->Script(reply);
+  WatchRun run = RunWatch(*client_);
+  EXPECT_EQ(run.names.size(), 1u);
+  EXPECT_EQ(run.end.code(), StatusCode::kUnavailable);
+  EXPECT_NE(run.end.message().find("cut in the middle of an event"), std::string::npos);
+}
+
+TEST_F(ClientTest, WatchErrorEventAndHttp410AreBothGone) {
+  FakeReply mid = Reply(200, "");
+  mid.chunks = {
+      R"j({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 5 (80)"}})j"
+      "\n"};
+  fake_->Script(mid);
+  EXPECT_EQ(RunWatch(*client_).end.code(), StatusCode::kGone);
+  fake_->Script(Reply(410, StatusBody(410, "Gone", "too old")));
+  EXPECT_EQ(RunWatch(*client_).end.code(), StatusCode::kGone);
+}
+
+TEST_F(ClientTest, MalformedWatchEventStopsTheStreamWithAClearError) {
+  FakeReply reply = Reply(200, "");
+  reply.chunks = {"<html>proxy error</html>\n"};
+  fake_->Script(reply);
+  WatchRun run = RunWatch(*client_);
+  EXPECT_EQ(run.end.code(), StatusCode::kInternal);
+  EXPECT_NE(run.end.message().find("watch pods in ns: malformed watch event (not JSON)"),
+            std::string::npos)
+      << run.end.message();
+}
+
+}  // namespace
+}  // namespace trainctl::kube
