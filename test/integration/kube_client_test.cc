@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/leader_election.h"
 #include "kube/pod_summary.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
@@ -313,6 +314,67 @@ TEST_F(ClusterTest, RelistAfterApiServerRestartSynthesizesDeletes) {
   EXPECT_GE(stats.relists_after_gone, 1)
       << "the restart should have made the resourceVersion too old";
   reflector.Stop();
+}
+
+TEST_F(ClusterTest, LeaderElectionFailsOverWithinTheLeaseDuration) {
+  LeaderElectionConfig base;
+  base.namespace_ = ns_;
+  base.name = "trainctl-operator";
+  base.lease_duration = Duration(3000);
+  base.renew_deadline = Duration(2000);
+  base.retry_period = Duration(300);
+  struct Candidate {
+    std::unique_ptr<Client> client = AdminClient();
+    std::unique_ptr<LeaderElector> elector;
+    std::atomic<long long> started_ms{0};
+    std::atomic<bool> stopped{false};
+    std::thread thread;
+  };
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  Candidate a, b;
+  auto launch = [&](Candidate& c, const std::string& id, bool release) {
+    LeaderElectionConfig config = base;
+    config.identity = id;
+    config.release_on_stop = release;
+    c.elector = std::make_unique<LeaderElector>(
+        c.client.get(), TheClock(), config,
+        LeaderElector::Callbacks{[&c, now_ms] { c.started_ms = now_ms(); },
+                                 [&c] { c.stopped = true; }, nullptr});
+    c.thread = std::thread([&c] { c.elector->Run(); });
+  };
+  launch(a, "candidate-a", /*release=*/false);
+  ASSERT_TRUE(Eventually([&] { return a.elector->IsLeader(); }));
+  launch(b, "candidate-b", /*release=*/true);
+  // While a renews, b must not take over, for several lease durations.
+  std::this_thread::sleep_for(std::chrono::milliseconds(7000));
+  EXPECT_FALSE(b.elector->IsLeader());
+  EXPECT_TRUE(a.elector->IsLeader());
+
+  // a dies without releasing (its renewals stop); b takes over after about a lease duration.
+  long long died = now_ms();
+  a.elector->Stop();
+  a.thread.join();
+  ASSERT_TRUE(Eventually([&] { return b.elector->IsLeader(); }, Duration(10000)));
+  long long took = b.started_ms.load() - died;
+  std::printf("b took over %lld ms after a stopped renewing (lease duration 3000 ms)\n", took);
+  EXPECT_GE(took, 2500);  // not before the lease could have expired (a renewed just before)
+  EXPECT_LE(took, 3000 + 2 * 300 + 1000);
+
+  StatusOr<json> lease = client_->Get(kLeases, ns_, "trainctl-operator");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], "candidate-b");
+  EXPECT_EQ((*lease)["spec"]["leaseTransitions"], 1);
+
+  // A clean stop releases the lease at once.
+  b.elector->Stop();
+  b.thread.join();
+  EXPECT_TRUE(b.stopped.load());
+  lease = client_->Get(kLeases, ns_, "trainctl-operator");
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], "");
 }
 
 }  // namespace
