@@ -6,7 +6,8 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/watch_decoder.cc ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cc
   ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
-  ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
+  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc)
 target_link_libraries(trainctl_kube PUBLIC trainctl_common nlohmann_json::nlohmann_json
   CURL::libcurl Threads::Threads)
 
@@ -16,5 +17,7 @@ if(BUILD_TESTING)
   trainctl_test(kube_verbs_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_test.cc DEPS trainctl_kube)
   trainctl_test(kube_leader_election_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/leader_election_test.cc DEPS trainctl_kube)
+  trainctl_test(kube_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/event_correlator_test.cc
+    DEPS trainctl_kube)
   trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc DEPS trainctl_kube)
 endif()

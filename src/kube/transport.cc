@@ -33,13 +33,18 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   return true;
 }
 
-// `299 - "text"` → `text`; anything else is returned as it is.
+// `299 - "text with \"quotes\""` → `text with "quotes"` (RFC 7234 quoted-string); anything
+// else is returned as it is.
 std::string WarningText(const std::string& value) {
   size_t open = value.find('"');
   size_t close = value.rfind('"');
-  if (open != std::string::npos && close != std::string::npos && close > open)
-    return value.substr(open + 1, close - open - 1);
-  return value;
+  if (open == std::string::npos || close == std::string::npos || close <= open) return value;
+  std::string out;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (value[i] == '\\' && i + 1 < close) ++i;
+    out += value[i];
+  }
+  return out;
 }
 
 void InitCurlOnce() {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/event_recorder.h"
 #include "kube/leader_election.h"
 #include "kube/pod_summary.h"
 #include "kube/reflector.h"
@@ -314,6 +315,69 @@ TEST_F(ClusterTest, RelistAfterApiServerRestartSynthesizesDeletes) {
   EXPECT_GE(stats.relists_after_gone, 1)
       << "the restart should have made the resourceVersion too old";
   reflector.Stop();
+}
+
+TEST_F(ClusterTest, EventsAreRecordedAndDeduplicated) {
+  EventRecorder recorder(client_.get(), TheClock(), {});
+  ObjectReference job{"kubeflow.org/v1", "PyTorchJob", ns_, "job", "1234"};
+  for (int i = 0; i < 3; ++i)
+    recorder.Record({job, "Normal", "SuccessfulCreatePod", "Created pod: job-0"});
+  recorder.Record({job, "Warning", "Exited", "job-0 exited with code 1"});
+  ASSERT_TRUE(recorder.Flush(Duration(20000)));
+  RecorderStats stats = recorder.stats();
+  EXPECT_EQ(stats.created, 2);
+  EXPECT_EQ(stats.patched, 2);
+  EXPECT_EQ(stats.failed, 0);
+  StatusOr<json> events = client_->List(kEvents, ns_, {});
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ((*events)["items"].size(), 2u);
+  std::map<std::string, int> counts;
+  for (const json& e : (*events)["items"]) counts[e["reason"]] = e["count"];
+  EXPECT_EQ(counts["SuccessfulCreatePod"], 3);
+  EXPECT_EQ(counts["Exited"], 1);
+}
+
+TEST_F(ClusterTest, WarningsAreSurfacedAndBadCredentialsAreUnauthorized) {
+  std::vector<std::string> warnings;
+  std::mutex mu;
+  TransportConfig config;
+  config.server = Env("TRAINCTL_APISERVER_URL");
+  std::string dir = Env("TRAINCTL_CLUSTER_DIR");
+  config.ca_pem = ReadFile(dir + "/pki/ca.crt");
+  Credentials admin{"", ReadFile(dir + "/pki/admin.crt"), ReadFile(dir + "/pki/admin.key")};
+  config.credentials = [admin]() -> StatusOr<Credentials> { return admin; };
+  config.on_warning = [&](const std::string& w) {
+    std::lock_guard<std::mutex> l(mu);
+    warnings.push_back(w);
+  };
+  Client warned(std::move(Transport::Create(config)).value(), {}, TheClock());
+  json cm = ConfigMap("w", "1");
+  cm["unknownField"] = true;
+  WriteOptions warn;
+  warn.field_validation = "Warn";
+  ASSERT_TRUE(warned.Create(kConfigMaps, ns_, cm, warn).ok());
+  {
+    std::lock_guard<std::mutex> l(mu);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("unknown field \"unknownField\""), std::string::npos) << warnings[0];
+  }
+  WriteOptions strict;
+  strict.field_validation = "Strict";
+  cm["metadata"]["name"] = "s";
+  EXPECT_EQ(warned.Create(kConfigMaps, ns_, cm, strict).status().code(), StatusCode::kInvalid);
+
+  // An expired or wrong token: 401 once, the credentials callback is asked to refresh, then the
+  // request fails clearly instead of hanging or retrying forever.
+  int refreshed = 0;
+  TransportConfig bad;
+  bad.server = config.server;
+  bad.ca_pem = config.ca_pem;
+  bad.credentials = []() -> StatusOr<Credentials> { return Credentials{"expired-token", "", ""}; };
+  bad.on_unauthorized = [&refreshed] { ++refreshed; };
+  Client unauthorized(std::move(Transport::Create(bad)).value(), {}, TheClock());
+  Status st = unauthorized.Get(kNamespaces, "", ns_).status();
+  EXPECT_EQ(st.code(), StatusCode::kUnauthorized) << st.message();
+  EXPECT_EQ(refreshed, 1);
 }
 
 TEST_F(ClusterTest, LeaderElectionFailsOverWithinTheLeaseDuration) {

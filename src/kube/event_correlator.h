@@ -1,0 +1,90 @@
+// EventCorrelator: decides what to write for each event a controller records, so a busy
+// controller does not flood the API server with core/v1 Events (the behaviour users know from
+// client-go):
+//
+// - Deduplication: an event identical to an earlier one (same object, type, reason, message,
+//   source) becomes a PATCH of the existing Event's `count` and `lastTimestamp`.
+// - Aggregation: when more than `max_similar` events with the same object, type and reason but
+//   different messages arrive within `aggregation_window`, further ones are folded into one
+//   Event whose message starts with "(combined from similar events): ".
+// - Spam filter: per involved object a token bucket (burst `spam_burst`, one token per
+//   `spam_refill`); events beyond it are dropped.
+//
+// Pure bookkeeping against the time it is given; thread-compatible (one owner). Memory is
+// bounded: at most `max_entries` keys are remembered (oldest forgotten first).
+#pragma once
+
+#include <list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+
+#include "common/clock.h"
+
+namespace trainctl::kube {
+
+struct ObjectReference {
+  std::string api_version, kind, namespace_, name, uid;
+};
+
+struct EventInput {
+  ObjectReference object;
+  std::string type;  // Normal | Warning
+  std::string reason;
+  std::string message;
+};
+
+struct CorrelatorOptions {
+  std::string component = "trainctl-operator";
+  std::string host;
+  int max_similar = 10;
+  Duration aggregation_window{600000};
+  int spam_burst = 25;
+  Duration spam_refill{300000};
+  size_t max_entries = 4096;
+};
+
+struct EventWrite {
+  enum class Kind { kCreate, kPatch, kDrop } kind = Kind::kDrop;
+  nlohmann::json event;  // kCreate: the Event to create; kPatch: the merge patch
+  std::string name;      // the Event's name (for kPatch: which one to patch)
+  std::string namespace_;
+};
+
+class EventCorrelator {
+ public:
+  explicit EventCorrelator(CorrelatorOptions options) : options_(std::move(options)) {}
+
+  EventWrite Correlate(const EventInput& input, Time now);
+  // The API said the Event to patch is gone (expired): forget it so the next one creates.
+  void Forget(const std::string& event_name);
+
+ private:
+  struct Seen {
+    std::string name;
+    int count = 0;
+    Time first;
+  };
+  struct Similar {
+    std::unordered_map<std::string, bool> messages;
+    Time window_start;
+  };
+  struct Bucket {
+    double tokens = 0;
+    Time last;
+  };
+  template <typename V>
+  struct Lru {
+    std::list<std::string> order;
+    std::unordered_map<std::string, std::pair<V, std::list<std::string>::iterator>> items;
+    V& Touch(const std::string& key, size_t max, bool* created);
+  };
+
+  CorrelatorOptions options_;
+  Lru<Seen> seen_;
+  Lru<Similar> similar_;
+  Lru<Bucket> buckets_;
+  long long sequence_ = 0;
+};
+
+}  // namespace trainctl::kube
