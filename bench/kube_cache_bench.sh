@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Starts a private test cluster (hack/cluster, own state dir and ports), runs
+# kube_cache_bench against it, stops it. Usage: bench/kube_cache_bench.sh [N] [M]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${TRAINCTL_BENCH_BIN:-$root/build/release/bench/kube_cache_bench}"
+export TRAINCTL_CLUSTER_DIR="$root/build/release/bench-cluster" TRAINCTL_PORT_BASE=29800
+export TRAINCTL_APISERVER_URL="https://127.0.0.1:29843"
+"$root/hack/cluster/up.sh" -q
+trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
+"$bin" "$@"
