@@ -241,6 +241,25 @@ Status Client::Delete(const Resource& r, const std::string& ns, const std::strin
   return result.ok() ? Status::Ok() : result.status();
 }
 
+StatusOr<json> Client::UpdateWithRetry(const Resource& r, const std::string& ns,
+                                       const std::string& name,
+                                       const std::function<Status(json&)>& mutate,
+                                       bool status_subresource, int attempts) {
+  Status last;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    StatusOr<json> current = Get(r, ns, name);
+    if (!current.ok()) return current.status();
+    Status st = mutate(*current);
+    if (!st.ok()) return st;
+    StatusOr<json> written =
+        status_subresource ? UpdateStatus(r, ns, *current) : Update(r, ns, *current);
+    if (written.ok() || written.status().code() != StatusCode::kConflict) return written;
+    last = written.status();
+    Sleep(Duration(10 + (attempt * 37) % 50));  // de-synchronise racing writers a little
+  }
+  return last;
+}
+
 std::shared_ptr<Stream> Client::Watch(const Resource& r, const std::string& ns,
                                       const ListOptions& o,
                                       std::function<Status(const WatchEvent&)> on_event,

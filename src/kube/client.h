@@ -122,6 +122,14 @@ class Client {
                                 std::function<Status(const WatchEvent&)> on_event,
                                 std::function<void(Status)> on_done);
 
+  // Read-modify-write with optimistic concurrency: GET, `mutate` the object (return a non-OK
+  // status to give up), PUT (or PUT status when `status_subresource`); on Conflict start again
+  // from a fresh GET, up to `attempts` times with a short jittered pause.
+  StatusOr<nlohmann::json> UpdateWithRetry(const Resource& r, const std::string& ns,
+                                           const std::string& name,
+                                           const std::function<Status(nlohmann::json&)>& mutate,
+                                           bool status_subresource = false, int attempts = 10);
+
   RateLimiter& limiter() { return limiter_; }
   Transport& transport() { return *transport_; }
 

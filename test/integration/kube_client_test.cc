@@ -159,6 +159,29 @@ TEST_F(ClusterTest, CrudWithErrorsMappedFromTheApi) {
   EXPECT_NE(gone.message().find("configmaps \"c\""), std::string::npos) << gone.message();
 }
 
+TEST_F(ClusterTest, ConcurrentUpdatesRetryOnConflictAndLoseNothing) {
+  ASSERT_TRUE(client_->Create(kConfigMaps, ns_, ConfigMap("counter", "0")).ok());
+  std::atomic<int> conflicts_seen{0};
+  auto bump = [&](Client* c) {
+    for (int i = 0; i < 20; ++i) {
+      bool first = true;
+      StatusOr<json> r = c->UpdateWithRetry(kConfigMaps, ns_, "counter", [&](json& cm) {
+        if (!first) ++conflicts_seen;
+        first = false;
+        cm["data"]["key"] = std::to_string(std::stoi(cm["data"]["key"].get<std::string>()) + 1);
+        return Status::Ok();
+      });
+      ASSERT_TRUE(r.ok()) << r.status().message();
+    }
+  };
+  std::unique_ptr<Client> other = AdminClient();
+  std::thread a(bump, client_.get()), b(bump, other.get());
+  a.join();
+  b.join();
+  EXPECT_EQ((*client_->Get(kConfigMaps, ns_, "counter"))["data"]["key"], "40");
+  std::printf("conflicts retried: %d\n", conflicts_seen.load());
+}
+
 TEST_F(ClusterTest, ListPagesThroughEverything) {
   for (int i = 0; i < 25; ++i)
     ASSERT_TRUE(client_->Create(kConfigMaps, ns_, ConfigMap("cm-" + std::to_string(i), "v")).ok());
