@@ -7,9 +7,9 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
-  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc)
-target_link_libraries(trainctl_kube PUBLIC trainctl_common nlohmann_json::nlohmann_json
-  CURL::libcurl Threads::Threads)
+  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc)
+target_link_libraries(trainctl_kube PUBLIC trainctl_kube_config trainctl_common
+  nlohmann_json::nlohmann_json CURL::libcurl Threads::Threads)
 
 if(BUILD_TESTING)
   trainctl_test(kube_client_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_parts_test.cc

@@ -8,12 +8,15 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <sstream>
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/config_loader.h"
+#include "kube/connect.h"
 #include "kube/event_recorder.h"
 #include "kube/leader_election.h"
 #include "kube/pod_summary.h"
@@ -46,18 +49,17 @@ RealClock* TheClock() {
   return &clock;
 }
 
-// A client for the test cluster's admin; `port` overrides the API server's (for the proxy).
-std::unique_ptr<Client> AdminClient(int port = 0, ClientOptions options = {}) {
-  std::string dir = Env("TRAINCTL_CLUSTER_DIR");
-  TransportConfig config;
-  config.server = Env("TRAINCTL_APISERVER_URL");
-  if (port) config.server = "https://127.0.0.1:" + std::to_string(port);
-  config.ca_pem = ReadFile(dir + "/pki/ca.crt");
-  Credentials credentials{"", ReadFile(dir + "/pki/admin.crt"), ReadFile(dir + "/pki/admin.key")};
-  config.credentials = [credentials]() -> StatusOr<Credentials> { return credentials; };
-  StatusOr<std::unique_ptr<Transport>> transport = Transport::Create(std::move(config));
-  EXPECT_TRUE(transport.ok());
-  return std::make_unique<Client>(std::move(transport).value(), options, TheClock());
+// A client for the test cluster's admin, from the kubeconfig up.sh wrote (so kubeconfig
+// loading is exercised on the real thing); `port` overrides the API server's (for the proxy).
+std::unique_ptr<Client> AdminClient(int port = 0, std::optional<ClientOptions> options = {}) {
+  StatusOr<RestConfig> config =
+      LoadKubeconfig(Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig", /*context=*/"");
+  EXPECT_TRUE(config.ok()) << config.status().message();
+  if (!config.ok()) return nullptr;
+  if (port) config->server = "https://127.0.0.1:" + std::to_string(port);
+  StatusOr<std::unique_ptr<Client>> client = Connect(*config, TheClock(), options);
+  EXPECT_TRUE(client.ok()) << client.status().message();
+  return client.ok() ? std::move(client).value() : nullptr;
 }
 
 json ConfigMap(const std::string& name, const std::string& value) {
@@ -401,6 +403,38 @@ TEST_F(ClusterTest, WarningsAreSurfacedAndBadCredentialsAreUnauthorized) {
   Status st = unauthorized.Get(kNamespaces, "", ns_).status();
   EXPECT_EQ(st.code(), StatusCode::kUnauthorized) << st.message();
   EXPECT_EQ(refreshed, 1);
+}
+
+TEST_F(ClusterTest, ExecPluginCredentialsAreUsedAndCached) {
+  // A kubeconfig whose user is an exec plugin handing out the admin client certificate.
+  std::string dir = ::testing::TempDir() + "exec-" + ns_;
+  std::filesystem::create_directories(dir);
+  std::string pki = Env("TRAINCTL_CLUSTER_DIR") + "/pki/";
+  json credential = {{"apiVersion", "client.authentication.k8s.io/v1"},
+                     {"kind", "ExecCredential"},
+                     {"status",
+                      {{"clientCertificateData", ReadFile(pki + "admin.crt")},
+                       {"clientKeyData", ReadFile(pki + "admin.key")}}}};
+  std::ofstream(dir + "/credential.json") << credential.dump();
+  std::ofstream(dir + "/plugin.sh")
+      << "#!/bin/sh\necho run >> " << dir << "/runs\ncat " << dir << "/credential.json\n";
+  std::filesystem::permissions(dir + "/plugin.sh", std::filesystem::perms::owner_all);
+  std::ofstream(dir + "/kubeconfig")
+      << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+      << "clusters:\n- name: k\n  cluster:\n    server: " << Env("TRAINCTL_APISERVER_URL")
+      << "\n    certificate-authority: " << pki << "ca.crt\n"
+      << "users:\n- name: u\n  user:\n    exec:\n      apiVersion: "
+         "client.authentication.k8s.io/v1\n      command: "
+      << dir << "/plugin.sh\n      interactiveMode: Never\n"
+      << "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: " << ns_ << "}\n";
+  StatusOr<RestConfig> config = LoadKubeconfig(dir + "/kubeconfig", "");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->namespace_name, ns_);
+  StatusOr<std::unique_ptr<Client>> client = Connect(*config, TheClock());
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*client)->Get(kNamespaces, "", ns_).ok());
+  EXPECT_EQ(ReadFile(dir + "/runs"), "run\n");  // no expiry given: one run, then cached
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ClusterTest, LeaderElectionFailsOverWithinTheLeaseDuration) {
