@@ -14,11 +14,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/config_loader.h"
+#include "kube/connect.h"
 #include "kube/pod_summary.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
@@ -45,10 +45,12 @@ json BenchPod(int i) {
                       {{"training.kubeflow.org/job-name", job},
                        {"training.kubeflow.org/replica-type", "worker"},
                        {"training.kubeflow.org/replica-index", std::to_string(i % 8)}}}};
-  pod["metadata"]["ownerReferences"] = json::array(
-      {{{"apiVersion", "kubeflow.org/v1"}, {"kind", "PyTorchJob"}, {"name", job},
-        {"uid", "aaaaaaaa-0000-4000-8000-" + std::to_string(100000000000 + i / 8)},
-        {"controller", true}}});
+  pod["metadata"]["ownerReferences"] =
+      json::array({{{"apiVersion", "kubeflow.org/v1"},
+                    {"kind", "PyTorchJob"},
+                    {"name", job},
+                    {"uid", "aaaaaaaa-0000-4000-8000-" + std::to_string(100000000000 + i / 8)},
+                    {"controller", true}}});
   json env = json::array();
   for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PET_NNODES"})
     env.push_back({{"name", name}, {"value", "value-of-" + std::string(name)}});
@@ -78,12 +80,13 @@ void Offline(int n) {
   LineSplitter splitter;
   auto start = std::chrono::steady_clock::now();
   for (size_t off = 0; off < stream.size(); off += 16384) {  // arrives in 16 KiB chunks
-    Status st = splitter.Feed(std::string_view(stream).substr(off, 16384), [&](std::string_view line) {
-      StatusOr<WatchEvent> e = ParseWatchEvent(line);
-      if (!e.ok()) return e.status();
-      store.Apply(e->type, std::move(e->object));
-      return Status::Ok();
-    });
+    Status st =
+        splitter.Feed(std::string_view(stream).substr(off, 16384), [&](std::string_view line) {
+          StatusOr<WatchEvent> e = ParseWatchEvent(line);
+          if (!e.ok()) return e.status();
+          store.Apply(e->type, std::move(e->object));
+          return Status::Ok();
+        });
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.message().c_str());
       std::exit(1);
@@ -95,9 +98,10 @@ void Offline(int n) {
   size_t before_docs = mallinfo2().uordblks;
   for (int i = 0; i < 2000; ++i) docs.push_back(BenchPod(i));
   double doc_bytes = static_cast<double>(mallinfo2().uordblks - before_docs) / 2000;
-  std::printf("| offline decode + cache (%d pods, %.1f MB of events) | %.0f events/s | %.0f B/pod "
-              "cached (JSON document: %.0f B) |\n",
-              n, stream.size() / 1e6, n / secs, per_pod, doc_bytes);
+  std::printf(
+      "| offline decode + cache (%d pods, %.1f MB of events) | %.0f events/s | %.0f B/pod "
+      "cached (JSON document: %.0f B) |\n",
+      n, stream.size() / 1e6, n / secs, per_pod, doc_bytes);
 }
 
 std::string Env(const char* name) {
@@ -105,23 +109,18 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::unique_ptr<Client> AdminClient(const Clock* clock) {
-  std::string dir = Env("TRAINCTL_CLUSTER_DIR");
-  TransportConfig config;
-  config.server = Env("TRAINCTL_APISERVER_URL");
-  config.ca_pem = ReadFile(dir + "/pki/ca.crt");
-  Credentials c{"", ReadFile(dir + "/pki/admin.crt"), ReadFile(dir + "/pki/admin.key")};
-  config.credentials = [c]() -> StatusOr<Credentials> { return c; };
+  StatusOr<RestConfig> config = LoadKubeconfig(Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig", "");
   ClientOptions options;
   options.qps = -1;  // measure the server and the client, not a limiter
-  return std::make_unique<Client>(std::move(Transport::Create(config)).value(), options, clock);
+  StatusOr<std::unique_ptr<Client>> client =
+      config.ok() ? Connect(*config, clock, options)
+                  : StatusOr<std::unique_ptr<Client>>(config.status());
+  if (!client.ok()) {
+    std::fprintf(stderr, "%s\n", client.status().message().c_str());
+    std::exit(1);
+  }
+  return std::move(client).value();
 }
 
 void Live(int m) {
@@ -165,13 +164,15 @@ void Live(int m) {
   auto window = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::seconds(5));
   long later = reflector.stats().events;
-  std::printf("| live: create %d pods (16 threads, HTTP/2) | %.0f creates/s | all %zu in the cache "
-              "after %.2f s |\n",
-              m, m / create_secs, store.size(), cached_secs);
-  std::printf("| live: watch events handled | %.0f events/s during creation, %.0f events/s after "
-              "| %ld events in all, %ld connections |\n",
-              events_at / cached_secs, (later - events_at) / Seconds(window), later,
-              watcher->transport().ConnectionsOpened() + client->transport().ConnectionsOpened());
+  std::printf(
+      "| live: create %d pods (16 threads, HTTP/2) | %.0f creates/s | all %zu in the cache "
+      "after %.2f s |\n",
+      m, m / create_secs, store.size(), cached_secs);
+  std::printf(
+      "| live: watch events handled | %.0f events/s during creation, %.0f events/s after "
+      "| %ld events in all, %ld connections |\n",
+      events_at / cached_secs, (later - events_at) / Seconds(window), later,
+      watcher->transport().ConnectionsOpened() + client->transport().ConnectionsOpened());
   reflector.Stop();
   (void)client->Delete(kNamespaces, "", ns);
 }

@@ -138,7 +138,8 @@ StatusOr<json> Client::List(const Resource& r, const std::string& ns, const List
 }
 
 StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOptions options) {
-  const ListOptions first_page = options;
+  ListOptions first_page = options;
+  first_page.continue_token.clear();  // a restart begins at the beginning
   bool restarted = false;
   json out = {{"items", json::array()}, {"metadata", json::object()}};
   for (;;) {
