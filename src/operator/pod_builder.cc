@@ -1,0 +1,146 @@
+#include "operator/pod_builder.h"
+
+#include <algorithm>
+
+#include "api/kinds.h"
+
+namespace trainctl::op {
+namespace {
+
+using nlohmann::json;
+
+std::string JobLabelValue(const std::string& name) {
+  std::string out = name;
+  std::replace(out.begin(), out.end(), '/', '-');
+  return out;
+}
+
+json EnvJson(const frameworks::EnvVar& e) {
+  json j = {{"name", e.name}};
+  if (!e.value_from.is_null())
+    j["valueFrom"] = e.value_from;
+  else
+    j["value"] = e.value;
+  return j;
+}
+
+std::string PodRestartPolicy(const std::string& replica_policy) {
+  return replica_policy == "ExitCode" ? "Never" : replica_policy;
+}
+
+json PyTorchInitContainer(const api::Job& job, const PodSettings& settings) {
+  std::string master = frameworks::ReplicaName(job.name, "Master", 0);
+  std::string script =
+      "err=1;for i in $(seq " + std::to_string(settings.pytorch_init_max_tries) +
+      "); do if nslookup " + master +
+      "; then err=0 && break; fi;echo waiting for master; sleep 2; done; exit $err";
+  return {{"name", "init-pytorch"},
+          {"image", settings.pytorch_init_image},
+          {"imagePullPolicy", "IfNotPresent"},
+          {"resources",
+           {{"limits", {{"cpu", "100m"}, {"memory", "20Mi"}}},
+            {"requests", {{"cpu", "50m"}, {"memory", "10Mi"}}}}},
+          {"command", {"sh", "-c", script}}};
+}
+
+}  // namespace
+
+json OwnerReference(const api::Job& job) {
+  return {{"apiVersion", api::kApiVersion},
+          {"kind", job.info().name},
+          {"name", job.name},
+          {"uid", job.metadata.value("uid", "")},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+json ReplicaSelector(const api::Job& job, const std::string& type, int index) {
+  return {{api::kLabelOperatorName, job.info().controller_name},
+          {api::kLabelJobName, JobLabelValue(job.name)},
+          {api::kLabelReplicaType, api::ToLower(type)},
+          {api::kLabelReplicaIndex, std::to_string(index)}};
+}
+
+StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
+                            const frameworks::Endpoints& endpoints, const PodSettings& settings) {
+  if (job.kind == api::Kind::kMPIJob)
+    return FailedPreconditionError("MPIJob pods are not built by the operator yet");
+  auto spec_it = job.replica_specs.find(type);
+  if (spec_it == job.replica_specs.end())
+    return InvalidError("no replica type \"" + type + "\" in " + job.name);
+  const api::ReplicaSpec& spec = spec_it->second;
+  const frameworks::Framework& framework = frameworks::ForKind(job.kind);
+  StatusOr<frameworks::ReplicaEnv> env = framework.EnvFor(job, type, index, endpoints);
+  if (!env.ok()) return env.status();
+
+  BuiltPod out;
+  json tmpl = spec.pod_template.is_object() ? spec.pod_template : json::object();
+  json metadata = tmpl.value("metadata", json::object());
+  json pod_spec = tmpl.value("spec", json::object());
+
+  json labels = metadata.value("labels", json::object());
+  json selector = ReplicaSelector(job, type, index);  // kept alive while iterating
+  for (auto& [k, v] : selector.items()) labels[k] = v;
+  if (framework.IsMasterRole(job, type, index)) labels[api::kLabelJobRole] = "master";
+
+  json pod_metadata = {{"name", frameworks::ReplicaName(job.name, type, index)},
+                       {"namespace", job.namespace_},
+                       {"labels", labels},
+                       {"ownerReferences", json::array({OwnerReference(job)})}};
+  if (metadata.contains("annotations")) pod_metadata["annotations"] = metadata["annotations"];
+  if (metadata.contains("finalizers")) pod_metadata["finalizers"] = metadata["finalizers"];
+
+  const char* default_container = job.info().default_container;
+  if (pod_spec.contains("containers") && pod_spec["containers"].is_array()) {
+    for (json& c : pod_spec["containers"]) {
+      if (env->default_container_only && c.value("name", "") != default_container) continue;
+      if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
+      for (const frameworks::EnvVar& e : env->env) c["env"].push_back(EnvJson(e));
+    }
+  }
+  if (job.kind == api::Kind::kPyTorchJob && type == "Worker" && job.HasType("Master")) {
+    if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())
+      pod_spec["initContainers"] = json::array();
+    pod_spec["initContainers"].push_back(PyTorchInitContainer(job, settings));
+  }
+  if (pod_spec.contains("restartPolicy")) {
+    out.events.push_back({"Warning", "SetPodTemplateRestartPolicy",
+                          "Restart policy in pod template will be overwritten by restart policy "
+                          "in replica spec"});
+  }
+  pod_spec["restartPolicy"] = PodRestartPolicy(spec.restart_policy);
+
+  out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", pod_spec}};
+  return out;
+}
+
+StatusOr<json> BuildService(const api::Job& job, const std::string& type, int index) {
+  auto spec_it = job.replica_specs.find(type);
+  if (spec_it == job.replica_specs.end())
+    return InvalidError("no replica type \"" + type + "\" in " + job.name);
+  const json* containers = api::Containers(spec_it->second.pod_template);
+  const json* container = nullptr;
+  if (containers)
+    for (const json& c : *containers)
+      if (c.value("name", "") == job.info().default_container) container = &c;
+  if (!container)
+    return InvalidError("failed to find the port: no container named " +
+                        std::string(job.info().default_container));
+  json ports = json::array();
+  if (container->contains("ports") && (*container)["ports"].is_array())
+    for (const json& p : (*container)["ports"])
+      ports.push_back({{"name", p.value("name", "")}, {"port", p.value("containerPort", 0)}});
+  json selector = ReplicaSelector(job, type, index);
+  json service = {{"apiVersion", "v1"},
+                  {"kind", "Service"},
+                  {"metadata",
+                   {{"name", frameworks::ReplicaName(job.name, type, index)},
+                    {"namespace", job.namespace_},
+                    {"labels", selector},
+                    {"ownerReferences", json::array({OwnerReference(job)})}}},
+                  {"spec", {{"clusterIP", "None"}, {"selector", selector}}}};
+  if (!ports.empty()) service["spec"]["ports"] = ports;
+  return service;
+}
+
+}  // namespace trainctl::op
