@@ -13,6 +13,7 @@ StatusOr<std::unique_ptr<Client>> Connect(const RestConfig& config, const Clock*
   transport.server = config.server;
   transport.ca_pem = config.ca_pem;
   transport.insecure_skip_tls_verify = config.insecure_skip_tls_verify;
+  transport.tls_server_name = config.tls_server_name;
   transport.proxy_url = config.proxy_url;
   transport.user_agent = config.user_agent;
   transport.credentials = [tokens]() -> StatusOr<Credentials> {

@@ -78,6 +78,9 @@ class CurlTransport final : public Transport {
  public:
   explicit CurlTransport(TransportConfig config) : config_(std::move(config)) {
     InitCurlOnce();
+    base_url_ = config_.server;
+    while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+    if (!config_.tls_server_name.empty()) PointAtServerName();
     multi_ = curl_multi_init();
     curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
     thread_ = std::thread([this] { Loop(); });
@@ -91,6 +94,7 @@ class CurlTransport final : public Transport {
     curl_multi_wakeup(multi_);
     thread_.join();
     curl_multi_cleanup(multi_);
+    if (connect_to_) curl_slist_free_all(connect_to_);
   }
 
   StatusOr<HttpResponse> Do(const HttpRequest& request) override {
@@ -163,10 +167,9 @@ class CurlTransport final : public Transport {
     if (!e) return InternalError("curl_easy_init failed");
     t->easy = e;
     const HttpRequest& r = t->request;
-    std::string url = config_.server;
-    while (!url.empty() && url.back() == '/') url.pop_back();
-    url += r.path;
+    std::string url = base_url_ + r.path;
     curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    if (connect_to_) curl_easy_setopt(e, CURLOPT_CONNECT_TO, connect_to_);
     curl_easy_setopt(e, CURLOPT_PRIVATE, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -336,8 +339,36 @@ class CurlTransport final : public Transport {
     }
   }
 
+  // With tls_server_name: the URL names that host (so curl sends it as SNI and verifies the
+  // certificate against it) and CONNECT_TO sends the connection to the real host and port.
+  void PointAtServerName() {
+    CURLU* url = curl_url();
+    if (curl_url_set(url, CURLUPART_URL, base_url_.c_str(), 0) == CURLUE_OK) {
+      char* host = nullptr;
+      char* port = nullptr;
+      curl_url_get(url, CURLUPART_HOST, &host, 0);
+      curl_url_get(url, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+      if (host && port) {
+        connect_to_ = curl_slist_append(
+            nullptr, (config_.tls_server_name + ":" + port + ":" + host + ":" + port).c_str());
+        curl_url_set(url, CURLUPART_HOST, config_.tls_server_name.c_str(), 0);
+        char* rewritten = nullptr;
+        if (curl_url_get(url, CURLUPART_URL, &rewritten, 0) == CURLUE_OK && rewritten) {
+          base_url_ = rewritten;
+          while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+          curl_free(rewritten);
+        }
+      }
+      curl_free(host);
+      curl_free(port);
+    }
+    curl_url_cleanup(url);
+  }
+
   friend struct Transfer;
   TransportConfig config_;
+  std::string base_url_;
+  curl_slist* connect_to_ = nullptr;
   CURLM* multi_ = nullptr;
   std::thread thread_;
   std::mutex mu_;

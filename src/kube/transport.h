@@ -55,6 +55,9 @@ struct TransportConfig {
   std::string server;  // "https://127.0.0.1:6443"
   std::string ca_pem;  // empty = system trust store
   bool insecure_skip_tls_verify = false;
+  // The name the server's certificate is checked against (and sent as SNI) when it differs from
+  // the host in `server`, e.g. "kubernetes.default.svc" for an IP address. Empty = the host.
+  std::string tls_server_name;
   std::string proxy_url;
   std::string user_agent = "trainctl";
   Duration connect_timeout{10000};

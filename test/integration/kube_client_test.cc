@@ -416,6 +416,23 @@ TEST_F(ClusterTest, WarningsAreSurfacedAndBadCredentialsAreUnauthorized) {
   EXPECT_EQ(refreshed, 1);
 }
 
+TEST_F(ClusterTest, TlsServerNameIsVerifiedInsteadOfTheAddress) {
+  StatusOr<RestConfig> config = LoadKubeconfig(Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig", "");
+  ASSERT_TRUE(config.ok());
+  config->tls_server_name = "kubernetes.default.svc";  // in the serving certificate
+  StatusOr<std::unique_ptr<Client>> good = Connect(*config, TheClock());
+  ASSERT_TRUE(good.ok());
+  EXPECT_TRUE((*good)->Get(kNamespaces, "", ns_).ok());
+  config->tls_server_name = "not-in-the-certificate.example";
+  ClientOptions no_retry;
+  no_retry.max_retries = 0;
+  StatusOr<std::unique_ptr<Client>> bad = Connect(*config, TheClock(), no_retry);
+  ASSERT_TRUE(bad.ok());
+  Status st = (*bad)->Get(kNamespaces, "", ns_).status();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("not-in-the-certificate.example"), std::string::npos) << st.message();
+}
+
 TEST_F(ClusterTest, ExecPluginCredentialsAreUsedAndCached) {
   // A kubeconfig whose user is an exec plugin handing out the admin client certificate.
   std::string dir = ::testing::TempDir() + "exec-" + ns_;
