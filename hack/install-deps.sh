@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
   libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev)
-PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn)
+PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn
+  openmpi-bin libopenmpi-dev python3-mpi4py)
 
 missing=()
 for p in "${BUILD_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}"; do
@@ -44,4 +45,25 @@ if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c 'import torch, xgboost, 
   /usr/bin/python3 -m venv --system-site-packages .venv
   .venv/bin/python3 -c 'import torch, xgboost, sklearn' || {
     echo "install-deps: .venv cannot import torch/xgboost/sklearn" >&2; exit 1; }
+fi
+
+# Frameworks Debian does not package (TensorFlow, JAX, PaddlePaddle), pinned, from PyPI into
+# .venv. The constraints pin the Debian-provided packages so pip never shadows them. Skipped when
+# the requirement files have not changed since the last successful install.
+requirements=(hack/requirements/frameworks.txt hack/requirements/paddle.txt)
+want=$(cat hack/requirements/constraints.txt "${requirements[@]}" | sha256sum | cut -d' ' -f1)
+if [ "$(cat .venv/.requirements.sha256 2>/dev/null)" != "$want" ]; then
+  echo "install-deps: installing pinned TensorFlow, JAX and PaddlePaddle into .venv (~480 MB to download the first time)"
+  start=$(date +%s)
+  args=()
+  for r in "${requirements[@]}"; do args+=(-r "$r"); done
+  .venv/bin/python3 -m pip install --quiet --disable-pip-version-check --no-input \
+    -c hack/requirements/constraints.txt "${args[@]}" >/tmp/trainctl-pip.log 2>&1 || {
+    echo "install-deps: pip failed; last lines of /tmp/trainctl-pip.log:" >&2
+    tail -20 /tmp/trainctl-pip.log >&2; exit 1; }
+  .venv/bin/python3 -c 'import torch, xgboost, sklearn, numpy, tensorflow, jax, paddle, mpi4py' \
+    >/dev/null 2>&1 || {
+    echo "install-deps: .venv cannot import the frameworks after the install" >&2; exit 1; }
+  echo "$want" > .venv/.requirements.sha256
+  echo "install-deps: Python frameworks ready in $(( $(date +%s) - start ))s"
 fi

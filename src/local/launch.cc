@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include "local/mpi_local.h"
+
 namespace trainctl::local {
 namespace {
 
@@ -164,6 +166,28 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   for (const std::string& a : out.spec.argv)
     out.display_command += (out.display_command.empty() ? "" : " ") + a;
   return out;
+}
+
+PreparedLaunch PrepareIdleLaunch(const LaunchContext& context) {
+  PreparedLaunch out;
+  out.spec.argv = IdleArgv();
+  out.spec.env = context.base_env;
+  out.spec.cwd = context.manifest_dir;
+  for (const std::string& a : out.spec.argv)
+    out.display_command += (out.display_command.empty() ? "" : " ") + a;
+  out.command_field = "(idle replica) " + out.spec.argv[0];
+  return out;
+}
+
+StatusOr<PreparedLaunch> ResolveIdleLaunch(const LaunchContext& context) {
+  PreparedLaunch launch = PrepareIdleLaunch(context);
+  std::string path_env;
+  for (const std::string& e : launch.spec.env)
+    if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
+  StatusOr<std::string> exe = ResolveExecutable(launch.spec.argv[0], launch.spec.cwd, path_env);
+  if (!exe.ok()) return InvalidError(launch.command_field + ": " + exe.status().message());
+  launch.spec.argv[0] = *exe;
+  return launch;
 }
 
 StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& type, int index,

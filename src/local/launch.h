@@ -44,6 +44,13 @@ StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& t
                                        const frameworks::ReplicaEnv& injected,
                                        const LaunchContext& context);
 
+// The launch of an idle replica (IsIdleReplica in mpi_local.h): IdleArgv() with the caller's env
+// in the manifest's folder; the template's command, args and env are not used.
+PreparedLaunch PrepareIdleLaunch(const LaunchContext& context);
+
+// PrepareIdleLaunch + executable lookup.
+StatusOr<PreparedLaunch> ResolveIdleLaunch(const LaunchContext& context);
+
 // Expands $(NAME) using `vars`; $$ → $; unknown references stay as written.
 std::string ExpandReferences(const std::string& text,
                              const std::map<std::string, std::string>& vars);

@@ -9,6 +9,7 @@
 #include "api/manifest.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
+#include "local/mpi_local.h"
 #include "local/state_store.h"
 
 namespace trainctl::local {
@@ -225,6 +226,78 @@ TEST_F(StateStoreTest, OnlyOneRunnerHoldsTheLock) {
   first.ReleaseRunnerLock();
   EXPECT_FALSE(second.RunnerActive());
   EXPECT_TRUE(second.AcquireRunnerLock().ok());
+}
+
+const char* kMpiJob = R"yaml(
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: pi}
+spec:
+  slotsPerWorker: 2
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: mpi, image: mpi, command: [mpirun, python3, pi.py]}
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          containers:
+          - {name: mpi, image: mpi}
+)yaml";
+
+std::string EnvOf(const std::vector<frameworks::EnvVar>& env, const std::string& name) {
+  for (const frameworks::EnvVar& e : env)
+    if (e.name == name) return e.value;
+  return "<unset>";
+}
+
+TEST(MpiLocalTest, WorkersAreIdleOnlyInMpiJobs) {
+  EXPECT_TRUE(IsIdleReplica(Load(kMpiJob), "Worker"));
+  EXPECT_FALSE(IsIdleReplica(Load(kMpiJob), "Launcher"));
+  EXPECT_FALSE(IsIdleReplica(Load(kJob), "Worker"));
+  EXPECT_EQ(IdleArgv(), (std::vector<std::string>{"sleep", "infinity"}));
+}
+
+TEST(MpiLocalTest, HostfileSumsWorkerSlotsOnOneLocalLine) {
+  EXPECT_EQ(LocalMpiSlots(Load(kMpiJob)), 6);
+  EXPECT_EQ(LocalMpiHostfile(Load(kMpiJob)), "localhost slots=6\n");
+}
+
+TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
+  api::Job job = Load(kMpiJob);
+  std::vector<frameworks::EnvVar> env = LocalMpiLauncherEnv(
+      job, frameworks::MpiLauncherEnv(job, "/etc/mpi", false), "/state/hostfile", false, 8);
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/state/hostfile");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm"), "isolated");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm_rsh_agent"), "<unset>");
+  EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP"), "fork");
+  EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC"), "<unset>");
+  EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "<unset>");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_rmaps_base_oversubscribe"), "<unset>");
+  EXPECT_EQ(EnvOf(env, "NVIDIA_VISIBLE_DEVICES"), "");
+}
+
+TEST(MpiLocalTest, RootAndOversubscriptionOnlyWhenNeeded) {
+  api::Job job = Load(kMpiJob);
+  std::vector<frameworks::EnvVar> env =
+      LocalMpiLauncherEnv(job, frameworks::MpiLauncherEnv(job, "/etc/mpi", false), "/h", true, 2);
+  EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
+  EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), "1");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_rmaps_base_oversubscribe"), "1");
+}
+
+TEST(MpiLocalTest, IdleLaunchIgnoresTheTemplate) {
+  LaunchContext context;
+  context.manifest_dir = "/jobs";
+  context.base_env = {"PATH=/usr/bin:/bin"};
+  PreparedLaunch launch = PrepareIdleLaunch(context);
+  EXPECT_EQ(launch.spec.argv, (std::vector<std::string>{"sleep", "infinity"}));
+  EXPECT_EQ(launch.spec.cwd, "/jobs");
+  EXPECT_EQ(launch.spec.env, context.base_env);
 }
 
 }  // namespace

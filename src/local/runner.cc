@@ -15,6 +15,7 @@
 #include "local/kubelet.h"
 #include "local/launch.h"
 #include "local/log_tailer.h"
+#include "local/mpi_local.h"
 
 namespace trainctl::local {
 namespace {
@@ -137,6 +138,8 @@ Status Run::Setup() {
   }
   TRAINCTL_RETURN_IF_ERROR(dir_.Create());
   TRAINCTL_RETURN_IF_ERROR(dir_.AcquireRunnerLock());
+  if (job_.kind == api::Kind::kMPIJob)
+    TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
   if (!endpoints.ok()) return endpoints.status();
   endpoints_ = std::move(endpoints).value();
@@ -176,8 +179,13 @@ void Run::Start(const std::string& type, int index, Time now) {
   context.labels = {{api::kLabelJobName, job_.name},
                     {api::kLabelReplicaType, api::ToLower(type)},
                     {api::kLabelReplicaIndex, std::to_string(index)}};
-  StatusOr<PreparedLaunch> launch = env.ok() ? ResolveLaunch(job_, type, index, *env, context)
-                                             : StatusOr<PreparedLaunch>(env.status());
+  if (env.ok() && job_.kind == api::Kind::kMPIJob && type == "Launcher")
+    env->env = LocalMpiLauncherEnv(job_, std::move(env->env), dir_.HostfilePath(), geteuid() == 0,
+                                   static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  StatusOr<PreparedLaunch> launch = !env.ok() ? StatusOr<PreparedLaunch>(env.status())
+                                    : IsIdleReplica(job_, type)
+                                        ? ResolveIdleLaunch(context)
+                                        : ResolveLaunch(job_, type, index, *env, context);
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
   if (!launch.ok()) {
@@ -440,6 +448,9 @@ StatusOr<RunResult> Run::Execute() {
       requeue = plan.requeue_after;
     }
     if (engine::IsFinished(job_.status)) {
+      // Idle replicas (MPIJob Workers) only stand in for containers: no drain for them.
+      for (auto& [name, r] : replicas_)
+        if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) Terminate(r, now);
       if (engine::HasCondition(job_.status, engine::kSucceeded) && !interrupted_by_) {
         if (!drain_started_) drain_started_ = now;
         if (now - *drain_started_ >= options_.drain) TerminateAll(now);
@@ -493,7 +504,9 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
     LaunchContext context;
     context.manifest_dir = options.manifest_dir;
     context.base_env = options.base_env;
-    StatusOr<PreparedLaunch> launch = ResolveLaunch(job, type, 0, *env, context);
+    StatusOr<PreparedLaunch> launch = IsIdleReplica(job, type)
+                                          ? ResolveIdleLaunch(context)
+                                          : ResolveLaunch(job, type, 0, *env, context);
     if (!launch.ok()) return launch.status();
   }
   return Status::Ok();

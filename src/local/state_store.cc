@@ -83,6 +83,10 @@ Status JobDir::RemoveAll() {
 Status JobDir::WriteJob(const nlohmann::json& job) const {
   return WriteFileAtomically(path_ + "/job.json", job.dump(2) + "\n");
 }
+std::string JobDir::HostfilePath() const { return path_ + "/hostfile"; }
+Status JobDir::WriteHostfile(const std::string& content) const {
+  return WriteFileAtomically(HostfilePath(), content);
+}
 StatusOr<nlohmann::json> JobDir::ReadJob() const { return ReadJsonFile(path_ + "/job.json"); }
 Status JobDir::WriteReplicas(const nlohmann::json& replicas) const {
   return WriteFileAtomically(path_ + "/replicas.json", replicas.dump(2) + "\n");

@@ -40,6 +40,8 @@ class JobDir {
   Status RemoveAll();  // rm -r (TTL and `trainctl delete`)
 
   Status WriteJob(const nlohmann::json& job) const;
+  std::string HostfilePath() const;  // <dir>/hostfile: an MPIJob launcher's local hostfile
+  Status WriteHostfile(const std::string& content) const;
   StatusOr<nlohmann::json> ReadJob() const;
   Status WriteReplicas(const nlohmann::json& replicas) const;
   StatusOr<nlohmann::json> ReadReplicas() const;

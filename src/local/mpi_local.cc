@@ -1,0 +1,49 @@
+#include "local/mpi_local.h"
+
+#include <algorithm>
+
+namespace trainctl::local {
+
+bool IsIdleReplica(const api::Job& job, const std::string& type) {
+  return job.kind == api::Kind::kMPIJob && type == "Worker";
+}
+
+std::vector<std::string> IdleArgv() { return {"sleep", "infinity"}; }
+
+int LocalMpiSlots(const api::Job& job) {
+  int slots = job.slots_per_worker.value_or(1);
+  int workers = job.replica_specs.count("Worker") ? job.ReplicasOf("Worker") : 0;
+  return workers > 0 ? workers * slots : slots;
+}
+
+std::string LocalMpiHostfile(const api::Job& job) {
+  return "localhost slots=" + std::to_string(LocalMpiSlots(job)) + "\n";
+}
+
+std::vector<frameworks::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
+                                                    std::vector<frameworks::EnvVar> upstream,
+                                                    const std::string& hostfile_path, bool as_root,
+                                                    int cores) {
+  std::vector<frameworks::EnvVar> out;
+  for (frameworks::EnvVar& e : upstream) {
+    if (e.name == "OMPI_MCA_plm_rsh_agent" || e.name == "I_MPI_HYDRA_BOOTSTRAP_EXEC") continue;
+    if (e.name == "OMPI_MCA_orte_default_hostfile") e.value = hostfile_path;
+    if (e.name == "I_MPI_HYDRA_BOOTSTRAP") e.value = "fork";
+    out.push_back(std::move(e));
+  }
+  auto add = [&](const std::string& name, const std::string& value) {
+    frameworks::EnvVar e;
+    e.name = name;
+    e.value = value;
+    out.push_back(std::move(e));
+  };
+  add("OMPI_MCA_plm", "isolated");
+  if (as_root) {
+    add("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    add("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+  }
+  if (LocalMpiSlots(job) > std::max(cores, 1)) add("OMPI_MCA_rmaps_base_oversubscribe", "1");
+  return out;
+}
+
+}  // namespace trainctl::local

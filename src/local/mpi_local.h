@@ -1,0 +1,45 @@
+// How an MPIJob (kubeflow.org/v1) runs on this machine: the Launcher's mpirun starts every rank
+// locally, Workers are idle placeholders.
+//
+// Upstream, Worker pods only keep a container alive (sshd or sleep) for mpirun to start ranks
+// in through kubexec.sh, and the Launcher gets a hostfile listing `<job>-worker-<i>
+// slots=<slotsPerWorker>`. Locally there is no kubexec.sh and no sshd: the Launcher gets a
+// hostfile `localhost slots=<workers × slotsPerWorker>` and the env that makes Open MPI (4.x)
+// fork all ranks here (plm isolated, no rsh agent), and each Worker runs `sleep infinity`
+// instead of its command, stopped as soon as the job finishes. Intel MPI gets
+// I_MPI_HYDRA_BOOTSTRAP=fork in place of rsh + kubexec.sh.
+//
+// Pure: no I/O. The runner writes the hostfile and spawns the processes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "frameworks/framework.h"
+
+namespace trainctl::local {
+
+// True for replicas whose command is not run locally (MPIJob Workers): they run IdleArgv().
+bool IsIdleReplica(const api::Job& job, const std::string& type);
+
+// The command an idle replica runs until it is stopped.
+std::vector<std::string> IdleArgv();
+
+// Total MPI slots: Workers × slotsPerWorker (slotsPerWorker alone without Workers).
+int LocalMpiSlots(const api::Job& job);
+
+// The local hostfile's content: `localhost slots=<LocalMpiSlots>` (Open MPI rejects one host
+// listed several times with slot counts, so the workers' slots are summed on one line).
+std::string LocalMpiHostfile(const api::Job& job);
+
+// The Launcher's framework env rewritten for this machine: the hostfile at `hostfile_path`,
+// OMPI_MCA_plm=isolated, the rsh agent and I_MPI_HYDRA_BOOTSTRAP_EXEC dropped,
+// I_MPI_HYDRA_BOOTSTRAP rsh → fork, Open MPI's allow-run-as-root env only when `as_root`,
+// oversubscription allowed when the slots exceed `cores`.
+std::vector<frameworks::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
+                                                    std::vector<frameworks::EnvVar> upstream,
+                                                    const std::string& hostfile_path, bool as_root,
+                                                    int cores);
+
+}  // namespace trainctl::local

@@ -1,0 +1,103 @@
+"""MPIJob (and, later, PaddleJob) through `trainctl run` with the real framework: Open MPI's
+mpirun in the Launcher forks every rank on this machine, the Workers are idle stand-ins that
+are stopped when the Launcher ends. Checks the ranks' RESULT lines (accuracy, identical
+parameters), that a failing rank fails the job, and that no process is left behind."""
+
+import os
+import unittest
+
+from harness import REPO, TrainctlTestCase, condition_types, results
+
+MPI_DIR = os.path.join(REPO, "examples", "mpi")
+PADDLE_DIR = os.path.join(REPO, "examples", "paddle")
+
+
+def processes_in(folder):
+    """Pids of live processes whose working directory is `folder`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd") == folder:
+                with open(f"/proc/{entry}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        found.append(int(entry))
+        except (FileNotFoundError, PermissionError, ProcessLookupError):
+            pass
+    return found
+
+
+class MpiJobTest(TrainctlTestCase):
+    # No skip: `make test` installs Open MPI (hack/install-deps.sh); a missing mpirun is a failure.
+
+    def copy_example(self, replace=None):
+        """The MPI example in the work dir (so its processes can be found by their cwd)."""
+        with open(os.path.join(MPI_DIR, "mpijob.yaml")) as f:
+            text = f.read()
+        for old, new in (replace or {}).items():
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        os.symlink(os.path.join(MPI_DIR, "train.py"), os.path.join(self.work, "train.py"))
+        return self.write("mpijob.yaml", text)
+
+    def test_two_ranks_train_the_same_model(self):
+        job, proc = self.run_json(self.copy_example(), expect_code=0, timeout=240)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        found = results(proc.stderr)
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1], self.explain(proc))
+        for r in found:
+            self.assertEqual(r["world_size"], 2)
+            self.assertGreater(r["test_accuracy"], 0.85, r)
+        self.assertEqual(len({r["params_sha256"] for r in found}), 1, found)
+        statuses = job["status"]["replicaStatuses"]
+        self.assertEqual(statuses["Launcher"].get("succeeded"), 1, statuses)
+        hostfile = os.path.join(self.state, "default", "mpijobs", "mpi-digits", "hostfile")
+        with open(hostfile) as f:
+            self.assertEqual(f.read(), "localhost slots=2\n")
+        replicas = self.stored_replicas("default", "mpijobs", "mpi-digits")
+        workers = [r for r in replicas if r["type"] == "Worker"]
+        self.assertEqual(len(workers), 2, replicas)
+        for w in workers:
+            self.assertEqual(w["state"], "Stopped", w)
+            self.assertEqual(w["command"], "sleep infinity", w)
+        self.assertEqual(processes_in(self.work), [])
+
+    def test_failing_rank_fails_the_job_and_leaves_nothing(self):
+        manifest = self.copy_example({'- "200"': '- "200"\n                - --fail-rank\n'
+                                                 '                - "1"'})
+        job, proc = self.run_json(manifest, expect_code=1, timeout=240)
+        self.assertEqual(condition_types(job)[-1], "Failed", self.explain(proc))
+        self.assertIn("failing on purpose", proc.stderr)
+        self.assertEqual(results(proc.stderr), [], self.explain(proc))
+        self.assertEqual(job["status"]["replicaStatuses"]["Launcher"].get("failed"), 1,
+                         job["status"])
+        self.assertEqual(processes_in(self.work), [])
+
+
+class PaddleJobTest(TrainctlTestCase):
+    # No skip: `make test` installs paddlepaddle (hack/requirements/paddle.txt).
+
+    def test_two_workers_train_the_same_model(self):
+        with open(os.path.join(PADDLE_DIR, "paddlejob.yaml")) as f:
+            manifest = self.write("paddlejob.yaml", f.read())
+        os.symlink(os.path.join(PADDLE_DIR, "train.py"), os.path.join(self.work, "train.py"))
+        job, proc = self.run_json(manifest, expect_code=0, timeout=240)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        # Each replica's launch module prints its own rank's log; which replica gets which
+        # rank is the rendezvous' choice.
+        logs = os.path.join(self.state, "default", "paddlejobs", "paddle-digits", "logs")
+        found = []
+        for i in range(2):
+            with open(os.path.join(logs, f"paddle-digits-worker-{i}.log")) as f:
+                found += results(f.read())
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1], self.explain(proc))
+        for r in found:
+            self.assertEqual(r["world_size"], 2)
+            self.assertGreater(r["test_accuracy"], 0.85, r)
+        self.assertEqual(len({r["params_sha256"] for r in found}), 1, found)
+        self.assertEqual(processes_in(self.work), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
