@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "kube/api_error.h"
+#include "kube/json_path.h"
 
 namespace trainctl::kube {
 namespace {
@@ -160,7 +161,7 @@ StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOpt
     if (page->contains("kind")) out["kind"] = (*page)["kind"];
     if (page->contains("apiVersion")) out["apiVersion"] = (*page)["apiVersion"];
     json metadata = page->value("metadata", json::object());
-    std::string next = metadata.is_object() ? metadata.value("continue", "") : "";
+    std::string next = StringAt(metadata, {"continue"});
     if (next.empty()) {
       if (metadata.is_object() && metadata.contains("resourceVersion"))
         out["metadata"]["resourceVersion"] = metadata["resourceVersion"];
@@ -179,8 +180,7 @@ StatusOr<json> Client::Create(const Resource& r, const std::string& ns, const js
   req.path = ResourcePath(r, ns) + QueryString(WriteParams(options));
   req.body = object.dump();
   req.content_type = "application/json";
-  std::string name =
-      object.is_object() ? object.value("metadata", json::object()).value("name", "") : "";
+  std::string name = StringAt(object, {"metadata", "name"});
   return Call(req, Describe("create", r, ns, name), false);
 }
 

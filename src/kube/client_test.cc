@@ -91,6 +91,15 @@ TEST_F(ClientTest, ListAllFollowsContinueAndRestartsWhenItExpired) {
   EXPECT_EQ(sent[2].path, sent[0].path);
 }
 
+TEST_F(ClientTest, ListAllToleratesOddMetadataFromTheServer) {
+  fake_->Script(Reply(200, R"({"items":[{"n":1}],"metadata":{"continue":7,"resourceVersion":5}})"));
+  StatusOr<json> all = client_->ListAll(kPods, "ns", {});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ((*all)["items"].size(), 1u);
+  fake_->Script(Reply(200, R"({"items":"nope","metadata":"nope"})"));
+  EXPECT_TRUE(client_->ListAll(kPods, "ns", {}).ok());
+}
+
 TEST_F(ClientTest, ListAllGivesUpWhenItExpiresTwice) {
   fake_->Script(Reply(200, R"({"items":[],"metadata":{"continue":"t1"}})"));
   fake_->Script(Reply(410, StatusBody(410, "Expired", "too old")));

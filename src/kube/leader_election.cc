@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "kube/json_path.h"
+
 namespace trainctl::kube {
 namespace {
 
@@ -84,7 +86,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   LeaseView view;
   if (current.ok()) {
     std::optional<LeaseRecord> record = RecordOf(*current);
-    std::string rv = (*current)["metadata"].value("resourceVersion", "");
+    std::string rv = StringAt(*current, {"metadata", "resourceVersion"});
     if (!observed_ || !(*observed_ == *record) || rv != observed_resource_version_) {
       observed_ = record;
       observed_resource_version_ = rv;
@@ -117,7 +119,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       StatusOr<json> created = client_->Create(LeaseResource(), config_.namespace_, lease);
       if (!created.ok()) return false;
       observed_ = next;
-      observed_resource_version_ = (*created)["metadata"].value("resourceVersion", "");
+      observed_resource_version_ = StringAt(*created, {"metadata", "resourceVersion"});
       observed_at_ = now;
       return true;
     }
@@ -135,7 +137,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   StatusOr<json> updated = client_->Update(LeaseResource(), config_.namespace_, lease);
   if (!updated.ok()) return false;  // 409: somebody else wrote first
   observed_ = next;
-  observed_resource_version_ = (*updated)["metadata"].value("resourceVersion", "");
+  observed_resource_version_ = StringAt(*updated, {"metadata", "resourceVersion"});
   observed_at_ = now;
   return true;
 }

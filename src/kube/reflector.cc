@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "kube/json_path.h"
+
 namespace trainctl::kube {
 namespace {
 
@@ -83,7 +85,7 @@ Status Reflector::ListAndReplace() {
   if (!all.ok()) return all.status();
   std::vector<json> objects;
   for (json& item : (*all)["items"]) objects.push_back(std::move(item));
-  std::string rv = (*all)["metadata"].value("resourceVersion", "");
+  std::string rv = StringAt(*all, {"metadata", "resourceVersion"});
   consumer_->Replace(std::move(objects), rv);
   {
     std::lock_guard<std::mutex> lock(mu_);
