@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
-  libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev)
+  libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev)
 PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn
   openmpi-bin libopenmpi-dev python3-mpi4py)
 

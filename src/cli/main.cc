@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "operator/run.h"
 
 int main(int argc, char** argv) {
   using trainctl::cli::GlobalOptions;
@@ -58,6 +59,30 @@ int main(int argc, char** argv) {
                        "condition=Succeeded (default), Running, Failed, ...");
   wait_cmd->add_option("--timeout", timeout, "e.g. 30s, 10m (default 30m)");
 
+  trainctl::op::OperatorFlags op;
+  CLI::App* operator_cmd = app.add_subcommand(
+      "operator", "Run the Kubernetes operator for kubeflow.org/v1 jobs (flags as upstream's)");
+  operator_cmd->add_option("--metrics-bind-address", op.metrics_bind_address,
+                           "Metrics endpoint address, \"0\" to disable (default :8080)");
+  operator_cmd->add_option("--health-probe-bind-address", op.health_probe_bind_address,
+                           "/healthz and /readyz address (default :8081)");
+  operator_cmd->add_flag("--leader-elect", op.leader_elect,
+                         "Elect a leader with a Lease so only one replica works");
+  operator_cmd->add_option("--leader-election-id", op.leader_election_id, "Lease name");
+  operator_cmd->add_option("--leader-election-namespace", op.leader_election_namespace,
+                           "Lease namespace (default $MY_POD_NAMESPACE)");
+  operator_cmd->add_option("--enable-scheme", op.enable_schemes,
+                           "Kinds to reconcile, repeatable (default: all): pytorchjob, tfjob, ...");
+  operator_cmd->add_option("--controller-threads", op.controller_threads,
+                           "Concurrent reconciles (default 1)");
+  operator_cmd->add_option("--kube-api-qps", op.kube_api_qps, "Client QPS (default 20)");
+  operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Client burst (default 30)");
+  operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,
+                           "volcano or a scheduler-plugins scheduler name");
+  operator_cmd->add_option("--pytorch-init-container-image", op.pytorch_init_container_image);
+  operator_cmd->add_option("--pytorch-init-container-max-tries",
+                           op.pytorch_init_container_max_tries);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -66,6 +91,11 @@ int main(int argc, char** argv) {
   }
   using namespace trainctl::cli;
   if (*run_cmd) return RunCommand(global, run);
+  if (*operator_cmd) {
+    op.kubeconfig = global.kubeconfig;
+    op.namespace_ = global.namespace_;
+    return trainctl::op::RunOperator(op);
+  }
   if (*get_cmd) return GetCommand(global, args, output);
   if (*describe_cmd) return DescribeCommand(global, args);
   if (*logs_cmd) return LogsCommand(global, args, replica, follow);

@@ -1,0 +1,130 @@
+#include "operator/child_writer.h"
+
+#include <algorithm>
+#include <future>
+#include <vector>
+
+#include "frameworks/framework.h"
+
+namespace trainctl::op {
+
+ChildWriter::ChildWriter(kube::Client* client, kube::EventRecorder* recorder,
+                         Expectations* expectations, Metrics* metrics, const Clock* clock,
+                         PodSettings settings, std::string cluster_domain)
+    : client_(client),
+      recorder_(recorder),
+      expectations_(expectations),
+      metrics_(metrics),
+      clock_(clock),
+      settings_(std::move(settings)),
+      cluster_domain_(std::move(cluster_domain)) {}
+
+void ChildWriter::Event(const api::Job& job, const std::string& type, const std::string& reason,
+                        const std::string& message) {
+  if (!recorder_) return;
+  kube::EventInput e;
+  e.object = {api::kApiVersion, job.info().name, job.namespace_, job.name,
+              job.metadata.is_object() ? job.metadata.value("uid", "") : ""};
+  e.type = type;
+  e.reason = reason;
+  e.message = message;
+  recorder_->Record(std::move(e));
+}
+
+Status ChildWriter::SlowStart(size_t n, const std::function<Status(size_t)>& create) {
+  size_t done = 0, batch = 1;
+  while (done < n) {
+    size_t count = std::min(batch, n - done);
+    std::vector<std::future<Status>> futures;
+    for (size_t i = 0; i < count; ++i)
+      futures.push_back(std::async(std::launch::async, create, done + i));
+    Status first = Status::Ok();
+    for (auto& f : futures) {
+      Status st = f.get();
+      if (!st.ok() && first.ok()) first = st;
+    }
+    if (!first.ok()) return first;
+    done += count;
+    batch = std::min<size_t>(batch * 2, 64);  // threads per batch stay bounded
+  }
+  return Status::Ok();
+}
+
+Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
+                              const engine::ReplicaRef& ref) {
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_, cluster_domain_);
+  StatusOr<BuiltPod> built = BuildPod(job, ref.type, ref.index, endpoints, settings_);
+  if (!built.ok()) {
+    Event(job, "Warning", "FailedCreatePod", "Error creating: " + built.status().message());
+    return built.status();
+  }
+  for (const engine::Event& e : built->events) Event(job, e.type, e.reason, e.message);
+  expectations_->ExpectCreate(job_key, ref, clock_->Now());
+  StatusOr<nlohmann::json> created = client_->Create(kube::kPods, job.namespace_, built->pod);
+  if (metrics_) metrics_->CountRequest("create", "pods", created.ok());
+  if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) {
+    if (created.ok()) Event(job, "Normal", "SuccessfulCreatePod", "Created pod: " + ref.name);
+    return Status::Ok();
+  }
+  expectations_->Cancel(job_key, ref.name);
+  Event(job, "Warning", "FailedCreatePod", "Error creating: " + created.status().message());
+  return created.status();
+}
+
+Status ChildWriter::CreateService(const api::Job& job, const engine::ReplicaRef& ref) {
+  StatusOr<nlohmann::json> service = BuildService(job, ref.type, ref.index);
+  if (!service.ok()) {
+    Event(job, "Warning", "FailedCreateService", "Error creating: " + service.status().message());
+    return service.status();
+  }
+  StatusOr<nlohmann::json> created = client_->Create(kube::kServices, job.namespace_, *service);
+  if (metrics_) metrics_->CountRequest("create", "services", created.ok());
+  if (created.ok()) {
+    Event(job, "Normal", "SuccessfulCreateService", "Created service: " + ref.name);
+    return Status::Ok();
+  }
+  if (created.status().code() == StatusCode::kAlreadyExists) return Status::Ok();
+  Event(job, "Warning", "FailedCreateService", "Error creating: " + created.status().message());
+  return created.status();
+}
+
+WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,
+                                const ChildActions& actions) {
+  WriteOutcome out;
+  for (const std::string& name : actions.delete_pods) {
+    expectations_->ExpectDelete(job_key, name, clock_->Now());
+    Status st = client_->Delete(kube::kPods, job.namespace_, name);
+    if (metrics_) metrics_->CountRequest("delete", "pods", st.ok());
+    if (st.ok()) {
+      ++out.deleted;
+      Event(job, "Normal", "SuccessfulDeletePod", "Deleted pod: " + name);
+    } else if (st.code() != StatusCode::kNotFound) {
+      expectations_->Cancel(job_key, name);
+      Event(job, "Warning", "FailedDeletePod", "Error deleting: " + st.message());
+      if (out.pods.ok()) out.pods = st;
+    }
+  }
+  for (const std::string& name : actions.delete_services) {
+    Status st = client_->Delete(kube::kServices, job.namespace_, name);
+    if (metrics_) metrics_->CountRequest("delete", "services", st.ok());
+    if (st.ok()) {
+      Event(job, "Normal", "SuccessfulDeleteService", "Deleted service: " + name);
+    } else if (st.code() != StatusCode::kNotFound) {
+      Event(job, "Warning", "FailedDeleteService", "Error deleting: " + st.message());
+      if (out.services.ok()) out.services = st;
+    }
+  }
+  // Services first: a pod's peers resolve its name as soon as it runs.
+  Status services = SlowStart(actions.create_services.size(), [&](size_t i) {
+    return CreateService(job, actions.create_services[i]);
+  });
+  if (!services.ok() && out.services.ok()) out.services = services;
+  Status pods = SlowStart(actions.create_pods.size(), [&](size_t i) {
+    return CreatePod(job_key, job, actions.create_pods[i]);
+  });
+  if (!pods.ok() && out.pods.ok()) out.pods = pods;
+  out.created = static_cast<int>(actions.create_pods.size());
+  return out;
+}
+
+}  // namespace trainctl::op

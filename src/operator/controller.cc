@@ -1,0 +1,343 @@
+#include "operator/controller.h"
+
+#include <exception>
+
+#include "api/manifest.h"
+#include "engine/reconcile.h"
+#include "operator/decide.h"
+#include "operator/log.h"
+#include "operator/observe.h"
+
+namespace trainctl::op {
+namespace {
+
+constexpr const char* kOwnerIndex = "owner";
+
+kube::Resource JobResource(api::Kind kind) {
+  return {api::kGroup, "v1", api::Info(kind).plural, true};
+}
+
+struct KeyParts {
+  std::string plural, ns, name;
+};
+
+std::optional<KeyParts> SplitKey(const std::string& key) {
+  size_t a = key.find('/');
+  if (a == std::string::npos) return std::nullopt;
+  size_t b = key.find('/', a + 1);
+  if (b == std::string::npos) return std::nullopt;
+  return KeyParts{key.substr(0, a), key.substr(a + 1, b - a - 1), key.substr(b + 1)};
+}
+
+std::string ManagedBy(const nlohmann::json& object) {
+  const nlohmann::json* p = &object;
+  for (const char* k : {"spec", "runPolicy", "managedBy"}) {
+    if (!p->is_object() || !p->contains(k)) return "";
+    p = &(*p)[k];
+  }
+  return p->is_string() ? p->get<std::string>() : "";
+}
+
+}  // namespace
+
+Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptions options,
+                       Metrics* metrics, kube::EventRecorder* recorder)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      metrics_(metrics),
+      recorder_(recorder),
+      queue_(clock),
+      writer_(client, recorder, &expectations_, metrics, clock, options_.pod_settings,
+              options_.cluster_domain),
+      pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
+      services_(ProjectService) {
+  auto owner_of_pod = [](const kube::PodSummary& p) {
+    return p.HasOwner() ? std::vector<std::string>{kube::FormatUid(p.owner_uid)}
+                        : std::vector<std::string>{};
+  };
+  pods_.AddIndexer(kOwnerIndex, owner_of_pod);
+  services_.AddIndexer(kOwnerIndex, [](const ServiceSummary& s) {
+    return s.owner_uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(s.owner_uid)}
+                                      : std::vector<std::string>{};
+  });
+  pods_.SetHandlers({
+      [this](const std::string&, const kube::PodSummary& p) { EnqueueOwner(p.owner_uid); },
+      [this](const std::string&, const kube::PodSummary& o, const kube::PodSummary& n) {
+        if (o.resource_version != n.resource_version) EnqueueOwner(n.owner_uid);
+        if (o.owner_uid != n.owner_uid) EnqueueOwner(o.owner_uid);
+      },
+      [this](const std::string&, const kube::PodSummary& p) { EnqueueOwner(p.owner_uid); },
+  });
+  services_.SetHandlers({
+      [this](const std::string&, const ServiceSummary& s) { EnqueueOwner(s.owner_uid); },
+      nullptr,
+      [this](const std::string&, const ServiceSummary& s) { EnqueueOwner(s.owner_uid); },
+  });
+
+  kube::ReflectorOptions child_options;
+  child_options.namespace_ = options_.namespace_;
+  child_options.label_selector = api::kLabelJobName;  // only pods/services of training jobs
+  pod_reflector_ =
+      std::make_unique<kube::Reflector>(client_, kube::kPods, child_options, &pods_);
+  service_reflector_ =
+      std::make_unique<kube::Reflector>(client_, kube::kServices, child_options, &services_);
+
+  for (api::Kind kind : options_.kinds) {
+    KindInformer informer;
+    informer.kind = kind;
+    informer.store = std::make_unique<kube::Store<CachedJob>>(ProjectJob);
+    std::string plural = api::Info(kind).plural;
+    informer.store->SetHandlers({
+        [this, plural](const std::string& key, const CachedJob& j) {
+          std::string qkey = plural + "/" + j.namespace_ + "/" + j.name;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            owner_keys_[j.uid] = qkey;
+          }
+          queue_.Add(qkey);
+        },
+        [this, plural](const std::string&, const CachedJob& o, const CachedJob& n) {
+          if (o.resource_version == n.resource_version) return;
+          std::string qkey = plural + "/" + n.namespace_ + "/" + n.name;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            owner_keys_[n.uid] = qkey;
+          }
+          queue_.Add(qkey);
+        },
+        [this, plural](const std::string&, const CachedJob& j) {
+          std::string qkey = plural + "/" + j.namespace_ + "/" + j.name;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            owner_keys_.erase(j.uid);
+            written_.erase(qkey);
+          }
+          expectations_.Forget(qkey);
+        },
+    });
+    kube::ReflectorOptions job_options;
+    job_options.namespace_ = options_.namespace_;
+    informer.reflector = std::make_unique<kube::Reflector>(client_, JobResource(kind), job_options,
+                                                           informer.store.get());
+    jobs_.push_back(std::move(informer));
+  }
+}
+
+Controller::~Controller() { Stop(); }
+
+void Controller::Start() {
+  // Children first, so the first syncs see the pods that already exist.
+  pod_reflector_->Start();
+  service_reflector_->Start();
+  pod_reflector_->WaitForSync(Duration(60000));
+  service_reflector_->WaitForSync(Duration(60000));
+  for (KindInformer& informer : jobs_) informer.reflector->Start();
+  for (int i = 0; i < std::max(1, options_.threads); ++i)
+    workers_.emplace_back([this] { Worker(); });
+}
+
+bool Controller::Synced() const {
+  if (!pod_reflector_->HasSynced() || !service_reflector_->HasSynced()) return false;
+  for (const KindInformer& informer : jobs_)
+    if (!informer.reflector->HasSynced()) return false;
+  return true;
+}
+
+bool Controller::WaitForSync(Duration timeout) {
+  Time until = clock_->Now() + timeout;
+  for (const KindInformer& informer : jobs_)
+    if (!informer.reflector->WaitForSync(
+            std::chrono::duration_cast<Duration>(until - clock_->Now())))
+      return false;
+  return Synced();
+}
+
+void Controller::Stop() {
+  if (stopping_.exchange(true)) return;
+  queue_.Shutdown();
+  for (std::thread& t : workers_)
+    if (t.joinable()) t.join();
+  for (KindInformer& informer : jobs_) informer.reflector->Stop();
+  if (pod_reflector_) pod_reflector_->Stop();
+  if (service_reflector_) service_reflector_->Stop();
+}
+
+void Controller::EnqueueOwner(const kube::Uid& owner) {
+  if (owner == kube::Uid{}) return;
+  std::string key;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = owner_keys_.find(kube::FormatUid(owner));
+    if (it == owner_keys_.end()) return;
+    key = it->second;
+  }
+  queue_.Add(key);
+}
+
+void Controller::Worker() {
+  while (std::optional<std::string> key = queue_.Get()) {
+    SyncResult result;
+    try {
+      result = Sync(*key);
+    } catch (const std::exception& e) {  // never let odd input take the operator down
+      result.status = InternalError(std::string("unexpected error: ") + e.what());
+    }
+    std::string controller = key->substr(0, key->find('/'));
+    if (!result.status.ok()) {
+      LogError("sync {}: {}", *key, result.status.message());
+      queue_.AddRateLimited(*key);
+      if (metrics_) metrics_->CountReconcile(controller, "error");
+    } else {
+      queue_.Forget(*key);
+      if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after + Duration(50));
+      if (metrics_)
+        metrics_->CountReconcile(controller, result.requeue_after ? "requeue_after" : "success");
+    }
+    queue_.Done(*key);
+  }
+}
+
+std::optional<nlohmann::json> Controller::LatestJob(const KindInformer& informer,
+                                                    const std::string& key) {
+  std::optional<CachedJob> cached = informer.store->Get(key);
+  if (!cached) return std::nullopt;
+  std::string qkey = std::string(api::Info(informer.kind).plural) + "/" + key;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = written_.find(qkey);
+    if (it != written_.end()) {
+      std::string rv = it->second["metadata"].value("resourceVersion", "");
+      const std::string uid = it->second["metadata"].value("uid", "");
+      if (uid == cached->uid && NewerResourceVersion(rv, cached->resource_version))
+        return it->second;
+      written_.erase(it);  // the cache caught up
+    }
+  }
+  nlohmann::json object = nlohmann::json::parse(cached->text, nullptr, false);
+  if (object.is_discarded()) return std::nullopt;
+  return object;
+}
+
+std::vector<std::string> Controller::ServiceNames(const std::string& uid) const {
+  std::vector<std::string> names;
+  for (const ServiceSummary& s : services_.ByIndex(kOwnerIndex, uid)) names.push_back(s.name);
+  return names;
+}
+
+Status Controller::WriteStatus(const KindInformer& informer, nlohmann::json object,
+                               const nlohmann::json& status) {
+  object["status"] = status;
+  std::string ns = object["metadata"].value("namespace", "");
+  StatusOr<nlohmann::json> written = client_->UpdateStatus(JobResource(informer.kind), ns, object);
+  if (metrics_) metrics_->CountRequest("update", "status", written.ok());
+  if (!written.ok()) return written.status();
+  std::string qkey = std::string(api::Info(informer.kind).plural) + "/" + ns + "/" +
+                     object["metadata"].value("name", "");
+  written->erase("managedFields");
+  if (written->contains("metadata")) (*written)["metadata"].erase("managedFields");
+  std::lock_guard<std::mutex> lock(mu_);
+  written_[qkey] = std::move(*written);
+  return Status::Ok();
+}
+
+SyncResult Controller::SyncInvalid(const KindInformer& informer, const nlohmann::json& object,
+                                   const std::string& message) {
+  SyncResult result;
+  std::string kind = api::Info(informer.kind).name;
+  result.status = InvalidError(message);
+  if (recorder_) {
+    kube::EventInput e;
+    const nlohmann::json& meta = object["metadata"];
+    e.object = {api::kApiVersion, kind, meta.value("namespace", ""), meta.value("name", ""),
+                meta.value("uid", "")};
+    e.type = "Warning";
+    e.reason = kind + "FailedValidation";
+    e.message = message;
+    recorder_->Record(std::move(e));
+  }
+  if (std::optional<nlohmann::json> status =
+          InvalidJobStatus(object, kind, message, clock_->Now())) {
+    Status st = WriteStatus(informer, object, *status);
+    if (!st.ok()) result.status = st;
+  }
+  return result;
+}
+
+SyncResult Controller::Sync(const std::string& qkey) {
+  SyncResult result;
+  std::optional<KeyParts> parts = SplitKey(qkey);
+  if (!parts) return result;
+  const KindInformer* informer = nullptr;
+  for (const KindInformer& i : jobs_)
+    if (parts->plural == api::Info(i.kind).plural) informer = &i;
+  if (!informer) return result;
+  std::optional<nlohmann::json> object = LatestJob(*informer, parts->ns + "/" + parts->name);
+  if (!object) {
+    expectations_.Forget(qkey);
+    return result;
+  }
+  const nlohmann::json& meta = (*object)["metadata"];
+  if (meta.contains("deletionTimestamp")) return result;
+  std::string managed_by = ManagedBy(*object);
+  if (!managed_by.empty() && managed_by != api::kManagedByKubeflow) return result;
+
+  StatusOr<api::LoadedJob> prepared = api::PrepareJob(*object);
+  if (!prepared.ok()) return SyncInvalid(*informer, *object, prepared.status().message());
+  api::Job job = std::move(prepared->job);
+  const api::JobStatus original = job.status;
+  PrepareStatusForEngine(&job);
+
+  Time now = clock_->Now();
+  std::string uid = meta.value("uid", "");
+  std::vector<engine::ReplicaObservation> observed =
+      expectations_.Overlay(qkey, ObserveReplicas(job, pods_.ByIndex(kOwnerIndex, uid)), now);
+  engine::Plan plan = engine::Reconcile(job, observed, now);
+  if (plan.skip) return result;
+
+  ChildActions actions = PlanChildren(job, plan, ServiceNames(uid));
+  WriteOutcome outcome = writer_.Apply(qkey, job, actions);
+  api::JobStatus status = plan.status;
+  if (!outcome.pods.ok()) {
+    MarkCreateFailure(job, &status, "FailedCreatePod", outcome.pods.message(), now);
+    result.status = outcome.pods;
+  } else if (!outcome.services.ok()) {
+    MarkCreateFailure(job, &status, "FailedCreateService", outcome.services.message(), now);
+    result.status = outcome.services;
+  }
+  if (!SameStatus(status, original)) {
+    status.last_reconcile_time = TruncateToSeconds(now);
+    nlohmann::json encoded = api::EncodeStatus(status);
+    if (!encoded.contains("replicaStatuses")) encoded["replicaStatuses"] = nlohmann::json::object();
+    Status st = WriteStatus(*informer, *object, encoded);
+    if (!st.ok()) {
+      result.status = st;  // events and metrics wait for a write that sticks
+      return result;
+    }
+  }
+  std::string framework = job.info().framework_label;
+  if (metrics_)
+    for (engine::Metric m : plan.metrics) metrics_->CountJob(m, job.namespace_, framework);
+  if (recorder_) {
+    for (const engine::Event& e : plan.events) {
+      kube::EventInput input;
+      input.object = {api::kApiVersion, job.info().name, job.namespace_, job.name, uid};
+      input.type = e.type;
+      input.reason = e.reason;
+      input.message = e.message;
+      recorder_->Record(std::move(input));
+    }
+  }
+  if (plan.delete_job) {
+    kube::DeleteOptions options;
+    options.propagation_policy = "Background";
+    options.precondition_uid = uid;
+    Status st = client_->Delete(JobResource(job.kind), job.namespace_, job.name, options);
+    if (metrics_) metrics_->CountRequest("delete", api::Info(job.kind).plural, st.ok());
+    if (!st.ok() && st.code() != StatusCode::kNotFound) result.status = st;
+  }
+  result.requeue_after = plan.requeue_after;
+  return result;
+}
+
+}  // namespace trainctl::op

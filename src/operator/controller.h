@@ -1,0 +1,104 @@
+// Controller: reconciles kubeflow.org/v1 jobs of the enabled kinds on a Kubernetes API server.
+//
+//   informers (jobs per kind, the jobs' pods and services, label-selected, compact caches)
+//     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>")
+//     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue)
+//     → Sync(key): cached job → decode/validate/default → observations (+ Expectations)
+//                  → engine::Reconcile → PlanChildren → ChildWriter → status subresource
+//                  → events, metrics, TTL delete, requeue for deadline/TTL
+//
+// Finished jobs are not resynced periodically: only an event or a timed requeue (TTL) wakes
+// them. Jobs whose runPolicy.managedBy names another controller are left alone (no status
+// write). Start() launches informers and workers; Stop() ends them. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/kinds.h"
+#include "kube/client.h"
+#include "kube/event_recorder.h"
+#include "kube/reflector.h"
+#include "kube/store.h"
+#include "operator/cache_types.h"
+#include "operator/child_writer.h"
+#include "operator/expectations.h"
+#include "operator/metrics.h"
+#include "operator/work_queue.h"
+
+namespace trainctl::op {
+
+struct ControllerOptions {
+  std::string namespace_;  // empty = all namespaces
+  std::vector<api::Kind> kinds;
+  int threads = 1;
+  PodSettings pod_settings;
+  std::string cluster_domain;  // CUSTOM_CLUSTER_DOMAIN
+};
+
+// The outcome of one sync, for the worker loop.
+struct SyncResult {
+  Status status = Status::Ok();  // non-OK: retried with back-off
+  std::optional<Duration> requeue_after;
+};
+
+class Controller {
+ public:
+  Controller(kube::Client* client, const Clock* clock, ControllerOptions options, Metrics* metrics,
+             kube::EventRecorder* recorder);
+  ~Controller();
+
+  void Start();
+  bool WaitForSync(Duration timeout);
+  bool Synced() const;
+  void Stop();
+
+  // One reconcile of one job key; public for tests.
+  SyncResult Sync(const std::string& key);
+
+  WorkQueue& queue() { return queue_; }
+  size_t cached_pods() const { return pods_.size(); }
+
+ private:
+  struct KindInformer {
+    api::Kind kind;
+    std::unique_ptr<kube::Store<CachedJob>> store;
+    std::unique_ptr<kube::Reflector> reflector;
+  };
+  void Worker();
+  void EnqueueOwner(const kube::Uid& owner);
+  std::optional<nlohmann::json> LatestJob(const KindInformer& informer, const std::string& key);
+  SyncResult SyncInvalid(const KindInformer& informer, const nlohmann::json& object,
+                         const std::string& message);
+  Status WriteStatus(const KindInformer& informer, nlohmann::json object,
+                     const nlohmann::json& status);
+  std::vector<std::string> ServiceNames(const std::string& uid) const;
+
+  kube::Client* client_;
+  const Clock* clock_;
+  ControllerOptions options_;
+  Metrics* metrics_;
+  kube::EventRecorder* recorder_;
+  WorkQueue queue_;
+  Expectations expectations_;
+  ChildWriter writer_;
+
+  std::vector<KindInformer> jobs_;
+  kube::Store<kube::PodSummary> pods_;
+  kube::Store<ServiceSummary> services_;
+  std::unique_ptr<kube::Reflector> pod_reflector_, service_reflector_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> owner_keys_;  // job uid → queue key; guarded by mu_
+  // Objects returned by our own status writes, newer than the cache until the watch catches up.
+  std::map<std::string, nlohmann::json> written_;  // guarded by mu_
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace trainctl::op

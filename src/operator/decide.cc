@@ -1,0 +1,138 @@
+#include "operator/decide.h"
+
+#include <charconv>
+#include <set>
+
+#include "engine/conditions.h"
+#include "frameworks/framework.h"
+
+namespace trainctl::op {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Index of `name` when it is "<job>-<lowercase type>-<n>", else -1.
+int ServiceIndex(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return -1;
+  int index = -1;
+  const char* begin = name.data() + prefix.size();
+  const char* end = name.data() + name.size();
+  auto [ptr, ec] = std::from_chars(begin, end, index);
+  return ec == std::errc() && ptr == end ? index : -1;
+}
+
+}  // namespace
+
+ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
+                          const std::vector<std::string>& services) {
+  ChildActions out;
+  for (engine::ReplicaRef ref : plan.create) {
+    if (ref.name.empty()) ref.name = frameworks::ReplicaName(job.name, ref.type, ref.index);
+    out.create_pods.push_back(std::move(ref));
+  }
+  for (const engine::ReplicaRef& ref : plan.remove) out.delete_pods.push_back(ref.name);
+  if (job.kind == api::Kind::kMPIJob) return out;  // MPI replicas have no services
+
+  std::set<std::string> existing(services.begin(), services.end());
+  std::set<std::string> removing;
+  bool finished = engine::IsFinished(plan.status);
+  bool suspended = !finished && job.run_policy.suspend.value_or(false);
+  if (suspended) {
+    removing = existing;
+  } else if (finished) {
+    for (const std::string& pod : out.delete_pods)
+      if (existing.count(pod)) removing.insert(pod);
+  } else {
+    for (const auto& [type, spec] : job.replica_specs) {
+      int replicas = spec.replicas.value_or(1);
+      std::string prefix = frameworks::ReplicaName(job.name, type, 0);
+      prefix.pop_back();  // "<job>-<type>-"
+      for (const std::string& name : existing) {
+        int index = ServiceIndex(name, prefix);
+        if (index >= replicas) removing.insert(name);
+      }
+      for (int index = 0; index < replicas; ++index) {
+        std::string name = frameworks::ReplicaName(job.name, type, index);
+        if (!existing.count(name)) out.create_services.push_back({type, index, name});
+      }
+    }
+  }
+  out.delete_services.assign(removing.begin(), removing.end());
+  return out;
+}
+
+void PrepareStatusForEngine(api::Job* job) {
+  auto& conditions = job->status.conditions;
+  for (auto it = conditions.begin(); it != conditions.end(); ++it) {
+    if (it->type != engine::kCreated || it->status != "False") continue;
+    if (EndsWith(it->reason, "FailedValidation")) {
+      conditions.erase(it);
+    } else if (it->reason == "FailedCreatePod" || it->reason == "FailedCreateService") {
+      it->status = "True";
+      it->reason = std::string(job->info().name) + "Created";
+      it->message = std::string(job->info().name) + " " + job->name + " is created.";
+    }
+    return;
+  }
+}
+
+void MarkCreateFailure(const api::Job& job, api::JobStatus* status, const std::string& reason,
+                       const std::string& message, Time now) {
+  if (engine::IsFinished(*status)) return;
+  for (api::Condition& c : status->conditions) {
+    if (c.type != engine::kCreated) continue;
+    if (c.status == "False" && c.reason == reason && c.message == message) return;
+    if (c.status != "False") c.last_transition_time = now;
+    c.status = "False";
+    c.reason = reason;
+    c.message = message;
+    c.last_update_time = now;
+    return;
+  }
+  status->conditions.insert(status->conditions.begin(),
+                            api::Condition{engine::kCreated, "False", reason, message, now, now});
+  (void)job;
+}
+
+std::optional<nlohmann::json> InvalidJobStatus(const nlohmann::json& object,
+                                               const std::string& kind,
+                                               const std::string& message, Time now) {
+  nlohmann::json status = nlohmann::json::object();
+  if (object.is_object() && object.contains("status") && object["status"].is_object())
+    status = object["status"];
+  nlohmann::json conditions = nlohmann::json::array();
+  std::string reason = kind + "FailedValidation";
+  if (status.contains("conditions") && status["conditions"].is_array()) {
+    for (const nlohmann::json& c : status["conditions"]) {
+      if (c.is_object() && c.value("type", "") == engine::kCreated && c["type"].is_string()) {
+        if (c.value("status", "") == "False" && c.value("reason", "") == reason &&
+            c.value("message", "") == message)
+          return std::nullopt;
+        continue;
+      }
+      if (c.is_object()) conditions.push_back(c);
+    }
+  }
+  std::string at = FormatRfc3339(now);
+  conditions.insert(conditions.begin(), nlohmann::json{{"type", engine::kCreated},
+                                                       {"status", "False"},
+                                                       {"reason", reason},
+                                                       {"message", message},
+                                                       {"lastUpdateTime", at},
+                                                       {"lastTransitionTime", at}});
+  status["conditions"] = std::move(conditions);
+  if (!status.contains("replicaStatuses") || !status["replicaStatuses"].is_object())
+    status["replicaStatuses"] = nlohmann::json::object();
+  status["lastReconcileTime"] = at;
+  return status;
+}
+
+bool SameStatus(api::JobStatus a, api::JobStatus b) {
+  a.last_reconcile_time.reset();
+  b.last_reconcile_time.reset();
+  return a == b;
+}
+
+}  // namespace trainctl::op

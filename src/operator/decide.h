@@ -1,0 +1,54 @@
+// The operator's own decisions around the decision core, all pure (no I/O, no clock reads):
+//
+// - PlanChildren: from the engine's plan to the API calls on a job's children: pods to create
+//   and delete, and the per-replica headless services (the engine plans replicas; services
+//   follow them: created for every index below `replicas`, deleted with their pod when the job
+//   finishes per cleanPodPolicy, all deleted while suspended, and deleted on scale-down).
+// - The job's surface for problems the engine does not see: a job that fails validation gets
+//   Created=False with reason <Kind>FailedValidation and the field errors; a job whose pods or
+//   services cannot be created gets Created=False with reason FailedCreatePod/FailedCreateService
+//   and the API's message. Both are undone once the problem is gone (without counting the job as
+//   created twice). Upstream leaves such jobs with no condition at all (kubeflow/trainer#2351).
+//
+// Thread-safe (stateless).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "engine/plan.h"
+
+namespace trainctl::op {
+
+struct ChildActions {
+  std::vector<engine::ReplicaRef> create_pods;  // names filled in
+  std::vector<std::string> delete_pods;
+  std::vector<engine::ReplicaRef> create_services;
+  std::vector<std::string> delete_services;
+};
+
+// `services`: names of the services the job owns now.
+ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
+                          const std::vector<std::string>& services);
+
+// Prepares the stored status for the engine: drops a FailedValidation mark (the job is valid
+// now) and turns a creation-failure mark back into Created=True.
+void PrepareStatusForEngine(api::Job* job);
+
+// Marks `status` as unable to create children (`reason` FailedCreatePod|FailedCreateService).
+void MarkCreateFailure(const api::Job& job, api::JobStatus* status, const std::string& reason,
+                       const std::string& message, Time now);
+
+// The status (JSON) to write for a stored job that cannot be decoded or validated; nullopt when
+// the stored status already says exactly this. `kind` is the job's kind name.
+std::optional<nlohmann::json> InvalidJobStatus(const nlohmann::json& object,
+                                               const std::string& kind,
+                                               const std::string& message, Time now);
+
+// Equal except for lastReconcileTime.
+bool SameStatus(api::JobStatus a, api::JobStatus b);
+
+}  // namespace trainctl::op

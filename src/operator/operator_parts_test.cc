@@ -1,0 +1,276 @@
+// Unit tests of the operator's parts that need no API server: work queue, expectations,
+// child planning and condition marks, metrics rendering, bind-address parsing.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "api/manifest.h"
+#include "engine/conditions.h"
+#include "engine/reconcile.h"
+#include "operator/cache_types.h"
+#include "operator/decide.h"
+#include "operator/expectations.h"
+#include "operator/http_server.h"
+#include "operator/metrics.h"
+#include "operator/work_queue.h"
+
+namespace trainctl::op {
+namespace {
+
+Time T0() { return Time(std::chrono::seconds(1700000000)); }
+
+TEST(WorkQueue, DeduplicatesAndNeverHandsOutAKeyTwice) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("a");
+  q.Add("a");
+  q.Add("b");
+  EXPECT_EQ(q.stats().depth, 2u);
+  auto first = q.Get();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(*first, "a");
+  q.Add("a");  // while processing: queued again only after Done
+  auto second = q.Get();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(*second, "b");
+  EXPECT_EQ(q.stats().depth, 0u);
+  q.Done("a");
+  EXPECT_EQ(q.stats().depth, 1u);
+  q.Done("b");
+  auto third = q.Get();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(*third, "a");
+}
+
+TEST(WorkQueue, DelayedKeysWaitForTheClock) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.AddAfter("later", Duration(10000));
+  q.AddAfter("later", Duration(20000));  // the earlier wake-up wins
+  EXPECT_EQ(q.stats().delayed, 1u);
+  EXPECT_EQ(q.stats().depth, 0u);
+  std::thread advance([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    clock.Advance(Duration(10000));
+    q.Poke();
+  });
+  auto key = q.Get();
+  advance.join();
+  ASSERT_TRUE(key);
+  EXPECT_EQ(*key, "later");
+}
+
+TEST(WorkQueue, RateLimitedBackoffDoublesAndForgetResets) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock, {Duration(100), Duration(350)});
+  q.AddRateLimited("k");  // 100 ms
+  EXPECT_EQ(q.NumRequeues("k"), 1);
+  clock.Advance(Duration(99));
+  q.Poke();
+  EXPECT_EQ(q.stats().delayed, 1u);
+  clock.Advance(Duration(1));
+  auto k = q.Get();
+  ASSERT_TRUE(k);
+  q.Done("k");
+  q.AddRateLimited("k");  // 200 ms
+  q.AddRateLimited("k");  // 400 → capped at 350, but the 200 ms wake-up is earlier
+  clock.Advance(Duration(199));
+  q.Poke();
+  EXPECT_EQ(q.stats().depth, 0u);
+  q.Forget("k");
+  EXPECT_EQ(q.NumRequeues("k"), 0);
+}
+
+TEST(WorkQueue, ShutdownWakesGet) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    q.Shutdown();
+  });
+  EXPECT_FALSE(q.Get());
+  stopper.join();
+}
+
+engine::ReplicaObservation Obs(const std::string& name, engine::Phase phase, bool terminating) {
+  engine::ReplicaObservation o;
+  o.name = name;
+  o.type = "Worker";
+  o.phase = phase;
+  o.terminating = terminating;
+  return o;
+}
+
+TEST(Expectations, PendingCreateAppearsUntilTheCacheShowsIt) {
+  Expectations e(Duration(60000));
+  e.ExpectCreate("j", {"Worker", 1, "job-worker-1"}, T0());
+  auto seen = e.Overlay("j", {}, T0());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].name, "job-worker-1");
+  EXPECT_EQ(seen[0].index, 1);
+  EXPECT_EQ(seen[0].phase, engine::Phase::kPending);
+  seen = e.Overlay("j", {Obs("job-worker-1", engine::Phase::kRunning, false)}, T0());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].phase, engine::Phase::kRunning);
+  EXPECT_EQ(e.Pending("j"), 0u);
+}
+
+TEST(Expectations, PendingDeleteMarksTerminatingAndExpires) {
+  Expectations e(Duration(60000));
+  e.ExpectDelete("j", "job-worker-0", T0());
+  auto seen = e.Overlay("j", {Obs("job-worker-0", engine::Phase::kFailed, false)}, T0());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(seen[0].terminating);
+  EXPECT_EQ(e.Pending("j"), 1u);
+  seen = e.Overlay("j", {Obs("job-worker-0", engine::Phase::kFailed, false)},
+                   T0() + Duration(60000));
+  EXPECT_FALSE(seen[0].terminating);  // expired: trust the cache again
+  EXPECT_EQ(e.Pending("j"), 0u);
+}
+
+api::Job LoadJob(const std::string& yaml) {
+  auto jobs = api::LoadJobsFromText(yaml, "test.yaml");
+  EXPECT_TRUE(jobs.ok()) << jobs.status().message();
+  return jobs->at(0).job;
+}
+
+const char* kPyTorch = R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt, namespace: ns}
+spec:
+  runPolicy: {cleanPodPolicy: All}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+)";
+
+TEST(PlanChildren, CreatesMissingServicesAndScalesDown) {
+  api::Job job = LoadJob(kPyTorch);
+  engine::Plan plan = engine::Reconcile(job, {}, T0());
+  ChildActions a = PlanChildren(job, plan, {"pt-master-0", "pt-worker-5", "unrelated-worker-1"});
+  ASSERT_EQ(a.create_pods.size(), 3u);
+  EXPECT_EQ(a.create_pods[0].name, "pt-master-0");
+  std::vector<std::string> services;
+  for (auto& s : a.create_services) services.push_back(s.name);
+  EXPECT_EQ(services, (std::vector<std::string>{"pt-worker-0", "pt-worker-1"}));
+  EXPECT_EQ(a.delete_services, (std::vector<std::string>{"pt-worker-5"}));
+}
+
+TEST(PlanChildren, FinishedJobDeletesServicesOfRemovedPodsOnly) {
+  api::Job job = LoadJob(kPyTorch);
+  std::vector<engine::ReplicaObservation> observed = {
+      {"pt-master-0", "Master", 0, engine::Phase::kSucceeded, 0, 0, false},
+      {"pt-worker-0", "Worker", 0, engine::Phase::kRunning, std::nullopt, 0, false},
+      {"pt-worker-1", "Worker", 1, engine::Phase::kRunning, std::nullopt, 0, false}};
+  engine::Plan plan = engine::Reconcile(job, observed, T0());
+  ASSERT_TRUE(engine::IsFinished(plan.status));
+  ChildActions a = PlanChildren(job, plan, {"pt-master-0", "pt-worker-0", "pt-worker-1"});
+  EXPECT_TRUE(a.create_pods.empty());
+  EXPECT_TRUE(a.create_services.empty());
+  EXPECT_EQ(a.delete_pods.size(), 3u);  // cleanPodPolicy All
+  EXPECT_EQ(a.delete_services.size(), 3u);
+}
+
+TEST(PlanChildren, SuspendedJobDeletesEveryService) {
+  api::Job job = LoadJob(kPyTorch);
+  job.run_policy.suspend = true;
+  engine::Plan plan = engine::Reconcile(job, {}, T0());
+  ChildActions a = PlanChildren(job, plan, {"pt-master-0", "pt-worker-0"});
+  EXPECT_TRUE(a.create_services.empty());
+  EXPECT_EQ(a.delete_services.size(), 2u);
+}
+
+TEST(CreateFailure, MarkedOnCreatedAndUndoneWithoutCountingTwice) {
+  api::Job job = LoadJob(kPyTorch);
+  engine::Plan first = engine::Reconcile(job, {}, T0());
+  EXPECT_EQ(std::count(first.metrics.begin(), first.metrics.end(), engine::Metric::kJobCreated), 1);
+  api::JobStatus status = first.status;
+  MarkCreateFailure(job, &status, "FailedCreatePod", "pods \"pt-master-0\" is forbidden", T0());
+  const api::Condition* c = engine::FindCondition(status, engine::kCreated);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "FailedCreatePod");
+
+  job.status = status;
+  PrepareStatusForEngine(&job);
+  engine::Plan second = engine::Reconcile(job, {}, T0() + Duration(1000));
+  c = engine::FindCondition(second.status, engine::kCreated);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, "True");
+  EXPECT_EQ(c->reason, "PyTorchJobCreated");
+  EXPECT_EQ(std::count(second.metrics.begin(), second.metrics.end(), engine::Metric::kJobCreated),
+            0);
+}
+
+TEST(InvalidJobStatus, SetsCreatedFalseOnceAndKeepsOtherConditions) {
+  nlohmann::json object = {
+      {"metadata", {{"name", "bad"}}},
+      {"status", {{"conditions", {{{"type", "Running"}, {"status", "True"}}}}}}};
+  auto status = InvalidJobStatus(object, "TFJob", "spec.tfReplicaSpecs: Required value", T0());
+  ASSERT_TRUE(status);
+  ASSERT_EQ((*status)["conditions"].size(), 2u);
+  EXPECT_EQ((*status)["conditions"][0]["reason"], "TFJobFailedValidation");
+  EXPECT_EQ((*status)["conditions"][0]["status"], "False");
+  EXPECT_EQ((*status)["conditions"][1]["type"], "Running");
+  object["status"] = *status;
+  EXPECT_FALSE(InvalidJobStatus(object, "TFJob", "spec.tfReplicaSpecs: Required value", T0()));
+  EXPECT_TRUE(InvalidJobStatus(object, "TFJob", "another message", T0()));
+  // A status that is not even an object is replaced, not trusted.
+  nlohmann::json odd = {{"metadata", {{"name", "x"}}}, {"status", "garbage"}};
+  EXPECT_TRUE(InvalidJobStatus(odd, "TFJob", "m", T0()));
+}
+
+TEST(Metrics, RendersJobCountersWithUpstreamNamesAndLabels) {
+  Metrics m;
+  m.CountJob(engine::Metric::kJobCreated, "default", "pytorch");
+  m.CountJob(engine::Metric::kJobCreated, "default", "pytorch");
+  m.CountJob(engine::Metric::kJobFailed, "a\"b", "tensorflow");
+  EXPECT_EQ(m.Value("training_operator_jobs_created_total",
+                    {{"framework", "pytorch"}, {"job_namespace", "default"}}),
+            2);
+  std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE training_operator_jobs_created_total counter"), std::string::npos);
+  EXPECT_NE(text.find(
+                "training_operator_jobs_created_total{framework=\"pytorch\",job_namespace=\"default\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("job_namespace=\"a\\\"b\""), std::string::npos);
+}
+
+TEST(CacheTypes, ProjectionsSurviveOddObjects) {
+  EXPECT_FALSE(ProjectJob(nlohmann::json::array()));
+  EXPECT_FALSE(ProjectJob({{"metadata", 3}}));
+  auto job = ProjectJob({{"metadata",
+                          {{"name", "j"},
+                           {"namespace", "n"},
+                           {"resourceVersion", "12"},
+                           {"managedFields", {{{"manager", "kubectl"}}}}}}});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->text.find("managedFields"), std::string::npos);
+  EXPECT_EQ(ControllerOwnerUid({{"metadata", {{"ownerReferences", {{{"uid", "u1"}},
+                                                                    {{"uid", "u2"},
+                                                                     {"controller", true}}}}}}}),
+            "u2");
+  EXPECT_EQ(ControllerOwnerUid({{"metadata", {{"ownerReferences", "x"}}}}), "");
+  EXPECT_TRUE(NewerResourceVersion("100", "99"));
+  EXPECT_FALSE(NewerResourceVersion("99", "100"));
+  EXPECT_FALSE(NewerResourceVersion("abc", "1"));
+}
+
+TEST(HttpServer, ParsesBindAddresses) {
+  auto a = ParseBindAddress(":8080");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first, "0.0.0.0");
+  EXPECT_EQ(a->second, 8080);
+  auto b = ParseBindAddress("[::1]:0");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->first, "::1");
+  EXPECT_FALSE(ParseBindAddress("8080x").ok());
+  EXPECT_FALSE(ParseBindAddress(":99999").ok());
+}
+
+}  // namespace
+}  // namespace trainctl::op

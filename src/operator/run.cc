@@ -1,0 +1,215 @@
+#include "operator/run.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <algorithm>
+#include <thread>
+
+#include "kube/config_loader.h"
+#include "kube/connect.h"
+#include "kube/leader_election.h"
+#include "operator/controller.h"
+#include "operator/http_server.h"
+#include "operator/log.h"
+
+namespace trainctl::op {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+StatusOr<std::vector<api::Kind>> Schemes(const std::vector<std::string>& names) {
+  std::vector<api::Kind> kinds;
+  if (names.empty()) {
+    for (const api::KindInfo& info : api::AllKinds()) kinds.push_back(info.kind);
+    return kinds;
+  }
+  for (const std::string& name : names) {
+    std::optional<api::Kind> kind = api::KindFromCliName(name);
+    if (!kind) return InvalidError("--enable-scheme: scheme " + name + " is not supported yet");
+    if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
+  }
+  return kinds;
+}
+
+StatusOr<kube::RestConfig> LoadConfig(const std::string& kubeconfig) {
+  if (!kubeconfig.empty() || !Env("KUBECONFIG").empty()) return kube::LoadKubeconfig(kubeconfig, "");
+  StatusOr<kube::RestConfig> in_cluster = kube::LoadInCluster();
+  if (in_cluster.ok() || in_cluster.status().code() != StatusCode::kFailedPrecondition)
+    return in_cluster;
+  return kube::LoadKubeconfig("", "");
+}
+
+// VmHWM (peak resident set) and VmRSS from /proc/self/status, in bytes.
+double ProcStatusBytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atof(line.c_str() + field.size() + 1) * 1024;
+  }
+  return 0;
+}
+
+double CpuSeconds() {
+  std::ifstream in("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {
+    if (i == 14) utime = std::atof(f.c_str());
+    if (i == 15) {
+      stime = std::atof(f.c_str());
+      break;
+    }
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+int RunOperator(const OperatorFlags& flags) {
+  StatusOr<std::vector<api::Kind>> kinds = Schemes(flags.enable_schemes);
+  if (!kinds.ok()) {
+    LogError("{}", kinds.status().message());
+    return 2;
+  }
+  if (flags.controller_threads < 1) {
+    LogError("--controller-threads must be at least 1, got {}", flags.controller_threads);
+    return 2;
+  }
+  if (!flags.gang_scheduler_name.empty()) {
+    LogError("--gang-scheduler-name: gang scheduling is not supported by this build yet");
+    return 2;
+  }
+  StatusOr<kube::RestConfig> config = LoadConfig(flags.kubeconfig);
+  if (!config.ok()) {
+    LogError("cannot load the cluster configuration: {}", config.status().message());
+    return 2;
+  }
+  RealClock clock;
+  kube::ClientOptions client_options;
+  client_options.qps = flags.kube_api_qps;
+  client_options.burst = flags.kube_api_burst;
+  StatusOr<std::unique_ptr<kube::Client>> client = kube::Connect(*config, &clock, client_options);
+  if (!client.ok()) {
+    LogError("cannot connect to {}: {}", config->server, client.status().message());
+    return 2;
+  }
+
+  signal(SIGINT, OnSignal);
+  signal(SIGTERM, OnSignal);
+  signal(SIGPIPE, SIG_IGN);
+
+  Metrics metrics;
+  kube::CorrelatorOptions events;
+  events.component = "training-operator";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  events.host = host;
+  kube::EventRecorder recorder(client->get(), &clock, events);
+
+  ControllerOptions options;
+  options.namespace_ = flags.namespace_.empty() ? Env("KUBEFLOW_NAMESPACE") : flags.namespace_;
+  options.kinds = *kinds;
+  options.threads = flags.controller_threads;
+  options.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;
+  options.pod_settings.pytorch_init_max_tries = flags.pytorch_init_container_max_tries;
+  options.cluster_domain = Env("CUSTOM_CLUSTER_DOMAIN");
+  Controller controller(client->get(), &clock, options, &metrics, &recorder);
+
+  metrics.AddGauge("workqueue_depth", "Keys ready to be reconciled",
+                   [&] { return static_cast<double>(controller.queue().stats().depth); });
+  metrics.AddGauge("process_resident_memory_bytes", "Resident memory size in bytes",
+                   [] { return ProcStatusBytes("VmRSS"); });
+  metrics.AddGauge("trainctl_process_peak_resident_memory_bytes", "Peak resident memory in bytes",
+                   [] { return ProcStatusBytes("VmHWM"); });
+  metrics.AddGauge("process_cpu_seconds_total", "User and system CPU time spent in seconds",
+                   [] { return CpuSeconds(); });
+  metrics.AddGauge("trainctl_cached_pods", "Pods in the operator's cache",
+                   [&] { return static_cast<double>(controller.cached_pods()); });
+
+  HttpServer metrics_server, health_server;
+  metrics_server.Handle("/metrics", [&] {
+    return HttpReply{200, metrics.Render(), "text/plain; version=0.0.4; charset=utf-8"};
+  });
+  std::atomic<bool> leading{!flags.leader_elect};
+  health_server.Handle("/healthz", [] { return HttpReply{200, "ok\n"}; });
+  health_server.Handle("/readyz", [&] {
+    // A standby replica is ready (it serves nothing but can take over); a leader once synced.
+    if (leading && !controller.Synced()) return HttpReply{503, "informers not synced\n"};
+    return HttpReply{200, "ok\n"};
+  });
+  for (auto [server, address, what] :
+       {std::tuple{&metrics_server, flags.metrics_bind_address, "metrics"},
+        std::tuple{&health_server, flags.health_probe_bind_address, "health probe"}}) {
+    Status st = server->Start(address);
+    if (!st.ok()) {
+      LogError("{} server: {}", what, st.message());
+      return 2;
+    }
+    if (address != "0") LogInfo("{} server listening on port {}", what, server->port());
+  }
+
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::thread election;
+  std::atomic<bool> lost{false};
+  if (flags.leader_elect) {
+    kube::LeaderElectionConfig lec;
+    lec.namespace_ = flags.leader_election_namespace;
+    if (lec.namespace_.empty()) lec.namespace_ = Env("MY_POD_NAMESPACE");
+    if (lec.namespace_.empty()) lec.namespace_ = config->namespace_name;
+    lec.name = flags.leader_election_id;
+    lec.identity = std::string(host) + "_" + std::to_string(getpid());
+    kube::LeaderElector::Callbacks callbacks;
+    callbacks.on_started_leading = [&] {
+      LogInfo("became leader ({}/{})", lec.namespace_, lec.name);
+      leading = true;
+    };
+    callbacks.on_stopped_leading = [&] {
+      if (!g_stop) lost = true;
+      g_stop = true;
+    };
+    callbacks.on_new_leader = [](const std::string& id) { LogInfo("the leader is {}", id); };
+    elector = std::make_unique<kube::LeaderElector>(client->get(), &clock, lec, callbacks);
+    election = std::thread([&] { elector->Run(); });
+    LogInfo("waiting to lead {}/{} as {}", lec.namespace_, lec.name, lec.identity);
+    while (!leading && !g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!g_stop) {
+    std::string scope = options.namespace_.empty() ? "all namespaces" : options.namespace_;
+    LogInfo("starting controllers for {} kinds in {} with {} worker(s), API qps {} burst {}",
+            options.kinds.size(), scope, options.threads, flags.kube_api_qps, flags.kube_api_burst);
+    controller.Start();
+    if (controller.WaitForSync(Duration(120000))) LogInfo("caches synced");
+  }
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  LogInfo("stopping");
+  controller.Stop();
+  recorder.Flush(Duration(5000));
+  if (elector) {
+    elector->Stop();
+    if (election.joinable()) election.join();
+  }
+  metrics_server.Stop();
+  health_server.Stop();
+  if (lost) {
+    LogError("lost the leader lease");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace trainctl::op

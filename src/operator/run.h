@@ -1,0 +1,34 @@
+// `trainctl operator`: the process around the Controller — flags (named as upstream's, reference
+// kubeflow-v1.md §5.3), the API connection with the requested QPS/burst, the metrics endpoint
+// (/metrics) and health endpoints (/healthz, /readyz), optional Lease leader election, and a
+// clean stop on SIGINT/SIGTERM (workers drain, the lease is released).
+//
+// RunOperator blocks until stopped and returns the exit status (0 stopped cleanly, 1 runtime
+// failure such as a lost lease, 2 invalid flags). Does I/O.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainctl::op {
+
+struct OperatorFlags {
+  std::string kubeconfig;  // empty: $KUBECONFIG / ~/.kube/config, else in-cluster
+  std::string metrics_bind_address = ":8080";
+  std::string health_probe_bind_address = ":8081";
+  bool leader_elect = false;
+  std::string leader_election_id = "1ca428e5.training-operator.kubeflow.org";
+  std::string leader_election_namespace;  // empty: $MY_POD_NAMESPACE, else the config's
+  std::vector<std::string> enable_schemes;  // empty: every kind
+  std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else all
+  int controller_threads = 1;
+  double kube_api_qps = 20;
+  int kube_api_burst = 30;
+  std::string gang_scheduler_name;
+  std::string pytorch_init_container_image = "alpine:3.10";
+  int pytorch_init_container_max_tries = 100;
+};
+
+int RunOperator(const OperatorFlags& flags);
+
+}  // namespace trainctl::op
