@@ -1,0 +1,288 @@
+"""The real `trainctl operator` against the real control plane (kube-apiserver + etcd +
+kube-controller-manager + kube-scheduler + kwok nodes): every kind from Created to Succeeded with
+the pods, services and env of reference §3, failure and restart rules, deadlines, TTL,
+cleanPodPolicy, suspend/resume, managedBy, bad input, and an operator restart mid-job."""
+import json
+import time
+import unittest
+
+from harness import (FOREVER, KIND_INFO, Operator, OperatorTestCase, env_of, get_json, kubectl,
+                     make_job, run_for, wait_for)
+
+
+class EveryKindSucceeds(OperatorTestCase):
+
+    def check_children(self, name, expected_pods, with_services=True):
+        pods = wait_for(f"{expected_pods} pods of {name}",
+                        lambda: (lambda p: p if len(p) == len(expected_pods) else None)(self.pods(name)))
+        by_name = {p["metadata"]["name"]: p for p in pods}
+        self.assertEqual(sorted(by_name), sorted(expected_pods))
+        job = self.job(self.kind, name)
+        for pod in pods:
+            meta = pod["metadata"]
+            self.assertEqual(meta["labels"]["training.kubeflow.org/job-name"], name)
+            self.assertEqual(meta["labels"]["team"], "ml", "pod-template labels reach the pod")
+            owner = meta["ownerReferences"][0]
+            self.assertEqual((owner["kind"], owner["name"], owner["uid"], owner["controller"],
+                              owner["blockOwnerDeletion"]),
+                             (self.kind, name, job["metadata"]["uid"], True, True))
+            self.assertEqual(pod["spec"]["restartPolicy"], "Never")
+        if with_services:
+            services = wait_for("services", lambda: (lambda s: s if len(s) == len(expected_pods) else None)(
+                self.services(name)))
+            for s in services:
+                self.assertEqual(s["spec"]["clusterIP"], "None")
+        return by_name
+
+    def run_kind(self, kind, name, replicas, expected_pods, with_services=True):
+        self.kind = kind
+        self.create(make_job(kind, name, self.ns, replicas))
+        pods = self.check_children(name, expected_pods, with_services)
+        job = self.wait_condition(kind, name, "Succeeded", timeout=90)
+        conds = [(c["type"], c["status"], c["reason"]) for c in job["status"]["conditions"]]
+        self.assertEqual([c[:2] for c in conds],
+                         [("Created", "True"), ("Running", "False"), ("Succeeded", "True")], conds)
+        self.assertEqual(conds[0][2], f"{kind}Created")
+        self.assertIn("startTime", job["status"])
+        self.assertIn("completionTime", job["status"])
+        return pods, job
+
+    def test_pytorchjob(self):
+        pods, job = self.run_kind("PyTorchJob", "pt", {"Master": (1, run_for(2)), "Worker": (2, run_for(2))},
+                                  ["pt-master-0", "pt-worker-0", "pt-worker-1"])
+        env = env_of(pods["pt-worker-1"])
+        self.assertEqual((env["MASTER_ADDR"], env["MASTER_PORT"], env["WORLD_SIZE"], env["RANK"]),
+                         ("pt-master-0", "23456", "3", "2"))
+        self.assertEqual(env["PET_NNODES"], "3")
+        init = pods["pt-worker-0"]["spec"]["initContainers"][0]
+        self.assertEqual((init["name"], init["image"]), ("init-pytorch", "alpine:3.10"))
+        self.assertNotIn("initContainers", pods["pt-master-0"]["spec"])
+        self.assertEqual(pods["pt-master-0"]["metadata"]["labels"]["training.kubeflow.org/job-role"], "master")
+        rs = job["status"]["replicaStatuses"]
+        self.assertEqual(rs["Master"]["succeeded"], 1)
+        self.assertIn("training.kubeflow.org/replica-type=master", rs["Master"]["selector"])
+        reasons = {e[1] for e in self.events("pt")}
+        self.assertTrue({"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"} <= reasons,
+                        reasons)
+        self.assertEqual(self.op.counter("training_operator_jobs_created_total",
+                                         job_namespace=self.ns, framework="pytorch"), 1)
+        self.assertEqual(self.op.counter("training_operator_jobs_successful_total",
+                                         job_namespace=self.ns, framework="pytorch"), 1)
+        table = kubectl("get", "pytorchjobs", "-n", self.ns).stdout
+        self.assertIn("STATE", table.splitlines()[0])
+        self.assertIn("Succeeded", table)
+
+    def test_tfjob(self):
+        pods, _ = self.run_kind("TFJob", "tf", {"PS": (1, run_for(10)), "Worker": (2, run_for(2))},
+                                ["tf-ps-0", "tf-worker-0", "tf-worker-1"])
+        tf_config = json.loads(env_of(pods["tf-worker-1"])["TF_CONFIG"])
+        self.assertEqual(tf_config["task"], {"type": "worker", "index": 1})
+        self.assertEqual(tf_config["cluster"]["ps"], [f"tf-ps-0.{self.ns}.svc:2222"])
+
+    def test_xgboostjob(self):
+        pods, _ = self.run_kind("XGBoostJob", "xgb", {"Master": (1, run_for(2)), "Worker": (2, run_for(2))},
+                                ["xgb-master-0", "xgb-worker-0", "xgb-worker-1"])
+        env = env_of(pods["xgb-worker-0"])
+        self.assertEqual((env["MASTER_ADDR"], env["RANK"], env["WORLD_SIZE"], env["WORKER_ADDRS"]),
+                         ("xgb-master-0", "1", "3", "xgb-worker-0,xgb-worker-1"))
+
+    def test_paddlejob(self):
+        pods, _ = self.run_kind("PaddleJob", "pd", {"Worker": (2, run_for(2))}, ["pd-worker-0", "pd-worker-1"])
+        self.assertEqual(env_of(pods["pd-worker-1"])["PADDLE_MASTER"], "pd-worker-0:36543")
+        self.assertEqual(env_of(pods["pd-worker-0"])["POD_IP_DUMMY"], {"fieldRef": {"fieldPath": "status.podIP"}})
+
+    def test_jaxjob(self):
+        pods, _ = self.run_kind("JAXJob", "jx", {"Worker": (2, run_for(2))}, ["jx-worker-0", "jx-worker-1"])
+        env = env_of(pods["jx-worker-1"])
+        self.assertEqual((env["COORDINATOR_ADDRESS"], env["COORDINATOR_PORT"], env["NUM_PROCESSES"],
+                          env["PROCESS_ID"]), ("jx-worker-0", "6666", "2", "1"))
+
+    def test_mxjob(self):
+        pods, _ = self.run_kind("MXJob", "mx", {"Scheduler": (1, run_for(2)), "Server": (1, run_for(2)),
+                                                 "Worker": (1, run_for(2))},
+                                ["mx-scheduler-0", "mx-server-0", "mx-worker-0"])
+        env = env_of(pods["mx-worker-0"])
+        self.assertEqual((env["DMLC_ROLE"], env["DMLC_PS_ROOT_URI"], env["DMLC_NUM_WORKER"]),
+                         ("worker", "mx-scheduler-0", "1"))
+
+
+
+class FailuresAndPolicies(OperatorTestCase):
+
+    def test_never_failing_replica_fails_the_job(self):
+        self.create(make_job("PyTorchJob", "never", self.ns,
+                             {"Master": (1, FOREVER), "Worker": (1, run_for(1, exit_code=3))},
+                             run_policy={"cleanPodPolicy": "None"}))
+        job = self.wait_condition("PyTorchJob", "never", "Failed")
+        failed = job["status"]["conditions"][-1]
+        self.assertEqual(failed["reason"], "PyTorchJobFailed")
+        self.assertIn("Worker replica(s) failed", failed["message"])
+
+    def test_exit_code_137_restarts_until_backoff_limit(self):
+        self.create(make_job("PyTorchJob", "retry", self.ns,
+                             {"Master": (1, run_for(1, exit_code=137))},
+                             run_policy={"backoffLimit": 2}, restart_policy="ExitCode"))
+        job = self.wait_condition("PyTorchJob", "retry", "Failed", timeout=90)
+        types = [c["type"] for c in job["status"]["conditions"]]
+        self.assertIn("Restarting", types, "137 is retryable: the pod was recreated first")
+        self.assertIn("backoff limit", job["status"]["conditions"][-1]["message"])
+        self.assertEqual(job["status"]["replicaStatuses"]["Master"]["restarts"], 2)
+        self.assertGreaterEqual(self.op.counter("training_operator_jobs_restarted_total",
+                                                job_namespace=self.ns, framework="pytorch"), 2)
+
+    def test_exit_code_1_fails_without_restart(self):
+        self.create(make_job("PyTorchJob", "perm", self.ns, {"Master": (1, run_for(1, exit_code=1))},
+                             restart_policy="ExitCode"))
+        job = self.wait_condition("PyTorchJob", "perm", "Failed")
+        self.assertNotIn("Restarting", [c["type"] for c in job["status"]["conditions"]])
+
+    def test_active_deadline_fails_a_quiet_job_on_time(self):
+        start = time.monotonic()
+        self.create(make_job("PyTorchJob", "deadline", self.ns, {"Master": (1, FOREVER)},
+                             run_policy={"activeDeadlineSeconds": 4}))
+        self.wait_condition("PyTorchJob", "deadline", "Running")
+        job = self.wait_condition("PyTorchJob", "deadline", "Failed", timeout=30)
+        elapsed = time.monotonic() - start
+        self.assertIn("active longer than specified deadline", job["status"]["conditions"][-1]["message"])
+        self.assertLess(elapsed, 12, "the timed requeue fires without any other event")
+        wait_for("pods removed", lambda: not self.live_pods("deadline"))
+
+    def test_ttl_deletes_the_job_and_gc_removes_pods(self):
+        self.create(make_job("PyTorchJob", "ttl", self.ns, {"Master": (1, run_for(1))},
+                             run_policy={"ttlSecondsAfterFinished": 2, "cleanPodPolicy": "None"}))
+        self.wait_condition("PyTorchJob", "ttl", "Succeeded")
+        self.assertEqual(len(self.pods("ttl")), 1)
+        wait_for("job deleted", lambda: self.job("PyTorchJob", "ttl") is None, timeout=30)
+        wait_for("pods garbage-collected", lambda: not self.pods("ttl"), timeout=60)
+
+    def clean_pod_policy_case(self, policy):
+        name = f"clean-{policy.lower()}"
+        self.create(make_job("PyTorchJob", name, self.ns,
+                             {"Master": (1, run_for(2)), "Worker": (1, FOREVER)},
+                             run_policy={"cleanPodPolicy": policy}))
+        self.wait_condition("PyTorchJob", name, "Succeeded")
+        time.sleep(2)
+        return {p["metadata"]["name"] for p in self.live_pods(name)}
+
+    def test_clean_pod_policy_all(self):
+        remaining = self.clean_pod_policy_case("All")
+        wait_for("all pods removed", lambda: not self.live_pods("clean-all"))
+        self.assertTrue(remaining <= {"clean-all-master-0", "clean-all-worker-0"})
+
+    def test_clean_pod_policy_running(self):
+        remaining = self.clean_pod_policy_case("Running")
+        self.assertEqual(remaining, {"clean-running-master-0"})
+
+    def test_clean_pod_policy_none(self):
+        remaining = self.clean_pod_policy_case("None")
+        self.assertEqual(remaining, {"clean-none-master-0", "clean-none-worker-0"})
+
+
+class SuspendAndManagedBy(OperatorTestCase):
+
+    def cond_list(self, name):
+        return [(c["type"], c["status"]) for c in self.job("PyTorchJob", name)["status"]["conditions"]]
+
+    def test_suspend_at_creation_then_resume(self):
+        self.create(make_job("PyTorchJob", "sus", self.ns, {"Master": (1, FOREVER)},
+                             run_policy={"suspend": True}))
+        self.wait_condition("PyTorchJob", "sus", "Suspended")
+        time.sleep(1)
+        self.assertEqual(self.cond_list("sus"), [("Created", "True"), ("Suspended", "True")])
+        self.assertEqual(self.pods("sus"), [])
+        kubectl("patch", "pytorchjob", "sus", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+        self.wait_condition("PyTorchJob", "sus", "Running")
+        self.assertEqual(self.cond_list("sus"),
+                         [("Created", "True"), ("Suspended", "False"), ("Running", "True")])
+
+    def test_suspend_while_running(self):
+        self.create(make_job("PyTorchJob", "sus2", self.ns, {"Master": (1, FOREVER), "Worker": (1, FOREVER)}))
+        self.wait_condition("PyTorchJob", "sus2", "Running")
+        kubectl("patch", "pytorchjob", "sus2", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+        self.wait_condition("PyTorchJob", "sus2", "Suspended")
+        self.assertEqual(self.cond_list("sus2"),
+                         [("Created", "True"), ("Running", "False"), ("Suspended", "True")])
+        wait_for("pods deleted", lambda: not self.pods("sus2"))
+        wait_for("services deleted", lambda: not self.services("sus2"))
+
+    def test_managed_by_multikueue_is_left_alone(self):
+        self.create(make_job("PyTorchJob", "mk", self.ns, {"Master": (1, FOREVER)},
+                             run_policy={"managedBy": "kueue.x-k8s.io/multikueue"}))
+        self.create(make_job("PyTorchJob", "mine", self.ns, {"Master": (1, FOREVER)}))
+        self.wait_condition("PyTorchJob", "mine", "Created")  # the operator has seen both by now
+        time.sleep(2)
+        self.assertNotIn("status", self.job("PyTorchJob", "mk") or {})
+        self.assertEqual(self.pods("mk"), [])
+
+
+class BadInput(OperatorTestCase):
+
+    def test_invalid_job_gets_a_condition_and_an_event(self):
+        job = make_job("PyTorchJob", "bad", self.ns, {"Worker": (1, FOREVER)})
+        job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["name"] = "other"
+        self.create(job)  # the schema cannot tell; the operator's validation can
+        def created_false():
+            j = self.job("PyTorchJob", "bad") or {}
+            for c in j.get("status", {}).get("conditions", []):
+                if c["type"] == "Created" and c["status"] == "False":
+                    return c
+        cond = wait_for("Created=False", created_false)
+        self.assertEqual(cond["reason"], "PyTorchJobFailedValidation")
+        self.assertIn("spec.pytorchReplicaSpecs", cond["message"])
+        wait_for("FailedValidation event",
+                 lambda: any(e[1] == "PyTorchJobFailedValidation" for e in self.events("bad")))
+        self.assertEqual(self.pods("bad"), [])
+        # Fixing the job clears the mark and the job runs.
+        kubectl("patch", "pytorchjob", "bad", "-n", self.ns, "--type=json", "-p", json.dumps(
+            [{"op": "replace", "path": "/spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/name",
+              "value": "pytorch"}]))
+        self.wait_condition("PyTorchJob", "bad", "Running", timeout=60)
+
+    def test_pod_the_api_rejects_surfaces_on_the_job(self):
+        job = make_job("PyTorchJob", "rejected", self.ns, {"Master": (1, FOREVER)})
+        job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["resources"] = {
+            "requests": {"cpu": "not-a-quantity"}}
+        self.create(job)
+        def failed_create():
+            j = self.job("PyTorchJob", "rejected") or {}
+            for c in j.get("status", {}).get("conditions", []):
+                if c["type"] == "Created" and c["reason"] == "FailedCreatePod":
+                    return c
+        cond = wait_for("FailedCreatePod condition", failed_create)
+        self.assertIn("rejected-master-0", cond["message"])
+        self.assertTrue(self.op.proc.poll() is None, "the operator keeps running")
+
+    def test_pod_deleted_by_hand_is_recreated(self):
+        self.create(make_job("PyTorchJob", "byhand", self.ns, {"Master": (1, FOREVER), "Worker": (1, FOREVER)}))
+        self.wait_condition("PyTorchJob", "byhand", "Running")
+        old = {p["metadata"]["name"]: p["metadata"]["uid"] for p in self.pods("byhand")}
+        kubectl("delete", "pod", "byhand-worker-0", "-n", self.ns, "--wait=true")
+        def recreated():
+            for p in self.live_pods("byhand"):
+                if p["metadata"]["name"] == "byhand-worker-0" and p["metadata"]["uid"] != old["byhand-worker-0"]:
+                    return True
+        wait_for("worker recreated", recreated)
+
+
+class OperatorRestart(OperatorTestCase):
+
+    def test_killed_mid_job_converges_without_duplicates(self):
+        self.create(make_job("PyTorchJob", "crash", self.ns,
+                             {"Master": (1, run_for(8)), "Worker": (4, run_for(8))}))
+        wait_for("some pods", lambda: len(self.pods("crash")) >= 1, timeout=30)
+        self.op.kill()
+        time.sleep(1)
+        self.op.start()
+        job = self.wait_condition("PyTorchJob", "crash", "Succeeded", timeout=90)
+        names = [p["metadata"]["name"] for p in self.pods("crash")]
+        self.assertEqual(len(names), len(set(names)))
+        self.assertEqual(len(names), 5)
+        creates = [e for e in self.events("crash") if e[1] == "SuccessfulCreatePod"]
+        self.assertLessEqual(len(creates), 5, creates)
+        self.assertEqual(job["status"]["replicaStatuses"]["Worker"]["succeeded"], 4)
+
+
+if __name__ == "__main__":
+    unittest.main()
