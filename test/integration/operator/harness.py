@@ -62,7 +62,8 @@ def free_port():
 
 
 def install_crds():
-    kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(REPO, "manifests/crds"))
+    kubectl("apply", "--server-side", "--force-conflicts", "-f",
+            os.environ.get("TRAINCTL_CRD_DIR", os.path.join(REPO, "manifests/crds")))
     kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
 
 
