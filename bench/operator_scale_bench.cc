@@ -249,18 +249,12 @@ void RunOperator(const Args& a, kube::Client* admin, const Clock* clock) {
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
-  std::printf("| operator | %d × %d | %.1f s | %.1f s | %.1f s | %.1f s | %s | %s | %s |\n",
+  double rss_mib = std::atof(Metric(m, "trainctl_process_peak_resident_memory_bytes").c_str()) / 1048576.0;
+  double cpu = std::atof(Metric(m, "process_cpu_seconds_total").c_str());
+  double writes = std::atof(Metric(m, "trainctl_api_requests_total").c_str());
+  std::printf("| operator | %d × %d | %.1f s | %.1f s | %.1f s | %.1f s | %.1f MiB | %.1f | %.0f |\n",
               a.jobs, a.replicas, submitted, t.all_running, t.all_succeeded, jobs_succeeded,
-              (Metric(m, "trainctl_process_peak_resident_memory_bytes") == "?"
-                   ? std::string("?")
-                   : std::to_string(std::atof(
-                                        Metric(m, "trainctl_process_peak_resident_memory_bytes")
-                                            .c_str()) /
-                                    1048576.0)
-                         .substr(0, 5) +
-                         " MiB"),
-              Metric(m, "process_cpu_seconds_total").substr(0, 5).c_str(),
-              Metric(m, "trainctl_api_requests_total").c_str());
+              rss_mib, cpu, writes);
   (void)admin->Delete(kube::kNamespaces, "", ns);
 }
 

@@ -125,7 +125,15 @@ int RunOperator(const OperatorFlags& flags) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   events.host = host;
-  kube::EventRecorder recorder(client->get(), &clock, events);
+  // Events go through their own client (and rate limiter), as controller-runtime's recorder
+  // does, so a burst of events never delays the pods and services of a job.
+  StatusOr<std::unique_ptr<kube::Client>> event_client =
+      kube::Connect(*config, &clock, client_options);
+  if (!event_client.ok()) {
+    LogError("cannot connect to {}: {}", config->server, event_client.status().message());
+    return 2;
+  }
+  kube::EventRecorder recorder(event_client->get(), &clock, events);
 
   ControllerOptions options;
   options.namespace_ = flags.namespace_.empty() ? Env("KUBEFLOW_NAMESPACE") : flags.namespace_;
