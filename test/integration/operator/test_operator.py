@@ -289,6 +289,29 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class ApiServerCrash(OperatorTestCase):
+
+    def test_operator_survives_an_api_server_crash_mid_job(self):
+        import os
+        import subprocess
+        from harness import CLUSTER_DIR, REPO
+        self.create(make_job("PyTorchJob", "crashapi", self.ns,
+                             {"Master": (1, run_for(12)), "Worker": (2, run_for(12))}))
+        self.wait_condition("PyTorchJob", "crashapi", "Running")
+        pid_file = os.path.join(CLUSTER_DIR, "run/kube-apiserver.pid")
+        subprocess.run(["bash", "-c", f'kill -9 $(cat "{pid_file}"); '
+                        f'while kill -0 $(cat "{pid_file}") 2>/dev/null; do sleep 0.1; done; '
+                        f'"{REPO}/hack/cluster/up.sh" -q'], check=True, timeout=180)
+        # The pods finish while the operator's watches are re-established; it catches up.
+        job = self.wait_condition("PyTorchJob", "crashapi", "Succeeded", timeout=90)
+        self.assertIsNone(self.op.proc.poll(), "the operator is still running")
+        self.assertEqual(len(self.pods("crashapi")), 3, "no duplicate pods")
+        self.assertEqual(job["status"]["replicaStatuses"]["Master"]["succeeded"], 1)
+        # And it still takes new work.
+        self.create(make_job("PyTorchJob", "afterwards", self.ns, {"Master": (1, run_for(1))}))
+        self.wait_condition("PyTorchJob", "afterwards", "Succeeded")
+
+
 class UpstreamExamplesAndLeaderElection(OperatorTestCase):
     """Manifests shaped like upstream's examples apply unchanged; two operators share a Lease."""
 
