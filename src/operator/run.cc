@@ -137,7 +137,25 @@ int RunOperator(const OperatorFlags& flags) {
 
   ControllerOptions options;
   options.namespace_ = flags.namespace_.empty() ? Env("KUBEFLOW_NAMESPACE") : flags.namespace_;
-  options.kinds = *kinds;
+  // A kind whose CRD is not installed is skipped with a warning (its informer would otherwise
+  // retry forever and keep the operator unready); any other error keeps the kind.
+  for (api::Kind kind : *kinds) {
+    kube::ListOptions probe;
+    probe.limit = 1;
+    StatusOr<nlohmann::json> list = (*client)->List(
+        {api::kGroup, "v1", api::Info(kind).plural, true}, options.namespace_, probe);
+    if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+      LogError("{}.{} is not served (CRD not installed?): {} jobs are not reconciled",
+               api::Info(kind).plural, api::kGroup, api::Info(kind).name);
+      continue;
+    }
+    options.kinds.push_back(kind);
+  }
+  if (options.kinds.empty()) {
+    LogError("none of the enabled kinds is served by {}; install the CRDs from manifests/crds",
+             config->server);
+    return 2;
+  }
   options.threads = flags.controller_threads;
   options.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;
   options.pod_settings.pytorch_init_max_tries = flags.pytorch_init_container_max_tries;
