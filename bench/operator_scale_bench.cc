@@ -92,7 +92,8 @@ json JobDoc(const std::string& name, const std::string& ns, int replicas, int ru
   return {{"apiVersion", "kubeflow.org/v1"},
           {"kind", "PyTorchJob"},
           {"metadata", {{"name", name}, {"namespace", ns}}},
-          {"spec", {{"pytorchReplicaSpecs", specs}}}};
+          // Pods stay after the job ends (as in the floor), so both runs can see every pod finish.
+          {"spec", {{"pytorchReplicaSpecs", specs}, {"runPolicy", {{"cleanPodPolicy", "None"}}}}}};
 }
 
 // Watches the namespace's pods; remembers when each pod was first seen Running and Succeeded.
@@ -144,6 +145,7 @@ Timing WaitPods(PodWatch& watch, size_t expected, std::chrono::steady_clock::tim
     if (t.all_running < 0 && running >= expected) t.all_running = Since(start);
     if (t.all_succeeded < 0 && succeeded >= expected) t.all_succeeded = Since(start);
     if (t.all_succeeded >= 0 && (!extra_done || extra_done())) break;
+    if (t.all_running >= 0 && extra_done && extra_done()) break;  // jobs done, some pods gone
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return t;
