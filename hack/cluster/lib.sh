@@ -45,6 +45,8 @@ ETCD_PEER_PORT=$(( $(port_base) + 80 ))
 APISERVER_PORT=$(( $(port_base) + 43 ))
 KCM_PORT=$(( $(port_base) + 57 ))
 SCHEDULER_PORT=$(( $(port_base) + 59 ))
+# kwok's kubelet-like server: the API server reads pod logs from it (all fake nodes).
+KWOK_PORT=$(( $(port_base) + 50 ))
 
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 

@@ -108,6 +108,11 @@ ensure_pki() {
   if (( regen )) || ! cert_valid "$PKI/kube-scheduler"; then
     client_cert kube-scheduler system:kube-scheduler system:masters; fi
   if (( regen )) || ! cert_valid "$PKI/kwok"; then client_cert kwok kwok-controller system:masters; fi
+  if (( regen )) || ! cert_valid "$PKI/kwok-serving"; then
+    sign kwok-serving "/CN=kwok-node" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
+      "subjectAltName=IP:127.0.0.1,DNS:localhost"
+  fi
   if [[ ! -s "$PKI/sa.key" || ! -s "$PKI/sa.pub" ]]; then
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$PKI/sa.key" 2>/dev/null
     chmod 600 "$PKI/sa.key"
@@ -182,6 +187,28 @@ component_healthy() { [[ "$(curl -fsSk --max-time 2 "https://127.0.0.1:$1/health
 # extra_args VAR: splits a user-provided flag list
 extra_args() { local v="${!1:-}"; [[ -n "$v" ]] && printf '%s\n' $v; true; }
 
+# write_kwok_logs: what `kubectl logs` shows for every fake container.  The API server
+# reaches kwok's kubelet-like server on 127.0.0.1:$KWOK_PORT (each node's ExternalIP and
+# kubelet port), which serves this CRI-format file.
+write_kwok_logs() {
+  local now
+  now="$(date -u +%Y-%m-%dT%H:%M:%S.000000000Z)"
+  printf '%s stdout F %s\n' \
+    "$now" "kwok fake container: started" \
+    "$now" "kwok fake container: this log is served by the kwok node through the API server" \
+    >"$STATE/config/container.log"
+  cat >"$STATE/config/container-logs.yaml" <<EOF
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: trainctl-fake-container-log
+spec:
+  logs:
+  - logsFile: $STATE/config/container.log
+    follow: false
+EOF
+}
+
 # launch NAME: starts one component with its flags (if not already running).
 launch() {
   local extra=()
@@ -209,6 +236,8 @@ launch() {
         --disable-admission-plugins=ServiceAccount \
         --allow-privileged=true \
         --endpoint-reconciler-type=none \
+        --kubelet-preferred-address-types=ExternalIP,InternalIP,Hostname \
+        --kubelet-certificate-authority="$PKI/ca.crt" \
         "${extra[@]}" ;;
     kube-controller-manager)
       # No --authentication/authorization-kubeconfig: the secure port serves
@@ -238,6 +267,7 @@ launch() {
     kwok)
       component_pid kwok >/dev/null && return 0
       cp -f "$here/kwok/node-stages.yaml" "$here/kwok/pod-stages.yaml" "$STATE/config/"
+      write_kwok_logs
       # kwok only manages nodes whose Lease it holds, and every kwok process has
       # a new random holder identity: a restarted kwok would sit idle until the
       # old leases expire (40 s).  No other holder exists, so drop them.
@@ -252,6 +282,9 @@ launch() {
       start_component kwok \
         --kubeconfig="$STATE/config/kwok.kubeconfig" \
         --config="$STATE/config/node-stages.yaml" --config="$STATE/config/pod-stages.yaml" \
+        --config="$STATE/config/container-logs.yaml" \
+        --server-address="127.0.0.1:$KWOK_PORT" --node-port="$KWOK_PORT" \
+        --tls-cert-file="$PKI/kwok-serving.crt" --tls-private-key-file="$PKI/kwok-serving.key" \
         --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
         --cidr=10.244.0.0/16 --node-ip=10.255.255.254 \
         --node-lease-duration-seconds=40 \
@@ -298,6 +331,7 @@ else
   check_port kube-apiserver "$APISERVER_PORT"
   check_port kube-controller-manager "$KCM_PORT"
   check_port kube-scheduler "$SCHEDULER_PORT"
+  check_port kwok "$KWOK_PORT"
 
   ensure_pki
   write_kubeconfig "$STATE/kubeconfig" admin
@@ -337,6 +371,7 @@ metadata:
 status:
   addresses:
   - {type: InternalIP, address: 10.255.0.$(( i + 1 ))}
+  - {type: ExternalIP, address: 127.0.0.1}
   - {type: Hostname, address: kwok-node-$i}
   capacity: {cpu: "64", memory: 512Gi, pods: "1000", nvidia.com/gpu: "8"}
   allocatable: {cpu: "64", memory: 512Gi, pods: "1000", nvidia.com/gpu: "8"}

@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "api/manifest.h"
+#include "cli/cluster_commands.h"
 #include "cli/format.h"
+#include "cli/job_query.h"
 #include "cli/progress.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
@@ -39,12 +41,17 @@ std::string StateRoot(const GlobalOptions& g) {
   return g.state_dir.empty() ? local::DefaultStateRoot() : g.state_dir;
 }
 
-Status CheckLocal(const GlobalOptions& g) {
-  if (!g.kubeconfig.empty())
-    return FailedPreconditionError(
-        "--kubeconfig: the cluster backend of the CLI is not available in this version; "
-        "use kubectl against the cluster, or omit --kubeconfig for local jobs");
-  return Status::Ok();
+std::string EnvBackend() {
+  const char* v = std::getenv("TRAINCTL_BACKEND");
+  return v ? v : "";
+}
+
+// -1: the local backend; else the exit status of an error (printed).
+int ClusterOrError(const GlobalOptions& g, bool* cluster) {
+  StatusOr<bool> use = UseCluster(g, EnvBackend());
+  if (!use.ok()) return Fail(use.status().message(), 2);
+  *cluster = *use;
+  return -1;
 }
 
 std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
@@ -54,24 +61,10 @@ std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
 
 // Resolves [KIND] NAME to one stored job.
 StatusOr<local::JobKey> FindJob(const GlobalOptions& g, const std::vector<std::string>& args) {
-  std::optional<api::Kind> kind;
-  std::string name;
-  if (args.size() == 2) {
-    kind = api::KindFromCliName(args[0]);
-    if (!kind) return InvalidError("unknown kind \"" + args[0] + "\" (try pytorchjob, tfjob, ...)");
-    name = args[1];
-  } else if (args.size() == 1) {
-    std::string a = args[0];
-    if (size_t slash = a.find('/'); slash != std::string::npos) {
-      kind = api::KindFromCliName(a.substr(0, slash));
-      if (!kind) return InvalidError("unknown kind in \"" + a + "\"");
-      name = a.substr(slash + 1);
-    } else {
-      name = a;
-    }
-  } else {
-    return InvalidError("expected [KIND] NAME");
-  }
+  StatusOr<JobRef> ref = ParseJobRef(args);
+  if (!ref.ok()) return ref.status();
+  std::optional<api::Kind> kind = ref->kind;
+  const std::string& name = ref->name;
   std::vector<local::JobKey> matches;
   for (const local::JobKey& k : local::ListJobs(StateRoot(g), NamespaceFilter(g)))
     if (k.name == name && (!kind || k.kind == *kind)) matches.push_back(k);
@@ -95,11 +88,17 @@ bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now) {
   return true;
 }
 
-std::string ResourceName(api::Kind kind) {
-  return api::ToLower(api::Info(kind).name) + ".kubeflow.org";
-}
-
 }  // namespace
+
+StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend) {
+  std::string backend = !global.backend.empty() ? global.backend : env_backend;
+  if (backend == "kubernetes") return true;
+  if (backend == "local") return !global.backend.empty() ? false : !global.kubeconfig.empty();
+  if (backend.empty()) return !global.kubeconfig.empty();
+  return InvalidError((!global.backend.empty() ? "--backend" : "$TRAINCTL_BACKEND") +
+                      std::string(": unknown backend \"") + backend +
+                      "\" (local or kubernetes)");
+}
 
 std::optional<long long> ParseDurationMs(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -127,7 +126,14 @@ std::optional<long long> ParseDurationMs(const std::string& text) {
 }
 
 int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
-  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster)
+    return Fail(
+        "run executes a job on this machine; for a cluster, create it with kubectl apply -f " +
+            options.file + " (the operator runs it) and follow it with trainctl --backend "
+            "kubernetes logs -f NAME",
+        2);
   StatusOr<std::vector<api::LoadedJob>> loaded = api::LoadJobsFromFile(options.file);
   if (!loaded.ok()) return Fail(loaded.status().message(), 2);
   const api::LoadedJob* chosen = nullptr;
@@ -185,20 +191,15 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
 
 int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                const std::string& output) {
-  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster) return ClusterGet(global, args, output);
   RealClock clock;
-  std::optional<api::Kind> kind;
+  StatusOr<JobRef> ref = ParseGetArgs(args);
+  if (!ref.ok()) return Fail(ref.status().message(), 2);
+  std::optional<api::Kind> kind = ref->kind;
   std::optional<std::string> name;
-  if (args.size() == 1) {
-    kind = api::KindFromCliName(args[0]);
-    if (!kind) name = args[0];
-  } else if (args.size() == 2) {
-    kind = api::KindFromCliName(args[0]);
-    if (!kind) return Fail("unknown kind \"" + args[0] + "\"", 2);
-    name = args[1];
-  } else if (args.size() > 2) {
-    return Fail("expected [KIND] [NAME]", 2);
-  }
+  if (!ref->name.empty()) name = ref->name;
   std::vector<json> jobs;
   for (const local::JobKey& key : local::ListJobs(StateRoot(global), NamespaceFilter(global))) {
     if ((kind && key.kind != *kind) || (name && key.name != *name)) continue;
@@ -240,7 +241,9 @@ int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args
 }
 
 int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
-  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster) return ClusterDescribe(global, args);
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
@@ -258,7 +261,9 @@ int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>&
 
 int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& replica, bool follow) {
-  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster) return ClusterLogs(global, args, replica, follow);
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
@@ -300,7 +305,9 @@ int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& arg
 }
 
 int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
-  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster) return ClusterDelete(global, args);
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
@@ -320,14 +327,12 @@ int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& a
 
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& for_condition, const std::string& timeout) {
-  if (Status st = CheckLocal(global); !st.ok()) return Fail(st.message(), 2);
-  std::string condition = for_condition;
-  if (condition.rfind("condition=", 0) == 0) condition = condition.substr(10);
-  static const char* kKnown[] = {"Created",   "Running",   "Restarting",
-                                 "Succeeded", "Suspended", "Failed"};
-  bool known = false;
-  for (const char* k : kKnown) known = known || condition == k;
-  if (!known) return Fail("--for: unknown condition \"" + condition + "\"", 2);
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster) return ClusterWait(global, args, for_condition, timeout);
+  StatusOr<std::string> parsed = ParseWaitCondition(for_condition);
+  if (!parsed.ok()) return Fail(parsed.status().message(), 2);
+  const std::string& condition = *parsed;
   std::optional<long long> limit = ParseDurationMs(timeout);
   if (!limit) return Fail("--timeout: cannot parse \"" + timeout + "\" (e.g. 30s, 10m)", 2);
   RealClock clock;

@@ -1,4 +1,5 @@
-// The trainctl subcommands for local jobs. Each returns the process exit status:
+// The trainctl subcommands. Jobs live on this machine unless the global options select the
+// cluster backend (then cluster_commands.h does the work). Each returns the process exit status:
 // 0 success, 1 failure (job failed, not found, I/O), 2 invalid input, 128+N stopped by signal N.
 // Human output goes to stdout, errors to stderr as "error: <message>".
 #pragma once
@@ -7,14 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace trainctl::cli {
 
 struct GlobalOptions {
   std::string state_dir;   // empty: local::DefaultStateRoot()
-  std::string kubeconfig;  // non-empty: cluster mode (not available yet)
-  std::string namespace_;  // empty: "default"
+  std::string backend;     // "local", "kubernetes"; empty: $TRAINCTL_BACKEND, else see below
+  std::string kubeconfig;  // non-empty: the kubernetes backend with this kubeconfig
+  std::string namespace_;  // empty: "default" (local), the context's namespace (kubernetes)
   bool all_namespaces = false;
 };
+
+// True when the job commands talk to a cluster: --backend kubernetes, or no --backend and
+// either $TRAINCTL_BACKEND=kubernetes or --kubeconfig. kInvalid for an unknown backend name.
+StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend);
 
 struct RunCommandOptions {
   std::string file;

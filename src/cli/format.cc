@@ -108,13 +108,30 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   out += FormatTable(rows);
   if (replicas.is_array() && !replicas.empty()) {
     out += "Replicas:\n";
-    rows = {{"  NAME", "STATE", "EXIT", "RESTARTS", "PID", "PORT", "COMMAND"}};
-    for (const json& r : replicas)
-      rows.push_back({"  " + Str(r, "name"), Str(r, "state"),
-                      r.contains("exitCode") ? std::to_string(r["exitCode"].get<int>()) : "",
-                      std::to_string(r.value("restarts", 0)),
-                      r.contains("pid") ? std::to_string(r["pid"].get<int>()) : "",
-                      std::to_string(r.value("port", 0)), Str(r, "command")});
+    bool local = false, cluster = false;
+    for (const json& r : replicas) {
+      local = local || r.contains("port");
+      cluster = cluster || r.contains("node");
+    }
+    std::vector<std::string> header = {"  NAME", "STATE", "EXIT", "RESTARTS"};
+    if (cluster) header.insert(header.end(), {"NODE", "IP"});
+    if (local) header.insert(header.end(), {"PID", "PORT", "COMMAND"});
+    rows = {header};
+    for (const json& r : replicas) {
+      std::vector<std::string> row = {
+          "  " + Str(r, "name"), Str(r, "state"),
+          r.contains("exitCode") && r["exitCode"].is_number_integer()
+              ? std::to_string(r["exitCode"].get<int>())
+              : "",
+          std::to_string(r.value("restarts", 0))};
+      if (cluster) row.insert(row.end(), {Str(r, "node"), Str(r, "podIP")});
+      if (local)
+        row.insert(row.end(), {r.contains("pid") && r["pid"].is_number_integer()
+                                   ? std::to_string(r["pid"].get<int>())
+                                   : "",
+                               std::to_string(r.value("port", 0)), Str(r, "command")});
+      rows.push_back(std::move(row));
+    }
     out += FormatTable(rows);
   }
   out += "Events:\n";

@@ -17,8 +17,14 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", global.state_dir,
                  "Folder for local job state and logs (default $TRAINCTL_STATE_DIR or "
                  "~/.local/state/trainctl)");
-  app.add_option("--kubeconfig", global.kubeconfig, "Use the cluster in this kubeconfig");
-  app.add_option("-n,--namespace", global.namespace_, "Namespace (default: default)");
+  app.add_option("--backend", global.backend,
+                 "Where jobs live for get/describe/logs/delete/wait: local (default) or kubernetes "
+                 "(default $TRAINCTL_BACKEND; --kubeconfig implies kubernetes)")
+      ->check(CLI::IsMember({"local", "kubernetes"}));
+  app.add_option("--kubeconfig", global.kubeconfig,
+                 "Use the cluster in this kubeconfig (else $KUBECONFIG, in-cluster, ~/.kube/config)");
+  app.add_option("-n,--namespace", global.namespace_,
+                 "Namespace (default: default; on a cluster, the kubeconfig context's)");
   app.add_flag("-A,--all-namespaces", global.all_namespaces, "List across namespaces");
 
   trainctl::cli::RunCommandOptions run;

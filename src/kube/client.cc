@@ -60,6 +60,18 @@ std::string ResourcePath(const Resource& r, const std::string& ns, const std::st
   return path;
 }
 
+std::string PodLogPath(const std::string& ns, const std::string& pod, const PodLogOptions& o) {
+  auto number = [](const std::optional<long long>& v) { return v ? std::to_string(*v) : ""; };
+  return ResourcePath(kPods, ns, pod, "log") +
+         QueryString({{"container", o.container},
+                      {"follow", o.follow ? "true" : ""},
+                      {"previous", o.previous ? "true" : ""},
+                      {"timestamps", o.timestamps ? "true" : ""},
+                      {"tailLines", number(o.tail_lines)},
+                      {"sinceSeconds", number(o.since_seconds)},
+                      {"limitBytes", number(o.limit_bytes)}});
+}
+
 std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params) {
   std::string out;
   for (const auto& [k, v] : params) {
@@ -84,6 +96,18 @@ void Client::Sleep(Duration d) {
 }
 
 StatusOr<json> Client::Call(HttpRequest request, const std::string& what, bool idempotent) {
+  StatusOr<std::string> body = CallRaw(std::move(request), what, idempotent);
+  if (!body.ok()) return body.status();
+  if (body->empty()) return json::object();
+  json parsed = json::parse(*body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded())
+    return InternalError(what + ": the server sent a body that is not JSON (" +
+                         std::to_string(body->size()) + " bytes)");
+  return parsed;
+}
+
+StatusOr<std::string> Client::CallRaw(HttpRequest request, const std::string& what,
+                                      bool idempotent) {
   request.timeout = options_.request_timeout;
   Duration backoff(200);
   for (int attempt = 0;; ++attempt) {
@@ -98,14 +122,7 @@ StatusOr<json> Client::Call(HttpRequest request, const std::string& what, bool i
       backoff = std::min(backoff * 2, Duration(5000));
       continue;
     }
-    if (IsSuccess(*response)) {
-      if (response->body.empty()) return json::object();
-      json body = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-      if (body.is_discarded())
-        return InternalError(what + ": the server sent a body that is not JSON (" +
-                             std::to_string(response->body.size()) + " bytes)");
-      return body;
-    }
+    if (IsSuccess(*response)) return std::move(response->body);
     // 429 means the request was not processed (API priority and fairness): always safe to
     // repeat. 5xx with Retry-After: only idempotent calls.
     bool throttled = response->status == 429;
@@ -305,6 +322,36 @@ std::shared_ptr<Stream> Client::Watch(const Resource& r, const std::string& ns,
     if (state->splitter.pending() > 0)
       return on_done(UnavailableError(what + ": the stream was cut in the middle of an event (" +
                                       std::to_string(state->splitter.pending()) + " bytes)"));
+    on_done(Status::Ok());
+  };
+  return transport_->OpenStream(req, std::move(on_data), std::move(finished));
+}
+
+StatusOr<std::string> Client::PodLog(const std::string& ns, const std::string& pod,
+                                     const PodLogOptions& options) {
+  PodLogOptions once = options;
+  once.follow = false;
+  HttpRequest req;
+  req.path = PodLogPath(ns, pod, once);
+  req.accept = "*/*";
+  return CallRaw(req, Describe("get the log of", kPods, ns, pod), true);
+}
+
+std::shared_ptr<Stream> Client::StreamPodLog(const std::string& ns, const std::string& pod,
+                                             PodLogOptions options,
+                                             std::function<bool(std::string_view)> on_data,
+                                             std::function<void(Status)> on_done) {
+  options.follow = true;
+  HttpRequest req;
+  req.path = PodLogPath(ns, pod, options);
+  req.accept = "*/*";
+  req.timeout = Duration::zero();
+  std::string what = Describe("follow the log of", kPods, ns, pod);
+  Sleep(limiter_.Reserve());
+  auto finished = [on_done, what](StatusOr<HttpResponse> response) {
+    if (!response.ok()) return on_done(Status(response.status().code(),
+                                              what + ": " + response.status().message()));
+    if (!IsSuccess(*response)) return on_done(ErrorFromResponse(*response, what));
     on_done(Status::Ok());
   };
   return transport_->OpenStream(req, std::move(on_data), std::move(finished));

@@ -80,6 +80,20 @@ struct DeleteOptions {
 
 enum class PatchType { kMerge, kJson, kApply };
 
+// Query of GET pods/NAME/log (core/v1 PodLogOptions); unset fields are left out.
+struct PodLogOptions {
+  std::string container;  // empty: the pod's only (or default) container
+  bool follow = false;
+  bool previous = false;  // the last terminated instance of the container
+  bool timestamps = false;
+  std::optional<long long> tail_lines;
+  std::optional<long long> since_seconds;
+  std::optional<long long> limit_bytes;
+};
+
+// "/api/v1/namespaces/NS/pods/NAME/log?container=…&follow=true…".
+std::string PodLogPath(const std::string& ns, const std::string& pod, const PodLogOptions& options);
+
 struct ClientOptions {
   double qps = 20;  // <= 0: no client-side limit
   int burst = 30;
@@ -113,6 +127,17 @@ class Client {
   Status Delete(const Resource& r, const std::string& ns, const std::string& name,
                 const DeleteOptions& options = {});
 
+  // A container's log as text (options.follow is ignored: see StreamPodLog).
+  StatusOr<std::string> PodLog(const std::string& ns, const std::string& pod,
+                               const PodLogOptions& options);
+  // Follows a container's log: `on_data` gets the text as it arrives on the transport's thread
+  // (return false to stop); `on_done` runs once: OK when the server ended the stream (the
+  // container stopped), else why it ended.
+  std::shared_ptr<Stream> StreamPodLog(const std::string& ns, const std::string& pod,
+                                       PodLogOptions options,
+                                       std::function<bool(std::string_view)> on_data,
+                                       std::function<void(Status)> on_done);
+
   // Starts a watch from options.resource_version. `on_event` runs on the transport's thread
   // for each decoded event (return a non-OK status to stop); `on_done` runs once at the end:
   // OK when the server closed the stream normally, else why it ended (kGone when the server
@@ -136,6 +161,8 @@ class Client {
  private:
   // Sends with rate limiting and retries; maps non-2xx to a Status; parses the JSON body.
   StatusOr<nlohmann::json> Call(HttpRequest request, const std::string& what, bool idempotent);
+  // The same, returning the body as it came.
+  StatusOr<std::string> CallRaw(HttpRequest request, const std::string& what, bool idempotent);
   void Sleep(Duration d);
 
   std::unique_ptr<Transport> transport_;

@@ -117,4 +117,13 @@ StatusOr<RestConfig> LoadInCluster(const InClusterPaths& paths) {
   return ResolveInCluster(inputs);
 }
 
+StatusOr<RestConfig> LoadClientConfig(const std::string& explicit_path_or_empty) {
+  if (!explicit_path_or_empty.empty() || !Env("KUBECONFIG").empty())
+    return LoadKubeconfig(explicit_path_or_empty, "");
+  StatusOr<RestConfig> in_cluster = LoadInCluster();
+  if (in_cluster.ok() || in_cluster.status().code() != StatusCode::kFailedPrecondition)
+    return in_cluster;
+  return LoadKubeconfig("", "");
+}
+
 }  // namespace trainctl::kube

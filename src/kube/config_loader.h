@@ -39,4 +39,8 @@ struct InClusterPaths {
 // `token_file` is set so the token is re-read as the kubelet rotates it.
 StatusOr<RestConfig> LoadInCluster(const InClusterPaths& paths = {});
 
+// What a client uses when nothing else is said, in this order: the explicit kubeconfig or
+// $KUBECONFIG when set; in a pod, the service account; else ~/.kube/config.
+StatusOr<RestConfig> LoadClientConfig(const std::string& explicit_path_or_empty);
+
 }  // namespace trainctl::kube

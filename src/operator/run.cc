@@ -48,14 +48,6 @@ StatusOr<std::vector<api::Kind>> Schemes(const std::vector<std::string>& names) 
   return kinds;
 }
 
-StatusOr<kube::RestConfig> LoadConfig(const std::string& kubeconfig) {
-  if (!kubeconfig.empty() || !Env("KUBECONFIG").empty()) return kube::LoadKubeconfig(kubeconfig, "");
-  StatusOr<kube::RestConfig> in_cluster = kube::LoadInCluster();
-  if (in_cluster.ok() || in_cluster.status().code() != StatusCode::kFailedPrecondition)
-    return in_cluster;
-  return kube::LoadKubeconfig("", "");
-}
-
 // VmHWM (peak resident set) and VmRSS from /proc/self/status, in bytes.
 double ProcStatusBytes(const std::string& field) {
   std::ifstream in("/proc/self/status");
@@ -100,7 +92,7 @@ int RunOperator(const OperatorFlags& flags) {
     LogError("--gang-scheduler-name: gang scheduling is not supported by this build yet");
     return 2;
   }
-  StatusOr<kube::RestConfig> config = LoadConfig(flags.kubeconfig);
+  StatusOr<kube::RestConfig> config = kube::LoadClientConfig(flags.kubeconfig);
   if (!config.ok()) {
     LogError("cannot load the cluster configuration: {}", config.status().message());
     return 2;

@@ -1,0 +1,167 @@
+#include "cli/cluster_view.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+#include "api/kinds.h"
+
+namespace trainctl::cli {
+
+using nlohmann::json;
+
+namespace {
+
+const json& Field(const json& j, const char* key) {
+  static const json kNull;
+  return j.is_object() && j.contains(key) ? j[key] : kNull;
+}
+
+std::string Str(const json& j, const char* key) {
+  const json& v = Field(j, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+long long Int(const json& j, const char* key) {
+  const json& v = Field(j, key);
+  return v.is_number_integer() ? v.get<long long>() : 0;
+}
+
+const json& Items(const json& list) {
+  static const json kEmpty = json::array();
+  const json& items = Field(list, "items");
+  return items.is_array() ? items : kEmpty;
+}
+
+bool OwnedBy(const json& pod, const std::string& uid) {
+  if (uid.empty()) return true;
+  const json& refs = Field(Field(pod, "metadata"), "ownerReferences");
+  if (!refs.is_array()) return false;
+  for (const json& ref : refs)
+    if (Str(ref, "uid") == uid && Field(ref, "controller") == json(true)) return true;
+  return false;
+}
+
+// The status of the container the job runs (the default one, else the first listed).
+const json& MainContainerStatus(const json& pod, const std::string& container) {
+  static const json kNull;
+  const json& statuses = Field(Field(pod, "status"), "containerStatuses");
+  if (!statuses.is_array() || statuses.empty()) return kNull;
+  for (const json& s : statuses)
+    if (Str(s, "name") == container) return s;
+  return statuses[0];
+}
+
+std::string DefaultContainerOf(const json& pod) {
+  const json& labels = Field(Field(pod, "metadata"), "labels");
+  std::string controller = Str(labels, api::kLabelOperatorName);
+  for (const api::KindInfo& k : api::AllKinds())
+    if (controller == k.controller_name) return k.default_container;
+  return "";
+}
+
+std::string PodState(const json& pod, const json& container_status) {
+  if (Field(Field(pod, "metadata"), "deletionTimestamp").is_string()) return "Terminating";
+  const json& state = Field(container_status, "state");
+  std::string reason = Str(Field(state, "waiting"), "reason");
+  if (reason.empty()) reason = Str(Field(state, "terminated"), "reason");
+  std::string phase = Str(Field(pod, "status"), "phase");
+  if (!reason.empty() && reason != "Completed" && reason != "Error") return reason;
+  return phase.empty() ? "Unknown" : phase;
+}
+
+std::string EventTime(const json& e) {
+  for (const char* key : {"lastTimestamp", "eventTime", "firstTimestamp"})
+    if (std::string t = Str(e, key); !t.empty()) return t;
+  const json& series = Field(e, "series");
+  return Str(series, "lastObservedTime");
+}
+
+}  // namespace
+
+json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
+  std::vector<std::tuple<std::string, long long, std::string, json>> rows;
+  for (const json& pod : Items(pod_list)) {
+    if (!OwnedBy(pod, job_uid)) continue;
+    const json& md = Field(pod, "metadata");
+    const json& labels = Field(md, "labels");
+    std::string type = Str(labels, api::kLabelReplicaType);
+    std::string index_text = Str(labels, api::kLabelReplicaIndex);
+    long long index = 0;
+    if (!index_text.empty() &&
+        std::all_of(index_text.begin(), index_text.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      index = std::stoll(index_text.substr(0, 9));
+    const json& cs = MainContainerStatus(pod, DefaultContainerOf(pod));
+    json row = {{"name", Str(md, "name")},
+                {"type", type},
+                {"index", index},
+                {"state", PodState(pod, cs)},
+                {"restarts", Int(cs, "restartCount")},
+                {"node", Str(Field(pod, "spec"), "nodeName")},
+                {"podIP", Str(Field(pod, "status"), "podIP")}};
+    const json& terminated = Field(Field(cs, "state"), "terminated");
+    if (terminated.is_object() && Field(terminated, "exitCode").is_number_integer())
+      row["exitCode"] = Int(terminated, "exitCode");
+    rows.emplace_back(type, index, row["name"].get<std::string>(), std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+           std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+  });
+  json out = json::array();
+  for (auto& r : rows) out.push_back(std::move(std::get<3>(r)));
+  return out;
+}
+
+std::vector<json> EventRowsFromApi(const json& event_list) {
+  std::vector<json> rows;
+  for (const json& e : Items(event_list)) {
+    const json& involved = Field(e, "involvedObject");
+    std::string reason = Str(e, "reason");
+    if (long long count = Int(e, "count"); count > 1)
+      reason += " (x" + std::to_string(count) + ")";
+    rows.push_back({{"time", EventTime(e)},
+                    {"type", Str(e, "type")},
+                    {"reason", reason},
+                    {"object", Str(involved, "kind") + "/" + Str(involved, "name")},
+                    {"message", Str(e, "message")}});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    return a["time"].get<std::string>() < b["time"].get<std::string>();
+  });
+  return rows;
+}
+
+std::vector<LogTarget> LogTargets(const json& pod_list, const std::string& job_name,
+                                  const std::string& job_uid,
+                                  const std::string& default_container,
+                                  const std::string& replica) {
+  std::vector<LogTarget> out;
+  std::string prefix = job_name + "-";
+  for (const json& pod : Items(pod_list)) {
+    if (!OwnedBy(pod, job_uid)) continue;
+    LogTarget t;
+    t.pod = Str(Field(pod, "metadata"), "name");
+    if (t.pod.empty()) continue;
+    t.short_name = t.pod.rfind(prefix, 0) == 0 ? t.pod.substr(prefix.size()) : t.pod;
+    if (!replica.empty() && replica != t.short_name && replica != t.pod) continue;
+    const json& containers = Field(Field(pod, "spec"), "containers");
+    if (containers.is_array()) {
+      for (const json& c : containers)
+        if (Str(c, "name") == default_container) t.container = default_container;
+      if (t.container.empty() && !containers.empty()) t.container = Str(containers[0], "name");
+    }
+    const json& cs = MainContainerStatus(pod, t.container);
+    const json& state = Field(cs, "state");
+    t.started = Field(state, "running").is_object() || Field(state, "terminated").is_object() ||
+                Field(cs, "lastState").contains("terminated");
+    t.restarts = static_cast<int>(Int(cs, "restartCount"));
+    t.state = PodState(pod, cs);
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LogTarget& a, const LogTarget& b) { return a.short_name < b.short_name; });
+  return out;
+}
+
+}  // namespace trainctl::cli

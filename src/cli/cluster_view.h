@@ -1,0 +1,40 @@
+// Turns what the API server returns for a job's pods and events into the shapes the CLI
+// prints for local jobs (format.h), and picks the containers whose logs `logs` reads.
+// Pure functions over API JSON; malformed items are skipped, never thrown on.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace trainctl::cli {
+
+// The pods of a PodList whose controller owner reference has `job_uid` (all pods when the
+// uid is empty), as describe's replica rows: name, type, index, state (Pending, Running,
+// Succeeded, Failed, or the waiting/terminated reason of the main container, Terminating),
+// restarts, exitCode (when terminated), node, podIP. Sorted by replica type, then index.
+nlohmann::json ReplicaRowsFromPods(const nlohmann::json& pod_list, const std::string& job_uid);
+
+// An EventList as describe's event rows {time, type, reason, object, message}, oldest first.
+// time is lastTimestamp, else eventTime, else firstTimestamp; a repeated event's count is
+// added to its reason as "Reason (x3)".
+std::vector<nlohmann::json> EventRowsFromApi(const nlohmann::json& event_list);
+
+struct LogTarget {
+  std::string short_name;  // "worker-0": the pod name without "<job>-"
+  std::string pod;
+  std::string container;
+  bool started = false;  // the container has run (a log exists)
+  int restarts = 0;
+  std::string state;  // as in ReplicaRowsFromPods, for messages
+};
+
+// The pods of `job_name`/`job_uid` in a PodList whose logs to read, sorted by short name.
+// `container` is `default_container` when the pod has one by that name, else its first
+// container. `replica` ("worker-0" or a pod name) keeps only that one; empty keeps all.
+std::vector<LogTarget> LogTargets(const nlohmann::json& pod_list, const std::string& job_name,
+                                  const std::string& job_uid,
+                                  const std::string& default_container,
+                                  const std::string& replica);
+
+}  // namespace trainctl::cli
