@@ -373,8 +373,8 @@ status:
   - {type: InternalIP, address: 10.255.0.$(( i + 1 ))}
   - {type: ExternalIP, address: 127.0.0.1}
   - {type: Hostname, address: kwok-node-$i}
-  capacity: {cpu: "64", memory: 512Gi, pods: "1000", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "64", memory: 512Gi, pods: "1000", nvidia.com/gpu: "8"}
+  capacity: {cpu: "64", memory: 512Gi, ephemeral-storage: 1Ti, pods: "1000", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "64", memory: 512Gi, ephemeral-storage: 1Ti, pods: "1000", nvidia.com/gpu: "8"}
 EOF
   done
 }

@@ -88,6 +88,25 @@ int main(int argc, char** argv) {
   operator_cmd->add_option("--pytorch-init-container-image", op.pytorch_init_container_image);
   operator_cmd->add_option("--pytorch-init-container-max-tries",
                            op.pytorch_init_container_max_tries);
+  operator_cmd->add_option(
+      "--pytorch-init-container-template-file", op.pytorch_init_container_template_file,
+      "YAML template of the Worker init containers ({{.MasterAddr}}, {{.InitContainerImage}}, "
+      "{{.MaxTries}}); default /etc/config/initContainer.yaml when it exists");
+  operator_cmd->add_option("--mpi-kubectl-delivery-image", op.mpi_kubectl_delivery_image,
+                           "Image of the MPI launcher's kubectl-delivery init container");
+  operator_cmd->add_flag("--mpi-launcher-waits-for-workers", op.mpi_launcher_waits_for_workers,
+                         "Create an MPIJob's launcher only once its workers are Running "
+                         "(default true; =false creates it at once, as upstream)");
+  operator_cmd->add_flag("--zap-devel", op.zap_devel,
+                         "Development logging: console lines, debug level (default true; "
+                         "--zap-devel=false for JSON lines at info level)");
+  operator_cmd->add_option("--zap-encoder", op.zap_encoder, "json or console");
+  operator_cmd->add_option("--zap-log-level", op.zap_log_level,
+                           "debug, info, warn, error, or a verbosity number");
+  operator_cmd->add_option("--zap-stacktrace-level", op.zap_stacktrace_level,
+                           "Accepted for compatibility; no stack traces are written");
+  operator_cmd->add_option("--zap-time-encoding", op.zap_time_encoding,
+                           "Accepted for compatibility; times are RFC 3339");
 
   try {
     app.parse(argc, argv);

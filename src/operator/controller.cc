@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "api/manifest.h"
+#include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "operator/decide.h"
 #include "operator/log.h"
@@ -50,6 +51,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
       queue_(clock),
       writer_(client, recorder, &expectations_, metrics, clock, options_.pod_settings,
               options_.cluster_domain),
+      mpi_writer_(client, recorder, metrics),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
       services_(ProjectService) {
   auto owner_of_pod = [](const kube::PodSummary& p) {
@@ -114,6 +116,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
             written_.erase(qkey);
           }
           expectations_.Forget(qkey);
+          mpi_writer_.Forget(j.uid);
         },
     });
     kube::ReflectorOptions job_options;
@@ -295,8 +298,20 @@ SyncResult Controller::Sync(const std::string& qkey) {
   engine::Plan plan = engine::Reconcile(job, observed, now);
   if (plan.skip) return result;
 
-  ChildActions actions = PlanChildren(job, plan, ServiceNames(uid));
+  ChildActions actions =
+      PlanChildren(job, plan, ServiceNames(uid), observed, options_.children);
+  Status mpi = Status::Ok();
+  if (job.kind == api::Kind::kMPIJob && !engine::IsFinished(plan.status) &&
+      !job.run_policy.suspend.value_or(false)) {
+    std::vector<std::string> running_workers;
+    for (const engine::ReplicaObservation& o : observed)
+      if (o.type == "Worker" && o.phase == engine::Phase::kRunning && !o.terminating)
+        running_workers.push_back(o.name);
+    mpi = mpi_writer_.Ensure(job, running_workers);
+    if (!mpi.ok()) actions.create_pods.clear();  // the launcher needs them; retried
+  }
   WriteOutcome outcome = writer_.Apply(qkey, job, actions);
+  if (!mpi.ok() && outcome.pods.ok()) outcome.pods = mpi;
   api::JobStatus status = plan.status;
   if (!outcome.pods.ok()) {
     MarkCreateFailure(job, &status, "FailedCreatePod", outcome.pods.message(), now);

@@ -29,6 +29,7 @@
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
 #include "operator/metrics.h"
+#include "operator/mpi_writer.h"
 #include "operator/work_queue.h"
 
 namespace trainctl::op {
@@ -39,6 +40,7 @@ struct ControllerOptions {
   int threads = 1;
   PodSettings pod_settings;
   std::string cluster_domain;  // CUSTOM_CLUSTER_DOMAIN
+  ChildOptions children;
 };
 
 // The outcome of one sync, for the worker loop.
@@ -87,6 +89,7 @@ class Controller {
   WorkQueue queue_;
   Expectations expectations_;
   ChildWriter writer_;
+  MpiWriter mpi_writer_;
 
   std::vector<KindInformer> jobs_;
   kube::Store<kube::PodSummary> pods_;

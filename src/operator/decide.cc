@@ -5,6 +5,7 @@
 
 #include "engine/conditions.h"
 #include "frameworks/framework.h"
+#include "operator/mpi_children.h"
 
 namespace trainctl::op {
 namespace {
@@ -26,14 +27,26 @@ int ServiceIndex(const std::string& name, const std::string& prefix) {
 }  // namespace
 
 ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
-                          const std::vector<std::string>& services) {
+                          const std::vector<std::string>& services,
+                          const std::vector<engine::ReplicaObservation>& observed,
+                          const ChildOptions& options) {
   ChildActions out;
+  bool mpi = job.kind == api::Kind::kMPIJob;
+  int running_workers = 0;
+  for (const engine::ReplicaObservation& o : observed)
+    if (o.type == "Worker" && o.phase != engine::Phase::kPending && !o.terminating)
+      ++running_workers;  // Running, or already finished: nothing more to wait for
+  bool workers_up = running_workers >= job.ReplicasOf("Worker");
   for (engine::ReplicaRef ref : plan.create) {
-    if (ref.name.empty()) ref.name = frameworks::ReplicaName(job.name, ref.type, ref.index);
+    if (ref.name.empty()) ref.name = PodName(job, ref.type, ref.index);
+    if (mpi && ref.type == "Launcher" && options.mpi_launcher_waits_for_workers && !workers_up) {
+      out.launcher_held = true;
+      continue;
+    }
     out.create_pods.push_back(std::move(ref));
   }
   for (const engine::ReplicaRef& ref : plan.remove) out.delete_pods.push_back(ref.name);
-  if (job.kind == api::Kind::kMPIJob) return out;  // MPI replicas have no services
+  if (mpi) return out;  // MPI replicas have no services
 
   std::set<std::string> existing(services.begin(), services.end());
   std::set<std::string> removing;

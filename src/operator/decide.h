@@ -28,11 +28,21 @@ struct ChildActions {
   std::vector<std::string> delete_pods;
   std::vector<engine::ReplicaRef> create_services;
   std::vector<std::string> delete_services;
+  bool launcher_held = false;  // MPIJob: the launcher waits for its workers to be Running
 };
 
-// `services`: names of the services the job owns now.
+struct ChildOptions {
+  // MPIJob: create the launcher only once every worker pod is Running (or has already ended);
+  // upstream creates it at once, and mpirun then fails against workers that are not up yet.
+  bool mpi_launcher_waits_for_workers = true;
+};
+
+// `services`: names of the services the job owns now; `observed`: its pods as the engine saw
+// them (for the MPI launcher's wait).
 ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
-                          const std::vector<std::string>& services);
+                          const std::vector<std::string>& services,
+                          const std::vector<engine::ReplicaObservation>& observed = {},
+                          const ChildOptions& options = {});
 
 // Prepares the stored status for the engine: drops a FailedValidation mark (the job is valid
 // now) and turns a creation-failure mark back into Created=True.

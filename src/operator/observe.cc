@@ -19,16 +19,22 @@ std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,
   for (const kube::PodSummary& pod : pods) {
     const std::string* type_label = pod.Label(1);
     const std::string* index_label = pod.Label(2);
-    if (!type_label || !index_label) continue;
+    if (!type_label) continue;
     std::string type;
     for (const auto& [t, spec] : job.replica_specs)
       if (api::ToLower(t) == *type_label) type = t;
     if (type.empty()) continue;
     int index = -1;
-    auto [ptr, ec] =
-        std::from_chars(index_label->data(), index_label->data() + index_label->size(), index);
-    if (ec != std::errc() || ptr != index_label->data() + index_label->size() || index < 0)
-      continue;
+    if (!index_label) {
+      // The MPI launcher carries no index label (as upstream's); there is one launcher.
+      if (job.kind != api::Kind::kMPIJob || type != "Launcher") continue;
+      index = 0;
+    } else {
+      auto [ptr, ec] =
+          std::from_chars(index_label->data(), index_label->data() + index_label->size(), index);
+      if (ec != std::errc() || ptr != index_label->data() + index_label->size() || index < 0)
+        continue;
+    }
     engine::ReplicaObservation o;
     o.name = pod.name;
     o.type = type;

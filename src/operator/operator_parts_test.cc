@@ -11,6 +11,7 @@
 #include "operator/decide.h"
 #include "operator/expectations.h"
 #include "operator/http_server.h"
+#include "operator/log.h"
 #include "operator/metrics.h"
 #include "operator/work_queue.h"
 
@@ -270,6 +271,23 @@ TEST(HttpServer, ParsesBindAddresses) {
   EXPECT_EQ(b->first, "::1");
   EXPECT_FALSE(ParseBindAddress("8080x").ok());
   EXPECT_FALSE(ParseBindAddress(":99999").ok());
+}
+
+TEST(LogOptionsTest, ZapFlagsAsUpstream) {
+  LogOptions devel = ParseLogOptions(true, "", "").value();
+  EXPECT_FALSE(devel.json);
+  EXPECT_EQ(devel.min_level, -1);
+  LogOptions production = ParseLogOptions(false, "", "").value();
+  EXPECT_TRUE(production.json);
+  EXPECT_EQ(production.min_level, 0);
+  EXPECT_FALSE(ParseLogOptions(true, "json", "error").value().json == false);
+  EXPECT_EQ(ParseLogOptions(true, "json", "error").value().min_level, 2);
+  EXPECT_EQ(ParseLogOptions(false, "console", "3").value().min_level, -3);
+  StatusOr<LogOptions> bad = ParseLogOptions(true, "xml", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--zap-encoder"), std::string::npos);
+  EXPECT_FALSE(ParseLogOptions(true, "", "loud").ok());
+  EXPECT_FALSE(ParseLogOptions(true, "", "-1").ok());
 }
 
 }  // namespace

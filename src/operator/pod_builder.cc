@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "api/kinds.h"
+#include "api/yaml.h"
+#include "operator/mpi_children.h"
 
 namespace trainctl::op {
 namespace {
@@ -15,7 +17,9 @@ std::string JobLabelValue(const std::string& name) {
   return out;
 }
 
-json EnvJson(const frameworks::EnvVar& e) {
+}  // namespace
+
+json EnvVarJson(const frameworks::EnvVar& e) {
   json j = {{"name", e.name}};
   if (!e.value_from.is_null())
     j["valueFrom"] = e.value_from;
@@ -23,6 +27,8 @@ json EnvJson(const frameworks::EnvVar& e) {
     j["value"] = e.value;
   return j;
 }
+
+namespace {
 
 std::string PodRestartPolicy(const std::string& replica_policy) {
   return replica_policy == "ExitCode" ? "Never" : replica_policy;
@@ -45,6 +51,52 @@ json PyTorchInitContainer(const api::Job& job, const PodSettings& settings) {
 
 }  // namespace
 
+StatusOr<json> RenderInitContainerTemplate(const std::string& text, const std::string& source,
+                                           const std::string& master_addr,
+                                           const std::string& image, int max_tries) {
+  std::string out;
+  size_t pos = 0;
+  int line = 1;
+  for (;;) {
+    size_t open = text.find("{{", pos);
+    for (size_t i = pos; i < std::min(open, text.size()); ++i) line += text[i] == '\n';
+    if (open == std::string::npos) {
+      out.append(text, pos, std::string::npos);
+      break;
+    }
+    size_t close = text.find("}}", open + 2);
+    if (close == std::string::npos)
+      return InvalidError(source + ":" + std::to_string(line) + ": unclosed \"{{\"");
+    std::string action = text.substr(open + 2, close - open - 2);
+    size_t b = action.find_first_not_of(" \t"), e = action.find_last_not_of(" \t");
+    action = b == std::string::npos ? "" : action.substr(b, e - b + 1);
+    out.append(text, pos, open - pos);
+    if (action == ".MasterAddr") {
+      out += master_addr;
+    } else if (action == ".InitContainerImage") {
+      out += image;
+    } else if (action == ".MaxTries") {
+      out += std::to_string(max_tries);
+    } else {
+      return InvalidError(source + ":" + std::to_string(line) + ": unsupported template action \"{{" +
+                          action + "}}\" (supported: .MasterAddr, .InitContainerImage, .MaxTries)");
+    }
+    pos = close + 2;
+  }
+  StatusOr<std::vector<json>> docs = api::ParseYamlDocuments(out, source);
+  if (!docs.ok()) return docs.status();
+  if (docs->size() != 1 || !(*docs)[0].is_array() || (*docs)[0].empty())
+    return InvalidError(source + ": expected a YAML list of containers");
+  for (size_t i = 0; i < (*docs)[0].size(); ++i) {
+    const json& c = (*docs)[0][i];
+    if (!c.is_object() || !c.contains("name") || !c["name"].is_string() ||
+        c["name"].get<std::string>().empty())
+      return InvalidError(source + ": item " + std::to_string(i) +
+                          " is not a container with a name");
+  }
+  return (*docs)[0];
+}
+
 json OwnerReference(const api::Job& job) {
   return {{"apiVersion", api::kApiVersion},
           {"kind", job.info().name},
@@ -63,8 +115,7 @@ json ReplicaSelector(const api::Job& job, const std::string& type, int index) {
 
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
                             const frameworks::Endpoints& endpoints, const PodSettings& settings) {
-  if (job.kind == api::Kind::kMPIJob)
-    return FailedPreconditionError("MPIJob pods are not built by the operator yet");
+  if (job.kind == api::Kind::kMPIJob) return BuildMpiPod(job, type, index, settings);
   auto spec_it = job.replica_specs.find(type);
   if (spec_it == job.replica_specs.end())
     return InvalidError("no replica type \"" + type + "\" in " + job.name);
@@ -95,13 +146,22 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
     for (json& c : pod_spec["containers"]) {
       if (env->default_container_only && c.value("name", "") != default_container) continue;
       if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
-      for (const frameworks::EnvVar& e : env->env) c["env"].push_back(EnvJson(e));
+      for (const frameworks::EnvVar& e : env->env) c["env"].push_back(EnvVarJson(e));
     }
   }
   if (job.kind == api::Kind::kPyTorchJob && type == "Worker" && job.HasType("Master")) {
     if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())
       pod_spec["initContainers"] = json::array();
-    pod_spec["initContainers"].push_back(PyTorchInitContainer(job, settings));
+    if (settings.pytorch_init_template.empty()) {
+      pod_spec["initContainers"].push_back(PyTorchInitContainer(job, settings));
+    } else {
+      StatusOr<json> rendered = RenderInitContainerTemplate(
+          settings.pytorch_init_template, settings.pytorch_init_template_source,
+          frameworks::ReplicaName(job.name, "Master", 0), settings.pytorch_init_image,
+          settings.pytorch_init_max_tries);
+      if (!rendered.ok()) return rendered.status();
+      for (json& c : *rendered) pod_spec["initContainers"].push_back(std::move(c));
+    }
   }
   if (pod_spec.contains("restartPolicy")) {
     out.events.push_back({"Warning", "SetPodTemplateRestartPolicy",

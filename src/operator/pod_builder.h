@@ -6,7 +6,8 @@
 // container on Worker pods, the pod restartPolicy from the replica's (ExitCode → Never), and a
 // controller owner reference to the job.
 //
-// Pure and thread-safe. MPIJob's launcher/worker layout is not built here yet.
+// MPIJob's launcher and workers are built by mpi_children.h (BuildPod hands them over).
+// Pure and thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,7 +24,24 @@ namespace trainctl::op {
 struct PodSettings {
   std::string pytorch_init_image = "alpine:3.10";
   int pytorch_init_max_tries = 100;
+  // The text of --pytorch-init-container-template-file (empty: the built-in container) and
+  // where it came from, for messages.
+  std::string pytorch_init_template;
+  std::string pytorch_init_template_source;
+  std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
 };
+
+// One EnvVar as a core/v1 EnvVar object (value or valueFrom).
+nlohmann::json EnvVarJson(const frameworks::EnvVar& e);
+
+// Renders upstream's init-container template: a YAML list of containers in which
+// {{.MasterAddr}}, {{.InitContainerImage}} and {{.MaxTries}} (spaces inside the braces allowed)
+// are replaced. Any other template action, a YAML error or anything but a non-empty list of
+// containers with names is kInvalid, naming `source`.
+StatusOr<nlohmann::json> RenderInitContainerTemplate(const std::string& text,
+                                                     const std::string& source,
+                                                     const std::string& master_addr,
+                                                     const std::string& image, int max_tries);
 
 struct BuiltPod {
   nlohmann::json pod;

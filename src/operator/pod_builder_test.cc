@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
+#include "operator/decide.h"
+#include "operator/mpi_children.h"
 
 namespace trainctl::op {
 namespace {
@@ -124,6 +126,44 @@ TEST(PodBuilderTest, PyTorchWorkerPodWaitsForTheMaster) {
   EXPECT_NE(init["command"][2].get<std::string>().find("seq 100"), std::string::npos);
 }
 
+TEST(PodBuilderTest, InitContainerTemplateFileReplacesTheBuiltInOne) {
+  api::Job job = Load(kPyTorch);
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  PodSettings settings;
+  settings.pytorch_init_image = "busybox:1.36";
+  settings.pytorch_init_max_tries = 7;
+  settings.pytorch_init_template_source = "/etc/config/initContainer.yaml";
+  settings.pytorch_init_template = R"yaml(
+- name: wait-for-master
+  image: {{.InitContainerImage}}
+  command: [sh, -c, "until nslookup {{ .MasterAddr }}; do sleep 1; done # {{.MaxTries}}"]
+- name: second
+  image: {{.InitContainerImage}}
+)yaml";
+  StatusOr<BuiltPod> built = BuildPod(job, "Worker", 0, endpoints, settings);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const json& init = built->pod["spec"]["initContainers"];
+  ASSERT_EQ(init.size(), 2u);
+  EXPECT_EQ(init[0]["name"], "wait-for-master");
+  EXPECT_EQ(init[0]["image"], "busybox:1.36");
+  EXPECT_EQ(init[0]["command"][2], "until nslookup mnist-master-0; do sleep 1; done # 7");
+  EXPECT_EQ(init[1]["name"], "second");
+}
+
+TEST(PodBuilderTest, InitContainerTemplateErrorsNameTheFile) {
+  auto error = [](const std::string& text) {
+    StatusOr<json> r = RenderInitContainerTemplate(text, "/t.yaml", "m-master-0", "img", 3);
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_EQ(error("- name: a\n  image: {{.InitContainerImage}}\n"), "ok");
+  EXPECT_NE(error("- name: a\n  image: {{.Image}}\n").find("/t.yaml:2: unsupported template action"),
+            std::string::npos);
+  EXPECT_NE(error("- name: {{.MasterAddr").find("unclosed"), std::string::npos);
+  EXPECT_NE(error("name: a\n").find("expected a YAML list of containers"), std::string::npos);
+  EXPECT_NE(error("- image: x\n").find("item 0 is not a container with a name"), std::string::npos);
+  EXPECT_NE(error("- [unclosed\n").find("/t.yaml"), std::string::npos);
+}
+
 TEST(PodBuilderTest, HeadlessServicePerReplica) {
   api::Job job = Load(kPyTorch);
   StatusOr<json> service = BuildService(job, "Worker", 0);
@@ -166,20 +206,127 @@ spec:
             "tfjob-controller");
 }
 
-TEST(PodBuilderTest, MpiIsRefusedForNow) {
-  api::Job job = Load(R"yaml(
+const char* kMpi = R"yaml(
 apiVersion: kubeflow.org/v1
 kind: MPIJob
-metadata: {name: m}
+metadata: {name: m, namespace: hpc}
 spec:
+  slotsPerWorker: 2
+  mainContainer: mpi
   mpiReplicaSpecs:
     Launcher:
       replicas: 1
-      template: {spec: {containers: [{name: mpi, image: m:1}]}}
-)yaml");
+      template:
+        metadata: {labels: {team: hpc}}
+        spec:
+          containers:
+          - name: mpi
+            image: m:1
+            command: [mpirun, python3, train.py]
+            env: [{name: I_MPI_HYDRA_BOOTSTRAP, value: ssh}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: mpi, image: m:1}]
+)yaml";
+
+TEST(MpiChildrenTest, LauncherAsUpstream) {
+  api::Job job = Load(kMpi);
   frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
-  EXPECT_EQ(BuildPod(job, "Launcher", 0, endpoints, {}).status().code(),
-            StatusCode::kFailedPrecondition);
+  StatusOr<BuiltPod> built = BuildPod(job, "Launcher", 0, endpoints, {});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const json& pod = built->pod;
+  EXPECT_EQ(pod["metadata"]["name"], "m-launcher");
+  const json& labels = pod["metadata"]["labels"];
+  EXPECT_EQ(labels["training.kubeflow.org/replica-type"], "launcher");
+  EXPECT_EQ(labels["training.kubeflow.org/job-role"], "master");
+  EXPECT_EQ(labels["team"], "hpc");
+  EXPECT_FALSE(labels.contains("training.kubeflow.org/replica-index"));
+  EXPECT_EQ(pod["spec"]["serviceAccountName"], "m-launcher");
+  const json& c = pod["spec"]["containers"][0];
+  EXPECT_EQ(EnvValue(c, "OMPI_MCA_plm_rsh_agent"), "/etc/mpi/kubexec.sh");
+  EXPECT_EQ(EnvValue(c, "OMPI_MCA_orte_default_hostfile"), "/etc/mpi/hostfile");
+  EXPECT_EQ(EnvValue(c, "NVIDIA_VISIBLE_DEVICES"), "");
+  EXPECT_EQ(EnvNames(c), (std::vector<std::string>{
+                             "I_MPI_HYDRA_BOOTSTRAP", "OMPI_MCA_plm_rsh_agent",
+                             "OMPI_MCA_orte_default_hostfile", "NVIDIA_VISIBLE_DEVICES",
+                             "NVIDIA_DRIVER_CAPABILITIES", "I_MPI_HYDRA_BOOTSTRAP_EXEC"}))
+      << "the user's I_MPI_HYDRA_BOOTSTRAP is kept and not added again";
+  ASSERT_EQ(c["volumeMounts"].size(), 2u);
+  const json& init = pod["spec"]["initContainers"][0];
+  EXPECT_EQ(init["name"], "kubectl-delivery");
+  EXPECT_EQ(init["resources"]["limits"]["ephemeral-storage"], "5Gi");
+  const json& volumes = pod["spec"]["volumes"];
+  ASSERT_EQ(volumes.size(), 2u);
+  EXPECT_EQ(volumes[1]["configMap"]["name"], "m-config");
+  EXPECT_EQ(volumes[1]["configMap"]["items"][0]["mode"], 365);  // 0555
+  EXPECT_EQ(volumes[1]["configMap"]["items"][1]["mode"], 292);  // 0444
+}
+
+TEST(MpiChildrenTest, WorkersSleepAndMountKubexecOnly) {
+  api::Job job = Load(kMpi);
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> built = BuildPod(job, "Worker", 1, endpoints, {});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const json& pod = built->pod;
+  EXPECT_EQ(pod["metadata"]["name"], "m-worker-1");
+  EXPECT_EQ(pod["metadata"]["labels"]["training.kubeflow.org/replica-index"], "1");
+  EXPECT_FALSE(pod["metadata"]["labels"].contains("training.kubeflow.org/job-role"));
+  const json& c = pod["spec"]["containers"][0];
+  EXPECT_EQ(c["command"], json::array({"sleep"}));
+  EXPECT_EQ(c["args"], json::array({"365d"}));
+  EXPECT_FALSE(c.contains("env"));
+  EXPECT_EQ(pod["spec"]["volumes"][0]["configMap"]["items"].size(), 1u);
+  EXPECT_FALSE(pod["spec"].contains("serviceAccountName"));
+}
+
+TEST(MpiChildrenTest, ConfigMapAndRbac) {
+  api::Job job = Load(kMpi);
+  json cm = MpiConfigMap(job, {"m-worker-1", "m-worker-0"});
+  EXPECT_EQ(cm["metadata"]["name"], "m-config");
+  EXPECT_EQ(cm["metadata"]["labels"]["app"], "m");
+  EXPECT_EQ(cm["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(cm["data"]["hostfile"], "m-worker-0 slots=2\nm-worker-1 slots=2\n");
+  EXPECT_EQ(cm["data"]["discover_hosts.sh"],
+            "#!/bin/sh\necho m-worker-0:2\necho m-worker-1:2\n");
+  std::string kubexec = cm["data"]["kubexec.sh"];
+  EXPECT_NE(kubexec.find("/opt/kube/kubectl exec ${POD_NAME} --container mpi -- /bin/sh -c"),
+            std::string::npos)
+      << kubexec;
+  json role = MpiLauncherRole(job);
+  EXPECT_EQ(role["rules"][1]["resources"], json::array({"pods/exec"}));
+  EXPECT_EQ(role["rules"][1]["resourceNames"], json::array({"m-worker-0", "m-worker-1"}));
+  json binding = MpiLauncherRoleBinding(job);
+  EXPECT_EQ(binding["subjects"][0]["name"], "m-launcher");
+  EXPECT_EQ(binding["subjects"][0]["namespace"], "hpc");
+  EXPECT_FALSE(IsGpuLauncher(job));
+}
+
+TEST(MpiChildrenTest, LauncherWaitsForRunningWorkers) {
+  api::Job job = Load(kMpi);
+  engine::Plan plan;
+  plan.create = {{"Launcher", 0, ""}, {"Worker", 0, ""}};
+  std::vector<engine::ReplicaObservation> observed(1);
+  observed[0].type = "Worker";
+  observed[0].index = 1;
+  observed[0].name = "m-worker-1";
+  observed[0].phase = engine::Phase::kRunning;
+  ChildActions held = PlanChildren(job, plan, {}, observed);
+  EXPECT_TRUE(held.launcher_held);
+  ASSERT_EQ(held.create_pods.size(), 1u);
+  EXPECT_EQ(held.create_pods[0].name, "m-worker-0");
+  EXPECT_TRUE(held.create_services.empty());
+  observed.push_back(observed[0]);
+  observed[1].index = 0;
+  observed[1].name = "m-worker-0";
+  ChildActions go = PlanChildren(job, plan, {}, observed);
+  EXPECT_FALSE(go.launcher_held);
+  ASSERT_EQ(go.create_pods.size(), 2u);
+  EXPECT_EQ(go.create_pods[0].name, "m-launcher");
+  ChildOptions upstream;
+  upstream.mpi_launcher_waits_for_workers = false;
+  EXPECT_EQ(PlanChildren(job, plan, {}, {}, upstream).create_pods.size(), 2u);
 }
 
 }  // namespace

@@ -30,22 +30,38 @@ std::string Env(const char* name) {
 
 StatusOr<std::vector<api::Kind>> Schemes(const std::vector<std::string>& names) {
   std::vector<api::Kind> kinds;
-  // MPIJob needs its launcher wiring (hostfile ConfigMap, RBAC, kubectl delivery) before the
-  // operator may take such jobs; until then they are left to another controller.
   if (names.empty()) {
-    for (const api::KindInfo& info : api::AllKinds())
-      if (info.kind != api::Kind::kMPIJob) kinds.push_back(info.kind);
+    for (const api::KindInfo& info : api::AllKinds()) kinds.push_back(info.kind);
     return kinds;
   }
   for (const std::string& name : names) {
     std::optional<api::Kind> kind = api::KindFromCliName(name);
     if (!kind) return InvalidError("--enable-scheme: scheme " + name + " is not supported yet");
-    if (*kind == api::Kind::kMPIJob)
-      return InvalidError("--enable-scheme: scheme " + name +
-                          " is not supported by the operator yet (its launcher wiring is missing)");
     if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
   }
   return kinds;
+}
+
+// Reads --pytorch-init-container-template-file once, as upstream does: the default path may
+// be absent (the built-in container is used); the template is checked here so a bad one stops
+// the operator at start instead of failing every Worker pod.
+Status LoadInitContainerTemplate(const OperatorFlags& flags, PodSettings* settings) {
+  const std::string& path = flags.pytorch_init_container_template_file;
+  if (path.empty()) return Status::Ok();
+  std::ifstream in(path);
+  if (!in) {
+    if (path == OperatorFlags().pytorch_init_container_template_file) return Status::Ok();
+    return InvalidError("--pytorch-init-container-template-file: cannot read " + path);
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StatusOr<nlohmann::json> check = RenderInitContainerTemplate(
+      text, path, "job-master-0", settings->pytorch_init_image, settings->pytorch_init_max_tries);
+  if (!check.ok())
+    return InvalidError("--pytorch-init-container-template-file: " + check.status().message());
+  settings->pytorch_init_template = std::move(text);
+  settings->pytorch_init_template_source = path;
+  LogInfo("PyTorch init containers from the template {}", path);
+  return Status::Ok();
 }
 
 // VmHWM (peak resident set) and VmRSS from /proc/self/status, in bytes.
@@ -79,6 +95,13 @@ double CpuSeconds() {
 }  // namespace
 
 int RunOperator(const OperatorFlags& flags) {
+  StatusOr<LogOptions> log_options =
+      ParseLogOptions(flags.zap_devel, flags.zap_encoder, flags.zap_log_level);
+  if (!log_options.ok()) {
+    LogError("{}", log_options.status().message());
+    return 2;
+  }
+  SetLogOptions(*log_options);
   StatusOr<std::vector<api::Kind>> kinds = Schemes(flags.enable_schemes);
   if (!kinds.ok()) {
     LogError("{}", kinds.status().message());
@@ -151,6 +174,12 @@ int RunOperator(const OperatorFlags& flags) {
   options.threads = flags.controller_threads;
   options.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;
   options.pod_settings.pytorch_init_max_tries = flags.pytorch_init_container_max_tries;
+  options.pod_settings.mpi_kubectl_delivery_image = flags.mpi_kubectl_delivery_image;
+  options.children.mpi_launcher_waits_for_workers = flags.mpi_launcher_waits_for_workers;
+  if (Status st = LoadInitContainerTemplate(flags, &options.pod_settings); !st.ok()) {
+    LogError("{}", st.message());
+    return 2;
+  }
   options.cluster_domain = Env("CUSTOM_CLUSTER_DOMAIN");
   Controller controller(client->get(), &clock, options, &metrics, &recorder);
 

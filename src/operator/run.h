@@ -27,6 +27,16 @@ struct OperatorFlags {
   std::string gang_scheduler_name;
   std::string pytorch_init_container_image = "alpine:3.10";
   int pytorch_init_container_max_tries = 100;
+  // Used when the file exists; a path given explicitly must exist.
+  std::string pytorch_init_container_template_file = "/etc/config/initContainer.yaml";
+  std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
+  bool mpi_launcher_waits_for_workers = true;
+  // Logging, as upstream's zap flags (log.h).
+  bool zap_devel = true;
+  std::string zap_encoder;
+  std::string zap_log_level;
+  std::string zap_stacktrace_level;  // accepted; stack traces are not written
+  std::string zap_time_encoding;     // accepted; times are always RFC 3339
 };
 
 int RunOperator(const OperatorFlags& flags);

@@ -325,8 +325,7 @@ class UpstreamExamplesAndLeaderElection(OperatorTestCase):
         import glob
         import os
         from harness import REPO
-        files = [f for f in sorted(glob.glob(os.path.join(REPO, "examples/*/*.yaml")))
-                 if "/mpi/" not in f]  # MPIJob is not reconciled by the operator yet (issue #5)
+        files = sorted(glob.glob(os.path.join(REPO, "examples/*/*.yaml")))
         for f in files:
             kubectl("apply", "-n", self.ns, "-f", f)
         for f in files:
@@ -360,3 +359,54 @@ class UpstreamExamplesAndLeaderElection(OperatorTestCase):
                             lambda: (ctype, "True") in self.conditions(kind, name), timeout)
         except AssertionError as e:
             raise AssertionError(f"{e}\nstandby log:\n{op.log()}")
+
+
+class MpiJobOnTheOperator(OperatorTestCase):
+    """MPIJob as upstream v1 (reference §3.4 MPIJob, §4.17) with the fixes of issue #5: the launcher
+    waits for Running workers, worker counts stay true, the failure reason is MPIJobFailed."""
+
+    def get(self, resource, name):
+        return get_json(resource, name, "-n", self.ns)
+
+    def test_launcher_waits_for_workers_and_the_job_succeeds(self):
+        late = dict(FOREVER, **{"trainctl.dev/kwok-start-seconds": "6"})
+        self.create(make_job("MPIJob", "mpi", self.ns,
+                             {"Launcher": (1, run_for(3)), "Worker": (2, late)},
+                             extra_spec={"slotsPerWorker": 2}))
+        wait_for("worker pods", lambda: len(self.pods("mpi")) == 2)
+        for kind, name in (("serviceaccount", "mpi-launcher"), ("role", "mpi-launcher"),
+                           ("rolebinding", "mpi-launcher"), ("configmap", "mpi-config")):
+            obj = wait_for(f"{kind} {name}", lambda: self.get(kind, name))
+            self.assertEqual(obj["metadata"]["ownerReferences"][0]["kind"], "MPIJob", kind)
+        config = self.get("configmap", "mpi-config")["data"]
+        self.assertEqual(config["hostfile"], "mpi-worker-0 slots=2\nmpi-worker-1 slots=2\n")
+        self.assertEqual(config["discover_hosts.sh"], "#!/bin/sh\n", "no worker is Running yet")
+        role = self.get("role", "mpi-launcher")
+        self.assertEqual(role["rules"][1]["resourceNames"], ["mpi-worker-0", "mpi-worker-1"])
+        time.sleep(3)
+        self.assertIsNone(self.get("pod", "mpi-launcher"), "the launcher waits for Running workers")
+
+        launcher = wait_for("launcher pod", lambda: self.get("pod", "mpi-launcher"), timeout=30)
+        workers = [self.get("pod", f"mpi-worker-{i}") for i in range(2)]
+        self.assertTrue(all(w["status"]["phase"] == "Running" for w in workers))
+        env = env_of(launcher)
+        self.assertEqual(env["OMPI_MCA_plm_rsh_agent"], "/etc/mpi/kubexec.sh")
+        self.assertEqual(launcher["spec"]["serviceAccountName"], "mpi-launcher")
+        self.assertEqual(launcher["spec"]["initContainers"][0]["name"], "kubectl-delivery")
+        self.assertEqual(self.get("configmap", "mpi-config")["data"]["discover_hosts.sh"],
+                         "#!/bin/sh\necho mpi-worker-0:2\necho mpi-worker-1:2\n")
+        self.assertEqual(self.services("mpi"), [], "MPIJob has no services")
+
+        job = self.wait_condition("MPIJob", "mpi", "Succeeded", timeout=60)
+        self.assertEqual(job["status"]["conditions"][-1]["reason"], "MPIJobSucceeded")
+        rs = job["status"]["replicaStatuses"]
+        self.assertEqual(rs["Launcher"]["succeeded"], 1)
+        # Upstream reports 0 workers once the launcher has ended; on success the still running
+        # workers count as succeeded, as for every kind.
+        self.assertEqual(rs["Worker"].get("succeeded"), 2, rs)
+
+    def test_failed_launcher_fails_the_job_with_one_prefix(self):
+        self.create(make_job("MPIJob", "mpifail", self.ns,
+                             {"Launcher": (1, run_for(1, exit_code=1)), "Worker": (1, FOREVER)}))
+        job = self.wait_condition("MPIJob", "mpifail", "Failed", timeout=60)
+        self.assertEqual(job["status"]["conditions"][-1]["reason"], "MPIJobFailed")

@@ -1,0 +1,49 @@
+// MPIJob's children on Kubernetes, built as the upstream v1 operator builds them (reference
+// kubeflow-v1.md §3.4 MPIJob): the launcher pod `<job>-launcher` (kubectl-delivery init
+// container, the OMPI_MCA_*/I_MPI_* env and both volumes on its first container, its own
+// service account), worker pods `<job>-worker-<i>` (`sleep 365d` when they have no command,
+// kubexec.sh mounted), the ConfigMap `<job>-config` (hostfile, kubexec.sh, discover_hosts.sh of
+// the Running workers), and the launcher's ServiceAccount, Role (pods get/list/watch, pods/exec
+// on the workers only) and RoleBinding. Every object carries the job's controller reference.
+//
+// Pure and thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/status.h"
+#include "operator/pod_builder.h"
+
+namespace trainctl::op {
+
+inline constexpr const char* kMpiConfigDir = "/etc/mpi";
+inline constexpr const char* kMpiKubectlDir = "/opt/kube";
+inline constexpr const char* kMpiConfigVolume = "mpi-job-config";
+inline constexpr const char* kMpiKubectlVolume = "mpi-job-kubectl";
+
+// "<job>-launcher" for the Launcher, "<job>-<type>-<index>" otherwise (every kind).
+std::string PodName(const api::Job& job, const std::string& type, int index);
+
+// A launcher container limit names a GPU resource (key ends in ".com/gpu" or contains "gpu").
+bool IsGpuLauncher(const api::Job& job);
+
+// The template's serviceAccountName, else "<job>-launcher".
+std::string MpiLauncherServiceAccountName(const api::Job& job);
+
+// The shell script the launcher's mpirun uses as its rsh agent.
+std::string MpiKubexec(const api::Job& job);
+
+// `running_workers`: names of the worker pods now Running (for discover_hosts.sh).
+nlohmann::json MpiConfigMap(const api::Job& job, const std::vector<std::string>& running_workers);
+nlohmann::json MpiLauncherServiceAccount(const api::Job& job);
+nlohmann::json MpiLauncherRole(const api::Job& job);
+nlohmann::json MpiLauncherRoleBinding(const api::Job& job);
+
+// The Launcher or a Worker pod. kInvalid for another replica type.
+StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int index,
+                               const PodSettings& settings);
+
+}  // namespace trainctl::op

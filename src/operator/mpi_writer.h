@@ -1,0 +1,51 @@
+// MpiWriter: makes the API server hold an MPIJob's launcher ServiceAccount, Role, RoleBinding
+// and `<job>-config` ConfigMap as mpi_children.h builds them, before its pods are created.
+//
+// Each object is created when missing; an existing Role or ConfigMap that differs is updated;
+// an existing object controlled by someone else is an error (Warning event ErrResourceExists,
+// as upstream), except the ServiceAccount, which may be the user's. What was last written is
+// remembered per job uid, so a reconcile with nothing new makes no request (the ConfigMap
+// changes only when the set of Running workers does). Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/status.h"
+#include "kube/client.h"
+#include "kube/event_recorder.h"
+#include "operator/metrics.h"
+
+namespace trainctl::op {
+
+class MpiWriter {
+ public:
+  MpiWriter(kube::Client* client, kube::EventRecorder* recorder, Metrics* metrics)
+      : client_(client), recorder_(recorder), metrics_(metrics) {}
+
+  // `running_workers`: names of the job's worker pods that are Running now.
+  Status Ensure(const api::Job& job, const std::vector<std::string>& running_workers);
+  // Drops what is remembered of a job that is gone.
+  void Forget(const std::string& uid);
+
+ private:
+  struct Written {
+    bool rbac = false;
+    std::string config;  // the ConfigMap's data as last written (JSON text)
+  };
+  // Create, or on AlreadyExists read it, check the controller, and update when `differs`.
+  Status Upsert(const api::Job& job, const kube::Resource& resource, const nlohmann::json& object,
+                const char* compared_field, bool must_be_owned);
+  void Count(const std::string& verb, const kube::Resource& r, bool ok);
+
+  kube::Client* client_;
+  kube::EventRecorder* recorder_;
+  Metrics* metrics_;
+  std::mutex mu_;
+  std::map<std::string, Written> written_;
+};
+
+}  // namespace trainctl::op
