@@ -52,6 +52,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
       writer_(client, recorder, &expectations_, metrics, clock, options_.pod_settings,
               options_.cluster_domain),
       mpi_writer_(client, recorder, metrics),
+      hpa_writer_(client, metrics),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
       services_(ProjectService) {
   auto owner_of_pod = [](const kube::PodSummary& p) {
@@ -117,6 +118,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
           }
           expectations_.Forget(qkey);
           mpi_writer_.Forget(j.uid);
+          hpa_writer_.Forget(j.uid);
         },
     });
     kube::ReflectorOptions job_options;
@@ -312,6 +314,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
   WriteOutcome outcome = writer_.Apply(qkey, job, actions);
   if (!mpi.ok() && outcome.pods.ok()) outcome.pods = mpi;
+  if (job.kind == api::Kind::kPyTorchJob && !engine::IsFinished(plan.status)) {
+    if (Status hpa = hpa_writer_.Sync(job); !hpa.ok()) result.status = hpa;  // retried
+  }
   api::JobStatus status = plan.status;
   if (!outcome.pods.ok()) {
     MarkCreateFailure(job, &status, "FailedCreatePod", outcome.pods.message(), now);

@@ -28,6 +28,7 @@
 #include "operator/cache_types.h"
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
+#include "operator/hpa_writer.h"
 #include "operator/metrics.h"
 #include "operator/mpi_writer.h"
 #include "operator/work_queue.h"
@@ -90,6 +91,7 @@ class Controller {
   Expectations expectations_;
   ChildWriter writer_;
   MpiWriter mpi_writer_;
+  HpaWriter hpa_writer_;
 
   std::vector<KindInformer> jobs_;
   kube::Store<kube::PodSummary> pods_;

@@ -148,6 +148,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
     labels.erase(api::kLabelReplicaIndex);  // upstream's launcher has no index label
     labels[api::kLabelJobRole] = "master";
   }
+  CopyJobLabelsToPod(job, &labels);
   json pod_metadata = {{"name", PodName(job, type, index)},
                        {"namespace", job.namespace_},
                        {"labels", labels},

@@ -113,6 +113,17 @@ json ReplicaSelector(const api::Job& job, const std::string& type, int index) {
           {api::kLabelReplicaIndex, std::to_string(index)}};
 }
 
+void CopyJobLabelsToPod(const api::Job& job, json* pod_labels) {
+  static const char* kCopied[] = {"kueue.x-k8s.io/queue-name"};
+  if (!job.metadata.is_object() || !job.metadata.contains("labels") ||
+      !job.metadata["labels"].is_object())
+    return;
+  const json& labels = job.metadata["labels"];
+  for (const char* key : kCopied)
+    if (labels.contains(key) && labels[key].is_string() && !pod_labels->contains(key))
+      (*pod_labels)[key] = labels[key];
+}
+
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
                             const frameworks::Endpoints& endpoints, const PodSettings& settings) {
   if (job.kind == api::Kind::kMPIJob) return BuildMpiPod(job, type, index, settings);
@@ -133,6 +144,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
   json selector = ReplicaSelector(job, type, index);  // kept alive while iterating
   for (auto& [k, v] : selector.items()) labels[k] = v;
   if (framework.IsMasterRole(job, type, index)) labels[api::kLabelJobRole] = "master";
+  CopyJobLabelsToPod(job, &labels);
 
   json pod_metadata = {{"name", frameworks::ReplicaName(job.name, type, index)},
                        {"namespace", job.namespace_},

@@ -51,6 +51,10 @@ struct BuiltPod {
 // The owner reference every child of `job` carries (controller, blockOwnerDeletion).
 nlohmann::json OwnerReference(const api::Job& job);
 
+// Labels of the job that its pods carry as well: Kueue's `kueue.x-k8s.io/queue-name` (so queue
+// membership is visible on the pods), unless the pod template sets it.
+void CopyJobLabelsToPod(const api::Job& job, nlohmann::json* pod_labels);
+
 // The four labels that select one replica's pod (and its service's selector).
 nlohmann::json ReplicaSelector(const api::Job& job, const std::string& type, int index);
 

@@ -5,6 +5,7 @@
 
 #include "api/manifest.h"
 #include "operator/decide.h"
+#include "operator/hpa.h"
 #include "operator/mpi_children.h"
 
 namespace trainctl::op {
@@ -327,6 +328,73 @@ TEST(MpiChildrenTest, LauncherWaitsForRunningWorkers) {
   ChildOptions upstream;
   upstream.mpi_launcher_waits_for_workers = false;
   EXPECT_EQ(PlanChildren(job, plan, {}, {}, upstream).create_pods.size(), 2u);
+}
+
+TEST(PodBuilderTest, KueueQueueNameReachesThePods) {
+  api::Job job = Load(kPyTorch);
+  job.metadata["labels"] = {{"kueue.x-k8s.io/queue-name", "team-a"}, {"other", "x"}};
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> built = BuildPod(job, "Worker", 0, endpoints, {});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const json& labels = built->pod["metadata"]["labels"];
+  EXPECT_EQ(labels["kueue.x-k8s.io/queue-name"], "team-a");
+  EXPECT_FALSE(labels.contains("other")) << "only Kueue's queue label is copied";
+  api::Job mpi = Load(kMpi);
+  mpi.metadata["labels"] = {{"kueue.x-k8s.io/queue-name", "hpc"}};
+  EXPECT_EQ(BuildPod(mpi, "Launcher", 0, endpoints, {})
+                ->pod["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+            "hpc");
+}
+
+const char* kElastic = R"yaml(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: el, namespace: ml}
+spec:
+  elasticPolicy:
+    minReplicas: 1
+    maxReplicas: 4
+    metrics:
+    - type: Resource
+      resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: t:1}]}}
+)yaml";
+
+TEST(HpaTest, DesiredAutoscalerAsUpstream) {
+  api::Job job = Load(kElastic);
+  std::optional<json> hpa = DesiredHpa(job);
+  ASSERT_TRUE(hpa.has_value());
+  EXPECT_EQ((*hpa)["apiVersion"], "autoscaling/v2");
+  EXPECT_EQ((*hpa)["metadata"]["name"], "el");
+  EXPECT_EQ((*hpa)["metadata"]["ownerReferences"][0]["controller"], true);
+  const json& spec = (*hpa)["spec"];
+  EXPECT_EQ(spec["scaleTargetRef"],
+            json({{"apiVersion", "kubeflow.org/v1"}, {"kind", "PyTorchJob"}, {"name", "el"}}));
+  EXPECT_EQ(spec["minReplicas"], 1);
+  EXPECT_EQ(spec["maxReplicas"], 4);
+  EXPECT_EQ(spec["metrics"][0]["resource"]["name"], "cpu");
+  EXPECT_FALSE(DesiredHpa(Load(kPyTorch)).has_value()) << "no elasticPolicy.metrics, no HPA";
+}
+
+TEST(HpaTest, CreateUpdateDeleteWhileSuspendedAndLeaveForeignOnesAlone) {
+  api::Job job = Load(kElastic);
+  std::optional<json> desired = DesiredHpa(job);
+  EXPECT_EQ(DecideHpa(job, desired, json()), HpaAction::kCreate);
+  json existing = *desired;
+  EXPECT_EQ(DecideHpa(job, desired, existing), HpaAction::kNone);
+  existing["spec"]["maxReplicas"] = 8;
+  EXPECT_EQ(DecideHpa(job, desired, existing), HpaAction::kUpdate);
+  job.run_policy.suspend = true;
+  EXPECT_EQ(DecideHpa(job, desired, existing), HpaAction::kDelete);
+  EXPECT_EQ(DecideHpa(job, desired, json()), HpaAction::kNone);
+  job.run_policy.suspend = false;
+  existing["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
+  EXPECT_EQ(DecideHpa(job, desired, existing), HpaAction::kNone);
+  EXPECT_EQ(DecideHpa(job, std::nullopt, *desired), HpaAction::kDelete)
+      << "metrics removed from the job: its HPA goes";
 }
 
 }  // namespace

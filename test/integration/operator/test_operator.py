@@ -410,3 +410,62 @@ class MpiJobOnTheOperator(OperatorTestCase):
                              {"Launcher": (1, run_for(1, exit_code=1)), "Worker": (1, FOREVER)}))
         job = self.wait_condition("MPIJob", "mpifail", "Failed", timeout=60)
         self.assertEqual(job["status"]["conditions"][-1]["reason"], "MPIJobFailed")
+
+
+class Kueue(OperatorTestCase):
+    """Kueue admits a job by resuming it: created suspended with a queue label, it gets no pods
+    until resumed, and the queue label reaches its pods (reference §4.13, §4.14)."""
+
+    def test_suspended_queued_job_waits_then_runs_with_the_label(self):
+        job = make_job("PyTorchJob", "queued", self.ns,
+                       {"Master": (1, run_for(2)), "Worker": (1, run_for(2))},
+                       run_policy={"suspend": True})
+        job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
+        self.create(job)
+        self.wait_condition("PyTorchJob", "queued", "Suspended")
+        time.sleep(2)
+        self.assertEqual(self.pods("queued"), [], "a suspended job has no pods")
+        kubectl("patch", "pytorchjob", "queued", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+        pods = wait_for("pods after admission", lambda: (lambda p: p if len(p) == 2 else None)(
+            self.pods("queued")))
+        for p in pods:
+            self.assertEqual(p["metadata"]["labels"].get("kueue.x-k8s.io/queue-name"), "team-a")
+        self.wait_condition("PyTorchJob", "queued", "Succeeded", timeout=60)
+
+
+class ElasticPyTorchHpa(OperatorTestCase):
+    """Elastic PyTorchJob with elasticPolicy.metrics gets an autoscaling/v2 HPA on its scale
+    subresource: created, updated when the policy changes, deleted while suspended (§4.16)."""
+
+    def hpa(self, name):
+        return get_json("horizontalpodautoscalers.v2.autoscaling", name, "-n", self.ns)
+
+    def test_hpa_created_updated_and_deleted_while_suspended(self):
+        job = make_job("PyTorchJob", "elastic", self.ns, {"Worker": (2, FOREVER)})
+        job["spec"]["elasticPolicy"] = {
+            "minReplicas": 1, "maxReplicas": 3, "rdzvBackend": "c10d",
+            "metrics": [{"type": "Resource", "resource": {
+                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
+        self.create(job)
+        hpa = wait_for("the HPA", lambda: self.hpa("elastic"))
+        self.assertEqual(hpa["spec"]["scaleTargetRef"],
+                         {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "elastic"})
+        self.assertEqual((hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]), (1, 3))
+        self.assertEqual(hpa["metadata"]["ownerReferences"][0]["kind"], "PyTorchJob")
+        env = {e["name"]: e.get("value") for e in
+               wait_for("pods", lambda: self.pods("elastic"))[0]["spec"]["containers"][0]["env"]}
+        self.assertEqual(env["PET_NNODES"], "1:3")
+
+        kubectl("patch", "pytorchjob", "elastic", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"elasticPolicy":{"maxReplicas":5}}}')
+        wait_for("maxReplicas 5", lambda: (self.hpa("elastic") or {}).get("spec", {}).get("maxReplicas") == 5)
+
+        kubectl("patch", "pytorchjob", "elastic", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+        wait_for("HPA deleted while suspended", lambda: self.hpa("elastic") is None)
+        kubectl("patch", "pytorchjob", "elastic", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+        wait_for("HPA back after resume", lambda: self.hpa("elastic"))
+        scale = get_json("pytorchjob", "elastic", "-n", self.ns, "--subresource=scale")
+        self.assertEqual(scale["spec"]["replicas"], 2, "the HPA's target: the Worker replicas")
