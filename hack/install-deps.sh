@@ -47,13 +47,14 @@ if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c 'import torch, xgboost, 
     echo "install-deps: .venv cannot import torch/xgboost/sklearn" >&2; exit 1; }
 fi
 
-# Frameworks Debian does not package (TensorFlow, JAX, PaddlePaddle), pinned, from PyPI into
+# Frameworks Debian does not package (TensorFlow, JAX, PaddlePaddle, MXNet), pinned, from PyPI into
 # .venv. The constraints pin the Debian-provided packages so pip never shadows them. Skipped when
 # the requirement files have not changed since the last successful install.
-requirements=(hack/requirements/frameworks.txt hack/requirements/paddle.txt)
+requirements=(hack/requirements/frameworks.txt hack/requirements/paddle.txt
+  hack/requirements/mxnet.txt)
 want=$(cat hack/requirements/constraints.txt "${requirements[@]}" | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.requirements.sha256 2>/dev/null)" != "$want" ]; then
-  echo "install-deps: installing pinned TensorFlow, JAX and PaddlePaddle into .venv (~480 MB to download the first time)"
+  echo "install-deps: installing pinned TensorFlow, JAX, PaddlePaddle and MXNet into .venv (~530 MB to download the first time)"
   start=$(date +%s)
   args=()
   for r in "${requirements[@]}"; do args+=(-r "$r"); done
@@ -61,7 +62,9 @@ if [ "$(cat .venv/.requirements.sha256 2>/dev/null)" != "$want" ]; then
     -c hack/requirements/constraints.txt "${args[@]}" >/tmp/trainctl-pip.log 2>&1 || {
     echo "install-deps: pip failed; last lines of /tmp/trainctl-pip.log:" >&2
     tail -20 /tmp/trainctl-pip.log >&2; exit 1; }
-  .venv/bin/python3 -c 'import torch, xgboost, sklearn, numpy, tensorflow, jax, paddle, mpi4py' \
+  .venv/bin/python3 -c 'import torch, xgboost, sklearn, numpy, tensorflow, jax, paddle, mpi4py
+import numpy as np; np.bool = bool  # MXNet 1.9.1 on numpy 1.24, see hack/requirements/mxnet.txt
+import mxnet' \
     >/dev/null 2>&1 || {
     echo "install-deps: .venv cannot import the frameworks after the install" >&2; exit 1; }
   echo "$want" > .venv/.requirements.sha256

@@ -53,6 +53,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
               options_.cluster_domain),
       mpi_writer_(client, recorder, metrics),
       hpa_writer_(client, metrics),
+      pod_group_writer_(client, recorder, metrics, options_.pod_settings.gang),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
       services_(ProjectService) {
   auto owner_of_pod = [](const kube::PodSummary& p) {
@@ -119,6 +120,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
           expectations_.Forget(qkey);
           mpi_writer_.Forget(j.uid);
           hpa_writer_.Forget(j.uid);
+          pod_group_writer_.Forget(j.uid);
         },
     });
     kube::ReflectorOptions job_options;
@@ -302,8 +304,25 @@ SyncResult Controller::Sync(const std::string& qkey) {
 
   ChildActions actions =
       PlanChildren(job, plan, ServiceNames(uid), observed, options_.children);
-  Status mpi = Status::Ok();
-  if (job.kind == api::Kind::kMPIJob && !engine::IsFinished(plan.status) &&
+  Status gang = Status::Ok();
+  std::optional<Duration> gang_requeue;
+  if (options_.pod_settings.gang.kind != GangKind::kNone) {
+    if (engine::IsFinished(plan.status) || job.run_policy.suspend.value_or(false)) {
+      gang = pod_group_writer_.Remove(job);
+    } else {
+      StatusOr<bool> hold = pod_group_writer_.Ensure(job);
+      if (!hold.ok() || *hold) {
+        // No PodGroup, or Volcano has not admitted the gang yet: no pods, no services; the
+        // PodGroup is not watched, so look again soon.
+        actions.create_pods.clear();
+        actions.create_services.clear();
+        if (!hold.ok()) gang = hold.status();
+        else gang_requeue = Duration(1000);
+      }
+    }
+  }
+  Status mpi = gang;
+  if (mpi.ok() && job.kind == api::Kind::kMPIJob && !engine::IsFinished(plan.status) &&
       !job.run_policy.suspend.value_or(false)) {
     std::vector<std::string> running_workers;
     for (const engine::ReplicaObservation& o : observed)
@@ -357,6 +376,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
     if (!st.ok() && st.code() != StatusCode::kNotFound) result.status = st;
   }
   result.requeue_after = plan.requeue_after;
+  if (gang_requeue && (!result.requeue_after || *gang_requeue < *result.requeue_after))
+    result.requeue_after = gang_requeue;
   return result;
 }
 

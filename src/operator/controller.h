@@ -30,6 +30,7 @@
 #include "operator/expectations.h"
 #include "operator/hpa_writer.h"
 #include "operator/metrics.h"
+#include "operator/pod_group_writer.h"
 #include "operator/mpi_writer.h"
 #include "operator/work_queue.h"
 
@@ -92,6 +93,7 @@ class Controller {
   ChildWriter writer_;
   MpiWriter mpi_writer_;
   HpaWriter hpa_writer_;
+  PodGroupWriter pod_group_writer_;
 
   std::vector<KindInformer> jobs_;
   kube::Store<kube::PodSummary> pods_;

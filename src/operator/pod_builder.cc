@@ -183,6 +183,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
   pod_spec["restartPolicy"] = PodRestartPolicy(spec.restart_policy);
 
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", pod_spec}};
+  DecoratePodForGang(job, type, settings.gang, &out.pod, &out.events);
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "engine/plan.h"
 #include "frameworks/framework.h"
+#include "operator/gang.h"
 
 namespace trainctl::op {
 
@@ -29,6 +30,7 @@ struct PodSettings {
   std::string pytorch_init_template;
   std::string pytorch_init_template_source;
   std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
+  GangConfig gang;  // --gang-scheduler-name: pods are decorated for it
 };
 
 // One EnvVar as a core/v1 EnvVar object (value or valueFrom).

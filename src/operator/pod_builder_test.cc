@@ -5,7 +5,9 @@
 
 #include "api/manifest.h"
 #include "operator/decide.h"
+#include "operator/gang.h"
 #include "operator/hpa.h"
+#include "api/quantity.h"
 #include "operator/mpi_children.h"
 
 namespace trainctl::op {
@@ -395,6 +397,113 @@ TEST(HpaTest, CreateUpdateDeleteWhileSuspendedAndLeaveForeignOnesAlone) {
   EXPECT_EQ(DecideHpa(job, desired, existing), HpaAction::kNone);
   EXPECT_EQ(DecideHpa(job, std::nullopt, *desired), HpaAction::kDelete)
       << "metrics removed from the job: its HPA goes";
+}
+
+TEST(QuantityTest, ParsesKubernetesQuantitiesToMilli) {
+  EXPECT_EQ(api::ParseQuantityMilli("100m").value(), 100);
+  EXPECT_EQ(api::ParseQuantityMilli("1.5").value(), 1500);
+  EXPECT_EQ(api::ParseQuantityMilli("2").value(), 2000);
+  EXPECT_EQ(api::ParseQuantityMilli("1Ki").value(), 1024000);
+  EXPECT_EQ(api::ParseQuantityMilli("512Mi").value(), 536870912000LL);
+  EXPECT_EQ(api::ParseQuantityMilli("1G").value(), 1000000000000LL);
+  EXPECT_EQ(api::ParseQuantityMilli("1e3").value(), 1000000);
+  EXPECT_EQ(api::ParseQuantityMilli("1n").value(), 1) << "rounds up to one milli";
+  for (const char* bad : {"", "m", "1x", "1.2.3", "abc", "1e", "--1"})
+    EXPECT_FALSE(api::ParseQuantityMilli(bad).ok()) << bad;
+  EXPECT_EQ(api::FormatQuantityMilli(1500), "1500m");
+  EXPECT_EQ(api::FormatQuantityMilli(3000), "3");
+  EXPECT_EQ(api::FormatQuantityMilli(2147483648000LL), "2Gi");
+  EXPECT_EQ(api::FormatQuantityMilli(1000LL * 1048576 * 3), "3Mi");
+  EXPECT_EQ(api::FormatQuantityMilli(1024000), "1024") << "below 1Mi: plain";
+}
+
+const char* kGang = R"yaml(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: g, namespace: ml, annotations: {team: a}}
+spec:
+  runPolicy:
+    schedulingPolicy: {queue: research, priorityClass: high, minAvailable: 2}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: pytorch, image: t:1, resources: {requests: {cpu: 500m, memory: 1Gi}}}
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          containers:
+          - {name: pytorch, image: t:1, resources: {limits: {cpu: "2", memory: 512Mi}}}
+)yaml";
+
+TEST(GangTest, VolcanoPodGroupAndPods) {
+  api::Job job = Load(kGang);
+  GangConfig volcano = GangFromFlag("Volcano");
+  EXPECT_EQ(volcano.kind, GangKind::kVolcano);
+  StatusOr<json> pg = DesiredPodGroup(job, volcano, json());
+  ASSERT_TRUE(pg.ok()) << pg.status().message();
+  EXPECT_EQ((*pg)["apiVersion"], "scheduling.volcano.sh/v1beta1");
+  EXPECT_EQ((*pg)["metadata"]["annotations"]["team"], "a");
+  const json& spec = (*pg)["spec"];
+  EXPECT_EQ(spec["minMember"], 2);
+  EXPECT_EQ(spec["queue"], "research");
+  EXPECT_EQ(spec["priorityClassName"], "high");
+  // First 2 pods in type order: Master (requests) + one Worker (limits, no requests).
+  EXPECT_EQ(spec["minResources"]["cpu"], "2500m");
+  EXPECT_EQ(spec["minResources"]["memory"], "1536Mi");
+  json existing = {{"spec", {{"queue", "kept"}}}};
+  EXPECT_EQ(DesiredPodGroup(job, volcano, existing)->at("spec")["queue"], "kept");
+  EXPECT_TRUE(VolcanoHoldsPods(volcano, json::object()));
+  EXPECT_TRUE(VolcanoHoldsPods(volcano, {{"status", {{"phase", "Pending"}}}}));
+  EXPECT_FALSE(VolcanoHoldsPods(volcano, {{"status", {{"phase", "Inqueue"}}}}));
+
+  PodSettings settings;
+  settings.gang = volcano;
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> pod = BuildPod(job, "Worker", 0, endpoints, settings);
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(pod->pod["spec"]["schedulerName"], "volcano");
+  EXPECT_EQ(pod->pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"], "g");
+  EXPECT_EQ(pod->pod["metadata"]["annotations"]["volcano.sh/task-spec"], "worker");
+}
+
+TEST(GangTest, SchedulerPluginsPodGroupAndPods) {
+  api::Job job = Load(kGang);
+  job.run_policy.scheduling_policy = {{"scheduleTimeoutSeconds", 60}};
+  GangConfig plugins = GangFromFlag("scheduler-plugins-scheduler");
+  EXPECT_EQ(plugins.kind, GangKind::kSchedulerPlugins);
+  StatusOr<json> pg = DesiredPodGroup(job, plugins, json());
+  ASSERT_TRUE(pg.ok());
+  EXPECT_EQ((*pg)["apiVersion"], "scheduling.x-k8s.io/v1alpha1");
+  EXPECT_EQ((*pg)["spec"]["minMember"], 4);
+  EXPECT_EQ((*pg)["spec"]["scheduleTimeoutSeconds"], 60);
+  EXPECT_FALSE((*pg)["spec"].contains("queue"));
+  EXPECT_FALSE(VolcanoHoldsPods(plugins, json::object()));
+  job.replica_specs["Worker"].pod_template["spec"]["schedulerName"] = "other";
+  PodSettings settings;
+  settings.gang = plugins;
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> worker = BuildPod(job, "Worker", 1, endpoints, settings);
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ(worker->pod["spec"]["schedulerName"], "other") << "not overwritten";
+  EXPECT_EQ(worker->events.back().reason, "SetPodTemplateSchedulerName");
+  EXPECT_EQ(worker->pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"], "g");
+  StatusOr<BuiltPod> master = BuildPod(job, "Master", 0, endpoints, settings);
+  EXPECT_EQ(master->pod["spec"]["schedulerName"], "scheduler-plugins-scheduler");
+  EXPECT_TRUE(GangFromFlag("").kind == GangKind::kNone);
+}
+
+TEST(GangTest, BadQuantityNamesTheContainer) {
+  api::Job job = Load(kGang);
+  job.replica_specs["Master"].pod_template["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
+      "lots";
+  StatusOr<json> pg = DesiredPodGroup(job, GangFromFlag("volcano"), json());
+  ASSERT_FALSE(pg.ok());
+  EXPECT_NE(pg.status().message().find("Master container pytorch resource cpu"), std::string::npos)
+      << pg.status().message();
 }
 
 }  // namespace

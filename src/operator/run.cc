@@ -111,10 +111,6 @@ int RunOperator(const OperatorFlags& flags) {
     LogError("--controller-threads must be at least 1, got {}", flags.controller_threads);
     return 2;
   }
-  if (!flags.gang_scheduler_name.empty()) {
-    LogError("--gang-scheduler-name: gang scheduling is not supported by this build yet");
-    return 2;
-  }
   StatusOr<kube::RestConfig> config = kube::LoadClientConfig(flags.kubeconfig);
   if (!config.ok()) {
     LogError("cannot load the cluster configuration: {}", config.status().message());
@@ -170,6 +166,19 @@ int RunOperator(const OperatorFlags& flags) {
     LogError("none of the enabled kinds is served by {}; install the CRDs from manifests/crds",
              config->server);
     return 2;
+  }
+  options.pod_settings.gang = GangFromFlag(flags.gang_scheduler_name);
+  if (options.pod_settings.gang.kind != GangKind::kNone) {
+    kube::ListOptions probe;
+    probe.limit = 1;
+    StatusOr<nlohmann::json> list = (*client)->List(
+        PodGroupResource(options.pod_settings.gang.kind), options.namespace_, probe);
+    if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+      LogError("--gang-scheduler-name {}: {} is not served; crd might be missing, please install "
+               "crd",
+               flags.gang_scheduler_name, PodGroupCrdName(options.pod_settings.gang.kind));
+      return 2;
+    }
   }
   options.threads = flags.controller_threads;
   options.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;

@@ -469,3 +469,77 @@ class ElasticPyTorchHpa(OperatorTestCase):
         wait_for("HPA back after resume", lambda: self.hpa("elastic"))
         scale = get_json("pytorchjob", "elastic", "-n", self.ns, "--subresource=scale")
         self.assertEqual(scale["spec"]["replicas"], 2, "the HPA's target: the Worker replicas")
+
+
+def install_podgroup_crds():
+    import os
+    kubectl("apply", "--server-side", "-f", os.path.join(os.path.dirname(__file__), "podgroup-crds.yaml"))
+    kubectl("wait", "--for=condition=Established", "--timeout=60s",
+            "crd/podgroups.scheduling.volcano.sh", "crd/podgroups.scheduling.x-k8s.io")
+
+
+class VolcanoGang(OperatorTestCase):
+    """--gang-scheduler-name volcano (§4.15): a PodGroup per job, pods held until Volcano admits the
+    gang, decorated pods, the PodGroup updated in place and deleted on suspend."""
+
+    operator_args = ("--gang-scheduler-name", "volcano")
+
+    @classmethod
+    def setUpClass(cls):
+        install_podgroup_crds()
+        super().setUpClass()
+
+    def pod_group(self, name):
+        return get_json("podgroups.scheduling.volcano.sh", name, "-n", self.ns)
+
+    def test_pods_wait_for_admission_and_the_group_follows_the_job(self):
+        self.create(make_job("PyTorchJob", "gang", self.ns,
+                             {"Master": (1, FOREVER), "Worker": (2, FOREVER)},
+                             run_policy={"schedulingPolicy": {"minAvailable": 3, "queue": "q1"}}))
+        pg = wait_for("PodGroup", lambda: self.pod_group("gang"))
+        self.assertEqual((pg["spec"]["minMember"], pg["spec"]["queue"]), (3, "q1"))
+        self.assertEqual(pg["metadata"]["ownerReferences"][0]["name"], "gang")
+        time.sleep(3)
+        self.assertEqual(self.pods("gang"), [], "no pods before Volcano admits the gang")
+        kubectl("patch", "podgroups.scheduling.volcano.sh", "gang", "-n", self.ns, "--subresource=status",
+                "--type=merge", "-p", '{"status":{"phase":"Inqueue"}}')
+        pods = wait_for("pods after admission", lambda: (lambda p: p if len(p) == 3 else None)(self.pods("gang")))
+        for p in pods:
+            self.assertEqual(p["spec"]["schedulerName"], "volcano")
+            self.assertEqual(p["metadata"]["annotations"]["scheduling.k8s.io/group-name"], "gang")
+        uid = pg["metadata"]["uid"]
+        kubectl("patch", "pytorchjob", "gang", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"schedulingPolicy":{"minAvailable":2,"queue":"q1"}}}}')
+        pg = wait_for("minMember 2", lambda: (lambda g: g if g and g["spec"]["minMember"] == 2 else None)(
+            self.pod_group("gang")))
+        self.assertEqual(pg["metadata"]["uid"], uid, "updated in place")
+        kubectl("patch", "pytorchjob", "gang", "-n", self.ns, "--type=merge",
+                "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+        wait_for("PodGroup deleted on suspend", lambda: self.pod_group("gang") is None)
+        self.assertIn("JobTerminated", {e[1] for e in self.events("gang")})
+
+
+class SchedulerPluginsGang(OperatorTestCase):
+    """--gang-scheduler-name <scheduler-plugins scheduler>: scheduling.x-k8s.io PodGroups, pods
+    labelled and created at once."""
+
+    operator_args = ("--gang-scheduler-name", "scheduler-plugins-scheduler")
+
+    @classmethod
+    def setUpClass(cls):
+        install_podgroup_crds()
+        super().setUpClass()
+
+    def test_pod_group_and_labelled_pods(self):
+        job = make_job("TFJob", "sp", self.ns, {"PS": (1, FOREVER), "Worker": (2, FOREVER)},
+                       run_policy={"schedulingPolicy": {"scheduleTimeoutSeconds": 30}})
+        job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+            "requests": {"cpu": "250m", "memory": "1Gi"}}
+        self.create(job)
+        pg = wait_for("PodGroup", lambda: get_json("podgroups.scheduling.x-k8s.io", "sp", "-n", self.ns))
+        self.assertEqual((pg["spec"]["minMember"], pg["spec"]["scheduleTimeoutSeconds"]), (3, 30))
+        self.assertEqual(pg["spec"]["minResources"], {"cpu": "500m", "memory": "2Gi"})
+        pods = wait_for("pods", lambda: (lambda p: p if len(p) == 3 else None)(self.pods("sp")))
+        for p in pods:
+            self.assertEqual(p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"], "sp")
+            self.assertEqual(p["spec"]["schedulerName"], "scheduler-plugins-scheduler")

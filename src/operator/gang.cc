@@ -1,0 +1,143 @@
+#include "operator/gang.h"
+
+#include <algorithm>
+#include <map>
+
+#include "api/kinds.h"
+#include "api/quantity.h"
+#include "operator/pod_builder.h"
+
+namespace trainctl::op {
+
+using nlohmann::json;
+
+namespace {
+
+const json& Policy(const api::Job& job) {
+  static const json kEmpty = json::object();
+  return job.run_policy.scheduling_policy.is_object() ? job.run_policy.scheduling_policy : kEmpty;
+}
+
+}  // namespace
+
+GangConfig GangFromFlag(const std::string& flag) {
+  if (flag.empty()) return {};
+  std::string lower = api::ToLower(flag);
+  if (lower == "volcano") return {GangKind::kVolcano, "volcano"};
+  return {GangKind::kSchedulerPlugins, flag};
+}
+
+kube::Resource PodGroupResource(GangKind kind) {
+  if (kind == GangKind::kVolcano) return {"scheduling.volcano.sh", "v1beta1", "podgroups"};
+  return {"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
+}
+
+std::string PodGroupCrdName(GangKind kind) {
+  return kind == GangKind::kVolcano ? "podgroups.scheduling.volcano.sh"
+                                    : "podgroups.scheduling.x-k8s.io";
+}
+
+int32_t MinMember(const api::Job& job) {
+  const json& p = Policy(job);
+  if (p.contains("minAvailable") && p["minAvailable"].is_number_integer())
+    return p["minAvailable"].get<int32_t>();
+  return job.TotalReplicas();
+}
+
+StatusOr<json> MinResources(const api::Job& job) {
+  const json& p = Policy(job);
+  if (p.contains("minResources") && p["minResources"].is_object()) return p["minResources"];
+  std::map<std::string, int64_t> sum;
+  int32_t left = MinMember(job);
+  for (const auto& [type, spec] : job.replica_specs) {  // name order (upstream: all priority 0)
+    const json* containers = api::Containers(spec.pod_template);
+    for (int32_t r = 0; r < job.ReplicasOf(type) && left > 0; ++r, --left) {
+      if (!containers) continue;
+      for (const json& c : *containers) {
+        const json& res = c.is_object() ? c.value("resources", json::object()) : json::object();
+        json amounts = res.is_object() ? res.value("requests", json()) : json();
+        if (!amounts.is_object() && res.is_object()) amounts = res.value("limits", json());
+        if (!amounts.is_object()) continue;
+        for (auto it = amounts.begin(); it != amounts.end(); ++it) {
+          std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+          StatusOr<int64_t> milli = api::ParseQuantityMilli(text);
+          if (!milli.ok())
+            return InvalidError(type + " container " + c.value("name", "") + " resource " +
+                                it.key() + ": " + milli.status().message());
+          sum[it.key()] += *milli;
+        }
+      }
+    }
+  }
+  json out = json::object();
+  for (const auto& [name, milli] : sum) out[name] = api::FormatQuantityMilli(milli);
+  return out;
+}
+
+StatusOr<json> DesiredPodGroup(const api::Job& job, const GangConfig& gang,
+                               const json& existing) {
+  StatusOr<json> resources = MinResources(job);
+  if (!resources.ok()) return resources.status();
+  const json& p = Policy(job);
+  json metadata = {{"name", job.name},
+                   {"namespace", job.namespace_},
+                   {"ownerReferences", json::array({OwnerReference(job)})}};
+  if (job.metadata.is_object() && job.metadata.contains("annotations") &&
+      job.metadata["annotations"].is_object() && !job.metadata["annotations"].empty())
+    metadata["annotations"] = job.metadata["annotations"];
+  json spec = {{"minMember", MinMember(job)}};
+  if (!resources->empty()) spec["minResources"] = *resources;
+  if (gang.kind == GangKind::kVolcano) {
+    std::string queue;
+    if (existing.is_object())
+      queue = existing.value("spec", json::object()).value("queue", "");
+    if (queue.empty() && p.contains("queue") && p["queue"].is_string()) queue = p["queue"];
+    spec["queue"] = queue.empty() ? "default" : queue;
+    if (p.contains("priorityClass") && p["priorityClass"].is_string() &&
+        !p["priorityClass"].get<std::string>().empty())
+      spec["priorityClassName"] = p["priorityClass"];
+  } else if (p.contains("scheduleTimeoutSeconds") && p["scheduleTimeoutSeconds"].is_number_integer()) {
+    spec["scheduleTimeoutSeconds"] = p["scheduleTimeoutSeconds"];
+  }
+  kube::Resource r = PodGroupResource(gang.kind);
+  return json{{"apiVersion", r.group + "/" + r.version},
+              {"kind", "PodGroup"},
+              {"metadata", metadata},
+              {"spec", spec}};
+}
+
+bool VolcanoHoldsPods(const GangConfig& gang, const json& pod_group) {
+  if (gang.kind != GangKind::kVolcano) return false;
+  std::string phase;
+  if (pod_group.is_object() && pod_group.contains("status") && pod_group["status"].is_object())
+    phase = pod_group["status"].value("phase", "");
+  return phase.empty() || phase == "Pending";
+}
+
+void DecoratePodForGang(const api::Job& job, const std::string& type, const GangConfig& gang,
+                        json* pod, std::vector<engine::Event>* events) {
+  if (gang.kind == GangKind::kNone) return;
+  json& spec = (*pod)["spec"];
+  std::string current =
+      spec.contains("schedulerName") && spec["schedulerName"].is_string() ? spec["schedulerName"].get<std::string>() : "";
+  if (current.empty()) {
+    spec["schedulerName"] = gang.scheduler_name;
+  } else if (current != gang.scheduler_name) {
+    events->push_back({"Warning",
+                       job.kind == api::Kind::kMPIJob ? "SettedPodTemplateSchedulerName"
+                                                      : "SetPodTemplateSchedulerName",
+                       "Another scheduler is specified when gang-scheduling is enabled and it "
+                       "will not be overwritten"});
+  }
+  json& metadata = (*pod)["metadata"];
+  if (gang.kind == GangKind::kVolcano) {
+    if (!metadata.contains("annotations") || !metadata["annotations"].is_object())
+      metadata["annotations"] = json::object();
+    metadata["annotations"]["scheduling.k8s.io/group-name"] = job.name;
+    metadata["annotations"]["volcano.sh/task-spec"] = api::ToLower(type);
+  } else {
+    metadata["labels"]["scheduling.x-k8s.io/pod-group"] = job.name;
+  }
+}
+
+}  // namespace trainctl::op

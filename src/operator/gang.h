@@ -1,0 +1,55 @@
+// Gang scheduling (reference kubeflow-v1.md §4.15, §3.2–§3.3): with --gang-scheduler-name the
+// operator gives each job a PodGroup — Volcano's (scheduling.volcano.sh/v1beta1) for "volcano",
+// else scheduler-plugins' (scheduling.x-k8s.io/v1alpha1) with the flag's value as scheduler
+// name — and decorates the job's pods so that scheduler places them together. Pure functions;
+// thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/status.h"
+#include "engine/plan.h"
+#include "kube/client.h"
+
+namespace trainctl::op {
+
+enum class GangKind { kNone, kVolcano, kSchedulerPlugins };
+
+struct GangConfig {
+  GangKind kind = GangKind::kNone;
+  std::string scheduler_name;  // the pods' schedulerName
+};
+
+// From --gang-scheduler-name: "" → none; "volcano" (any case) → Volcano; else scheduler-plugins.
+GangConfig GangFromFlag(const std::string& flag);
+
+// The PodGroup API of `gang` (resource for the client, CRD name for the start-up check).
+kube::Resource PodGroupResource(GangKind kind);
+std::string PodGroupCrdName(GangKind kind);
+
+// minMember: schedulingPolicy.minAvailable, else all replicas.
+int32_t MinMember(const api::Job& job);
+
+// minResources: schedulingPolicy.minResources, else the requests (limits where a container has
+// no requests) of the first minMember pods, replica types in name order. kInvalid names a
+// quantity that does not parse.
+StatusOr<nlohmann::json> MinResources(const api::Job& job);
+
+// The PodGroup the job should have. `existing` (null when absent) keeps Volcano's queue.
+// Annotations are the job's; the job is its controller.
+StatusOr<nlohmann::json> DesiredPodGroup(const api::Job& job, const GangConfig& gang,
+                                         const nlohmann::json& existing);
+
+// Volcano admits a gang by moving its PodGroup out of Pending: until then no pods are created.
+bool VolcanoHoldsPods(const GangConfig& gang, const nlohmann::json& pod_group);
+
+// Sets schedulerName (unless the template names another scheduler: then a Warning event),
+// and Volcano's group-name/task-spec annotations or scheduler-plugins' pod-group label.
+void DecoratePodForGang(const api::Job& job, const std::string& type, const GangConfig& gang,
+                        nlohmann::json* pod, std::vector<engine::Event>* events);
+
+}  // namespace trainctl::op
