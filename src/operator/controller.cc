@@ -306,7 +306,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
       PlanChildren(job, plan, ServiceNames(uid), observed, options_.children);
   Status gang = Status::Ok();
   std::optional<Duration> gang_requeue;
-  if (options_.pod_settings.gang.kind != GangKind::kNone) {
+  if (UsesPodGroups(options_.pod_settings.gang)) {
     if (engine::IsFinished(plan.status) || job.run_policy.suspend.value_or(false)) {
       gang = pod_group_writer_.Remove(job);
     } else {

@@ -18,12 +18,37 @@ const json& Policy(const api::Job& job) {
   return job.run_policy.scheduling_policy.is_object() ? job.run_policy.scheduling_policy : kEmpty;
 }
 
+
+// One pod's requests of a replica type (limits for a container without requests), in milli.
+StatusOr<std::map<std::string, int64_t>> PodRequests(const std::string& type,
+                                                     const api::ReplicaSpec& spec) {
+  std::map<std::string, int64_t> sum;
+  const json* containers = api::Containers(spec.pod_template);
+  if (!containers) return sum;
+  for (const json& c : *containers) {
+    const json& res = c.is_object() ? c.value("resources", json::object()) : json::object();
+    json amounts = res.is_object() ? res.value("requests", json()) : json();
+    if (!amounts.is_object() && res.is_object()) amounts = res.value("limits", json());
+    if (!amounts.is_object()) continue;
+    for (auto it = amounts.begin(); it != amounts.end(); ++it) {
+      std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+      StatusOr<int64_t> milli = api::ParseQuantityMilli(text);
+      if (!milli.ok())
+        return InvalidError(type + " container " + c.value("name", "") + " resource " + it.key() +
+                            ": " + milli.status().message());
+      sum[it.key()] += *milli;
+    }
+  }
+  return sum;
+}
+
 }  // namespace
 
 GangConfig GangFromFlag(const std::string& flag) {
   if (flag.empty()) return {};
   std::string lower = api::ToLower(flag);
   if (lower == "volcano") return {GangKind::kVolcano, "volcano"};
+  if (lower == "yunikorn") return {GangKind::kYuniKorn, "yunikorn"};
   return {GangKind::kSchedulerPlugins, flag};
 }
 
@@ -50,24 +75,10 @@ StatusOr<json> MinResources(const api::Job& job) {
   std::map<std::string, int64_t> sum;
   int32_t left = MinMember(job);
   for (const auto& [type, spec] : job.replica_specs) {  // name order (upstream: all priority 0)
-    const json* containers = api::Containers(spec.pod_template);
-    for (int32_t r = 0; r < job.ReplicasOf(type) && left > 0; ++r, --left) {
-      if (!containers) continue;
-      for (const json& c : *containers) {
-        const json& res = c.is_object() ? c.value("resources", json::object()) : json::object();
-        json amounts = res.is_object() ? res.value("requests", json()) : json();
-        if (!amounts.is_object() && res.is_object()) amounts = res.value("limits", json());
-        if (!amounts.is_object()) continue;
-        for (auto it = amounts.begin(); it != amounts.end(); ++it) {
-          std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-          StatusOr<int64_t> milli = api::ParseQuantityMilli(text);
-          if (!milli.ok())
-            return InvalidError(type + " container " + c.value("name", "") + " resource " +
-                                it.key() + ": " + milli.status().message());
-          sum[it.key()] += *milli;
-        }
-      }
-    }
+    StatusOr<std::map<std::string, int64_t>> one = PodRequests(type, spec);
+    if (!one.ok()) return one.status();
+    for (int32_t r = 0; r < job.ReplicasOf(type) && left > 0; ++r, --left)
+      for (const auto& [name, milli] : *one) sum[name] += milli;
   }
   json out = json::object();
   for (const auto& [name, milli] : sum) out[name] = api::FormatQuantityMilli(milli);
@@ -106,6 +117,24 @@ StatusOr<json> DesiredPodGroup(const api::Job& job, const GangConfig& gang,
               {"spec", spec}};
 }
 
+bool UsesPodGroups(const GangConfig& gang) {
+  return gang.kind == GangKind::kVolcano || gang.kind == GangKind::kSchedulerPlugins;
+}
+
+StatusOr<json> YuniKornTaskGroups(const api::Job& job) {
+  json groups = json::array();
+  for (const auto& [type, spec] : job.replica_specs) {
+    StatusOr<std::map<std::string, int64_t>> requests = PodRequests(type, spec);
+    if (!requests.ok()) return requests.status();
+    json resources = json::object();
+    for (const auto& [name, milli] : *requests) resources[name] = api::FormatQuantityMilli(milli);
+    groups.push_back({{"name", api::ToLower(type)},
+                      {"minMember", job.ReplicasOf(type)},
+                      {"minResource", resources}});
+  }
+  return groups;
+}
+
 bool VolcanoHoldsPods(const GangConfig& gang, const json& pod_group) {
   if (gang.kind != GangKind::kVolcano) return false;
   std::string phase;
@@ -135,8 +164,32 @@ void DecoratePodForGang(const api::Job& job, const std::string& type, const Gang
       metadata["annotations"] = json::object();
     metadata["annotations"]["scheduling.k8s.io/group-name"] = job.name;
     metadata["annotations"]["volcano.sh/task-spec"] = api::ToLower(type);
-  } else {
+  } else if (gang.kind == GangKind::kSchedulerPlugins) {
     metadata["labels"]["scheduling.x-k8s.io/pod-group"] = job.name;
+  } else if (gang.kind == GangKind::kYuniKorn) {
+    if (!metadata.contains("annotations") || !metadata["annotations"].is_object())
+      metadata["annotations"] = json::object();
+    json& annotations = metadata["annotations"];
+    std::string app = job.metadata.is_object() ? job.metadata.value("uid", "") : "";
+    if (app.empty()) app = job.namespace_ + "-" + job.name;
+    metadata["labels"]["applicationId"] = app;
+    annotations["yunikorn.apache.org/app-id"] = app;
+    const json& p = Policy(job);
+    if (p.contains("queue") && p["queue"].is_string() && !p["queue"].get<std::string>().empty()) {
+      metadata["labels"]["queue"] = p["queue"];
+      annotations["yunikorn.apache.org/queue"] = p["queue"];
+    }
+    annotations["yunikorn.apache.org/task-group-name"] = api::ToLower(type);
+    StatusOr<json> groups = YuniKornTaskGroups(job);
+    if (groups.ok()) {
+      annotations["yunikorn.apache.org/task-groups"] = groups->dump();
+    } else {
+      events->push_back({"Warning", "FailedGangAnnotations",
+                         "YuniKorn task groups not set: " + groups.status().message()});
+    }
+    if (p.contains("scheduleTimeoutSeconds") && p["scheduleTimeoutSeconds"].is_number_integer())
+      annotations["yunikorn.apache.org/schedulingPolicyParameters"] =
+          "placeholderTimeoutInSeconds=" + std::to_string(p["scheduleTimeoutSeconds"].get<int>());
   }
 }
 

@@ -1,7 +1,9 @@
 // Gang scheduling (reference kubeflow-v1.md §4.15, §3.2–§3.3): with --gang-scheduler-name the
 // operator gives each job a PodGroup — Volcano's (scheduling.volcano.sh/v1beta1) for "volcano",
 // else scheduler-plugins' (scheduling.x-k8s.io/v1alpha1) with the flag's value as scheduler
-// name — and decorates the job's pods so that scheduler places them together. Pure functions;
+// name — and decorates the job's pods so that scheduler places them together. "yunikorn" needs
+// no PodGroup: YuniKorn reads its gang from pod annotations (one task group per replica type,
+// the application id and queue), which no upstream training operator writes. Pure functions;
 // thread-safe.
 #pragma once
 
@@ -17,14 +19,15 @@
 
 namespace trainctl::op {
 
-enum class GangKind { kNone, kVolcano, kSchedulerPlugins };
+enum class GangKind { kNone, kVolcano, kSchedulerPlugins, kYuniKorn };
 
 struct GangConfig {
   GangKind kind = GangKind::kNone;
   std::string scheduler_name;  // the pods' schedulerName
 };
 
-// From --gang-scheduler-name: "" → none; "volcano" (any case) → Volcano; else scheduler-plugins.
+// From --gang-scheduler-name: "" → none; "volcano" / "yunikorn" (any case) → those; else
+// scheduler-plugins with that scheduler name.
 GangConfig GangFromFlag(const std::string& flag);
 
 // The PodGroup API of `gang` (resource for the client, CRD name for the start-up check).
@@ -47,8 +50,17 @@ StatusOr<nlohmann::json> DesiredPodGroup(const api::Job& job, const GangConfig& 
 // Volcano admits a gang by moving its PodGroup out of Pending: until then no pods are created.
 bool VolcanoHoldsPods(const GangConfig& gang, const nlohmann::json& pod_group);
 
-// Sets schedulerName (unless the template names another scheduler: then a Warning event),
-// and Volcano's group-name/task-spec annotations or scheduler-plugins' pod-group label.
+// True when the gang needs a PodGroup object (Volcano, scheduler-plugins).
+bool UsesPodGroups(const GangConfig& gang);
+
+// YuniKorn's `yunikorn.apache.org/task-groups` value: one group per replica type (lowercase
+// name, minMember = its replicas, minResource = one pod's requests, limits where none).
+StatusOr<nlohmann::json> YuniKornTaskGroups(const api::Job& job);
+
+// Sets schedulerName (unless the template names another scheduler: then a Warning event), and
+// Volcano's group-name/task-spec annotations, scheduler-plugins' pod-group label, or YuniKorn's
+// applicationId/queue labels and app-id, queue, task-group-name, task-groups and
+// schedulingPolicyParameters (placeholderTimeoutInSeconds) annotations.
 void DecoratePodForGang(const api::Job& job, const std::string& type, const GangConfig& gang,
                         nlohmann::json* pod, std::vector<engine::Event>* events);
 

@@ -506,5 +506,33 @@ TEST(GangTest, BadQuantityNamesTheContainer) {
       << pg.status().message();
 }
 
+TEST(GangTest, YuniKornAnnotations) {
+  api::Job job = Load(kGang);
+  job.metadata["uid"] = "uid-123";
+  job.run_policy.scheduling_policy = {{"queue", "root.ml"}, {"scheduleTimeoutSeconds", 90}};
+  GangConfig yunikorn = GangFromFlag("YuniKorn");
+  EXPECT_EQ(yunikorn.kind, GangKind::kYuniKorn);
+  EXPECT_FALSE(UsesPodGroups(yunikorn));
+  PodSettings settings;
+  settings.gang = yunikorn;
+  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> pod = BuildPod(job, "Worker", 2, endpoints, settings);
+  ASSERT_TRUE(pod.ok());
+  const json& md = pod->pod["metadata"];
+  EXPECT_EQ(pod->pod["spec"]["schedulerName"], "yunikorn");
+  EXPECT_EQ(md["labels"]["applicationId"], "uid-123");
+  EXPECT_EQ(md["labels"]["queue"], "root.ml");
+  EXPECT_EQ(md["annotations"]["yunikorn.apache.org/task-group-name"], "worker");
+  EXPECT_EQ(md["annotations"]["yunikorn.apache.org/schedulingPolicyParameters"],
+            "placeholderTimeoutInSeconds=90");
+  json groups = json::parse(md["annotations"]["yunikorn.apache.org/task-groups"].get<std::string>());
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0], json({{"name", "master"},
+                             {"minMember", 1},
+                             {"minResource", {{"cpu", "500m"}, {"memory", "1Gi"}}}}));
+  EXPECT_EQ(groups[1]["minMember"], 3);
+  EXPECT_EQ(groups[1]["minResource"]["cpu"], "2");
+}
+
 }  // namespace
 }  // namespace trainctl::op

@@ -168,7 +168,7 @@ int RunOperator(const OperatorFlags& flags) {
     return 2;
   }
   options.pod_settings.gang = GangFromFlag(flags.gang_scheduler_name);
-  if (options.pod_settings.gang.kind != GangKind::kNone) {
+  if (UsesPodGroups(options.pod_settings.gang)) {
     kube::ListOptions probe;
     probe.limit = 1;
     StatusOr<nlohmann::json> list = (*client)->List(

@@ -543,3 +543,23 @@ class SchedulerPluginsGang(OperatorTestCase):
         for p in pods:
             self.assertEqual(p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"], "sp")
             self.assertEqual(p["spec"]["schedulerName"], "scheduler-plugins-scheduler")
+
+
+class YuniKornGang(OperatorTestCase):
+    """--gang-scheduler-name yunikorn: no PodGroup; YuniKorn's gang annotations on the pods."""
+
+    operator_args = ("--gang-scheduler-name", "yunikorn")
+
+    def test_pods_carry_task_groups(self):
+        self.create(make_job("PyTorchJob", "yk", self.ns, {"Master": (1, FOREVER), "Worker": (2, FOREVER)},
+                             run_policy={"schedulingPolicy": {"queue": "root.ml"}}))
+        pods = wait_for("pods", lambda: (lambda p: p if len(p) == 3 else None)(self.pods("yk")))
+        uid = self.job("PyTorchJob", "yk")["metadata"]["uid"]
+        for p in pods:
+            md = p["metadata"]
+            self.assertEqual(p["spec"]["schedulerName"], "yunikorn")
+            self.assertEqual((md["labels"]["applicationId"], md["labels"]["queue"]), (uid, "root.ml"))
+            groups = json.loads(md["annotations"]["yunikorn.apache.org/task-groups"])
+            self.assertEqual([(g["name"], g["minMember"]) for g in groups], [("master", 1), ("worker", 2)])
+            self.assertEqual(md["annotations"]["yunikorn.apache.org/task-group-name"],
+                             md["labels"]["training.kubeflow.org/replica-type"])
