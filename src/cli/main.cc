@@ -97,6 +97,19 @@ int main(int argc, char** argv) {
   operator_cmd->add_flag("--mpi-launcher-waits-for-workers", op.mpi_launcher_waits_for_workers,
                          "Create an MPIJob's launcher only once its workers are Running "
                          "(default true; =false creates it at once, as upstream)");
+  operator_cmd->add_option("--webhook-server-port", op.webhook_server_port,
+                           "Serve the validating webhooks over TLS on this port (0: off; the "
+                           "manifests use 9443)");
+  operator_cmd->add_option("--webhook-service-name", op.webhook_service_name,
+                           "Service in front of the webhooks (certificate DNS names)");
+  operator_cmd->add_option("--webhook-secret-name", op.webhook_secret_name,
+                           "Secret holding the webhook CA and serving certificate");
+  operator_cmd->add_option("--webhook-config-name", op.webhook_config_name,
+                           "ValidatingWebhookConfiguration that gets the CA bundle");
+  operator_cmd->add_option("--webhook-bind-host", op.webhook_bind_host,
+                           "Address to serve the webhooks on (default: all)");
+  operator_cmd->add_option("--webhook-host", op.webhook_extra_hosts,
+                           "Extra certificate name or IP, repeatable (e.g. 127.0.0.1)");
   operator_cmd->add_flag("--zap-devel", op.zap_devel,
                          "Development logging: console lines, debug level (default true; "
                          "--zap-devel=false for JSON lines at info level)");

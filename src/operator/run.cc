@@ -16,6 +16,9 @@
 #include "operator/controller.h"
 #include "operator/http_server.h"
 #include "operator/log.h"
+#include "operator/admission.h"
+#include "operator/webhook_certs.h"
+#include "operator/webhook_server.h"
 
 namespace trainctl::op {
 namespace {
@@ -225,6 +228,79 @@ int RunOperator(const OperatorFlags& flags) {
     if (address != "0") LogInfo("{} server listening on port {}", what, server->port());
   }
 
+  // Webhooks are served by every replica (the API server may call any of them), leader or not.
+  WebhookServer webhook_server;
+  std::unique_ptr<WebhookCerts> webhook_certs;
+  std::thread rotation;
+  if (flags.webhook_server_port > 0) {
+    WebhookCertOptions wo;
+    wo.namespace_ = Env("MY_POD_NAMESPACE");
+    if (wo.namespace_.empty()) wo.namespace_ = flags.leader_election_namespace;
+    if (wo.namespace_.empty()) wo.namespace_ = config->namespace_name;
+    wo.service_name = flags.webhook_service_name;
+    wo.secret_name = flags.webhook_secret_name;
+    wo.config_name = flags.webhook_config_name;
+    wo.extra_hosts = flags.webhook_extra_hosts;
+    webhook_certs = std::make_unique<WebhookCerts>(client->get(), &clock, wo);
+    StatusOr<CertBundle> certs = webhook_certs->Ensure();
+    if (certs.ok()) {
+      Status st = webhook_server.SetCertificate(certs->cert_pem, certs->key_pem);
+      if (!st.ok()) certs = st;
+    }
+    if (!certs.ok()) {
+      LogError("webhook certificate (Secret {}/{}): {}", wo.namespace_, wo.secret_name,
+               certs.status().message());
+      return 2;
+    }
+    for (const api::KindInfo& k : api::AllKinds()) {
+      api::Kind kind = k.kind;
+      webhook_server.Handle(WebhookPath(kind), [kind](const std::string& body) {
+        return ReviewAdmission(kind, body).dump();
+      });
+    }
+    std::string address = flags.webhook_bind_host + ":" + std::to_string(flags.webhook_server_port);
+    if (Status st = webhook_server.Start(address); !st.ok()) {
+      LogError("webhook server: {}", st.message());
+      return 2;
+    }
+    LogInfo("webhook server listening on port {} (certificate in Secret {}/{})",
+            webhook_server.port(), wo.namespace_, wo.secret_name);
+    std::string ca = certs->ca_cert_pem;
+    bool injected = false;
+    if (Status st = webhook_certs->InjectCaBundle(ca); !st.ok()) {
+      LogError("cannot inject the CA into ValidatingWebhookConfiguration {} (retrying): {}",
+               wo.config_name, st.message());
+    } else {
+      injected = true;
+      LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
+    }
+    rotation = std::thread([&, ca, injected]() mutable {
+      // Renew well before expiry (Ensure replaces a certificate with < 30 days left); keep
+      // trying to inject the CA until the configuration exists.
+      for (int seconds = 0; !g_stop; ++seconds) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        if (!injected && seconds % 5 == 4 && webhook_certs->InjectCaBundle(ca).ok()) {
+          injected = true;
+          LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
+        }
+        if (seconds % 3600 != 3599) continue;
+        bool renewed = false;
+        StatusOr<CertBundle> next = webhook_certs->Ensure(&renewed);
+        if (!next.ok()) {
+          LogError("webhook certificate renewal: {}", next.status().message());
+          continue;
+        }
+        if (!renewed) continue;
+        Status st = webhook_server.SetCertificate(next->cert_pem, next->key_pem);
+        ca = next->ca_cert_pem;
+        if (st.ok()) st = webhook_certs->InjectCaBundle(ca);
+        injected = st.ok();
+        if (st.ok()) LogInfo("webhook certificate renewed");
+        else LogError("webhook certificate renewal: {}", st.message());
+      }
+    });
+  }
+
   std::unique_ptr<kube::LeaderElector> elector;
   std::thread election;
   std::atomic<bool> lost{false};
@@ -267,6 +343,8 @@ int RunOperator(const OperatorFlags& flags) {
   }
   metrics_server.Stop();
   health_server.Stop();
+  webhook_server.Stop();
+  if (rotation.joinable()) rotation.join();
   if (lost) {
     LogError("lost the leader lease");
     return 1;

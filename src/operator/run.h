@@ -31,6 +31,13 @@ struct OperatorFlags {
   std::string pytorch_init_container_template_file = "/etc/config/initContainer.yaml";
   std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
   bool mpi_launcher_waits_for_workers = true;
+  // Validating admission webhooks: served over TLS when the port is not 0 (manifests/ sets 9443).
+  int webhook_server_port = 0;
+  std::string webhook_service_name = "trainctl-operator";
+  std::string webhook_secret_name = "trainctl-operator-webhook-cert";
+  std::string webhook_config_name = "validator.trainctl.kubeflow.org";
+  std::string webhook_bind_host;                 // empty: every address
+  std::vector<std::string> webhook_extra_hosts;  // more certificate names/IPs
   // Logging, as upstream's zap flags (log.h).
   bool zap_devel = true;
   std::string zap_encoder;

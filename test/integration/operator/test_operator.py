@@ -5,8 +5,9 @@ cleanPodPolicy, suspend/resume, managedBy, bad input, and an operator restart mi
 import json
 import time
 import unittest
+import uuid
 
-from harness import (FOREVER, KIND_INFO, Operator, OperatorTestCase, env_of, get_json, kubectl,
+from harness import (FOREVER, KIND_INFO, Operator, OperatorTestCase, env_of, get_json, install_crds, kubectl,
                      make_job, run_for, wait_for)
 
 
@@ -563,3 +564,66 @@ class YuniKornGang(OperatorTestCase):
             self.assertEqual([(g["name"], g["minMember"]) for g in groups], [("master", 1), ("worker", 2)])
             self.assertEqual(md["annotations"]["yunikorn.apache.org/task-group-name"],
                              md["labels"]["training.kubeflow.org/replica-type"])
+
+
+class AdmissionWebhooks(OperatorTestCase):
+    """The operator serves the validating webhooks over TLS with its own CA (kept in a Secret and
+    injected as caBundle); the real API server rejects a bad job with the field-path message and
+    accepts a good one — MPIJob included, which upstream does not validate."""
+
+    @classmethod
+    def setUpClass(cls):
+        from harness import free_port
+        install_crds()
+        cls.ns = "op-" + uuid.uuid4().hex[:8]
+        kubectl("create", "namespace", cls.ns)
+        cls.port = free_port()
+        cls.config = f"validator-{cls.ns}.trainctl.test"
+        cls.secret = f"webhook-cert-{cls.ns}"
+        hooks = []
+        for kind, plural in (("pytorchjob", "pytorchjobs"), ("mpijob", "mpijobs")):
+            hooks.append({
+                "name": f"{kind}.validator.trainctl.test",
+                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}/validate-kubeflow-org-v1-{kind}"},
+                "rules": [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
+                           "operations": ["CREATE", "UPDATE"], "resources": [plural]}],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
+                "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 10})
+        kubectl("create", "-f", "-", input=json.dumps({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": cls.config}, "webhooks": hooks}))
+        cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port), "--webhook-bind-host", "127.0.0.1",
+                          "--webhook-host", "127.0.0.1", "--webhook-config-name", cls.config,
+                          "--webhook-secret-name", cls.secret, "--leader-election-namespace", cls.ns)
+        cls.op.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        kubectl("delete", "validatingwebhookconfiguration", cls.config, "--ignore-not-found", check=False)
+        super().tearDownClass()
+
+    def test_bad_jobs_are_rejected_by_the_api_server(self):
+        config = wait_for("caBundle injected", lambda: (lambda c: c if c and all(
+            w["clientConfig"].get("caBundle") for w in c["webhooks"]) else None)(
+            get_json("validatingwebhookconfiguration", self.config)))
+        secret = get_json("secret", self.secret, "-n", self.ns)
+        self.assertEqual(sorted(secret["data"]), ["ca.crt", "tls.crt", "tls.key"])
+        self.assertEqual(config["webhooks"][0]["clientConfig"]["caBundle"], secret["data"]["ca.crt"])
+
+        bad = make_job("PyTorchJob", "badjob", self.ns, {"Master": (2, run_for(1))})
+        out = kubectl("create", "-f", "-", input=json.dumps(bad), check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn('admission webhook "pytorchjob.validator.trainctl.test" denied the request: '
+                      "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1", out.stderr)
+        self.assertIsNone(self.job("PyTorchJob", "badjob"))
+
+        good = make_job("PyTorchJob", "goodjob", self.ns, {"Master": (1, run_for(1))})
+        kubectl("create", "-f", "-", input=json.dumps(good))
+        self.wait_condition("PyTorchJob", "goodjob", "Succeeded")
+
+        mpi = make_job("MPIJob", "badmpi", self.ns, {"Launcher": (2, run_for(1)), "Worker": (1, run_for(1))})
+        out = kubectl("create", "-f", "-", input=json.dumps(mpi), check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("mpijob.validator.trainctl.test", out.stderr)
+        self.assertIn("spec.mpiReplicaSpecs[Launcher].replicas", out.stderr)

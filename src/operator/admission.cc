@@ -1,0 +1,61 @@
+#include "operator/admission.h"
+
+#include "api/job.h"
+#include "api/validation.h"
+
+namespace trainctl::op {
+
+using nlohmann::json;
+
+std::string WebhookPath(api::Kind kind) {
+  return "/validate-kubeflow-org-v1-" + api::ToLower(api::Info(kind).name);
+}
+
+std::optional<api::Kind> KindForWebhookPath(const std::string& path) {
+  for (const api::KindInfo& k : api::AllKinds())
+    if (path == WebhookPath(k.kind)) return k.kind;
+  return std::nullopt;
+}
+
+namespace {
+
+json Review(const std::string& uid, bool allowed, const std::string& message,
+            const std::vector<std::string>& warnings) {
+  json response = {{"uid", uid}, {"allowed", allowed}};
+  if (!allowed) response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
+  if (!warnings.empty()) response["warnings"] = warnings;
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
+}
+
+}  // namespace
+
+json ReviewAdmission(api::Kind kind, const std::string& body) {
+  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded() || !review.is_object() || !review.contains("request") ||
+      !review["request"].is_object())
+    return Review("", false, "the request body is not an AdmissionReview", {});
+  const json& request = review["request"];
+  std::string uid = request.value("uid", "");
+  std::string operation = request.value("operation", "");
+  if (operation == "DELETE" || operation == "CONNECT") return Review(uid, true, "", {});
+  if (!request.contains("object") || !request["object"].is_object())
+    return Review(uid, false, "the AdmissionReview has no object", {});
+  StatusOr<api::Job> job = api::DecodeJob(request["object"]);
+  if (!job.ok()) return Review(uid, false, job.status().message(), {});
+  if (job->kind != kind)
+    return Review(uid, false,
+                  "this webhook validates " + std::string(api::Info(kind).name) + ", not " +
+                      job->info().name,
+                  {});
+  api::ValidationResult result = api::ValidateJob(*job);
+  api::FieldErrorList errors = result.errors;
+  if (operation == "UPDATE" && request.contains("oldObject") && request["oldObject"].is_object()) {
+    StatusOr<api::Job> old = api::DecodeJob(request["oldObject"]);
+    if (old.ok())
+      for (api::FieldError& e : api::ValidateJobUpdate(*old, *job)) errors.push_back(std::move(e));
+  }
+  if (!errors.empty()) return Review(uid, false, api::JoinFieldErrors(errors), result.warnings);
+  return Review(uid, true, "", result.warnings);
+}
+
+}  // namespace trainctl::op

@@ -1,0 +1,95 @@
+#include "operator/webhook_certs.h"
+
+#include <arpa/inet.h>
+
+#include "kube/base64.h"
+
+namespace trainctl::op {
+
+using nlohmann::json;
+
+namespace {
+
+const kube::Resource kSecrets{"", "v1", "secrets"};
+const kube::Resource kValidatingWebhookConfigurations{
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", false};
+constexpr Duration kValidity = std::chrono::hours(24 * 365);
+constexpr Duration kRenewBefore = std::chrono::hours(24 * 30);
+
+bool IsIp(const std::string& host) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+std::string Field(const json& secret, const char* key) {
+  if (!secret.contains("data") || !secret["data"].is_object() || !secret["data"].contains(key) ||
+      !secret["data"][key].is_string())
+    return "";
+  return kube::Base64Decode(secret["data"][key].get<std::string>()).value_or("");
+}
+
+}  // namespace
+
+std::vector<std::string> WebhookDnsNames(const WebhookCertOptions& o) {
+  std::vector<std::string> names = {o.service_name + "." + o.namespace_ + ".svc",
+                                    o.service_name + "." + o.namespace_ + ".svc.cluster.local"};
+  for (const std::string& h : o.extra_hosts)
+    if (!IsIp(h)) names.push_back(h);
+  return names;
+}
+
+StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
+  if (renewed) *renewed = false;
+  StatusOr<json> secret = client_->Get(kSecrets, options_.namespace_, options_.secret_name);
+  if (!secret.ok() && secret.status().code() != StatusCode::kNotFound) return secret.status();
+  Time now = clock_->Now();
+  if (secret.ok()) {
+    CertBundle stored{Field(*secret, "ca.crt"), Field(*secret, "tls.crt"), Field(*secret, "tls.key")};
+    StatusOr<Time> expiry = CertNotAfter(stored.cert_pem);
+    // Extra hosts (tests) are not checked: a Secret made for them is replaced when they change.
+    bool covers = stored.cert_pem.find("-----BEGIN CERTIFICATE-----") != std::string::npos;
+    if (covers && expiry.ok() && *expiry - now > kRenewBefore && !stored.key_pem.empty() &&
+        !stored.ca_cert_pem.empty() && options_.extra_hosts.empty())
+      return stored;
+  }
+  std::vector<std::string> ips;
+  for (const std::string& h : options_.extra_hosts)
+    if (IsIp(h)) ips.push_back(h);
+  StatusOr<CertBundle> made = GenerateWebhookCerts(WebhookDnsNames(options_), ips, now, kValidity);
+  if (!made.ok()) return made.status();
+  json data = {{"ca.crt", kube::Base64Encode(made->ca_cert_pem)},
+               {"tls.crt", kube::Base64Encode(made->cert_pem)},
+               {"tls.key", kube::Base64Encode(made->key_pem)}};
+  if (secret.ok()) {
+    json updated = *secret;
+    updated["data"] = data;
+    updated["type"] = "kubernetes.io/tls";
+    StatusOr<json> st = client_->Update(kSecrets, options_.namespace_, updated);
+    if (!st.ok()) return st.status();  // a Conflict: another replica renewed; retried by caller
+  } else {
+    json object = {{"apiVersion", "v1"},
+                   {"kind", "Secret"},
+                   {"type", "kubernetes.io/tls"},
+                   {"metadata", {{"name", options_.secret_name}, {"namespace", options_.namespace_}}},
+                   {"data", data}};
+    StatusOr<json> st = client_->Create(kSecrets, options_.namespace_, object);
+    if (!st.ok() && st.status().code() == StatusCode::kAlreadyExists) return Ensure(renewed);
+    if (!st.ok()) return st.status();
+  }
+  if (renewed) *renewed = true;
+  return made;
+}
+
+Status WebhookCerts::InjectCaBundle(const std::string& ca_pem) {
+  std::string bundle = kube::Base64Encode(ca_pem);
+  StatusOr<json> result = client_->UpdateWithRetry(
+      kValidatingWebhookConfigurations, "", options_.config_name, [&](json& config) -> Status {
+        if (!config.contains("webhooks") || !config["webhooks"].is_array())
+          return InvalidError(options_.config_name + " has no webhooks");
+        for (json& w : config["webhooks"]) w["clientConfig"]["caBundle"] = bundle;
+        return Status::Ok();
+      });
+  return result.status();
+}
+
+}  // namespace trainctl::op

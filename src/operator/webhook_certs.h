@@ -1,0 +1,46 @@
+// WebhookCerts: the webhook's TLS material, kept in a Secret (ca.crt, tls.crt, tls.key) so every
+// operator replica serves the same certificate, and the CA injected as caBundle into every
+// webhook of the ValidatingWebhookConfiguration. A certificate that is missing, unreadable,
+// not for the service's names, or within 30 days of expiry is replaced (one year of validity);
+// Rotate() repeats the check so a long-running operator renews before expiry. Thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "kube/client.h"
+#include "operator/certs.h"
+
+namespace trainctl::op {
+
+struct WebhookCertOptions {
+  std::string namespace_;     // of the Secret and the Service
+  std::string service_name;   // DNS names <svc>.<ns>.svc[.cluster.local]
+  std::string secret_name;
+  std::string config_name;    // ValidatingWebhookConfiguration to inject the CA into
+  std::vector<std::string> extra_hosts;  // more names or IPs for the certificate (e.g. 127.0.0.1)
+};
+
+class WebhookCerts {
+ public:
+  WebhookCerts(kube::Client* client, const Clock* clock, WebhookCertOptions options)
+      : client_(client), clock_(clock), options_(std::move(options)) {}
+
+  // The certificate to serve: the Secret's when still good, else a new one written to it.
+  // `renewed` (optional) says whether a new one was made.
+  StatusOr<CertBundle> Ensure(bool* renewed = nullptr);
+  // Sets caBundle on every webhook of the configuration (NotFound when it does not exist).
+  Status InjectCaBundle(const std::string& ca_pem);
+
+ private:
+  kube::Client* client_;
+  const Clock* clock_;
+  WebhookCertOptions options_;
+};
+
+// The names the serving certificate covers.
+std::vector<std::string> WebhookDnsNames(const WebhookCertOptions& options);
+
+}  // namespace trainctl::op

@@ -1,0 +1,152 @@
+#include "operator/webhook_server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
+
+#include "operator/http_server.h"
+
+namespace trainctl::op {
+
+namespace asio = boost::asio;
+namespace ssl = asio::ssl;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+struct WebhookServer::Impl {
+  asio::io_context io;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::mutex mu;
+  std::shared_ptr<ssl::context> context;  // guarded by mu
+};
+
+WebhookServer::WebhookServer() : impl_(std::make_unique<Impl>()) {}
+WebhookServer::~WebhookServer() { Stop(); }
+
+void WebhookServer::Handle(const std::string& path, Handler handler) {
+  handlers_[path] = std::move(handler);
+}
+
+Status WebhookServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  boost::system::error_code ec;
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                           ssl::context::no_tlsv1_1,
+                       ec);
+  if (!ec) context->use_certificate_chain(asio::buffer(cert_pem), ec);
+  if (!ec) context->use_private_key(asio::buffer(key_pem), ssl::context::pem, ec);
+  if (ec) return InvalidError("webhook certificate: " + ec.message());
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->context = std::move(context);
+  return Status::Ok();
+}
+
+Status WebhookServer::Start(const std::string& address) {
+  auto parsed = ParseBindAddress(address);
+  if (!parsed.ok()) return parsed.status();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->context) return FailedPreconditionError("webhook server: no certificate yet");
+  }
+  boost::system::error_code ec;
+  auto ip = asio::ip::make_address(parsed->first, ec);
+  if (ec) return InvalidError("webhook address \"" + address + "\": " + ec.message());
+  tcp::endpoint endpoint(ip, static_cast<unsigned short>(parsed->second));
+  auto acceptor = std::make_unique<tcp::acceptor>(impl_->io);
+  acceptor->open(endpoint.protocol(), ec);
+  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return UnavailableError("cannot listen on " + address + ": " + ec.message());
+  port_ = acceptor->local_endpoint().port();
+  impl_->acceptor = std::move(acceptor);
+  thread_ = std::thread([this] { Serve(); });
+  return Status::Ok();
+}
+
+void WebhookServer::Serve() {
+  while (!stopping_) {
+    tcp::socket socket(impl_->io);
+    boost::system::error_code ec;
+    impl_->acceptor->accept(socket, ec);
+    if (ec) {
+      if (stopping_) return;
+      continue;
+    }
+    int fd = socket.release(ec);
+    if (ec) continue;
+    ++open_;
+    std::thread([this, fd] {
+      ServeConnection(fd);
+      --open_;
+    }).detach();
+  }
+}
+
+void WebhookServer::ServeConnection(int fd) {
+  std::shared_ptr<ssl::context> context;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    context = impl_->context;
+  }
+  // Blocking I/O: an idle or silent client is dropped after 10 s by the socket timeouts.
+  struct timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  asio::io_context io;
+  ssl::stream<tcp::socket> stream(io, *context);
+  boost::system::error_code ec;
+  stream.lowest_layer().assign(tcp::v4(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  stream.handshake(ssl::stream_base::server, ec);
+  if (ec) return;
+  beast::flat_buffer buffer;
+  while (!stopping_) {
+    http::request<http::string_body> request;
+    http::read(stream, buffer, request, ec);
+    if (ec) break;
+    http::response<http::string_body> response;
+    response.version(request.version());
+    response.keep_alive(request.keep_alive());
+    std::string target(request.target());
+    target = target.substr(0, target.find('?'));
+    auto h = handlers_.find(target);
+    if (request.method() != http::verb::post) {
+      response.result(http::status::method_not_allowed);
+      response.body() = "method not allowed\n";
+    } else if (h == handlers_.end()) {
+      response.result(http::status::not_found);
+      response.body() = "404 page not found\n";
+    } else {
+      response.result(http::status::ok);
+      response.set(http::field::content_type, "application/json");
+      response.body() = h->second(request.body());
+    }
+    response.prepare_payload();
+    http::write(stream, response, ec);
+    if (ec || !response.keep_alive()) break;
+  }
+  stream.shutdown(ec);
+}
+
+void WebhookServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  if (impl_->acceptor) {
+    boost::system::error_code ec;
+    ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
+    impl_->acceptor->close(ec);
+  }
+  if (thread_.joinable()) thread_.join();
+  for (int i = 0; i < 100 && open_ > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+}  // namespace trainctl::op

@@ -1,0 +1,49 @@
+// WebhookServer: the HTTPS endpoint the API server calls for validating admission (Boost.Beast
+// over Boost.Asio SSL, OpenSSL). POST <path> with an AdmissionReview is answered by the handler
+// registered for that path; other paths get 404, other methods 405. Each connection gets its own
+// thread and may carry several requests (keep-alive), with a 10 s idle timeout.
+//
+// SetCertificate() installs (or replaces: certificate rotation) the serving certificate and
+// key; new connections use the newest one. Start() binds ("127.0.0.1:9443", ":9443"; port 0
+// picks a free one). Stop() closes the listener and waits for open connections. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+
+namespace trainctl::op {
+
+class WebhookServer {
+ public:
+  // Body in, response body (JSON) out.
+  using Handler = std::function<std::string(const std::string& body)>;
+  WebhookServer();
+  ~WebhookServer();
+
+  void Handle(const std::string& path, Handler handler);
+  Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
+  Status Start(const std::string& address);
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  void Serve();
+  void ServeConnection(int fd);
+
+  std::unique_ptr<Impl> impl_;
+  std::map<std::string, Handler> handlers_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> open_{0};
+  int port_ = 0;
+};
+
+}  // namespace trainctl::op
