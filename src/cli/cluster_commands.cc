@@ -98,6 +98,23 @@ StatusOr<json> FindJob(Cluster& c, const JobRef& ref) {
 
 std::optional<api::Kind> KindOf(const json& job) { return api::KindFromName(Str(job, "kind")); }
 
+// Parses `[KIND] NAME`, connects and finds the job: -1 on success, else the exit status of the
+// error it printed. The job's kind is known to be one of ours.
+int OpenJob(const GlobalOptions& global, const std::vector<std::string>& args, Cluster* cluster,
+            json* job) {
+  StatusOr<JobRef> ref = ParseJobRef(args);
+  if (!ref.ok()) return Fail(ref.status().message(), 2);
+  StatusOr<Cluster> c = Open(global);
+  if (!c.ok()) return Fail(c.status().message(), 1);
+  StatusOr<json> found = FindJob(*c, *ref);
+  if (!found.ok()) return Fail(found.status().message(), ExitFor(found.status()));
+  if (!KindOf(*found))
+    return Fail("the server returned a job of unknown kind \"" + Str(*found, "kind") + "\"", 1);
+  *cluster = std::move(*c);
+  *job = std::move(*found);
+  return -1;
+}
+
 }  // namespace
 
 int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args,
@@ -157,12 +174,11 @@ int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args
 }
 
 int ClusterDescribe(const GlobalOptions& global, const std::vector<std::string>& args) {
-  StatusOr<JobRef> ref = ParseJobRef(args);
-  if (!ref.ok()) return Fail(ref.status().message(), 2);
-  StatusOr<Cluster> c = Open(global);
-  if (!c.ok()) return Fail(c.status().message(), 1);
-  StatusOr<json> job = FindJob(*c, *ref);
-  if (!job.ok()) return Fail(job.status().message(), ExitFor(job.status()));
+  Cluster cluster;
+  json found;
+  if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
+  Cluster* c = &cluster;
+  json* job = &found;
   kube::ListOptions pods_of;
   pods_of.label_selector = std::string(api::kLabelJobName) + "=" + NameOf(*job);
   StatusOr<json> pods = c->client->List(kube::kPods, c->namespace_, pods_of);
@@ -321,14 +337,12 @@ int FollowLogs(Cluster& c, const json& first, const std::string& replica, bool p
 
 int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& replica, bool follow) {
-  StatusOr<JobRef> ref = ParseJobRef(args);
-  if (!ref.ok()) return Fail(ref.status().message(), 2);
-  StatusOr<Cluster> c = Open(global);
-  if (!c.ok()) return Fail(c.status().message(), 1);
-  StatusOr<json> job = FindJob(*c, *ref);
-  if (!job.ok()) return Fail(job.status().message(), ExitFor(job.status()));
+  Cluster cluster;
+  json found;
+  if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
+  Cluster* c = &cluster;
+  json* job = &found;
   std::optional<api::Kind> kind = KindOf(*job);
-  if (!kind) return Fail("the server returned a job of unknown kind \"" + Str(*job, "kind") + "\"", 1);
   bool prefixed = replica.empty();
   if (follow) return FollowLogs(*c, *job, replica, prefixed);
   kube::ListOptions pods_of;
@@ -349,12 +363,11 @@ int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& arg
 }
 
 int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& args) {
-  StatusOr<JobRef> ref = ParseJobRef(args);
-  if (!ref.ok()) return Fail(ref.status().message(), 2);
-  StatusOr<Cluster> c = Open(global);
-  if (!c.ok()) return Fail(c.status().message(), 1);
-  StatusOr<json> job = FindJob(*c, *ref);
-  if (!job.ok()) return Fail(job.status().message(), ExitFor(job.status()));
+  Cluster cluster;
+  json found;
+  if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
+  Cluster* c = &cluster;
+  json* job = &found;
   api::Kind kind = *KindOf(*job);
   kube::DeleteOptions options;
   options.propagation_policy = "Background";  // as kubectl: the garbage collector removes pods

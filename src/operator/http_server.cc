@@ -5,6 +5,8 @@
 #include <boost/beast/http.hpp>
 #include <charconv>
 
+#include "operator/listener.h"
+
 namespace trainctl::op {
 
 namespace asio = boost::asio;
@@ -42,20 +44,10 @@ StatusOr<std::pair<std::string, int>> ParseBindAddress(const std::string& addres
 
 Status HttpServer::Start(const std::string& address) {
   if (address == "0") return Status::Ok();
-  auto parsed = ParseBindAddress(address);
-  if (!parsed.ok()) return parsed.status();
-  boost::system::error_code ec;
-  auto ip = asio::ip::make_address(parsed->first, ec);
-  if (ec) return InvalidError("bind address \"" + address + "\": " + ec.message());
-  tcp::endpoint endpoint(ip, static_cast<unsigned short>(parsed->second));
-  auto acceptor = std::make_unique<tcp::acceptor>(impl_->io);
-  acceptor->open(endpoint.protocol(), ec);
-  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor->bind(endpoint, ec);
-  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return UnavailableError("cannot listen on " + address + ": " + ec.message());
-  port_ = acceptor->local_endpoint().port();
-  impl_->acceptor = std::move(acceptor);
+  StatusOr<std::unique_ptr<tcp::acceptor>> acceptor = OpenAcceptor(impl_->io, address);
+  if (!acceptor.ok()) return acceptor.status();
+  port_ = (*acceptor)->local_endpoint().port();
+  impl_->acceptor = std::move(*acceptor);
   thread_ = std::thread([this] { Serve(); });
   return Status::Ok();
 }

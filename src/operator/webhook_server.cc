@@ -7,7 +7,7 @@
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 
-#include "operator/http_server.h"
+#include "operator/listener.h"
 
 namespace trainctl::op {
 
@@ -47,24 +47,14 @@ Status WebhookServer::SetCertificate(const std::string& cert_pem, const std::str
 }
 
 Status WebhookServer::Start(const std::string& address) {
-  auto parsed = ParseBindAddress(address);
-  if (!parsed.ok()) return parsed.status();
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (!impl_->context) return FailedPreconditionError("webhook server: no certificate yet");
   }
-  boost::system::error_code ec;
-  auto ip = asio::ip::make_address(parsed->first, ec);
-  if (ec) return InvalidError("webhook address \"" + address + "\": " + ec.message());
-  tcp::endpoint endpoint(ip, static_cast<unsigned short>(parsed->second));
-  auto acceptor = std::make_unique<tcp::acceptor>(impl_->io);
-  acceptor->open(endpoint.protocol(), ec);
-  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor->bind(endpoint, ec);
-  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return UnavailableError("cannot listen on " + address + ": " + ec.message());
-  port_ = acceptor->local_endpoint().port();
-  impl_->acceptor = std::move(acceptor);
+  StatusOr<std::unique_ptr<tcp::acceptor>> acceptor = OpenAcceptor(impl_->io, address);
+  if (!acceptor.ok()) return acceptor.status();
+  port_ = (*acceptor)->local_endpoint().port();
+  impl_->acceptor = std::move(*acceptor);
   thread_ = std::thread([this] { Serve(); });
   return Status::Ok();
 }
