@@ -33,17 +33,13 @@ class HttpServer {
   void Handle(const std::string& path, Handler handler);
   Status Start(const std::string& address);
   void Stop();
-  int port() const { return port_; }
+  int port() const;
 
  private:
   struct Impl;
-  void Serve();
 
   std::unique_ptr<Impl> impl_;
   std::map<std::string, Handler> handlers_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
-  int port_ = 0;
 };
 
 // Splits "host:port" (host may be empty or bracketed IPv6); nullopt-like error on bad input.

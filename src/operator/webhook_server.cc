@@ -18,8 +18,7 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 struct WebhookServer::Impl {
-  asio::io_context io;
-  std::unique_ptr<tcp::acceptor> acceptor;
+  Listener listener;
   std::mutex mu;
   std::shared_ptr<ssl::context> context;  // guarded by mu
 };
@@ -51,31 +50,16 @@ Status WebhookServer::Start(const std::string& address) {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (!impl_->context) return FailedPreconditionError("webhook server: no certificate yet");
   }
-  StatusOr<std::unique_ptr<tcp::acceptor>> acceptor = OpenAcceptor(impl_->io, address);
-  if (!acceptor.ok()) return acceptor.status();
-  port_ = (*acceptor)->local_endpoint().port();
-  impl_->acceptor = std::move(*acceptor);
-  thread_ = std::thread([this] { Serve(); });
-  return Status::Ok();
-}
-
-void WebhookServer::Serve() {
-  while (!stopping_) {
-    tcp::socket socket(impl_->io);
+  return impl_->listener.Start(address, [this](tcp::socket socket) {
     boost::system::error_code ec;
-    impl_->acceptor->accept(socket, ec);
-    if (ec) {
-      if (stopping_) return;
-      continue;
-    }
     int fd = socket.release(ec);
-    if (ec) continue;
+    if (ec) return;
     ++open_;
     std::thread([this, fd] {
       ServeConnection(fd);
       --open_;
     }).detach();
-  }
+  });
 }
 
 void WebhookServer::ServeConnection(int fd) {
@@ -99,7 +83,7 @@ void WebhookServer::ServeConnection(int fd) {
   stream.handshake(ssl::stream_base::server, ec);
   if (ec) return;
   beast::flat_buffer buffer;
-  while (!stopping_) {
+  while (!impl_->listener.stopping()) {
     http::request<http::string_body> request;
     http::read(stream, buffer, request, ec);
     if (ec) break;
@@ -128,15 +112,11 @@ void WebhookServer::ServeConnection(int fd) {
 }
 
 void WebhookServer::Stop() {
-  if (stopping_.exchange(true)) return;
-  if (impl_->acceptor) {
-    boost::system::error_code ec;
-    ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
-    impl_->acceptor->close(ec);
-  }
-  if (thread_.joinable()) thread_.join();
+  impl_->listener.Stop();
   for (int i = 0; i < 100 && open_ > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
+
+int WebhookServer::port() const { return impl_->listener.port(); }
 
 }  // namespace trainctl::op

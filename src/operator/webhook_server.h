@@ -31,19 +31,15 @@ class WebhookServer {
   Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
   Status Start(const std::string& address);
   void Stop();
-  int port() const { return port_; }
+  int port() const;
 
  private:
   struct Impl;
-  void Serve();
   void ServeConnection(int fd);
 
   std::unique_ptr<Impl> impl_;
   std::map<std::string, Handler> handlers_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
   std::atomic<int> open_{0};
-  int port_ = 0;
 };
 
 }  // namespace trainctl::op
