@@ -32,6 +32,15 @@ void PodGroupWriter::Event(const api::Job& job, const std::string& type, const s
 
 StatusOr<bool> PodGroupWriter::Ensure(const api::Job& job) {
   kube::Resource resource = PodGroupResource(gang_.kind);
+  if (gang_.kind == GangKind::kSchedulerPlugins) {
+    // Nothing is read back from a scheduler-plugins group: when what was last written is still
+    // what the job asks for, there is nothing to do (Volcano's phase must be read every time).
+    StatusOr<json> desired = DesiredPodGroup(job, gang_, json());
+    if (!desired.ok()) return desired.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = written_.find(Uid(job));
+    if (it != written_.end() && it->second == (*desired)["spec"].dump()) return false;
+  }
   json existing;
   StatusOr<json> got = client_->Get(resource, job.namespace_, job.name);
   Count("get", got.ok() || got.status().code() == StatusCode::kNotFound);
