@@ -11,11 +11,14 @@
 
 #include "api/manifest.h"
 #include "cli/cluster_commands.h"
+#include "cli/detach.h"
 #include "cli/format.h"
 #include "cli/job_query.h"
+#include "cli/local_view.h"
 #include "cli/progress.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "local/job_view.h"
 #include "local/log_tailer.h"
 #include "local/runner.h"
 #include "local/state_store.h"
@@ -88,6 +91,30 @@ bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now) {
   return true;
 }
 
+// `run --detach`: set-up in a background process that reports back, then return.
+int RunInBackground(api::Job job, local::RunOptions run, const std::string& source) {
+  std::string kind = api::ToLower(job.info().name), name = job.name;
+  std::string ns = job.namespace_;
+  StatusOr<int> pid = RunDetached([&](SetupReporter& reporter) {
+    run.on_setup = [&reporter](const Status& st, const local::JobDir& dir) {
+      reporter.Report(st, dir.path() + "/runner.log");
+    };
+    RealClock clock;
+    StatusOr<local::RunResult> result = local::RunJob(std::move(job), run, clock, nullptr);
+    if (!result.ok()) {
+      reporter.Report(result.status(), "");
+      return ExitFor(result.status());
+    }
+    if (result->interrupted_by) return 128 + result->interrupted_by;
+    return result->succeeded ? 0 : 1;
+  });
+  if (!pid.ok()) return Fail(source + ": " + pid.status().message(), ExitFor(pid.status()));
+  std::cout << kind << ".kubeflow.org/" << name << " started in namespace " << ns
+            << " (runner pid " << *pid << " in the background); follow it with: trainctl logs -f "
+            << name << "\n";
+  return 0;
+}
+
 }  // namespace
 
 StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend) {
@@ -134,17 +161,23 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
             options.file + " (the operator runs it) and follow it with trainctl --backend "
             "kubernetes logs -f NAME",
         2);
-  StatusOr<std::vector<api::LoadedJob>> loaded = api::LoadJobsFromFile(options.file);
+  bool from_stdin = options.file == "-";
+  std::string source = from_stdin ? "<stdin>" : options.file;
+  StatusOr<std::vector<api::LoadedJob>> loaded =
+      from_stdin ? api::LoadJobsFromText(std::string(std::istreambuf_iterator<char>(std::cin),
+                                                     std::istreambuf_iterator<char>()),
+                                         source)
+                 : api::LoadJobsFromFile(options.file);
   if (!loaded.ok()) return Fail(loaded.status().message(), 2);
   const api::LoadedJob* chosen = nullptr;
   if (!options.job_name.empty()) {
     for (const api::LoadedJob& j : *loaded)
       if (j.job.name == options.job_name) chosen = &j;
-    if (!chosen) return Fail(options.file + ": no job named \"" + options.job_name + "\"", 2);
+    if (!chosen) return Fail(source + ": no job named \"" + options.job_name + "\"", 2);
   } else if (loaded->size() > 1) {
     std::string names;
     for (const api::LoadedJob& j : *loaded) names += " " + j.job.name;
-    return Fail(options.file + " holds " + std::to_string(loaded->size()) +
+    return Fail(source + " holds " + std::to_string(loaded->size()) +
                     " jobs; pick one with --job NAME:" + names,
                 2);
   } else {
@@ -153,7 +186,15 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   for (const std::string& w : chosen->warnings) std::cerr << "warning: " << w << "\n";
 
   local::RunOptions run;
-  run.manifest_dir = fs::absolute(fs::path(options.file)).parent_path().string();
+  if (!options.workdir.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(options.workdir, ec))
+      return Fail("--workdir: \"" + options.workdir + "\" is not a folder", 2);
+    run.manifest_dir = fs::absolute(fs::path(options.workdir)).lexically_normal().string();
+  } else {
+    run.manifest_dir = from_stdin ? fs::current_path().string()
+                                  : fs::absolute(fs::path(options.file)).parent_path().string();
+  }
   run.state_root = StateRoot(global);
   run.replace = options.replace;
   run.grace = Duration(static_cast<long long>(options.grace_seconds * 1000));
@@ -168,16 +209,17 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
                            started);
   api::Job job = chosen->job;
   if (Status st = local::PreflightCheck(job, run); !st.ok())
-    return Fail(options.file + ": " + st.message(), ExitFor(st));
+    return Fail(source + ": " + st.message(), ExitFor(st));
+  if (options.detach) return RunInBackground(std::move(job), run, source);
   int total = job.TotalReplicas();
   std::fprintf(progress_stream, "Running %s %s/%s (%d replica%s) from %s\n", job.info().name,
                job.namespace_.c_str(), job.name.c_str(), total, total == 1 ? "" : "s",
-               options.file.c_str());
+               source.c_str());
   local::JobDir dir(run.state_root, {job.kind, job.namespace_, job.name});
   StatusOr<local::RunResult> result = local::RunJob(std::move(job), run, clock, &progress);
   progress.Finish();
   if (!result.ok())
-    return Fail(options.file + ": " + result.status().message(), ExitFor(result.status()));
+    return Fail(source + ": " + result.status().message(), ExitFor(result.status()));
   std::fprintf(
       progress_stream, "%s\n",
       FormatFinalLine(result->job, std::chrono::duration_cast<Duration>(clock.Now() - started))
@@ -204,13 +246,14 @@ int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args
   for (const local::JobKey& key : local::ListJobs(StateRoot(global), NamespaceFilter(global))) {
     if ((kind && key.kind != *kind) || (name && key.name != *name)) continue;
     local::JobDir dir(StateRoot(global), key);
-    StatusOr<json> stored = dir.ReadJob();
+    StatusOr<LocalJobSnapshot> stored = ReadLocalJob(dir, clock.Now(), /*with_events=*/false);
     if (!stored.ok()) {
-      std::cerr << "warning: " << stored.status().message() << "\n";
+      if (stored.status().code() != StatusCode::kNotFound)  // not a job being removed
+        std::cerr << "warning: " << stored.status().message() << "\n";
       continue;
     }
-    if (DeleteIfTtlExpired(dir, *stored, clock.Now())) continue;
-    jobs.push_back(*stored);
+    if (DeleteIfTtlExpired(dir, stored->job, clock.Now())) continue;
+    jobs.push_back(std::move(stored->job));
   }
   if (name && jobs.empty())
     return Fail(
@@ -240,21 +283,33 @@ int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args
   return 0;
 }
 
-int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
+int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                    const std::string& output) {
   bool cluster = false;
   if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
-  if (cluster) return ClusterDescribe(global, args);
+  if (!output.empty() && output != "json")
+    return Fail("unsupported output format \"" + output + "\" (json)", 2);
+  if (cluster) {
+    if (!output.empty())
+      return Fail("describe -o json is for local jobs; on a cluster use get -o json", 2);
+    return ClusterDescribe(global, args);
+  }
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
-  StatusOr<json> job = dir.ReadJob();
-  if (!job.ok()) return Fail(job.status().message(), 1);
-  StatusOr<json> replicas = dir.ReadReplicas();
-  StatusOr<std::vector<json>> events = dir.ReadEvents();
   RealClock clock;
-  std::cout << FormatDescribe(*job, replicas.ok() ? *replicas : json::array(),
-                              events.ok() ? *events : std::vector<json>{}, clock.Now());
-  if (dir.RunnerActive()) std::cout << "Runner:             active (trainctl run in progress)\n";
+  StatusOr<LocalJobSnapshot> snap = ReadLocalJob(dir, clock.Now(), /*with_events=*/true);
+  if (!snap.ok()) return Fail(snap.status().message(), 1);
+  if (output == "json") {
+    std::optional<json> failed = local::FirstFailedReplica(snap->replicas);
+    std::vector<std::string> tail;
+    if (failed && failed->contains("name") && (*failed)["name"].is_string())
+      tail = TailLines(dir.LogPath((*failed)["name"].get<std::string>()), kFailureLogLines);
+    std::cout << DescribeDocument(*snap, failed, tail).dump(2) << "\n";
+    return 0;
+  }
+  std::cout << FormatDescribe(snap->job, snap->replicas, snap->events, clock.Now());
+  if (snap->runner_active) std::cout << "Runner:             active (trainctl run in progress)\n";
   std::cout << "Logs:               " << dir.LogDir() << "\n";
   return 0;
 }
@@ -304,6 +359,25 @@ int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& arg
   return 0;
 }
 
+int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                 const std::string& patch) {
+  bool cluster = false;
+  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+  if (cluster) return Fail("patch is for local jobs; on a cluster use kubectl patch", 2);
+  StatusOr<local::JobKey> key = FindJob(global, args);
+  if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
+  json body = json::parse(patch, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return Fail("-p: not valid JSON", 2);
+  local::JobDir dir(StateRoot(global), *key);
+  StatusOr<json> current = dir.ReadMetadataPatch();
+  if (!current.ok()) return Fail(current.status().message(), 1);
+  StatusOr<json> merged = local::MergeMetadataPatch(*current, body);
+  if (!merged.ok()) return Fail(merged.status().message(), 2);
+  if (Status st = dir.WriteMetadataPatch(*merged); !st.ok()) return Fail(st.message(), 1);
+  std::cout << ResourceName(key->kind) << "/" << key->name << " patched\n";
+  return 0;
+}
+
 int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
   bool cluster = false;
   if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
@@ -341,9 +415,9 @@ int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& arg
     StatusOr<local::JobKey> key = FindJob(global, args);
     if (key.ok()) {
       local::JobDir dir(StateRoot(global), *key);
-      StatusOr<json> stored = dir.ReadJob();
-      if (stored.ok()) {
-        StatusOr<api::Job> job = api::DecodeJob(*stored);
+      StatusOr<LocalJobSnapshot> snap = ReadLocalJob(dir, clock.Now(), /*with_events=*/false);
+      if (snap.ok()) {
+        StatusOr<api::Job> job = api::DecodeJob(snap->job);
         if (job.ok()) {
           if (engine::HasCondition(job->status, condition)) {
             std::cout << ResourceName(key->kind) << "/" << key->name << " condition met\n";
@@ -351,7 +425,7 @@ int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& arg
           }
           if (condition != "Failed" && engine::HasCondition(job->status, engine::kFailed))
             return Fail(key->name + " failed: " + job->status.conditions.back().message, 1);
-          if (engine::IsFinished(job->status) && !dir.RunnerActive())
+          if (engine::IsFinished(job->status) && !snap->runner_active)
             return Fail(key->name + " finished without condition " + condition, 1);
         }
       }

@@ -25,8 +25,10 @@ struct GlobalOptions {
 StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend);
 
 struct RunCommandOptions {
-  std::string file;
+  std::string file;  // "-": read the manifest from stdin
   std::string job_name;  // pick one job of a multi-document file
+  std::string workdir;   // relative paths resolve here (default: the manifest's folder; cwd for -)
+  bool detach = false;   // return once the job is set up; the runner goes on in the background
   std::string output;    // "" or "json"
   bool replace = false;
   bool quiet = false;  // no replica log lines
@@ -37,9 +39,14 @@ struct RunCommandOptions {
 int RunCommand(const GlobalOptions& global, const RunCommandOptions& options);
 int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                const std::string& output);
-int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args);
+// output "json": the machine-readable document of local_view.h (DescribeDocument).
+int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                    const std::string& output);
 int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& replica, bool follow);
+// A JSON merge patch of a local job's metadata.labels/annotations (the SDK's update_job).
+int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                 const std::string& patch);
 int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args);
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& for_condition, const std::string& timeout);

@@ -29,7 +29,13 @@ int main(int argc, char** argv) {
 
   trainctl::cli::RunCommandOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "Run a job manifest on this machine until it ends");
-  run_cmd->add_option("file", run.file, "Manifest (YAML or JSON)")->required();
+  run_cmd->add_option("file", run.file, "Manifest (YAML or JSON); - reads it from stdin")
+      ->required();
+  run_cmd->add_flag("-d,--detach", run.detach,
+                    "Check and set up the job, then return; the runner goes on in the background");
+  run_cmd->add_option("--workdir", run.workdir,
+                      "Folder where replicas start and relative paths resolve (default: the "
+                      "manifest's folder; the current folder for -)");
   run_cmd->add_option("--job", run.job_name, "Job to run when the file holds several");
   run_cmd->add_option("-o,--output", run.output, "json: print the final job object on stdout")
       ->check(CLI::IsMember({"", "json"}));
@@ -53,10 +59,17 @@ int main(int argc, char** argv) {
   CLI::App* describe_cmd =
       app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();
+  describe_cmd->add_option("-o,--output", output, "json: job, replicas, events, first failure");
   CLI::App* logs_cmd = app.add_subcommand("logs", "Print replica logs: logs [KIND] NAME");
   logs_cmd->add_option("args", args)->required();
   logs_cmd->add_option("-r,--replica", replica, "Only this replica, e.g. worker-0");
   logs_cmd->add_flag("-f,--follow", follow, "Keep printing while the job runs");
+  std::string patch;
+  CLI::App* patch_cmd = app.add_subcommand(
+      "patch", "Change a local job's labels/annotations: patch [KIND] NAME -p JSON");
+  patch_cmd->add_option("args", args)->required();
+  patch_cmd->add_option("-p,--patch", patch, "JSON merge patch of metadata.labels/annotations")
+      ->required();
   CLI::App* delete_cmd = app.add_subcommand("delete", "Stop and remove a job: delete [KIND] NAME");
   delete_cmd->add_option("args", args)->required();
   CLI::App* wait_cmd = app.add_subcommand("wait", "Wait for a job condition: wait [KIND] NAME");
@@ -135,8 +148,9 @@ int main(int argc, char** argv) {
     return trainctl::op::RunOperator(op);
   }
   if (*get_cmd) return GetCommand(global, args, output);
-  if (*describe_cmd) return DescribeCommand(global, args);
+  if (*describe_cmd) return DescribeCommand(global, args, output);
   if (*logs_cmd) return LogsCommand(global, args, replica, follow);
+  if (*patch_cmd) return PatchCommand(global, args, patch);
   if (*delete_cmd) return DeleteCommand(global, args);
   if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);
   return 2;

@@ -75,6 +75,7 @@ struct Replica {
   std::string command;
   std::string message;
   int port = 0;
+  long long exit_seq = 0;  // order of this replica's last exit within the run
 };
 
 class Run {
@@ -120,6 +121,7 @@ class Run {
   int signals_handled_ = 0;
   std::optional<Time> drain_started_;
   bool delete_job_ = false;
+  long long exits_ = 0;
 };
 
 Status Run::Setup() {
@@ -262,6 +264,7 @@ void Run::Reap(Time now) {
     }
     r.exit_code = code;
     r.finished = now;
+    r.exit_seq = ++exits_;
     r.process.reset();
     TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
@@ -353,7 +356,14 @@ json Run::ReplicasJson() const {
               {"state", state},       {"restarts", r.restarts},
               {"attempt", r.attempt}, {"port", r.port},
               {"command", r.command}};
+    json labels = {{api::kLabelJobName, job_.name},
+                   {api::kLabelReplicaType, api::ToLower(r.type)},
+                   {api::kLabelReplicaIndex, std::to_string(r.index)}};
+    if (frameworks::ForKind(job_.kind).IsMasterRole(job_, r.type, r.index))
+      labels[api::kLabelJobRole] = "master";
+    j["labels"] = std::move(labels);
     if (r.exit_code) j["exitCode"] = *r.exit_code;
+    if (r.exit_seq) j["exitSeq"] = r.exit_seq;
     if (r.process) j["pid"] = r.process->pid();
     if (r.started) j["startTime"] = FormatRfc3339(*r.started);
     if (r.finished) j["finishTime"] = FormatRfc3339(*r.finished);
@@ -413,7 +423,9 @@ void Run::WaitForActivity(int timeout_ms) {
 }
 
 StatusOr<RunResult> Run::Execute() {
-  TRAINCTL_RETURN_IF_ERROR(Setup());
+  Status setup = Setup();
+  if (options_.on_setup) options_.on_setup(setup, dir_);
+  TRAINCTL_RETURN_IF_ERROR(setup);
   SignalScope signals;
   for (;;) {
     Time now = clock_.Now();

@@ -7,6 +7,7 @@
 // kills at once). Single-threaded; one Runner per job.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct RunOptions {
   Duration grace{5000};               // SIGTERM → SIGKILL
   Duration drain{10000};              // after success, wait this long for the others to exit
   std::vector<std::string> base_env;  // the caller's environment
+  // Called once, when the job's state folder is set up (job.json written, lock held) or setup
+  // failed, before any replica starts: `trainctl run --detach` returns to its caller here.
+  std::function<void(const Status&, const JobDir&)> on_setup;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.

@@ -150,6 +150,20 @@ bool JobDir::RunnerActive(int* pid) const {
   return active;
 }
 
+Status JobDir::WriteMetadataPatch(const nlohmann::json& metadata) const {
+  return WriteFileAtomically(path_ + "/metadata.json", metadata.dump(2));
+}
+
+StatusOr<nlohmann::json> JobDir::ReadMetadataPatch() const {
+  if (!fs::exists(path_ + "/metadata.json")) return nlohmann::json::object();
+  return ReadJsonFile(path_ + "/metadata.json");
+}
+
+int JobDir::LastRunnerPid() const {
+  StatusOr<std::string> text = ReadFile(path_ + "/runner.lock");
+  return text.ok() ? std::atoi(text->c_str()) : 0;
+}
+
 std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns) {
   std::vector<JobKey> out;
   std::error_code ec;

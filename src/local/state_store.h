@@ -2,7 +2,7 @@
 // and logs, so other trainctl commands can read them while the job runs and after.
 //
 // Layout: <root>/<namespace>/<plural>/<name>/{job.json, replicas.json, events.jsonl,
-// runner.lock, logs/<replica>.log}. Whole-file writes are atomic (write + rename), so readers
+// metadata.json, runner.lock, runner.log, logs/<replica>.log}. Whole-file writes are atomic (write + rename), so readers
 // never see a torn file. The runner holds an flock on runner.lock while it runs. Methods do
 // file I/O; a JobDir is not shared between threads.
 #pragma once
@@ -46,6 +46,10 @@ class JobDir {
   Status WriteReplicas(const nlohmann::json& replicas) const;
   StatusOr<nlohmann::json> ReadReplicas() const;
   Status AppendEvent(const nlohmann::json& event) const;
+  // metadata.json: labels and annotations changed after the job was created (`trainctl
+  // patch`), kept apart from job.json, which the runner owns, and merged in by readers.
+  Status WriteMetadataPatch(const nlohmann::json& metadata) const;
+  StatusOr<nlohmann::json> ReadMetadataPatch() const;  // {} when there is none
   StatusOr<std::vector<nlohmann::json>> ReadEvents() const;
 
   // Takes the runner lock (non-blocking). Fails with AlreadyExists if another runner holds it.
@@ -54,6 +58,8 @@ class JobDir {
   void ReleaseRunnerLock();
   // True while some runner process holds the lock; its pid when known.
   bool RunnerActive(int* pid = nullptr) const;
+  // The pid last written to runner.lock (also after that runner is gone); 0 when unknown.
+  int LastRunnerPid() const;
 
  private:
   std::string root_;
