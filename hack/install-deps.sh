@@ -15,9 +15,13 @@ BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev 
   libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev)
 PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn
   openmpi-bin libopenmpi-dev python3-mpi4py)
+# The Python SDK (sdk/python): its kubernetes backend, its tests, and the example notebook
+# executed headless (nbclient + ipykernel) with matplotlib.
+SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient python3-nbformat
+  python3-ipykernel python3-matplotlib)
 
 missing=()
-for p in "${BUILD_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}"; do
+for p in "${BUILD_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
@@ -69,4 +73,14 @@ import mxnet' \
     echo "install-deps: .venv cannot import the frameworks after the install" >&2; exit 1; }
   echo "$want" > .venv/.requirements.sha256
   echo "install-deps: Python frameworks ready in $(( $(date +%s) - start ))s"
+fi
+
+# The SDK, installed into .venv as an editable package (a .pth pointing at sdk/python), so
+# `.venv/bin/python -c "from trainctl import TrainingClient"` works and edits take effect.
+# No network and no build backend needed; rewritten only when the path changes.
+site=$(.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+want_pth="$PWD/sdk/python"
+if [ "$(cat "$site/trainctl-sdk.pth" 2>/dev/null)" != "$want_pth" ]; then
+  echo "$want_pth" > "$site/trainctl-sdk.pth"
+  echo "install-deps: trainctl SDK installed into .venv (editable: $want_pth)"
 fi

@@ -1,0 +1,62 @@
+"""Training functions the SDK end-to-end tests submit. Each imports what it needs inside (the
+function's source is what travels), trains a real model on scikit-learn's bundled digits and
+prints one `RESULT {json}` line per rank."""
+
+
+def ddp_digits(params):
+    import datetime
+    import json
+    import os
+
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from sklearn.datasets import load_digits
+
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)
+    x, y = load_digits(return_X_y=True)
+    x = torch.tensor(x / 16.0, dtype=torch.float32)
+    y = torch.tensor(y)
+    model = nn.parallel.DistributedDataParallel(
+        nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10)))
+    opt = torch.optim.SGD(model.parameters(), lr=params["lr"])
+    shard = slice(rank, None, world)
+    for epoch in range(params["epochs"]):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x[shard]), y[shard])
+        loss.backward()
+        opt.step()
+        print(f"epoch {epoch} rank {rank} loss {loss.item():.4f}", flush=True)
+    acc = (model(x).argmax(1) == y).float().mean().item()
+    print("RESULT " + json.dumps({"rank": rank, "world": world, "accuracy": acc,
+                                  "tag": "$5 $HOME `x`"}), flush=True)
+    dist.destroy_process_group()
+
+
+def sleeper(params):
+    import time
+    print("sleeping", flush=True)
+    time.sleep(params["seconds"])
+
+
+def tf_digits(params):
+    import json
+    import os
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import numpy as np
+    import tensorflow as tf
+    from sklearn.datasets import load_digits
+
+    tf.keras.utils.set_random_seed(0)
+    x, y = load_digits(return_X_y=True)
+    x = (x / 16.0).astype(np.float32)
+    model = tf.keras.Sequential([tf.keras.Input((64,)), tf.keras.layers.Dense(32, "relu"),
+                                 tf.keras.layers.Dense(10)])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    hist = model.fit(x, y, epochs=params["epochs"], batch_size=64, verbose=0)
+    cfg = json.loads(os.environ.get("TF_CONFIG", "{}"))
+    print("RESULT " + json.dumps({"accuracy": float(hist.history["accuracy"][-1]),
+                                  "task": cfg.get("task")}), flush=True)

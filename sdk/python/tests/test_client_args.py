@@ -1,0 +1,108 @@
+"""TrainingClient argument handling: every bad argument raises upstream's exception type with a
+message naming it, before anything starts (local backend with a private state folder)."""
+
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from trainctl import TrainingClient, constants, models
+from trainctl.backends import choose
+
+
+def f(params):
+    print(params)
+
+
+class ArgsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.client = TrainingClient(backend="local", state_dir=self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_bad_kind_and_backend(self):
+        with self.assertRaisesRegex(ValueError, "Job kind must be one of"):
+            TrainingClient(backend="local", job_kind="FooJob")
+        with self.assertRaisesRegex(ValueError, "backend must be one of"):
+            TrainingClient(backend="docker")
+        with self.assertRaisesRegex(ValueError, "Job kind must be one of"):
+            self.client.get_job("x", job_kind="FooJob")
+        with self.assertRaisesRegex(ValueError, "Job kind must be one of"):
+            self.client.delete_job("x", job_kind="FooJob")
+
+    def test_create_job_bad_arguments(self):
+        c = self.client
+        cases = [
+            (dict(name="a", train_func=f, num_workers=0), "At least one Worker"),
+            (dict(train_func=f), "Job name must be set"),
+            (dict(name="a", train_func=f, job_kind="TFJob", num_procs_per_worker=2),
+             "num_procs_per_worker"),
+            (dict(name="a", train_func=f, num_ps_replicas=1), "num_chief_replicas and num_ps"),
+            (dict(name="a", train_func=f, job_kind="PaddleJob"), "can't be created using"),
+            (dict(name="a", train_func=f, volumes=[{}], volume_mounts=[]), "same length"),
+            (dict(name="a", train_func=f, packages_to_install=["no-such-dist-xyz"]),
+             "packages_to_install.*no-such-dist-xyz"),
+            (dict(name="a", train_func=f, num_procs_per_worker=0), "num_procs_per_worker"),
+            (dict(), "needs one of job, train_func or base_image"),
+            (dict(job={"kind": "Nope"}), "job: kind must be one of"),
+            (dict(job=models.KubeflowOrgV1TFJob(), train_func=f),
+             "Argument `train_func` must be None"),
+            (dict(job=object()), "Job must be one of these types"),
+            (dict(job="/no/such/file.yaml"), "job: cannot read /no/such/file.yaml"),
+        ]
+        for kwargs, message in cases:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaisesRegex(ValueError, message):
+                    c.create_job(**kwargs)
+        self.assertEqual(c.list_jobs(), [])  # nothing was started
+
+    def test_image_jobs_and_train_are_cluster_only(self):
+        with self.assertRaisesRegex(NotImplementedError, "entrypoint"):
+            self.client.create_job(name="img", base_image="busybox")
+        with self.assertRaisesRegex(NotImplementedError, "needs a cluster"):
+            self.client.train(name="llm")
+
+    def test_wait_arguments(self):
+        with self.assertRaisesRegex(ValueError, "must be subset"):
+            self.client.wait_for_job_conditions("x", expected_conditions={"succeeded"})
+        with self.assertRaises(TimeoutError):  # upstream: zero polls, no GET
+            self.client.wait_for_job_conditions("never", wait_timeout=0)
+
+    def test_missing_job_is_runtime_error(self):
+        with self.assertRaisesRegex(RuntimeError, "Failed to get PyTorchJob: default/ghost"):
+            self.client.get_job("ghost")
+        with self.assertRaisesRegex(RuntimeError, "Failed to delete PyTorchJob: default/ghost"):
+            self.client.delete_job("ghost")
+        with self.assertRaisesRegex(ValueError, "replica_type must be one of"):
+            self.client.get_job_pods("ghost", replica_type="Master")
+
+    def test_a_rejected_manifest_surfaces_the_runner_message(self):
+        job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+               "metadata": {"name": "Bad_Name"},
+               "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {
+                   "spec": {"containers": [{"name": "pytorch", "image": "x",
+                                            "command": ["true"]}]}}}}}}
+        with self.assertRaisesRegex(RuntimeError, r"Failed to create PyTorchJob: "
+                                    r"default/Bad_Name\. Error: .*metadata\.name"):
+            self.client.create_job(job=job)
+
+    def test_backend_rule(self):
+        with tempfile.TemporaryDirectory() as home:
+            env = {"HOME": home}
+            with mock.patch.dict(os.environ, env, clear=True):
+                self.assertEqual(choose(), "local")
+                os.makedirs(os.path.join(home, ".kube"))
+                open(os.path.join(home, ".kube", "config"), "w").close()
+                self.assertEqual(choose(), "kubernetes")
+                os.environ["TRAINCTL_BACKEND"] = "local"
+                self.assertEqual(choose(), "local")
+                os.environ["TRAINCTL_BACKEND"] = "k8s"
+                with self.assertRaisesRegex(ValueError, r"\$TRAINCTL_BACKEND"):
+                    choose()
+        self.assertEqual(constants.DEFAULT_TIMEOUT, 120)
+
+
+if __name__ == "__main__":
+    unittest.main()

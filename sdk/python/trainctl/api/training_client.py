@@ -1,0 +1,675 @@
+"""``TrainingClient``: upstream's (kubeflow-training 1.9.4) client surface — same method names,
+keyword arguments, defaults, return types and exception types — over two backends:
+
+* ``kubernetes``: kubeflow.org/v1 custom objects on a cluster (``trainctl operator`` or
+  upstream's operator run them);
+* ``local``: the same objects run on this machine by ``trainctl run`` (no cluster).
+
+All argument handling, templates, condition logic and waiting live here, so both backends
+behave the same; a backend only moves JSON. Exceptions: ValueError for bad arguments (naming
+the argument), TimeoutError, RuntimeError for API failures and failed jobs. Upstream bugs fixed
+here are listed in docs/sdk.md. Not thread-safe across concurrent calls that mutate the same job.
+"""
+
+import datetime
+import inspect
+import json
+import logging
+import multiprocessing
+import os
+import time
+
+from .. import constants
+from .. import job_builder
+from .. import models
+from ..backends import choose
+
+logger = logging.getLogger(__name__)
+
+_UNSET = object()
+
+
+class TrainingClient:
+    def __init__(self, config_file=None, context=None, client_configuration=None,
+                 namespace=None, job_kind=constants.PYTORCHJOB_KIND, backend=None,
+                 state_dir=None):
+        if job_kind not in constants.JOB_PARAMETERS:
+            raise ValueError(
+                f"Job kind must be one of these: {list(constants.JOB_PARAMETERS.keys())}")
+        self.job_kind = job_kind
+        self.backend_name = choose(backend, config_file, client_configuration)
+        if self.backend_name == "local":
+            from ..backends.local import LocalBackend
+            self._backend = LocalBackend(state_dir=state_dir)
+            self.namespace = namespace or constants.DEFAULT_NAMESPACE
+        else:
+            from ..backends.kubernetes import KubernetesBackend
+            self._backend = KubernetesBackend(config_file, context, client_configuration)
+            # Computed now, not at import time as upstream does.
+            self.namespace = namespace or self._backend.default_namespace()
+            self.custom_api = self._backend.custom_api
+            self.core_api = self._backend.core_api
+
+    @property
+    def backend(self):
+        return self.backend_name
+
+    # ------------------------------------------------------------------------------------
+    # helpers
+
+    def _kind(self, job_kind):
+        job_kind = job_kind or self.job_kind
+        if job_kind not in constants.JOB_PARAMETERS:
+            raise ValueError(f"Job kind must be one of these: {list(constants.JOB_PARAMETERS)}")
+        return job_kind
+
+    def _call(self, verb, what, fn, *args):
+        """Runs a backend call; maps failures to upstream's exception types and messages."""
+        from ..backends.local import LocalError
+        try:
+            return fn(*args)
+        except (multiprocessing.TimeoutError, TimeoutError) as e:
+            raise TimeoutError(f"Timeout to {verb} {what}") from e
+        except (ValueError, ConnectionError):
+            raise
+        except LocalError as e:
+            raise RuntimeError(f"Failed to {verb} {what}. Error: {e}") from e
+        except Exception as e:
+            raise RuntimeError(f"Failed to {verb} {what}. Error: {e}") from e
+
+    @staticmethod
+    def _model(data, kind):
+        return models.deserialize(data, models.KIND_MODELS[kind])
+
+    # ------------------------------------------------------------------------------------
+    # train (LLM fine-tuning)
+
+    def train(self, name=None, namespace=None, labels=None, annotations=None, num_workers=1,
+              num_procs_per_worker=1, resources_per_worker=None, model_provider_parameters=None,
+              dataset_provider_parameters=None, trainer_parameters=None, init_env_vars=None,
+              env_vars=None, storage_config=None, queue_name=None):
+        if self.backend_name == "local":
+            raise NotImplementedError(
+                "train() (LLM fine-tuning with Hugging Face images and a PVC) needs a cluster: "
+                "use TrainingClient(backend=\"kubernetes\"); locally, use create_job with a "
+                "train_func or a manifest")
+        from .llm import train_on_cluster
+        return train_on_cluster(
+            self, name=name, namespace=namespace or self.namespace, labels=labels,
+            annotations=annotations, num_workers=num_workers,
+            num_procs_per_worker=num_procs_per_worker,
+            resources_per_worker=resources_per_worker,
+            model_provider_parameters=model_provider_parameters,
+            dataset_provider_parameters=dataset_provider_parameters,
+            trainer_parameters=trainer_parameters, init_env_vars=init_env_vars,
+            env_vars=env_vars, storage_config=storage_config, queue_name=queue_name)
+
+    # ------------------------------------------------------------------------------------
+    # create
+
+    def create_job(self, job=None, name=None, namespace=None, labels=None, annotations=None,
+                   job_kind=None, base_image=None, train_func=None, parameters=None,
+                   num_workers=1, num_procs_per_worker=None, resources_per_worker=None,
+                   num_chief_replicas=None, num_ps_replicas=None, packages_to_install=None,
+                   pip_index_url=constants.DEFAULT_PIP_INDEX_URL, env_vars=None,
+                   queue_name=None, volumes=None, volume_mounts=None):
+        """Creates a job from a model object, a dict, a YAML/JSON path, a function, or an
+        image. Returns None, as upstream."""
+        if job is not None:
+            given = dict(name=name, job_kind=job_kind, base_image=base_image,
+                         train_func=train_func, parameters=parameters,
+                         num_procs_per_worker=num_procs_per_worker,
+                         resources_per_worker=resources_per_worker,
+                         num_chief_replicas=num_chief_replicas, num_ps_replicas=num_ps_replicas,
+                         packages_to_install=packages_to_install, env_vars=env_vars,
+                         volumes=volumes, volume_mounts=volume_mounts)
+            for key, value in given.items():
+                if value is not None:
+                    raise ValueError(
+                        "If `job` is set only `namespace`, `labels`, and `annotations` "
+                        f"arguments are allowed. Argument `{key}` must be None.")
+        namespace = namespace or self.namespace
+        workdir = None
+        if job is not None:
+            job, workdir = self._job_object(job)
+            job_kind = str(job.kind)
+        else:
+            job_kind = job_kind or self.job_kind
+        if job_kind not in constants.JOB_PARAMETERS:
+            raise ValueError(f"Job kind must be one of these: {list(constants.JOB_PARAMETERS)}")
+        if len(volumes or []) != len(volume_mounts or []):
+            raise ValueError("Volumes and VolumeMounts must be the same length: "
+                             f"{len(volumes or [])} vs. {len(volume_mounts or [])}")
+
+        if job is None:
+            if train_func is None and base_image is None:
+                raise ValueError("create_job needs one of job, train_func or base_image")
+            if name is None:
+                raise ValueError("Job name must be set to configure Job from function or image")
+            if not isinstance(num_workers, int) or isinstance(num_workers, bool) or \
+                    num_workers < 1:
+                raise ValueError(f"At least one Worker for {job_kind} must be set "
+                                 f"(num_workers={num_workers!r})")
+            if num_procs_per_worker is not None and not (
+                    (isinstance(num_procs_per_worker, int) and num_procs_per_worker >= 1) or
+                    num_procs_per_worker in ("auto", "cpu", "gpu")):
+                raise ValueError("num_procs_per_worker must be a positive int or 'auto', got "
+                                 f"{num_procs_per_worker!r}")
+            if job_kind not in (constants.PYTORCHJOB_KIND, constants.TFJOB_KIND,
+                                constants.XGBOOSTJOB_KIND):
+                raise ValueError(f"Job kind {job_kind} can't be created using function or "
+                                 "image. Number of Workers must be set.")
+            job = self._job_from_function(
+                job_kind, name, namespace, labels, annotations, base_image, train_func,
+                parameters, num_workers, num_procs_per_worker, resources_per_worker,
+                num_chief_replicas, num_ps_replicas, packages_to_install, pip_index_url,
+                env_vars, volumes, volume_mounts)
+            labels = annotations = None  # already in the object
+
+        if not isinstance(job, models.KIND_MODELS[job_kind]):
+            raise ValueError(f"Job must be one of these types: {constants.JOB_MODELS}, "
+                             f"but Job is: {type(job)}")
+        if job.metadata is None:
+            job.metadata = models.V1ObjectMeta()
+        if labels:
+            job.metadata.labels = {**(job.metadata.labels or {}), **labels}
+        if annotations:
+            job.metadata.annotations = {**(job.metadata.annotations or {}), **annotations}
+        if job.metadata.namespace is None or namespace != self.namespace:
+            job.metadata.namespace = namespace
+        namespace = job.metadata.namespace
+        if queue_name is not None and str(queue_name).strip():
+            if self.backend_name == "kubernetes":
+                exists = self._backend.queue_exists(queue_name, namespace)
+                if exists is False:
+                    logger.warning("Queue '%s' does not exist in namespace '%s'. The job will "
+                                   "be created but may not be managed by Kueue.",
+                                   queue_name, namespace)
+            job.metadata.labels = {**(job.metadata.labels or {}),
+                                   constants.LOCAL_QUEUE_LABEL: queue_name}
+        what = f"{job_kind}: {namespace}/{job.metadata.name}"
+        body = models.serialize(job)
+        if self.backend_name == "local":
+            self._call("create", what, self._backend.create, body, job_kind, namespace, workdir)
+        else:
+            self._call("create", what, self._backend.create, body, job_kind, namespace,
+                       constants.DEFAULT_TIMEOUT)
+        logger.debug("%s %s/%s has been created", job_kind, namespace, job.metadata.name)
+
+    def _job_object(self, job):
+        """A model object from a model, a dict (camelCase or snake_case) or a YAML/JSON path;
+        also the folder relative paths resolve in (a file's own folder)."""
+        if isinstance(job, (str, os.PathLike)):
+            path = os.fspath(job)
+            try:
+                with open(path) as f:
+                    text = f.read()
+            except OSError as e:
+                raise ValueError(f"job: cannot read {path}: {e.strerror}") from e
+            data = _load_document(text, path)
+            return self._job_object(data)[0], os.path.dirname(os.path.abspath(path))
+        if isinstance(job, dict):
+            kind = job.get("kind")
+            if kind not in constants.JOB_PARAMETERS:
+                raise ValueError(f"job: kind must be one of {list(constants.JOB_PARAMETERS)}, "
+                                 f"got {kind!r}")
+            return models.deserialize(_camel_keys(job), models.KIND_MODELS[kind]), None
+        if not isinstance(job, tuple(models.KIND_MODELS.values())):
+            raise ValueError(f"Job must be one of these types: {constants.JOB_MODELS}, "
+                             f"but Job is: {type(job)}")
+        return job, None
+
+    def _job_from_function(self, job_kind, name, namespace, labels, annotations, base_image,
+                           train_func, parameters, num_workers, num_procs_per_worker,
+                           resources_per_worker, num_chief_replicas, num_ps_replicas,
+                           packages_to_install, pip_index_url, env_vars, volumes,
+                           volume_mounts):
+        if base_image is None:
+            base_image = constants.JOB_PARAMETERS[job_kind]["base_image"]
+        command = args = None
+        extra_env = {}
+        if train_func is not None:
+            if packages_to_install is not None and not isinstance(packages_to_install, list):
+                raise ValueError("packages_to_install must be a list of requirement strings")
+            source = job_builder.function_source(train_func, parameters)
+            entrypoint = job_builder.entrypoint_for(job_kind, num_workers, num_procs_per_worker)
+            if self.backend_name == "local":
+                command, args, extra_env = self._backend.function_container(
+                    name, namespace, source, entrypoint, packages_to_install, pip_index_url,
+                    pip_index_url != constants.DEFAULT_PIP_INDEX_URL)
+            else:
+                command = list(constants.DEFAULT_COMMAND)
+                args = [job_builder.container_script(source, entrypoint, packages_to_install,
+                                                     pip_index_url)]
+        elif self.backend_name == "local":
+            raise NotImplementedError(
+                "create_job(base_image=...) without train_func runs the image's entrypoint, "
+                "which trainctl cannot run on this machine; pass train_func, or a manifest "
+                "whose containers have a command")
+        if extra_env:
+            merged = job_builder.env_list(env_vars) or []
+            have = {e.name for e in merged}
+            merged += [models.V1EnvVar(name=k, value=v) for k, v in extra_env.items()
+                       if k not in have]
+            env_vars = merged
+        template = job_builder.pod_template(
+            constants.JOB_PARAMETERS[job_kind]["container"], base_image, command, args,
+            resources_per_worker, env_vars, volumes, volume_mounts)
+        return job_builder.job_from_template(
+            job_kind, name, namespace, template, num_workers, labels, annotations,
+            num_procs_per_worker, num_chief_replicas, num_ps_replicas)
+
+    # ------------------------------------------------------------------------------------
+    # read
+
+    def get_job(self, name, namespace=None, job_kind=None, timeout=constants.DEFAULT_TIMEOUT):
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        what = f"{job_kind}: {namespace}/{name}"
+        if self.backend_name == "local":
+            data = self._call("get", what, self._backend.get, name, namespace, job_kind)
+        else:
+            data = self._call("get", what, self._backend.get, name, namespace, job_kind, timeout)
+        return self._model(data, job_kind)
+
+    def list_jobs(self, namespace=None, job_kind=None, timeout=constants.DEFAULT_TIMEOUT):
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        what = f"{job_kind}s in namespace: {namespace}"
+        if self.backend_name == "local":
+            items = self._call("list", what, self._backend.list, namespace, job_kind)
+        else:
+            items = self._call("list", what, self._backend.list, namespace, job_kind, timeout)
+        return [self._model(i, job_kind) for i in items]
+
+    def get_job_conditions(self, name=None, namespace=None, job_kind=None, job=None,
+                           timeout=constants.DEFAULT_TIMEOUT):
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        if job is not None and not isinstance(job, models.KIND_MODELS[job_kind]):
+            raise ValueError(f"Job must be one of these types: {constants.JOB_MODELS}")
+        if job is None:
+            if name is None:
+                raise ValueError("Job name must be set to configure Job from function or image")
+            job = self.get_job(name=name, namespace=namespace, job_kind=job_kind,
+                               timeout=timeout)
+        if job.status and job.status.conditions:
+            return job.status.conditions
+        return []
+
+    def _has(self, condition, name, namespace, job_kind, job, timeout):
+        return _has_condition(
+            self.get_job_conditions(name, namespace, job_kind, job, timeout), condition)
+
+    def is_job_created(self, name=None, namespace=None, job_kind=None, job=None,
+                       timeout=constants.DEFAULT_TIMEOUT):
+        return self._has(constants.JOB_CONDITION_CREATED, name, namespace, job_kind, job, timeout)
+
+    def is_job_running(self, name=None, namespace=None, job_kind=None, job=None,
+                       timeout=constants.DEFAULT_TIMEOUT):
+        return self._has(constants.JOB_CONDITION_RUNNING, name, namespace, job_kind, job, timeout)
+
+    def is_job_restarting(self, name=None, namespace=None, job_kind=None, job=None,
+                          timeout=constants.DEFAULT_TIMEOUT):
+        return self._has(constants.JOB_CONDITION_RESTARTING, name, namespace, job_kind, job,
+                         timeout)
+
+    def is_job_succeeded(self, name=None, namespace=None, job_kind=None, job=None,
+                         timeout=constants.DEFAULT_TIMEOUT):
+        return self._has(constants.JOB_CONDITION_SUCCEEDED, name, namespace, job_kind, job,
+                         timeout)
+
+    def is_job_failed(self, name=None, namespace=None, job_kind=None, job=None,
+                      timeout=constants.DEFAULT_TIMEOUT):
+        return self._has(constants.JOB_CONDITION_FAILED, name, namespace, job_kind, job, timeout)
+
+    def wait_for_job_conditions(self, name, namespace=None, job_kind=None,
+                                expected_conditions={constants.JOB_CONDITION_SUCCEEDED},
+                                wait_timeout=600, polling_interval=15, callback=None,
+                                timeout=constants.DEFAULT_TIMEOUT):
+        """Polls until one of ``expected_conditions`` is True. RuntimeError when the job fails
+        (naming the first failed replica, its exit code and last log lines where known),
+        TimeoutError after ``wait_timeout`` seconds. Upstream's loop count semantics are kept
+        (``round(wait_timeout / polling_interval)`` polls)."""
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        expected = set(expected_conditions)
+        if not expected.issubset(constants.JOB_CONDITIONS):
+            raise ValueError(f"Expected conditions: {expected} must be subset of "
+                             f"{constants.JOB_CONDITIONS}")
+        if polling_interval is None or polling_interval <= 0:
+            raise ValueError(f"polling_interval must be > 0, got {polling_interval!r}")
+        for _ in range(round(wait_timeout / polling_interval)):
+            job = self.get_job(name=name, namespace=namespace, job_kind=job_kind,
+                               timeout=timeout)
+            conditions = self.get_job_conditions(job=job, timeout=timeout, job_kind=job_kind)
+            if conditions:
+                logger.debug("%s %s %s", name, conditions[-1].type,
+                             conditions[-1].last_transition_time)
+            if callback:
+                callback(job)
+            if constants.JOB_CONDITION_FAILED not in expected and \
+                    _has_condition(conditions, constants.JOB_CONDITION_FAILED):
+                raise RuntimeError(self._failure_message(job, job_kind, namespace, name))
+            for condition in expected:
+                if _has_condition(conditions, condition):
+                    return job
+            time.sleep(polling_interval)
+        raise TimeoutError(f"Timeout waiting for {job_kind}: {namespace}/{name} to reach "
+                           f"expected conditions: {expected}")
+
+    def _failure_message(self, job, job_kind, namespace, name):
+        failed = [c for c in job.status.conditions if c.type == constants.JOB_CONDITION_FAILED]
+        reason = f"{failed[-1].reason}: {failed[-1].message}" if failed else ""
+        text = f"{job_kind} {namespace}/{name} is Failed. {reason}"
+        if self.backend_name == "local":
+            failure = self._backend.failure(name, namespace, job_kind)
+        else:
+            failure = self._cluster_failure(name, namespace, job_kind)
+        if failure:
+            text += (f"\nFirst failed replica: {failure.get('name')} "
+                     f"(exit code {failure.get('exitCode', '?')})")
+            lines = failure.get("lastLogLines") or []
+            if lines:
+                text += f"; its last {len(lines)} log lines:\n" + "\n".join(
+                    "    " + line for line in lines)
+        text += f"\n{job_kind} conditions: {job.status.conditions}"
+        return text
+
+    def _cluster_failure(self, name, namespace, job_kind):
+        """The earliest-terminated failed pod and its log tail (best effort)."""
+        try:
+            pods = self.get_job_pods(name, namespace)
+        except Exception:
+            return None
+        worst = None
+        for p in pods:
+            for cs in (p.status.container_statuses or []) if p.status else []:
+                term = (cs.state.terminated if cs.state else None) or \
+                    (cs.last_state.terminated if cs.last_state else None)
+                if term and term.exit_code:
+                    key = term.finished_at or datetime.datetime.max.replace(
+                        tzinfo=datetime.timezone.utc)
+                    if worst is None or key < worst[0]:
+                        worst = (key, p.metadata.name, term.exit_code)
+        if worst is None:
+            return None
+        try:
+            text = self._backend.read_log(worst[1], namespace,
+                                          constants.JOB_PARAMETERS[job_kind]["container"])
+            lines = text.splitlines()[-20:]
+        except Exception:
+            lines = []
+        return {"name": worst[1], "exitCode": worst[2], "lastLogLines": lines}
+
+    # ------------------------------------------------------------------------------------
+    # pods and logs
+
+    def get_job_pods(self, name, namespace=None, is_master=False, replica_type=None,
+                     replica_index=None, timeout=constants.DEFAULT_TIMEOUT):
+        namespace = namespace or self.namespace
+        if replica_type is not None and replica_type not in constants.ALL_REPLICA_TYPES:
+            raise ValueError("replica_type must be one of "
+                             f"{sorted(constants.ALL_REPLICA_TYPES)} (lower case), got "
+                             f"{replica_type!r}")
+        selector = {constants.JOB_NAME_LABEL: name}
+        if is_master:
+            selector[constants.JOB_ROLE_LABEL] = constants.JOB_ROLE_MASTER
+        if replica_type:
+            selector[constants.REPLICA_TYPE_LABEL] = replica_type.lower()
+        if replica_index is not None:
+            selector[constants.REPLICA_INDEX_LABEL] = str(replica_index)
+        what = f"pods for Job: {namespace}/{name}"
+        if self.backend_name == "local":
+            pods = self._call("list", what, self._backend.pods, name, namespace, self.job_kind)
+            pods = [p for p in pods if _matches(p["metadata"].get("labels") or {}, selector)]
+            return [_pod_model(p) for p in pods]
+        label_selector = ",".join(f"{k}={v}" for k, v in selector.items())
+        return self._call("list", what, self._backend.pods, namespace, label_selector, timeout)
+
+    def get_job_pod_names(self, name, namespace=None, is_master=False, replica_type=None,
+                          replica_index=None, timeout=constants.DEFAULT_TIMEOUT):
+        pods = self.get_job_pods(name=name, namespace=namespace, is_master=is_master,
+                                 replica_type=replica_type, replica_index=replica_index,
+                                 timeout=timeout)
+        return [p.metadata.name for p in pods]
+
+    def get_job_logs(self, name, namespace=None, job_kind=None, is_master=True,
+                     replica_type=None, replica_index=None, follow=False,
+                     timeout=constants.DEFAULT_TIMEOUT, verbose=False):
+        """Returns ``(logs, events)``: ``{pod name: text}`` and, with ``verbose``,
+        ``{"<kind>/<name>": ["<time> <message>", ...]}``. With ``follow`` every line is also
+        printed as ``[Pod <name>]: <line>`` while the job runs (pods not started yet are
+        waited for)."""
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        logs = {}
+        if follow:
+            for pod, line in self.stream_job_logs(
+                    name, namespace=namespace, job_kind=job_kind, is_master=is_master,
+                    replica_type=replica_type, replica_index=replica_index, timeout=timeout):
+                print(f"[Pod {pod}]: {line}", flush=True)
+                logs[pod] = logs.get(pod, "") + line + "\n"
+        else:
+            pods = self.get_job_pods(name, namespace, is_master, replica_type, replica_index,
+                                     timeout)
+            container = constants.JOB_PARAMETERS[job_kind]["container"]
+            for pod in pods:
+                if pod.status is None or pod.status.phase == constants.POD_PHASE_PENDING:
+                    continue
+                try:
+                    if self.backend_name == "local":
+                        logs[pod.metadata.name] = self._backend.read_log(pod._trainctl_raw)
+                    else:
+                        logs[pod.metadata.name] = self._backend.read_log(
+                            pod.metadata.name, namespace, container)
+                except Exception as e:
+                    raise RuntimeError(f"Failed to read logs for pod "
+                                       f"{namespace}/{pod.metadata.name}") from e
+        events = {}
+        if verbose:
+            events = self._events(name, namespace, job_kind, is_master, replica_type,
+                                  replica_index, timeout)
+        return logs, events
+
+    def stream_job_logs(self, name, namespace=None, job_kind=None, is_master=False,
+                        replica_type=None, replica_index=None,
+                        timeout=constants.DEFAULT_TIMEOUT):
+        """Yields ``(pod name, line)`` as the selected pods write them, until they end; pods
+        that have not started are waited for. For notebooks: ``for pod, line in ...``."""
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        if replica_type is not None and replica_type not in constants.ALL_REPLICA_TYPES:
+            raise ValueError("replica_type must be one of "
+                             f"{sorted(constants.ALL_REPLICA_TYPES)} (lower case), got "
+                             f"{replica_type!r}")
+        selector = {constants.JOB_NAME_LABEL: name}
+        if is_master:
+            selector[constants.JOB_ROLE_LABEL] = constants.JOB_ROLE_MASTER
+        if replica_type:
+            selector[constants.REPLICA_TYPE_LABEL] = replica_type.lower()
+        if replica_index is not None:
+            selector[constants.REPLICA_INDEX_LABEL] = str(replica_index)
+        if self.backend_name == "local":
+            select = lambda pods: [p for p in pods  # noqa: E731
+                                   if _matches(p["metadata"].get("labels") or {}, selector)]
+            try:
+                yield from self._backend.follow(name, namespace, job_kind, select)
+            except Exception as e:
+                from ..backends.local import LocalError
+                if isinstance(e, LocalError):
+                    raise RuntimeError(f"Failed to read logs of {job_kind}: {namespace}/{name}. "
+                                       f"Error: {e}") from e
+                raise
+            return
+        pods = self._wait_for_pods(name, namespace, selector, timeout)
+        container = constants.JOB_PARAMETERS[job_kind]["container"]
+
+        def phase(pod_name):
+            try:
+                p = self.core_api.read_namespaced_pod(pod_name, namespace)
+                return p.status.phase if p.status else None
+            except Exception:
+                return None
+        yield from self._backend.follow([p.metadata.name for p in pods], namespace, container,
+                                        phase)
+
+    def _wait_for_pods(self, name, namespace, selector, timeout, wait=600):
+        label_selector = ",".join(f"{k}={v}" for k, v in selector.items())
+        deadline = time.monotonic() + wait
+        while True:
+            pods = self._call("list", f"pods for Job: {namespace}/{name}", self._backend.pods,
+                              namespace, label_selector, timeout)
+            if pods or time.monotonic() > deadline:
+                return sorted(pods, key=lambda p: p.metadata.name)
+            time.sleep(1)
+
+    def _events(self, name, namespace, job_kind, is_master, replica_type, replica_index,
+                timeout):
+        pods = self.get_job_pods(name, namespace, is_master, replica_type, replica_index,
+                                 timeout)
+        # Fixed: upstream reads the job here without job_kind (always the client's kind).
+        job = self.get_job(name=name, namespace=namespace, job_kind=job_kind, timeout=timeout)
+        if self.backend_name == "local":
+            events = self._backend.events(name, namespace, job_kind)
+        else:
+            events = self._backend.events(namespace)
+        wanted = {(job_kind, name): job.metadata.creation_timestamp}
+        for p in pods:
+            wanted[(constants.POD_KIND, p.metadata.name)] = p.metadata.creation_timestamp
+        out = {}
+        for e in events:
+            when = _as_datetime(e["time"])
+            key = (e["kind"], e["name"])
+            if key not in wanted or when is None:
+                continue
+            since = _as_datetime(wanted[key])
+            if since is not None and when < since:
+                continue
+            entry = f"{when.strftime('%Y-%m-%d %H:%M:%S')} {e['message']}"
+            out.setdefault(f"{key[0].lower()}/{key[1]}", []).append(entry)
+        return out
+
+    # ------------------------------------------------------------------------------------
+    # update and delete
+
+    def update_job(self, job, name, namespace=None, job_kind=None):
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        what = f"{job_kind}: {namespace}/{name}"
+        if self.backend_name == "local":
+            current = self.get_job(name, namespace, job_kind)
+            body = _local_patch(models.serialize(current), models.serialize(job)
+                                if not isinstance(job, dict) else _camel_keys(job))
+            self._call("update", what, self._backend.patch, name, namespace, job_kind, body)
+        else:
+            self._call("update", what, self._backend.patch, name, namespace, job_kind,
+                       models.serialize(job) if not isinstance(job, dict) else job,
+                       constants.DEFAULT_TIMEOUT)
+        logger.debug("%s %s/%s has been updated", job_kind, namespace, name)
+
+    def delete_job(self, name, namespace=None, job_kind=None, delete_options=None):
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)  # fixed: upstream did not validate the kind
+        what = f"{job_kind}: {namespace}/{name}"
+        if self.backend_name == "local":
+            self._call("delete", what, self._backend.delete, name, namespace, job_kind)
+        else:
+            body = models.serialize(delete_options) if delete_options is not None else None
+            self._call("delete", what, self._backend.delete, name, namespace, job_kind, body,
+                       constants.DEFAULT_TIMEOUT)
+        logger.debug("%s %s/%s has been deleted", job_kind, namespace, name)
+
+
+# ----------------------------------------------------------------------------------------
+# module helpers
+
+
+def _has_condition(conditions, condition_type):
+    return any(c.type == condition_type and c.status == constants.CONDITION_STATUS_TRUE
+               for c in conditions)
+
+
+def _matches(labels, selector):
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _pod_model(raw):
+    data = {k: v for k, v in raw.items() if not k.startswith("_")}
+    pod = models.deserialize(data, "V1Pod")
+    try:
+        pod._trainctl_raw = raw
+    except AttributeError:
+        pass
+    return pod
+
+
+def _as_datetime(value):
+    if value is None or isinstance(value, datetime.datetime):
+        return value
+    try:
+        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _snake_to_camel(key):
+    head, *rest = key.split("_")
+    return head + "".join(r[:1].upper() + r[1:] for r in rest)
+
+
+_VERBATIM_MAPS = {"labels", "annotations", "nodeSelector", "limits", "requests",
+                  "matchLabels", "data", "stringData"}
+_REPLICA_MAPS = {"pytorchReplicaSpecs", "tfReplicaSpecs", "xgbReplicaSpecs", "mpiReplicaSpecs",
+                 "paddleReplicaSpecs", "jaxReplicaSpecs", "mxReplicaSpecs", "replicaStatuses"}
+
+
+def _camel_keys(value, parent=None):
+    """snake_case dict keys → camelCase (field names only, never map keys like labels)."""
+    if isinstance(value, list):
+        return [_camel_keys(v, parent) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if parent in _VERBATIM_MAPS:
+        return dict(value)
+    out = {}
+    for k, v in value.items():
+        key = k if parent in _REPLICA_MAPS else _snake_to_camel(k) if "_" in k else k
+        out[key] = _camel_keys(v, key if parent not in _REPLICA_MAPS else None)
+    return out
+
+
+def _load_document(text, path):
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        import yaml
+    except ImportError as e:
+        raise ValueError(f"job: {path} is not JSON, and PyYAML is not installed to read "
+                         "YAML") from e
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as e:
+        raise ValueError(f"job: {path}: not valid YAML: {e}") from e
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise ValueError(f"job: {path} must hold exactly one job object, found {len(docs)} "
+                         "documents")
+    return docs[0]
+
+
+def _local_patch(current, wanted):
+    """The metadata merge patch a local job accepts; ValueError when the spec differs."""
+    if (current.get("spec") or {}) != (wanted.get("spec") or {}):
+        raise ValueError("job: a local job's spec cannot change once it runs (only "
+                         "metadata.labels and metadata.annotations can); delete and create it")
+    body = {"metadata": {}}
+    for field in ("labels", "annotations"):
+        have = (current.get("metadata") or {}).get(field) or {}
+        want = (wanted.get("metadata") or {}).get(field) or {}
+        if have != want:
+            change = {k: v for k, v in want.items() if have.get(k) != v}
+            change.update({k: None for k in have if k not in want})
+            body["metadata"][field] = change
+    return body

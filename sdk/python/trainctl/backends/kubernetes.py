@@ -1,0 +1,177 @@
+"""The ``kubernetes`` backend: jobs are kubeflow.org/v1 custom objects on a cluster, run by
+``trainctl operator`` (or upstream's operator). Uses the ``kubernetes`` package for auth and
+REST (kubeconfig, exec plugins, in-cluster), as upstream's SDK does.
+
+Errors: the ``kubernetes`` package's ApiException, ``multiprocessing.TimeoutError`` for request
+timeouts; the client maps them to upstream's exception types. Thread-safe as the kubernetes
+client is.
+"""
+
+import os
+import queue
+import threading
+import time
+
+from .. import constants
+
+GROUP, VERSION = constants.GROUP, constants.VERSION
+
+
+def _k8s():
+    try:
+        import kubernetes  # noqa: F401
+        from kubernetes import client, config, watch
+    except ImportError as e:
+        raise RuntimeError(
+            "the kubernetes backend needs the 'kubernetes' Python package "
+            "(Debian: python3-kubernetes; pip: kubernetes)") from e
+    return client, config, watch
+
+
+def in_cluster():
+    return os.path.isdir("/var/run/secrets/kubernetes.io/")
+
+
+def kubeconfig_exists(config_file=None):
+    if config_file:
+        return True
+    if in_cluster():
+        return True
+    paths = os.environ.get("KUBECONFIG", "")
+    for p in paths.split(os.pathsep) if paths else [os.path.expanduser("~/.kube/config")]:
+        if p and os.path.isfile(p):
+            return True
+    return False
+
+
+class KubernetesBackend:
+    name = "kubernetes"
+
+    def __init__(self, config_file=None, context=None, client_configuration=None):
+        client, config, watch = _k8s()
+        self._watch = watch
+        self._config = config
+        if client_configuration is None:
+            if config_file or not in_cluster():
+                config.load_kube_config(config_file=config_file, context=context)
+            else:
+                config.load_incluster_config()
+        api_client = client.ApiClient(client_configuration)
+        self.custom_api = client.CustomObjectsApi(api_client)
+        self.core_api = client.CoreV1Api(api_client)
+        self._config_file, self._context = config_file, context
+
+    def default_namespace(self):
+        if in_cluster():
+            try:
+                with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
+                    return f.readline().strip() or constants.DEFAULT_NAMESPACE
+            except OSError:
+                return constants.DEFAULT_NAMESPACE
+        try:
+            _, current = self._config.list_kube_config_contexts(config_file=self._config_file)
+            if self._context:
+                contexts, _ = self._config.list_kube_config_contexts(config_file=self._config_file)
+                current = next((c for c in contexts if c["name"] == self._context), current)
+            return current["context"].get("namespace") or constants.DEFAULT_NAMESPACE
+        except Exception:
+            return constants.DEFAULT_NAMESPACE
+
+    # -- jobs (dicts in, dicts out) ---------------------------------------------------------
+
+    def create(self, job, kind, namespace, timeout):
+        thread = self.custom_api.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, _plural(kind), job, async_req=True)
+        return thread.get(timeout)
+
+    def get(self, name, namespace, kind, timeout):
+        thread = self.custom_api.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, _plural(kind), name, async_req=True)
+        return thread.get(timeout)
+
+    def list(self, namespace, kind, timeout):
+        thread = self.custom_api.list_namespaced_custom_object(
+            GROUP, VERSION, namespace, _plural(kind), async_req=True)
+        return thread.get(timeout).get("items") or []
+
+    def patch(self, name, namespace, kind, body, timeout):
+        thread = self.custom_api.patch_namespaced_custom_object(
+            GROUP, VERSION, namespace, _plural(kind), name, body, async_req=True)
+        return thread.get(timeout)
+
+    def delete(self, name, namespace, kind, delete_options, timeout):
+        thread = self.custom_api.delete_namespaced_custom_object(
+            GROUP, VERSION, namespace, _plural(kind), name, body=delete_options, async_req=True)
+        return thread.get(timeout)
+
+    def queue_exists(self, queue_name, namespace):
+        """True, False (404), or None (unknown); ConnectionError when Kueue answers 500."""
+        from kubernetes.client.rest import ApiException
+        try:
+            self.custom_api.get_namespaced_custom_object(
+                group="kueue.x-k8s.io", version="v1beta1", namespace=namespace,
+                plural="localqueues", name=queue_name)
+            return True
+        except ApiException as e:
+            if e.status == 404:
+                return False
+            if e.status == 500:
+                raise ConnectionError("Kueue webhook or admission controller is not responding.")
+            return None
+
+    # -- pods, logs, events -----------------------------------------------------------------
+
+    def pods(self, namespace, label_selector, timeout):
+        thread = self.core_api.list_namespaced_pod(namespace, label_selector=label_selector,
+                                                   async_req=True)
+        return thread.get(timeout).items
+
+    def read_log(self, pod_name, namespace, container):
+        return self.core_api.read_namespaced_pod_log(name=pod_name, namespace=namespace,
+                                                     container=container)
+
+    def follow(self, pod_names, namespace, container, pod_phase, wait_start=600, stop=None):
+        """Yields (pod, line) from every pod's log as lines come, one thread per pod. A pod
+        still Pending is waited for (up to ``wait_start`` seconds) instead of skipped."""
+        out = queue.Queue(maxsize=1000)
+        done = object()
+
+        def pump(pod):
+            try:
+                deadline = time.monotonic() + wait_start
+                while pod_phase(pod) in (None, constants.POD_PHASE_PENDING):
+                    if time.monotonic() > deadline or (stop is not None and stop()):
+                        return
+                    time.sleep(1)
+                stream = self._watch.Watch().stream(
+                    self.core_api.read_namespaced_pod_log, name=pod, namespace=namespace,
+                    container=container)
+                for line in stream:
+                    out.put((pod, line))
+            except Exception as e:  # the API went away: say so in the stream, end this pod
+                out.put((pod, f"(log stream ended: {e})"))
+            finally:
+                out.put((pod, done))
+
+        for p in pod_names:
+            threading.Thread(target=pump, args=(p,), daemon=True).start()
+        remaining = len(pod_names)
+        while remaining:
+            pod, line = out.get()
+            if line is done:
+                remaining -= 1
+                continue
+            yield pod, line
+
+    def events(self, namespace):
+        """Events as {kind, name, time (datetime), message}."""
+        items = self.core_api.list_namespaced_event(namespace=namespace).items
+        out = []
+        for e in items:
+            out.append({"kind": e.involved_object.kind, "name": e.involved_object.name,
+                        "time": e.metadata.creation_timestamp, "message": e.message})
+        return out
+
+
+def _plural(kind):
+    return constants.JOB_PARAMETERS[kind]["plural"]

@@ -1,0 +1,335 @@
+"""The ``local`` backend: jobs run on this machine through the ``trainctl`` binary.
+
+Mutations go through the CLI (``trainctl run - --detach``, ``delete``, ``patch``); reads through
+``trainctl describe/get -o json``, whose documents carry the job, its replicas (as pods: name,
+labels, phase, exit code, restarts, log file) and events. Job state lives in the runner's state
+folder, so jobs outlive the Python process: a restarted kernel finds them again. Nothing here
+re-implements the runner's semantics.
+
+Errors: ``LocalError`` with the CLI's message and exit status; the client turns it into the
+upstream exception types. Thread-safe (no shared mutable state besides the shim folder, which
+is written atomically).
+"""
+
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class LocalError(Exception):
+    """A trainctl command failed: ``code`` is its exit status, str() its message."""
+
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
+
+
+def find_trainctl(explicit=None):
+    """The trainctl binary: the argument, $TRAINCTL_BIN, the repository's build, then PATH."""
+    candidates = [explicit, os.environ.get("TRAINCTL_BIN")]
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(_PACKAGE_DIR)))  # sdk/python/trainctl
+    candidates.append(os.path.join(repo, "build", "release", "trainctl"))
+    candidates.append(shutil.which("trainctl"))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise RuntimeError(
+        "the local backend needs the trainctl binary: build it (make build) or set "
+        "$TRAINCTL_BIN; looked in " + ", ".join(c for c in candidates if c))
+
+
+def default_state_dir():
+    """The runner's default, as the CLI computes it."""
+    if os.environ.get("TRAINCTL_STATE_DIR"):
+        return os.environ["TRAINCTL_STATE_DIR"]
+    if os.environ.get("XDG_STATE_HOME"):
+        return os.path.join(os.environ["XDG_STATE_HOME"], "trainctl")
+    return os.path.join(os.path.expanduser("~"), ".local", "state", "trainctl")
+
+
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+
+
+def missing_packages(packages, python=None):
+    """The requirement strings of ``packages`` that this interpreter does not satisfy."""
+    missing = []
+    for spec in packages:
+        m = _REQUIREMENT.match(str(spec))
+        if not m:
+            missing.append(f"{spec} (not a requirement)")
+            continue
+        name, constraint = m.group(1), m.group(3).strip()
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(f"{spec} (not installed)")
+            continue
+        if constraint:
+            try:
+                from packaging.specifiers import SpecifierSet
+                if not SpecifierSet(constraint).contains(version, prereleases=True):
+                    missing.append(f"{spec} (installed: {version})")
+            except ImportError:
+                pass  # no packaging module: the name check is all we can do
+            except Exception:
+                missing.append(f"{spec} (cannot read the version constraint)")
+    return missing
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, state_dir=None, trainctl_bin=None):
+        self.state_dir = os.path.abspath(state_dir or default_state_dir())
+        self.trainctl = find_trainctl(trainctl_bin)
+        self.python = sys.executable
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _run(self, args, stdin=None, env=None, timeout=None):
+        cmd = [self.trainctl, "--backend", "local", "--state-dir", self.state_dir] + args
+        try:
+            p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise TimeoutError(f"trainctl {' '.join(args)} did not answer in {timeout}s") from e
+        if p.returncode != 0:
+            msg = (p.stderr or p.stdout).strip()
+            if msg.startswith("error: "):
+                msg = msg[len("error: "):]
+            raise LocalError(msg or f"trainctl exited with {p.returncode}", p.returncode)
+        return p.stdout
+
+    def _json(self, args, timeout=None):
+        out = self._run(args + ["-o", "json"], timeout=timeout)
+        try:
+            return json.loads(out)
+        except ValueError as e:
+            raise LocalError(f"trainctl printed no JSON for {' '.join(args)}: {out[:200]!r}",
+                             1) from e
+
+    def shim_dir(self):
+        """A folder whose python, python3 and torchrun run this interpreter (first on PATH)."""
+        key = re.sub(r"[^A-Za-z0-9]", "_", self.python)[-80:]
+        folder = os.path.join(self.state_dir, ".sdk", "bin", key)
+        scripts = {
+            "python": f'#!/bin/sh\nexec "{self.python}" "$@"\n',
+            "python3": f'#!/bin/sh\nexec "{self.python}" "$@"\n',
+            "torchrun": f'#!/bin/sh\nexec "{self.python}" -m torch.distributed.run "$@"\n',
+        }
+        os.makedirs(folder, exist_ok=True)
+        for name, text in scripts.items():
+            path = os.path.join(folder, name)
+            try:
+                with open(path) as f:
+                    if f.read() == text:
+                        continue
+            except OSError:
+                pass
+            fd, tmp = tempfile.mkstemp(dir=folder)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, path)
+        return folder
+
+    # -- function jobs ----------------------------------------------------------------------
+
+    def function_container(self, name, namespace, source, entrypoint, packages_to_install,
+                           pip_index_url, pip_index_url_given):
+        """(command, args, env) that run ``source`` here: the file is written, no heredoc."""
+        if packages_to_install and not pip_index_url_given:
+            missing = missing_packages(packages_to_install)
+            if missing:
+                raise ValueError(
+                    "packages_to_install: not available to " + self.python + ": " +
+                    ", ".join(missing) + ". Install them into this environment, or pass "
+                    "pip_index_url to let the job pip-install them")
+        folder = os.path.join(self.state_dir, ".sdk", "functions", namespace, name)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "ephemeral_script.py")
+        fd, tmp = tempfile.mkstemp(dir=folder)
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)
+        run = entrypoint.split() + [path]
+        env = {}
+        if entrypoint.split()[0] == "torchrun":
+            env.update(torchrun_workaround_env())
+        if packages_to_install and pip_index_url_given:
+            from ..job_builder import pip_install_script
+            import shlex
+            script = pip_install_script(packages_to_install, pip_index_url)
+            script += "exec " + " ".join(shlex.quote(a) for a in run) + "\n"
+            return ["bash", "-c"], [script], env
+        return run, None, env
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    def create(self, job, kind, namespace, workdir=None):
+        env = dict(os.environ)
+        env["PATH"] = self.shim_dir() + os.pathsep + env.get("PATH", "")
+        args = ["run", "-", "--detach", "--workdir", workdir or os.getcwd()]
+        self._run(args, stdin=json.dumps(job), env=env, timeout=120)
+
+    def describe(self, name, namespace, kind=None):
+        ref = [kind.lower(), name] if kind else [name]
+        return self._json(["-n", namespace, "describe"] + ref)
+
+    def get(self, name, namespace, kind):
+        return self.describe(name, namespace, kind)["job"]
+
+    def list(self, namespace, kind):
+        doc = self._json(["-n", namespace, "get", kind.lower()])
+        return doc.get("items", []) if doc.get("kind") == "List" else [doc]
+
+    def patch(self, name, namespace, kind, body):
+        self._run(["-n", namespace, "patch", kind.lower(), name, "-p", json.dumps(body)])
+
+    def delete(self, name, namespace, kind):
+        self._run(["-n", namespace, "delete", kind.lower(), name], timeout=120)
+
+    # -- pods, logs, events -----------------------------------------------------------------
+
+    def pods(self, name, namespace, kind, doc=None):
+        """The job's replicas as pod JSON (v1 Pod shape), in replica order."""
+        if doc is None:
+            try:
+                doc = self.describe(name, namespace, None)
+            except LocalError as e:
+                if "names several jobs" not in str(e):
+                    raise
+                doc = self.describe(name, namespace, kind)
+        container = _default_container(doc["job"])
+        return [_pod_of(r, namespace, container) for r in doc.get("replicas", [])]
+
+    def read_log(self, pod):
+        path = pod.get("_logFile")
+        try:
+            with open(path, errors="replace") as f:
+                return f.read()
+        except (OSError, TypeError):
+            return ""
+
+    def follow(self, name, namespace, kind, select, poll=0.2, stop=None):
+        """Yields (pod name, line) as replicas write them, waiting for replicas to start,
+        until the job has finished and every log is drained. ``select(pods)`` picks pods."""
+        offsets, partial = {}, {}
+        last_check = 0.0
+        finished = False
+        pods = []
+        while True:
+            now = time.monotonic()
+            if now - last_check >= 1.0 or not pods:
+                doc = self.describe(name, namespace, kind)
+                pods = select([_pod_of(r, namespace, "") for r in doc.get("replicas", [])])
+                finished = _finished(doc["job"]) and not doc["runner"]["active"]
+                last_check = now
+            for pod in pods:
+                pname = pod["metadata"]["name"]
+                for line in _read_new(pod.get("_logFile"), pname, offsets, partial,
+                                      flush=finished):
+                    yield pname, line
+            if finished:
+                return
+            if stop is not None and stop():
+                return
+            time.sleep(poll)
+
+    def events(self, name, namespace, kind, doc=None):
+        """Events as {kind, name, time (RFC 3339), message}."""
+        if doc is None:
+            doc = self.describe(name, namespace, kind)
+        out = []
+        for e in doc.get("events", []):
+            obj = e.get("object", "")
+            ekind, _, ename = obj.partition("/")
+            out.append({"kind": ekind, "name": ename, "time": e.get("time"),
+                        "message": e.get("message", "")})
+        return out
+
+    def failure(self, name, namespace, kind):
+        try:
+            return self.describe(name, namespace, kind).get("failure")
+        except LocalError:
+            return None
+
+
+def torchrun_workaround_env():
+    """torchrun of torch 1.x crashes at start on Python >= 3.11 unless --redirects and --tee
+    name some local rank (pytorch/pytorch#92319); "9:1" names one that does not exist."""
+    try:
+        major = int(importlib.metadata.version("torch").split(".")[0])
+    except Exception:
+        return {}
+    if major < 2 and sys.version_info >= (3, 11):
+        return {"PET_REDIRECTS": "9:1", "PET_TEE": "9:1"}
+    return {}
+
+
+def _finished(job):
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True":
+            return True
+    return False
+
+
+def _default_container(job):
+    from .. import constants
+    params = constants.JOB_PARAMETERS.get(job.get("kind", ""), {})
+    return params.get("container", "")
+
+
+def _pod_of(replica, namespace, container):
+    phase = replica.get("phase", "Pending")
+    state = {}
+    if replica.get("state") == "Running" or phase == "Running":
+        state = {"running": {"startedAt": replica.get("startTime")}}
+    if phase in ("Succeeded", "Failed") or replica.get("state") in ("Stopped",):
+        state = {"terminated": {"exitCode": replica.get("exitCode", 0),
+                                "startedAt": replica.get("startTime"),
+                                "finishedAt": replica.get("finishTime"),
+                                "reason": "Completed" if phase == "Succeeded" else "Error"}}
+    status = {"phase": phase, "podIP": "127.0.0.1", "hostIP": "127.0.0.1",
+              "startTime": replica.get("startTime"),
+              "containerStatuses": [{"name": container, "ready": phase == "Running",
+                                     "restartCount": replica.get("restarts", 0),
+                                     "image": "", "imageID": "", "state": state}]}
+    if replica.get("message"):
+        status["message"] = replica["message"]
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": replica.get("name"), "namespace": namespace,
+                     "labels": replica.get("labels", {}),
+                     "creationTimestamp": replica.get("startTime")},
+        "spec": {"nodeName": "localhost", "containers": [{"name": container}]},
+        "status": status,
+        "_logFile": replica.get("logFile"),
+    }
+
+
+def _read_new(path, key, offsets, partial, flush):
+    if not path:
+        return []
+    try:
+        with open(path, "rb") as f:
+            f.seek(offsets.get(key, 0))
+            data = f.read()
+            offsets[key] = f.tell()
+    except OSError:
+        return []
+    text = partial.get(key, "") + data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    partial[key] = lines.pop()
+    if flush and partial[key]:
+        lines.append(partial[key])
+        partial[key] = ""
+    return lines
