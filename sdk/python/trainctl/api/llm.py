@@ -6,20 +6,10 @@ build the objects; ``trainer_parameters.lora_config`` and ``.training_parameters
 ``to_dict()``."""
 
 import json
-import os
 
 from .. import constants
 from .. import job_builder
 from .. import models
-
-MOUNT_PATH = "/workspace"
-MODEL_DIR = MOUNT_PATH + "/model"
-DATASET_DIR = MOUNT_PATH + "/dataset"
-STORAGE_INITIALIZER_IMAGE = os.getenv(
-    "STORAGE_INITIALIZER_IMAGE", "ghcr.io/kubeflow/training-v1/storage-initializer")
-TRAINER_TRANSFORMER_IMAGE = os.getenv(
-    "TRAINER_TRANSFORMER_IMAGE", "ghcr.io/kubeflow/training-v1/trainer-huggingface")
-
 
 def _json(obj):
     return json.dumps(obj, default=lambda o: sorted(o) if isinstance(o, set)
@@ -61,9 +51,9 @@ def train_on_cluster(client, name, namespace, labels, annotations, num_workers,
         else:
             raise RuntimeError(f"failed to create PVC. Error: {e}") from e
 
-    mount = models.V1VolumeMount(name=constants.STORAGE_INITIALIZER, mount_path=MOUNT_PATH)
+    mount = constants.STORAGE_INITIALIZER_VOLUME_MOUNT
     init = models.V1Container(
-        name=constants.STORAGE_INITIALIZER, image=STORAGE_INITIALIZER_IMAGE,
+        name=constants.STORAGE_INITIALIZER, image=constants.STORAGE_INITIALIZER_IMAGE,
         args=["--model_provider", mp, "--model_provider_parameters",
               _json(vars(model_provider_parameters)), "--dataset_provider", dp,
               "--dataset_provider_parameters", _json(vars(dataset_provider_parameters))],
@@ -71,11 +61,12 @@ def train_on_cluster(client, name, namespace, labels, annotations, num_workers,
     transformer = model_provider_parameters.transformer_type
     trainer = models.V1Container(
         name=constants.JOB_PARAMETERS[constants.PYTORCHJOB_KIND]["container"],
-        image=TRAINER_TRANSFORMER_IMAGE,
+        image=constants.TRAINER_TRANSFORMER_IMAGE,
         args=["--model_uri", model_provider_parameters.model_uri, "--transformer_type",
               getattr(transformer, "__name__", str(transformer)), "--num_labels",
               str(getattr(model_provider_parameters, "num_labels", None)), "--model_dir",
-              MODEL_DIR, "--dataset_dir", DATASET_DIR, "--lora_config",
+              constants.VOLUME_PATH_MODEL, "--dataset_dir",
+              constants.VOLUME_PATH_DATASET, "--lora_config",
               _json(trainer_parameters.lora_config.to_dict()), "--training_parameters",
               _json(trainer_parameters.training_parameters.to_dict())],
         volume_mounts=[mount], env=job_builder.env_list(env_vars),

@@ -408,17 +408,7 @@ class TrainingClient:
     def get_job_pods(self, name, namespace=None, is_master=False, replica_type=None,
                      replica_index=None, timeout=constants.DEFAULT_TIMEOUT):
         namespace = namespace or self.namespace
-        if replica_type is not None and replica_type not in constants.ALL_REPLICA_TYPES:
-            raise ValueError("replica_type must be one of "
-                             f"{sorted(constants.ALL_REPLICA_TYPES)} (lower case), got "
-                             f"{replica_type!r}")
-        selector = {constants.JOB_NAME_LABEL: name}
-        if is_master:
-            selector[constants.JOB_ROLE_LABEL] = constants.JOB_ROLE_MASTER
-        if replica_type:
-            selector[constants.REPLICA_TYPE_LABEL] = replica_type.lower()
-        if replica_index is not None:
-            selector[constants.REPLICA_INDEX_LABEL] = str(replica_index)
+        selector = _pod_selector(name, is_master, replica_type, replica_index)
         what = f"pods for Job: {namespace}/{name}"
         if self.backend_name == "local":
             pods = self._call("list", what, self._backend.pods, name, namespace, self.job_kind)
@@ -479,17 +469,7 @@ class TrainingClient:
         that have not started are waited for. For notebooks: ``for pod, line in ...``."""
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
-        if replica_type is not None and replica_type not in constants.ALL_REPLICA_TYPES:
-            raise ValueError("replica_type must be one of "
-                             f"{sorted(constants.ALL_REPLICA_TYPES)} (lower case), got "
-                             f"{replica_type!r}")
-        selector = {constants.JOB_NAME_LABEL: name}
-        if is_master:
-            selector[constants.JOB_ROLE_LABEL] = constants.JOB_ROLE_MASTER
-        if replica_type:
-            selector[constants.REPLICA_TYPE_LABEL] = replica_type.lower()
-        if replica_index is not None:
-            selector[constants.REPLICA_INDEX_LABEL] = str(replica_index)
+        selector = _pod_selector(name, is_master, replica_type, replica_index)
         if self.backend_name == "local":
             select = lambda pods: [p for p in pods  # noqa: E731
                                    if _matches(p["metadata"].get("labels") or {}, selector)]
@@ -588,6 +568,22 @@ class TrainingClient:
 def _has_condition(conditions, condition_type):
     return any(c.type == condition_type and c.status == constants.CONDITION_STATUS_TRUE
                for c in conditions)
+
+
+def _pod_selector(name, is_master, replica_type, replica_index):
+    """The operator's pod labels to select; ValueError for an unknown replica type."""
+    if replica_type is not None and replica_type not in constants.ALL_REPLICA_TYPES:
+        raise ValueError("replica_type must be one of "
+                         f"{sorted(constants.ALL_REPLICA_TYPES)} (lower case), got "
+                         f"{replica_type!r}")
+    selector = {constants.JOB_NAME_LABEL: name}
+    if is_master:
+        selector[constants.JOB_ROLE_LABEL] = constants.JOB_ROLE_MASTER
+    if replica_type:
+        selector[constants.REPLICA_TYPE_LABEL] = replica_type.lower()
+    if replica_index is not None:
+        selector[constants.REPLICA_INDEX_LABEL] = str(replica_index)
+    return selector
 
 
 def _matches(labels, selector):
