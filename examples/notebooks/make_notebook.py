@@ -86,7 +86,9 @@ have torch and scikit-learn (the function's source travels in the container's co
     cluster.create_job(name=JOB, train_func=train_digits, parameters={"lr": 0.5, "epochs": 30},
                        num_workers=2, num_procs_per_worker=1,
                        base_image="docker.io/pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime")
-    print(cluster.get_job_pod_names(JOB))
+    # Waits for the pods to be scheduled and started, then streams their logs.
+    cluster_logs, _ = cluster.get_job_logs(JOB, is_master=False, follow=True)
+    print(sorted(cluster_logs))
 else:
     print("no cluster configured: skipped (set TRAINCTL_NOTEBOOK_KUBECONFIG)")
 """),
@@ -103,9 +105,9 @@ def main():
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    for kind, text in CELLS:
+    for i, (kind, text) in enumerate(CELLS):
         make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
-        nb.cells.append(make(text.strip("\n")))
+        nb.cells.append(make(text.strip("\n"), id=f"cell-{i}"))  # stable ids: clean diffs
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "train-locally-then-on-a-cluster.ipynb")
     nbformat.write(nb, out)

@@ -486,11 +486,12 @@ class TrainingClient:
         container = constants.JOB_PARAMETERS[job_kind]["container"]
 
         def phase(pod_name):
+            """The pod's phase; "Gone" once deleted, None when unknown."""
             try:
                 p = self.core_api.read_namespaced_pod(pod_name, namespace)
                 return p.status.phase if p.status else None
-            except Exception:
-                return None
+            except Exception as e:
+                return "Gone" if getattr(e, "status", None) == 404 else None
         yield from self._backend.follow([p.metadata.name for p in pods], namespace, container,
                                         phase)
 

@@ -7,8 +7,10 @@ timeouts; the client maps them to upstream's exception types. Thread-safe as the
 client is.
 """
 
+import codecs
 import os
 import queue
+import socket
 import threading
 import time
 
@@ -130,38 +132,84 @@ class KubernetesBackend:
         return self.core_api.read_namespaced_pod_log(name=pod_name, namespace=namespace,
                                                      container=container)
 
-    def follow(self, pod_names, namespace, container, pod_phase, wait_start=600, stop=None):
-        """Yields (pod, line) from every pod's log as lines come, one thread per pod. A pod
-        still Pending is waited for (up to ``wait_start`` seconds) instead of skipped."""
+    def follow(self, pod_names, namespace, container, pod_phase, wait_start=600, grace=2.0):
+        """Yields (pod, line) from every pod's log as lines come, one reader thread per pod.
+        A pod still Pending is waited for (up to ``wait_start`` seconds) instead of skipped.
+        A pod's stream ends when the kubelet closes it, or once the pod has finished (or is
+        gone) and nothing came for ``grace`` seconds: some nodes (kwok, a lost kubelet) never
+        close a followed stream."""
         out = queue.Queue(maxsize=1000)
         done = object()
+        lock = threading.Lock()
+        open_streams = {}  # pod -> the HTTP response being read
+        ended = set()  # pods whose stream this loop ended
+        last_line = {p: time.monotonic() for p in pod_names}
+        stop = threading.Event()
+
+        def put(item):
+            while not stop.is_set():
+                try:
+                    return out.put(item, timeout=1)
+                except queue.Full:
+                    continue
 
         def pump(pod):
             try:
                 deadline = time.monotonic() + wait_start
                 while pod_phase(pod) in (None, constants.POD_PHASE_PENDING):
-                    if time.monotonic() > deadline or (stop is not None and stop()):
+                    if time.monotonic() > deadline or stop.is_set():
                         return
                     time.sleep(1)
-                stream = self._watch.Watch().stream(
-                    self.core_api.read_namespaced_pod_log, name=pod, namespace=namespace,
-                    container=container)
-                for line in stream:
-                    out.put((pod, line))
+                resp = self.core_api.read_namespaced_pod_log(
+                    name=pod, namespace=namespace, container=container, follow=True,
+                    _preload_content=False)
+                with lock:
+                    open_streams[pod] = resp
+                try:
+                    for line in _lines(resp):
+                        put((pod, line))
+                finally:
+                    resp.release_conn()
             except Exception as e:  # the API went away: say so in the stream, end this pod
-                out.put((pod, f"(log stream ended: {e})"))
+                with lock:
+                    quiet = stop.is_set() or pod in ended
+                if not quiet:
+                    put((pod, f"(log stream ended: {e})"))
             finally:
-                out.put((pod, done))
+                put((pod, done))
 
         for p in pod_names:
             threading.Thread(target=pump, args=(p,), daemon=True).start()
-        remaining = len(pod_names)
-        while remaining:
-            pod, line = out.get()
-            if line is done:
-                remaining -= 1
-                continue
-            yield pod, line
+        remaining = set(pod_names)
+        try:
+            while remaining:
+                try:
+                    pod, line = out.get(timeout=1)
+                except queue.Empty:
+                    pod = None
+                if pod is not None:
+                    if line is done:
+                        remaining.discard(pod)
+                    elif pod in remaining:
+                        last_line[pod] = time.monotonic()
+                        yield pod, line
+                    continue
+                now = time.monotonic()
+                for p in sorted(remaining):
+                    with lock:
+                        resp = open_streams.get(p)
+                    if resp is None or now - last_line[p] < grace:
+                        continue
+                    if pod_phase(p) in _FINISHED:
+                        with lock:
+                            ended.add(p)
+                        _abort(resp)
+                        remaining.discard(p)
+        finally:
+            stop.set()
+            with lock:
+                for resp in open_streams.values():
+                    _abort(resp)
 
     def events(self, namespace):
         """Events as {kind, name, time (datetime), message}."""
@@ -171,6 +219,35 @@ class KubernetesBackend:
             out.append({"kind": e.involved_object.kind, "name": e.involved_object.name,
                         "time": e.metadata.creation_timestamp, "message": e.message})
         return out
+
+
+# Pod phases after which no more log lines come; "Gone": the pod was deleted.
+_FINISHED = ("Succeeded", "Failed", "Gone")
+
+
+def _lines(resp):
+    """The response's lines as text, blank lines kept, UTF-8 split across chunks decoded
+    whole (invalid bytes replaced)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    for chunk in resp.stream(amt=None, decode_content=False):
+        pending += decoder.decode(chunk)
+        *lines, pending = pending.split("\n")
+        yield from lines
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending
+
+
+def _abort(resp):
+    """Ends a response another thread is reading, without waiting for that thread: shuts the
+    socket down (closing the file object would block on the reader's buffer lock)."""
+    try:
+        sock = resp.connection.sock if resp.connection is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:
+        pass
 
 
 def _plural(kind):
