@@ -447,4 +447,17 @@ nlohmann::json EncodeJob(const Job& job) {
   return out;
 }
 
+bool ManagedByUs(const std::optional<std::string>& managed_by) {
+  return !managed_by || managed_by->empty() || *managed_by == kManagedByKubeflow;
+}
+
+bool ObjectManagedByUs(const nlohmann::json& object) {
+  const nlohmann::json* p = &object;
+  for (const char* k : {"spec", "runPolicy", "managedBy"}) {
+    if (!p->is_object() || !p->contains(k)) return true;
+    p = &(*p)[k];
+  }
+  return !p->is_string() || ManagedByUs(std::optional<std::string>(p->get<std::string>()));
+}
+
 }  // namespace trainctl::api

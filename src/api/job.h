@@ -37,6 +37,13 @@ struct RunPolicy {
   nlohmann::json scheduling_policy;  // verbatim, null when absent
 };
 
+// The one managedBy rule, for the engine, the operator and the local runner: a job is ours when
+// spec.runPolicy.managedBy is absent, empty or kManagedByKubeflow; any other controller's job
+// (MultiKueue's) is left alone.
+bool ManagedByUs(const std::optional<std::string>& managed_by);
+// The same rule on a raw object (before it is decoded): reads spec.runPolicy.managedBy.
+bool ObjectManagedByUs(const nlohmann::json& object);
+
 struct RdzvConf {
   std::string key, value;
 };

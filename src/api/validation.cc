@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "api/restart_policy.h"
+
 namespace trainctl::api {
 namespace {
 
@@ -80,7 +82,7 @@ void ValidateTypeNames(const Job& job, const std::vector<std::string>& allowed,
 void ValidateEnums(const Job& job, FieldErrorList* errors) {
   for (const auto& [type, spec] : job.replica_specs) {
     const std::string& rp = spec.restart_policy;
-    if (!rp.empty() && rp != "Always" && rp != "OnFailure" && rp != "Never" && rp != "ExitCode")
+    if (ParseRestartPolicy(rp) == RestartPolicy::kUnknown)
       errors->push_back(NotSupported(TypePath(job, type) + ".restartPolicy", rp,
                                      {"Always", "OnFailure", "Never", "ExitCode"}));
     if (spec.replicas && *spec.replicas < 0)

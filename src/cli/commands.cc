@@ -87,8 +87,7 @@ bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now) {
   if (!job.ok() || !job->run_policy.ttl_seconds_after_finished) return false;
   if (!engine::IsFinished(job->status)) return false;
   if (!engine::Reconcile(*job, {}, now).delete_job) return false;
-  (void)dir.RemoveAll();
-  return true;
+  return dir.RemoveAll().ok();  // a folder that cannot go stays listed
 }
 
 // `run --detach`: set-up in a background process that reports back, then return.

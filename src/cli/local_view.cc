@@ -59,12 +59,14 @@ StatusOr<LocalJobSnapshot> ReadLocalJob(local::JobDir& dir, Time now, bool with_
     if (written.ok()) written = dir.WriteReplicas(update->replicas);
     if (written.ok()) {
       const json& last = update->job["status"]["conditions"].back();
-      (void)dir.AppendEvent({{"type", "Warning"},
-                             {"reason", local::kRunnerLostReason},
-                             {"message", last.value("message", "")},
-                             {"object", update->job.value("kind", "") + "/" +
-                                            update->job["metadata"].value("name", "")},
-                             {"time", FormatRfc3339(now)}});
+      // Best effort: the status above already says what happened.
+      dir.AppendEvent({{"type", "Warning"},
+                       {"reason", local::kRunnerLostReason},
+                       {"message", last.value("message", "")},
+                       {"object", update->job.value("kind", "") + "/" +
+                                      update->job["metadata"].value("name", "")},
+                       {"time", FormatRfc3339(now)}})
+          .IgnoreError();
     }
   }
   dir.ReleaseRunnerLock();

@@ -1,5 +1,8 @@
 #include "common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace trainctl {
 
 const char* StatusCodeName(StatusCode code) {
@@ -27,5 +30,19 @@ std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
+
+namespace internal {
+
+void DieOnErrorAccess(const Status& status) {
+  std::fprintf(stderr, "trainctl: internal error: StatusOr value read while it holds an error: %s\n",
+               status.ToString().c_str());
+  std::abort();
+}
+
+Status OkStatusOrError() {
+  return Status(StatusCode::kInternal, "StatusOr made from an OK Status (a bug in trainctl)");
+}
+
+}  // namespace internal
 
 }  // namespace trainctl

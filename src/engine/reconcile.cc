@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/restart_policy.h"
 #include "engine/conditions.h"
 #include "engine/status_rules.h"
 
@@ -25,9 +26,8 @@ bool UsesSelector(const Job& job) {
          job.kind == api::Kind::kJAXJob;
 }
 
-// Restart policies whose failures are retried (counted against backoffLimit).
 bool RetriesFailures(const std::string& policy) {
-  return policy == "OnFailure" || policy == "Always" || policy == "ExitCode";
+  return api::RetriesFailures(api::ParseRestartPolicy(policy));
 }
 
 void AddRequeue(Plan* plan, Duration d) {
@@ -143,8 +143,10 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
       if (index >= replicas) plan->remove.push_back({type, index, pod->name});
       if (pod->phase == Phase::kFailed) {
         const std::string& policy = spec.restart_policy;
-        bool retry = policy == "OnFailure" || policy == "Always" ||
-                     (policy == "ExitCode" && IsRetryableExitCode(pod->exit_code));
+        const api::RestartPolicy parsed = api::ParseRestartPolicy(policy);
+        bool retry = parsed == api::RestartPolicy::kExitCode
+                         ? IsRetryableExitCode(pod->exit_code)
+                         : api::RetriesFailures(parsed);
         if (pod->exit_code) {
           plan->events.push_back({"Normal", "ExitedWithCode",
                                   "Pod: " + job.namespace_ + "." + pod->name +
@@ -164,7 +166,7 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
             plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
             plan->metrics.push_back(Metric::kJobRestarted);
           }
-        } else if (policy == "ExitCode") {
+        } else if (parsed == api::RestartPolicy::kExitCode) {
           std::string message =
               "job \"" + job.name + "\" is failing because \"" + type + "\" replica(s) failed.";
           plan->events.push_back({"Warning", Reason(job, "Failed"), message});
@@ -207,7 +209,7 @@ bool IsRetryableExitCode(std::optional<int> exit_code) {
 Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, Time now) {
   Plan plan;
   now = TruncateToSeconds(now);
-  if (job.run_policy.managed_by && *job.run_policy.managed_by != api::kManagedByKubeflow) {
+  if (!api::ManagedByUs(job.run_policy.managed_by)) {
     plan.skip = true;
     plan.status = job.status;
     return plan;

@@ -1,5 +1,6 @@
 #include "engine/status_rules.h"
 
+#include "api/restart_policy.h"
 #include "engine/conditions.h"
 
 namespace trainctl::engine {
@@ -72,8 +73,10 @@ std::vector<std::string> TypesInOrder(const api::Job& job) {
   return out;
 }
 
-const std::string& RestartPolicy(const api::Job& job, const std::string& type) {
-  return job.replica_specs.at(type).restart_policy;
+api::RestartPolicy PolicyOf(const api::Job& job, const std::string& type) {
+  auto it = job.replica_specs.find(type);
+  return it == job.replica_specs.end() ? api::RestartPolicy::kUnset
+                                       : api::ParseRestartPolicy(it->second.restart_policy);
 }
 
 // PyTorch, Paddle and JAX share one shape (§4.7).
@@ -101,8 +104,9 @@ void PyTorchLike(const api::Job& job, Time now, Plan* plan) {
       }
     }
     if (c.failed > 0 && c.replicas > c.succeeded + c.running) {
-      if (RestartPolicy(job, type) != "Never" &&
-          !(RestartPolicy(job, type) == "ExitCode" && HasCondition(plan->status, kFailed))) {
+      const api::RestartPolicy policy = PolicyOf(job, type);
+      if (policy != api::RestartPolicy::kNever &&
+          !(policy == api::RestartPolicy::kExitCode && HasCondition(plan->status, kFailed))) {
         MarkRestarting(job, RestartingBecause(short_name, c.failed, type), now, plan);
       } else {
         MarkFailed(job, FailedBecause(job, short_name, c.failed, type), now, plan);
@@ -166,7 +170,8 @@ void LeadTypeRules(const api::Job& job, const std::string& lead, const std::stri
     }
     if (c.failed > 0) {
       if (job.kind == Kind::kXGBoostJob) MarkRunning(job, name_prefix + " is running.", now, plan);
-      if (RestartPolicy(job, type) == "ExitCode" && !HasCondition(plan->status, kFailed)) {
+      if (PolicyOf(job, type) == api::RestartPolicy::kExitCode &&
+          !HasCondition(plan->status, kFailed)) {
         MarkRestarting(job, RestartingBecause(name_prefix, c.failed, type), now, plan);
       } else {
         std::string prefix = job.kind == Kind::kMXJob ? "mxjob " + job.name : name_prefix;

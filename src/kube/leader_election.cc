@@ -153,7 +153,8 @@ void LeaderElector::Release() {
   released.renew_time = FormatMicroTime(clock_->Now());
   json lease = *current;
   lease["spec"] = SpecOf(released);
-  (void)client_->Update(LeaseResource(), config_.namespace_, lease);
+  // Best effort: if this write fails the lease simply expires after its duration.
+  client_->Update(LeaseResource(), config_.namespace_, lease).status().IgnoreError();
 }
 
 void LeaderElector::Run() {

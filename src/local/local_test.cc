@@ -151,16 +151,6 @@ TEST(ExpandReferencesTest, KubeletRules) {
   EXPECT_EQ(ExpandReferences("$(MISSING) $(A", vars), "$(MISSING) $(A");
 }
 
-TEST(KubeletTest, PodRestartPolicyAndInPlaceRestarts) {
-  EXPECT_EQ(PodRestartPolicy("ExitCode"), "Never");
-  EXPECT_EQ(PodRestartPolicy("OnFailure"), "OnFailure");
-  EXPECT_EQ(PodRestartPolicy("Always"), "Always");
-  EXPECT_TRUE(RestartInPlace("Always", 0));
-  EXPECT_TRUE(RestartInPlace("OnFailure", 1));
-  EXPECT_FALSE(RestartInPlace("OnFailure", 0));
-  EXPECT_FALSE(RestartInPlace("Never", 137));
-}
-
 TEST(KubeletTest, BackoffDoublesToACap) {
   EXPECT_EQ(RestartBackoff(1), Duration(1000));
   EXPECT_EQ(RestartBackoff(2), Duration(2000));

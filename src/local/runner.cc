@@ -8,6 +8,7 @@
 #include <atomic>
 #include <map>
 
+#include "api/restart_policy.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "frameworks/framework.h"
@@ -71,7 +72,7 @@ struct Replica {
   bool deleted = false;
   std::optional<ProcessGroup> process;
   std::optional<Time> started, finished, restart_at, kill_at;
-  std::string pod_policy;
+  api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
   std::string command;
   std::string message;
   int port = 0;
@@ -107,6 +108,9 @@ class Run {
   void TailLog(const std::string& name, bool flush);
   int WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const;
   void WaitForActivity(int timeout_ms);
+  // Tells the user (once per distinct error) that a state write failed: the run goes on, but
+  // `trainctl get` may show stale state.
+  void Report(const Status& written, const char* what);
 
   api::Job job_;
   RunOptions options_;
@@ -122,7 +126,16 @@ class Run {
   std::optional<Time> drain_started_;
   bool delete_job_ = false;
   long long exits_ = 0;
+  std::string last_write_error_;
 };
+
+void Run::Report(const Status& written, const char* what) {
+  if (written.ok() || written.message() == last_write_error_) return;
+  last_write_error_ = written.message();
+  if (observer_)
+    observer_->OnMessage(std::string("warning: could not write ") + what + " to " + dir_.path() +
+                         ": " + written.message());
+}
 
 Status Run::Setup() {
   if (dir_.Exists()) {
@@ -159,7 +172,7 @@ void Run::Emit(const engine::Event& event, Time now, const std::string& object) 
             {"message", event.message},
             {"object", object.empty() ? std::string(job_.info().name) + "/" + job_.name : object},
             {"time", FormatRfc3339(now)}};
-  (void)dir_.AppendEvent(e);
+  Report(dir_.AppendEvent(e), "an event");
   if (observer_) observer_->OnEvent(event);
 }
 
@@ -171,7 +184,8 @@ void Run::Start(const std::string& type, int index, Time now) {
   r.name = name;
   r.type = type;
   r.index = index;
-  r.pod_policy = PodRestartPolicy(job_.replica_specs.at(type).restart_policy);
+  r.pod_policy = api::PodRestartPolicy(
+      api::ParseRestartPolicy(job_.replica_specs.at(type).restart_policy));
   r.port = endpoints_->Port(type, index, 0);
   StatusOr<frameworks::ReplicaEnv> env =
       frameworks::ForKind(job_.kind).EnvFor(job_, type, index, *endpoints_);
@@ -270,7 +284,7 @@ void Run::Reap(Time now) {
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
           r.name + " exited with code " + std::to_string(*code)},
          now, "Pod/" + name);
-    if (RestartInPlace(r.pod_policy, *code) && !engine::IsFinished(job_.status) &&
+    if (api::RestartsInPlace(r.pod_policy, *code) && !engine::IsFinished(job_.status) &&
         !interrupted_by_) {
       r.restarts++;
       Duration backoff = RestartBackoff(r.restarts);
@@ -330,7 +344,7 @@ void Run::ApplyPlan(const engine::Plan& plan, Time now) {
   if (plan.status_changed) {
     bool conditions_changed = plan.status.conditions != job_.status.conditions;
     job_.status = plan.status;
-    (void)dir_.WriteJob(api::EncodeJob(job_));
+    Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's status");
     if (conditions_changed && observer_) observer_->OnConditions(job_.status);
   }
   for (const engine::ReplicaRef& ref : plan.remove) {
@@ -377,7 +391,7 @@ void Run::Persist(bool force) {
   json replicas = ReplicasJson();
   if (!force && replicas == last_replicas_json_) return;
   last_replicas_json_ = replicas;
-  (void)dir_.WriteReplicas(replicas);
+  Report(dir_.WriteReplicas(replicas), "the replicas' state");
   if (observer_) observer_->OnReplicas(replicas);
 }
 
@@ -442,7 +456,7 @@ StatusOr<RunResult> Run::Execute() {
                                 " was stopped by " + sig + " before it finished.";
           job_.status = engine::FailedStatus(job_, message, now);
           Emit({"Warning", std::string(job_.info().name) + "Failed", message}, now);
-          (void)dir_.WriteJob(api::EncodeJob(job_));
+          Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's status");
           if (observer_) observer_->OnConditions(job_.status);
         }
         TerminateAll(now);
@@ -484,21 +498,21 @@ StatusOr<RunResult> Run::Execute() {
   TailLogs(true);
   // One last pass so TTL and the final counts are applied to the stored object.
   if (!interrupted_by_) ApplyPlan(engine::Reconcile(job_, Observe(), now), now);
-  (void)dir_.WriteJob(api::EncodeJob(job_));
+  Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's status");
   Persist(true);
   RunResult result;
   result.job = api::EncodeJob(job_);
   result.succeeded = engine::HasCondition(job_.status, engine::kSucceeded);
   result.interrupted_by = interrupted_by_;
   dir_.ReleaseRunnerLock();
-  if (delete_job_) (void)dir_.RemoveAll();
+  if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");
   return result;
 }
 
 }  // namespace
 
 Status PreflightCheck(const api::Job& job, const RunOptions& options) {
-  if (job.run_policy.managed_by && *job.run_policy.managed_by != api::kManagedByKubeflow)
+  if (!api::ManagedByUs(job.run_policy.managed_by))
     return InvalidError("spec.runPolicy.managedBy: \"" + *job.run_policy.managed_by +
                         "\": this job is managed by another controller; trainctl run only runs "
                         "jobs managed by " +

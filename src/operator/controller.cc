@@ -30,15 +30,6 @@ std::optional<KeyParts> SplitKey(const std::string& key) {
   return KeyParts{key.substr(0, a), key.substr(a + 1, b - a - 1), key.substr(b + 1)};
 }
 
-std::string ManagedBy(const nlohmann::json& object) {
-  const nlohmann::json* p = &object;
-  for (const char* k : {"spec", "runPolicy", "managedBy"}) {
-    if (!p->is_object() || !p->contains(k)) return "";
-    p = &(*p)[k];
-  }
-  return p->is_string() ? p->get<std::string>() : "";
-}
-
 }  // namespace
 
 Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptions options,
@@ -286,8 +277,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
   const nlohmann::json& meta = (*object)["metadata"];
   if (meta.contains("deletionTimestamp")) return result;
-  std::string managed_by = ManagedBy(*object);
-  if (!managed_by.empty() && managed_by != api::kManagedByKubeflow) return result;
+  if (!api::ObjectManagedByUs(*object)) return result;
 
   StatusOr<api::LoadedJob> prepared = api::PrepareJob(*object);
   if (!prepared.ok()) return SyncInvalid(*informer, *object, prepared.status().message());

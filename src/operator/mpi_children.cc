@@ -1,6 +1,7 @@
 #include "operator/mpi_children.h"
 
 #include "api/kinds.h"
+#include "api/restart_policy.h"
 #include "frameworks/framework.h"
 
 namespace trainctl::op {
@@ -24,8 +25,8 @@ json Template(const api::Job& job, const std::string& type) {
 
 std::string RestartPolicyOf(const api::Job& job, const std::string& type) {
   auto it = job.replica_specs.find(type);
-  std::string p = it == job.replica_specs.end() ? "" : it->second.restart_policy;
-  return p == "ExitCode" ? "Never" : p;
+  if (it == job.replica_specs.end()) return "";
+  return api::RestartPolicyName(api::PodRestartPolicy(api::ParseRestartPolicy(it->second.restart_policy)));
 }
 
 void AppendTo(json& object, const char* key, json item) {

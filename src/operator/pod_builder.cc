@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/kinds.h"
+#include "api/restart_policy.h"
 #include "api/yaml.h"
 #include "operator/mpi_children.h"
 
@@ -29,10 +30,6 @@ json EnvVarJson(const frameworks::EnvVar& e) {
 }
 
 namespace {
-
-std::string PodRestartPolicy(const std::string& replica_policy) {
-  return replica_policy == "ExitCode" ? "Never" : replica_policy;
-}
 
 json PyTorchInitContainer(const api::Job& job, const PodSettings& settings) {
   std::string master = frameworks::ReplicaName(job.name, "Master", 0);
@@ -180,7 +177,8 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
                           "Restart policy in pod template will be overwritten by restart policy "
                           "in replica spec"});
   }
-  pod_spec["restartPolicy"] = PodRestartPolicy(spec.restart_policy);
+  pod_spec["restartPolicy"] =
+      api::RestartPolicyName(api::PodRestartPolicy(api::ParseRestartPolicy(spec.restart_policy)));
 
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", pod_spec}};
   DecoratePodForGang(job, type, settings.gang, &out.pod, &out.events);
