@@ -1,4 +1,4 @@
-// Upstream defaulting (reference kubeflow-v1.md §2.2), applied in memory to a decoded Job.
+// Upstream's defaulting (docs/compatibility.md), applied in memory to a decoded Job.
 //
 // Idempotent: applying it twice gives the same job. Never fails; pure.
 #pragma once

@@ -1,7 +1,7 @@
 // The seven kubeflow.org/v1 job kinds and their fixed facts (names, replica types, defaults).
 //
-// One immutable table; lookups are thread-safe. Values match the upstream operator (reference
-// kubeflow-v1.md §1.1).
+// One immutable table; lookups are thread-safe. Values match the upstream operator (upstream v1
+// behaviour, docs/compatibility.md).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // Validation of a job as upstream's admission webhooks (and the MPIJob controller) check it,
-// reference kubeflow-v1.md §2.4–§2.5, plus the enum checks trainctl adds
+// upstream v1 behaviour, docs/compatibility.md, plus the enum checks trainctl adds
 // (docs/compatibility.md). Runs on the *undefaulted* job, as the webhooks do.
 // Pure; returns every problem found, in field-path form.
 #pragma once

@@ -1,4 +1,4 @@
-// Job condition bookkeeping with upstream's list semantics (reference kubeflow-v1.md §4.6).
+// Job condition bookkeeping with upstream's list semantics (docs/compatibility.md).
 //
 // Pure functions over api::JobStatus. Failed=True is terminal: once set, no condition changes.
 #pragma once

@@ -3,7 +3,7 @@
 //
 // Pure: no I/O, no clock reads, no global state; deterministic for equal inputs, thread-safe.
 // The job must be defaulted (api::ApplyDefaults). Implements the upstream reconcile algorithm
-// (reference kubeflow-v1.md §4.3–§4.14) with the fixes listed in docs/compatibility.md.
+// with the fixes listed in docs/compatibility.md.
 #pragma once
 
 #include <vector>

@@ -1,4 +1,4 @@
-// Per-kind success / failure / running rules (reference kubeflow-v1.md §4.7), applied after the
+// Per-kind success / failure / running rules (docs/compatibility.md), applied after the
 // replica statuses of a pass are counted. Pure; internal to engine/.
 #pragma once
 

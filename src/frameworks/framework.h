@@ -1,7 +1,7 @@
 // Framework plugins: how each kind wires its replicas together.
 //
-// A plugin knows the master role and computes the environment each replica gets (reference
-// kubeflow-v1.md §3.4) from the job and an Endpoints object supplied by the substrate: on
+// A plugin knows the master role and computes the environment each replica gets (as upstream
+// v1, docs/compatibility.md) from the job and an Endpoints object supplied by the substrate: on
 // Kubernetes the endpoints are the per-replica headless services (`<job>-master-0`), locally
 // they are 127.0.0.1 with a free port per replica. The plugins are stateless singletons; all
 // functions are pure and thread-safe. Errors (e.g. a missing port) are returned as values.

@@ -1,4 +1,4 @@
-// Validating admission for the kubeflow.org/v1 kinds (reference kubeflow-v1.md §2.3–§2.4): an
+// Validating admission for the kubeflow.org/v1 kinds (docs/compatibility.md): an
 // AdmissionReview (admission.k8s.io/v1) request in, the review with its response out. The job
 // is decoded and checked undefaulted, as upstream's webhooks check it, with the same field
 // errors (api/validation.h); updates also check the immutable fields. Denials carry the

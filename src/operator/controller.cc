@@ -8,6 +8,7 @@
 #include "operator/decide.h"
 #include "operator/log.h"
 #include "operator/observe.h"
+#include "operator/sync_plan.h"
 
 namespace trainctl::op {
 namespace {
@@ -281,62 +282,52 @@ SyncResult Controller::Sync(const std::string& qkey) {
 
   StatusOr<api::LoadedJob> prepared = api::PrepareJob(*object);
   if (!prepared.ok()) return SyncInvalid(*informer, *object, prepared.status().message());
-  api::Job job = std::move(prepared->job);
-  const api::JobStatus original = job.status;
-  PrepareStatusForEngine(&job);
 
-  Time now = clock_->Now();
-  std::string uid = meta.value("uid", "");
-  std::vector<engine::ReplicaObservation> observed =
-      expectations_.Overlay(qkey, ObserveReplicas(job, pods_.ByIndex(kOwnerIndex, uid)), now);
-  engine::Plan plan = engine::Reconcile(job, observed, now);
+  // Read.
+  SyncInput input;
+  input.job = std::move(prepared->job);
+  input.stored = input.job.status;
+  PrepareStatusForEngine(&input.job);
+  input.now = clock_->Now();
+  const std::string uid = meta.value("uid", "");
+  input.observed = expectations_.Overlay(
+      qkey, ObserveReplicas(input.job, pods_.ByIndex(kOwnerIndex, uid)), input.now);
+  input.services = ServiceNames(uid);
+  const api::Job& job = input.job;
+  const Time now = input.now;
+
+  // Decide.
+  SyncOptions sync_options;
+  sync_options.pod_groups = UsesPodGroups(options_.pod_settings.gang);
+  sync_options.children = options_.children;
+  SyncPlan decided = DecideSync(input, sync_options);
+  const engine::Plan& plan = decided.plan;
   if (plan.skip) return result;
 
-  ChildActions actions =
-      PlanChildren(job, plan, ServiceNames(uid), observed, options_.children);
-  Status gang = Status::Ok();
+  // Write the children.
+  Status children = Status::Ok();  // the gang's or the MPI step's error, reported as pods'
   std::optional<Duration> gang_requeue;
-  if (UsesPodGroups(options_.pod_settings.gang)) {
-    if (engine::IsFinished(plan.status) || job.run_policy.suspend.value_or(false)) {
-      gang = pod_group_writer_.Remove(job);
-    } else {
-      StatusOr<bool> hold = pod_group_writer_.Ensure(job);
-      if (!hold.ok() || *hold) {
-        // No PodGroup, or Volcano has not admitted the gang yet: no pods, no services; the
-        // PodGroup is not watched, so look again soon.
-        actions.create_pods.clear();
-        actions.create_services.clear();
-        if (!hold.ok()) gang = hold.status();
-        else gang_requeue = Duration(1000);
-      }
-    }
+  if (decided.gang == GangStep::kRemove) {
+    children = pod_group_writer_.Remove(job);
+  } else if (decided.gang == GangStep::kEnsure) {
+    children = HoldForGang(pod_group_writer_.Ensure(job), &decided.actions, &gang_requeue);
   }
-  Status mpi = gang;
-  if (mpi.ok() && job.kind == api::Kind::kMPIJob && !engine::IsFinished(plan.status) &&
-      !job.run_policy.suspend.value_or(false)) {
-    std::vector<std::string> running_workers;
-    for (const engine::ReplicaObservation& o : observed)
-      if (o.type == "Worker" && o.phase == engine::Phase::kRunning && !o.terminating)
-        running_workers.push_back(o.name);
-    mpi = mpi_writer_.Ensure(job, running_workers);
-    if (!mpi.ok()) actions.create_pods.clear();  // the launcher needs them; retried
+  if (children.ok() && decided.ensure_mpi) {
+    children = mpi_writer_.Ensure(job, decided.mpi_running_workers);
+    if (!children.ok()) decided.actions.create_pods.clear();  // the launcher needs them; retried
   }
-  WriteOutcome outcome = writer_.Apply(qkey, job, actions);
-  if (!mpi.ok() && outcome.pods.ok()) outcome.pods = mpi;
-  if (job.kind == api::Kind::kPyTorchJob && !engine::IsFinished(plan.status)) {
+  WriteOutcome outcome = writer_.Apply(qkey, job, decided.actions);
+  if (!children.ok() && outcome.pods.ok()) outcome.pods = children;
+  if (decided.sync_hpa) {
     if (Status hpa = hpa_writer_.Sync(job); !hpa.ok()) result.status = hpa;  // retried
   }
-  api::JobStatus status = plan.status;
-  if (!outcome.pods.ok()) {
-    MarkCreateFailure(job, &status, "FailedCreatePod", outcome.pods.message(), now);
-    result.status = outcome.pods;
-  } else if (!outcome.services.ok()) {
-    MarkCreateFailure(job, &status, "FailedCreateService", outcome.services.message(), now);
-    result.status = outcome.services;
-  }
-  if (!SameStatus(status, original)) {
-    status.last_reconcile_time = TruncateToSeconds(now);
-    nlohmann::json encoded = api::EncodeStatus(status);
+
+  // Decide the status, then write it.
+  StatusDecision status =
+      DecideStatus(job, plan.status, input.stored, outcome.pods, outcome.services, now);
+  if (!status.error.ok()) result.status = status.error;
+  if (status.write) {
+    nlohmann::json encoded = api::EncodeStatus(*status.write);
     if (!encoded.contains("replicaStatuses")) encoded["replicaStatuses"] = nlohmann::json::object();
     Status st = WriteStatus(*informer, *object, encoded);
     if (!st.ok()) {
@@ -349,12 +340,12 @@ SyncResult Controller::Sync(const std::string& qkey) {
     for (engine::Metric m : plan.metrics) metrics_->CountJob(m, job.namespace_, framework);
   if (recorder_) {
     for (const engine::Event& e : plan.events) {
-      kube::EventInput input;
-      input.object = {api::kApiVersion, job.info().name, job.namespace_, job.name, uid};
-      input.type = e.type;
-      input.reason = e.reason;
-      input.message = e.message;
-      recorder_->Record(std::move(input));
+      kube::EventInput event;
+      event.object = {api::kApiVersion, job.info().name, job.namespace_, job.name, uid};
+      event.type = e.type;
+      event.reason = e.reason;
+      event.message = e.message;
+      recorder_->Record(std::move(event));
     }
   }
   if (plan.delete_job) {

@@ -1,4 +1,4 @@
-// Gang scheduling (reference kubeflow-v1.md §4.15, §3.2–§3.3): with --gang-scheduler-name the
+// Gang scheduling (upstream v1 behaviour, docs/compatibility.md): with --gang-scheduler-name the
 // operator gives each job a PodGroup — Volcano's (scheduling.volcano.sh/v1beta1) for "volcano",
 // else scheduler-plugins' (scheduling.x-k8s.io/v1alpha1) with the flag's value as scheduler
 // name — and decorates the job's pods so that scheduler places them together. "yunikorn" needs

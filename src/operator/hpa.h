@@ -1,4 +1,4 @@
-// Elastic PyTorchJob autoscaling (reference kubeflow-v1.md §4.16): the autoscaling/v2
+// Elastic PyTorchJob autoscaling (upstream v1 behaviour, docs/compatibility.md): the autoscaling/v2
 // HorizontalPodAutoscaler a job with `elasticPolicy.metrics` should have, and what to do given
 // the one that exists. The HPA scales spec.pytorchReplicaSpecs.Worker.replicas through the
 // job's scale subresource; the controller then creates or deletes worker pods by index.

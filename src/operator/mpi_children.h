@@ -1,5 +1,5 @@
-// MPIJob's children on Kubernetes, built as the upstream v1 operator builds them (reference
-// kubeflow-v1.md §3.4 MPIJob): the launcher pod `<job>-launcher` (kubectl-delivery init
+// MPIJob's children on Kubernetes, built as the upstream v1 operator builds them (docs/
+// compatibility.md, MPIJob): the launcher pod `<job>-launcher` (kubectl-delivery init
 // container, the OMPI_MCA_*/I_MPI_* env and both volumes on its first container, its own
 // service account), worker pods `<job>-worker-<i>` (`sleep 365d` when they have no command,
 // kubexec.sh mounted), the ConfigMap `<job>-config` (hostfile, kubexec.sh, discover_hosts.sh of

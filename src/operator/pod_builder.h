@@ -1,5 +1,5 @@
 // The pods and headless services the operator creates for a job's replicas, built exactly as
-// the upstream operator builds them (reference kubeflow-v1.md §3.1–§3.4): names
+// the upstream operator builds them (upstream v1 behaviour, docs/compatibility.md): names
 // `<job>-<type>-<index>`, the template's labels plus the operator's, the template's
 // annotations and finalizers, the framework env appended after the user's (on every container,
 // or on the default container only where upstream does so), the PyTorch wait-for-master init

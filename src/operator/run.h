@@ -1,5 +1,5 @@
-// `trainctl operator`: the process around the Controller — flags (named as upstream's, reference
-// kubeflow-v1.md §5.3), the API connection with the requested QPS/burst, the metrics endpoint
+// `trainctl operator`: the process around the Controller — flags (named as upstream's,
+// docs/operator.md), the API connection with the requested QPS/burst, the metrics endpoint
 // (/metrics) and health endpoints (/healthz, /readyz), optional Lease leader election, and a
 // clean stop on SIGINT/SIGTERM (workers drain, the lease is released).
 //

@@ -1,0 +1,171 @@
+// Unit tests of Controller::Sync's decisions (operator/sync_plan.h): the gang, MPI and HPA
+// steps, what a PodGroup write's answer means, and which status gets written after the child
+// writes. Pure: no API server, a fixed time.
+#include "operator/sync_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "api/manifest.h"
+#include "engine/conditions.h"
+
+namespace trainctl::op {
+namespace {
+
+Time T0() { return Time(std::chrono::seconds(1700000000)); }
+
+api::Job Load(const std::string& yaml) {
+  auto jobs = api::LoadJobsFromText(yaml, "test.yaml");
+  EXPECT_TRUE(jobs.ok()) << jobs.status().message();
+  return jobs->at(0).job;
+}
+
+const char* kPyTorch = R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt, namespace: ns}
+spec:
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: pytorch, image: x}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: x}]}}}
+)";
+
+const char* kMpi = R"(apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: mpi, namespace: ns}
+spec:
+  mpiReplicaSpecs:
+    Launcher: {replicas: 1, template: {spec: {containers: [{name: mpi, image: x}]}}}
+    Worker: {replicas: 3, template: {spec: {containers: [{name: mpi, image: x}]}}}
+)";
+
+engine::ReplicaObservation Obs(const std::string& name, const std::string& type, int index,
+                               engine::Phase phase, bool terminating = false) {
+  engine::ReplicaObservation o;
+  o.name = name;
+  o.type = type;
+  o.index = index;
+  o.phase = phase;
+  o.terminating = terminating;
+  return o;
+}
+
+SyncInput Input(api::Job job) {
+  SyncInput in;
+  in.job = std::move(job);
+  in.stored = in.job.status;
+  in.now = T0();
+  return in;
+}
+
+Status ForbiddenLike() {
+  return Status(StatusCode::kForbidden, "pods \"pt-worker-0\" is forbidden: exceeded quota");
+}
+
+SyncOptions WithPodGroups(bool on) {
+  SyncOptions o;
+  o.pod_groups = on;
+  return o;
+}
+
+TEST(DecideSync, NewJobCreatesEveryReplicaEnsuresTheGangAndTheHpa) {
+  SyncPlan p = DecideSync(Input(Load(kPyTorch)), WithPodGroups(true));
+  EXPECT_FALSE(p.plan.skip);
+  EXPECT_EQ(p.actions.create_pods.size(), 3u);
+  EXPECT_EQ(p.actions.create_pods[0].name, "pt-master-0");
+  EXPECT_EQ(p.gang, GangStep::kEnsure);
+  EXPECT_TRUE(p.sync_hpa);
+  EXPECT_FALSE(p.ensure_mpi);
+  EXPECT_EQ(DecideSync(Input(Load(kPyTorch)), WithPodGroups(false)).gang, GangStep::kNone);
+}
+
+TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
+  api::Job suspended = Load(kPyTorch);
+  suspended.run_policy.suspend = true;
+  SyncPlan p = DecideSync(Input(suspended), WithPodGroups(true));
+  EXPECT_EQ(p.gang, GangStep::kRemove);
+  EXPECT_TRUE(p.actions.create_pods.empty());
+
+  api::Job done = Load(kPyTorch);
+  engine::SetCondition(&done.status, engine::kSucceeded, "True", "PyTorchJobSucceeded", "done",
+                       T0());
+  p = DecideSync(Input(done), WithPodGroups(true));
+  EXPECT_EQ(p.gang, GangStep::kRemove);
+  EXPECT_FALSE(p.sync_hpa);
+}
+
+TEST(DecideSync, MpiStepGetsOnlyRunningWorkersThatStay) {
+  SyncInput in = Input(Load(kMpi));
+  in.observed = {Obs("mpi-worker-0", "Worker", 0, engine::Phase::kRunning),
+                 Obs("mpi-worker-1", "Worker", 1, engine::Phase::kPending),
+                 Obs("mpi-worker-2", "Worker", 2, engine::Phase::kRunning, /*terminating=*/true)};
+  SyncPlan p = DecideSync(in, {});
+  EXPECT_TRUE(p.ensure_mpi);
+  EXPECT_EQ(p.mpi_running_workers, std::vector<std::string>{"mpi-worker-0"});
+  EXPECT_FALSE(p.sync_hpa);
+  EXPECT_TRUE(p.actions.launcher_held);  // worker-1 is still Pending
+
+  api::Job suspended = Load(kMpi);
+  suspended.run_policy.suspend = true;
+  EXPECT_FALSE(DecideSync(Input(suspended), {}).ensure_mpi);
+}
+
+TEST(DecideSync, JobOfAnotherControllerIsSkippedWithNothingToWrite) {
+  api::Job job = Load(kPyTorch);
+  job.run_policy.managed_by = "kueue.x-k8s.io/multikueue";
+  SyncPlan p = DecideSync(Input(job), WithPodGroups(true));
+  EXPECT_TRUE(p.plan.skip);
+  EXPECT_TRUE(p.actions.create_pods.empty());
+  EXPECT_EQ(p.gang, GangStep::kNone);
+  EXPECT_FALSE(p.sync_hpa);
+}
+
+TEST(HoldForGang, HeldOrFailedPodGroupHoldsEveryCreation) {
+  ChildActions admitted;
+  admitted.create_pods = {{"Worker", 0, "pt-worker-0"}};
+  admitted.create_services = {{"Worker", 0, "pt-worker-0"}};
+  ChildActions held = admitted, failed = admitted;
+  std::optional<Duration> requeue;
+
+  EXPECT_TRUE(HoldForGang(StatusOr<bool>(false), &admitted, &requeue).ok());
+  EXPECT_EQ(admitted.create_pods.size(), 1u);
+  EXPECT_FALSE(requeue);
+
+  EXPECT_TRUE(HoldForGang(StatusOr<bool>(true), &held, &requeue).ok());
+  EXPECT_TRUE(held.create_pods.empty());
+  EXPECT_TRUE(held.create_services.empty());
+  EXPECT_EQ(requeue, Duration(1000));
+
+  requeue.reset();
+  Status st = HoldForGang(StatusOr<bool>(UnavailableError("podgroups: 503")), &failed, &requeue);
+  EXPECT_EQ(st.message(), "podgroups: 503");
+  EXPECT_TRUE(failed.create_pods.empty());
+  EXPECT_FALSE(requeue);
+}
+
+TEST(DecideStatus, WritesOnlyAChangeAndMarksAFailedChildWrite) {
+  api::Job job = Load(kPyTorch);
+  api::JobStatus stored = job.status;
+  StatusDecision same = DecideStatus(job, stored, stored, Status::Ok(), Status::Ok(), T0());
+  EXPECT_FALSE(same.write);
+  EXPECT_TRUE(same.error.ok());
+
+  api::JobStatus planned = stored;
+  engine::SetCondition(&planned, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
+  StatusDecision changed = DecideStatus(job, planned, stored, Status::Ok(), Status::Ok(), T0());
+  ASSERT_TRUE(changed.write);
+  EXPECT_TRUE(changed.write->last_reconcile_time);
+
+  StatusDecision failed = DecideStatus(job, planned, stored, ForbiddenLike(), Status::Ok(), T0());
+  ASSERT_TRUE(failed.write);
+  EXPECT_EQ(failed.error.message(), ForbiddenLike().message());
+  ASSERT_FALSE(failed.write->conditions.empty());
+  EXPECT_EQ(failed.write->conditions.back().reason, "FailedCreatePod");
+  EXPECT_EQ(failed.write->conditions.back().status, "False");
+
+  StatusDecision service = DecideStatus(job, planned, stored, Status::Ok(),
+                                        InvalidError("service name too long"), T0());
+  ASSERT_TRUE(service.write);
+  EXPECT_EQ(service.write->conditions.back().reason, "FailedCreateService");
+}
+
+}  // namespace
+}  // namespace trainctl::op
