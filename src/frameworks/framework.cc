@@ -21,6 +21,11 @@ std::string ServiceEndpoints::ServiceHost(const std::string& type, int index) co
   return host;
 }
 
+std::string ReplicaName(const api::Job& job, const std::string& type, int index) {
+  if (job.kind == api::Kind::kMPIJob && type == "Launcher") return job.name + "-launcher";
+  return ReplicaName(job.name, type, index);
+}
+
 std::string ReplicaName(const std::string& job_name, const std::string& type, int index) {
   std::string name = job_name + "-" + api::ToLower(type) + "-" + std::to_string(index);
   std::replace(name.begin(), name.end(), '/', '-');

@@ -70,6 +70,11 @@ const Framework& ForKind(api::Kind kind);
 // "<job>-<lowercase type>-<index>" with '/' replaced by '-' (pod and service name).
 std::string ReplicaName(const std::string& job_name, const std::string& type, int index);
 
+// The one replica naming rule for both substrates (pod name on a cluster, process and log name
+// locally): "<job>-launcher" for an MPIJob's Launcher (upstream's name; a job has one
+// launcher), ReplicaName(job.name, type, index) otherwise.
+std::string ReplicaName(const api::Job& job, const std::string& type, int index);
+
 // The containerPort named `port_name` on the default container of `type` (after defaulting).
 StatusOr<int> DeclaredPort(const api::Job& job, const std::string& type);
 

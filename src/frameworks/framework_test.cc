@@ -231,5 +231,19 @@ TEST(FrameworkTest, ReplicaNamesAndMissingPort) {
   EXPECT_FALSE(DeclaredPort(job, "Launcher").ok());
 }
 
+TEST(ReplicaNameTest, OneRuleForBothSubstratesWithTheMpiLauncherAsUpstream) {
+  api::Job mpi = Load(
+      "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: pi, namespace: ns}\n"
+      "spec:\n  mpiReplicaSpecs:\n" +
+      Replica("Launcher", "mpi", 1) + Replica("Worker", "mpi", 2));
+  EXPECT_EQ(ReplicaName(mpi, "Launcher", 0), "pi-launcher");
+  EXPECT_EQ(ReplicaName(mpi, "Worker", 1), "pi-worker-1");
+  api::Job tf = Load(
+      "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t, namespace: ns}\n"
+      "spec:\n  tfReplicaSpecs:\n" +
+      Replica("Chief", "tensorflow", 1));
+  EXPECT_EQ(ReplicaName(tf, "Chief", 0), "t-chief-0");
+}
+
 }  // namespace
 }  // namespace trainctl::frameworks

@@ -95,7 +95,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     for (const json& a : c["args"]) argv.push_back(a.get<std::string>());
 
   // Pod env: template env, then the framework's (appended; later definitions win).
-  std::string pod_name = frameworks::ReplicaName(job.name, type, index);
+  std::string pod_name = frameworks::ReplicaName(job, type, index);
   std::vector<std::pair<std::string, std::string>> pod_env;
   std::map<std::string, std::string> defined;
   if (c.contains("env") && c["env"].is_array()) {

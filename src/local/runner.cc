@@ -177,7 +177,7 @@ void Run::Emit(const engine::Event& event, Time now, const std::string& object) 
 }
 
 void Run::Start(const std::string& type, int index, Time now) {
-  std::string name = frameworks::ReplicaName(job_.name, type, index);
+  std::string name = frameworks::ReplicaName(job_, type, index);
   Replica r;
   if (auto it = replicas_.find(name); it != replicas_.end() && !it->second.deleted) return;
   if (auto it = replicas_.find(name); it != replicas_.end()) r.attempt = it->second.attempt;
@@ -303,7 +303,7 @@ void Run::StartDueRestarts(Time now) {
   for (auto& [name, r] : replicas_)
     if (r.restart_at && *r.restart_at <= now && !r.terminating) due.emplace_back(r.type, r.index);
   for (const auto& [type, index] : due) {
-    std::string name = frameworks::ReplicaName(job_.name, type, index);
+    std::string name = frameworks::ReplicaName(job_, type, index);
     int restarts = replicas_[name].restarts;
     replicas_[name].deleted = true;
     Start(type, index, now);

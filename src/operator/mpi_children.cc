@@ -47,8 +47,7 @@ json ConfigVolume(const api::Job& job, bool launcher) {
 }  // namespace
 
 std::string PodName(const api::Job& job, const std::string& type, int index) {
-  if (job.kind == api::Kind::kMPIJob && type == "Launcher") return job.name + "-launcher";
-  return frameworks::ReplicaName(job.name, type, index);
+  return frameworks::ReplicaName(job, type, index);
 }
 
 bool IsGpuLauncher(const api::Job& job) {
