@@ -2,12 +2,22 @@
 #include <gtest/gtest.h>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/format.h"
 
 namespace trainctl::cli {
 namespace {
 
 using nlohmann::json;
+
+TEST(ExitStatusTest, OneMappingForBothBackends) {
+  EXPECT_EQ(ExitFor(Status::Ok()), 0);
+  EXPECT_EQ(ExitFor(InvalidError("spec.x: bad")), 2);
+  EXPECT_EQ(ExitFor(AlreadyExistsError("job exists")), 2);
+  EXPECT_EQ(ExitFor(NotFoundError("no job")), 1);
+  EXPECT_EQ(ExitFor(Status(StatusCode::kForbidden, "rbac")), 1);
+  EXPECT_EQ(ExitFor(IoError("disk full")), 1);
+}
 
 TEST(ParseDurationTest, AcceptsGoStyleDurations) {
   EXPECT_EQ(ParseDurationMs("90s"), 90000);

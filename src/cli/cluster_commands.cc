@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/cluster_view.h"
+#include "cli/exit_status.h"
 #include "cli/format.h"
 #include "cli/job_query.h"
 #include "kube/client.h"
@@ -24,8 +25,6 @@ int Fail(const std::string& message, int code) {
   std::cerr << "error: " << message << "\n";
   return code;
 }
-
-int ExitFor(const Status& st) { return st.code() == StatusCode::kInvalid ? 2 : 1; }
 
 const Clock& TheClock() {
   static RealClock clock;

@@ -12,6 +12,7 @@
 #include "api/manifest.h"
 #include "cli/cluster_commands.h"
 #include "cli/detach.h"
+#include "cli/exit_status.h"
 #include "cli/format.h"
 #include "cli/job_query.h"
 #include "cli/local_view.h"
@@ -34,10 +35,6 @@ using nlohmann::json;
 int Fail(const std::string& message, int code) {
   std::cerr << "error: " << message << "\n";
   return code;
-}
-
-int ExitFor(const Status& st) {
-  return st.code() == StatusCode::kInvalid || st.code() == StatusCode::kAlreadyExists ? 2 : 1;
 }
 
 std::string StateRoot(const GlobalOptions& g) {
