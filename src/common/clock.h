@@ -2,7 +2,9 @@
 //
 // Decision code receives a `Time` value; substrates read it from an injected Clock. RealClock
 // wraps the system clock; FakeClock is advanced by hand in tests. Time is a system_clock time
-// point (wall time, as Kubernetes timestamps are). Both clocks are thread-safe.
+// point (wall time, as Kubernetes timestamps are). Deadlines that must not jump with the wall
+// clock (grace periods, back-off) use Monotonic(): steady time, only ever compared with itself.
+// Both clocks are thread-safe.
 #pragma once
 
 #include <atomic>
@@ -14,23 +16,33 @@ namespace trainctl {
 
 using Time = std::chrono::system_clock::time_point;
 using Duration = std::chrono::milliseconds;
+using MonoTime = std::chrono::steady_clock::time_point;
 
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual Time Now() const = 0;
+  virtual MonoTime Monotonic() const = 0;
 };
 
 class RealClock final : public Clock {
  public:
   Time Now() const override;
+  MonoTime Monotonic() const override { return std::chrono::steady_clock::now(); }
 };
 
 class FakeClock final : public Clock {
  public:
   explicit FakeClock(Time start) : now_ms_(ToMs(start)) {}
   Time Now() const override { return Time(std::chrono::milliseconds(now_ms_.load())); }
-  void Advance(Duration d) { now_ms_ += d.count(); }
+  // Moves with Advance (not with Set, which models a wall-clock jump).
+  MonoTime Monotonic() const override {
+    return MonoTime(std::chrono::milliseconds(mono_ms_.load()));
+  }
+  void Advance(Duration d) {
+    now_ms_ += d.count();
+    mono_ms_ += d.count();
+  }
   void Set(Time t) { now_ms_ = ToMs(t); }
 
  private:
@@ -38,6 +50,7 @@ class FakeClock final : public Clock {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
   }
   std::atomic<long long> now_ms_;
+  std::atomic<long long> mono_ms_{0};
 };
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time: 2024-05-01T12:00:00Z.

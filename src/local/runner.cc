@@ -71,7 +71,8 @@ struct Replica {
   bool terminating = false;
   bool deleted = false;
   std::optional<ProcessGroup> process;
-  std::optional<Time> started, finished, restart_at, kill_at;
+  std::optional<Time> started, finished;
+  std::optional<MonoTime> restart_at, kill_at;  // deadlines: monotonic
   api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
   std::string command;
   std::string message;
@@ -123,7 +124,8 @@ class Run {
   json last_replicas_json_;
   int interrupted_by_ = 0;
   int signals_handled_ = 0;
-  std::optional<Time> drain_started_;
+  std::optional<MonoTime> drain_started_;
+  MonoTime mono_{};  // the monotonic time of this pass, read with `now`
   bool delete_job_ = false;
   long long exits_ = 0;
   std::string last_write_error_;
@@ -239,7 +241,7 @@ void Run::Terminate(Replica& r, Time now) {
   r.restart_at.reset();
   if (r.process && !r.process->Poll()) {
     r.process->Signal(SIGTERM);
-    r.kill_at = now + options_.grace;
+    r.kill_at = mono_ + options_.grace;
     Emit({"Normal", "Killing", "Stopping " + r.name}, now, "Pod/" + r.name);
   } else {
     if (r.process && r.process->GroupAlive()) r.process->Signal(SIGKILL);
@@ -288,7 +290,7 @@ void Run::Reap(Time now) {
         !interrupted_by_) {
       r.restarts++;
       Duration backoff = RestartBackoff(r.restarts);
-      r.restart_at = now + backoff;
+      r.restart_at = mono_ + backoff;
       Emit({"Warning", "BackOff",
             "Back-off " + std::to_string(backoff.count() / 1000) + "s restarting " + r.name},
            now, "Pod/" + name);
@@ -301,7 +303,8 @@ void Run::Reap(Time now) {
 void Run::StartDueRestarts(Time now) {
   std::vector<std::pair<std::string, int>> due;
   for (auto& [name, r] : replicas_)
-    if (r.restart_at && *r.restart_at <= now && !r.terminating) due.emplace_back(r.type, r.index);
+    if (r.restart_at && *r.restart_at <= mono_ && !r.terminating)
+      due.emplace_back(r.type, r.index);
   for (const auto& [type, index] : due) {
     std::string name = frameworks::ReplicaName(job_, type, index);
     int restarts = replicas_[name].restarts;
@@ -313,7 +316,7 @@ void Run::StartDueRestarts(Time now) {
 
 void Run::KillOverdue(Time now) {
   for (auto& [name, r] : replicas_) {
-    if (r.terminating && r.kill_at && *r.kill_at <= now && r.process) {
+    if (r.terminating && r.kill_at && *r.kill_at <= mono_ && r.process) {
       r.process->Signal(SIGKILL);
       r.kill_at.reset();
       Emit({"Warning", "Killing", r.name + " did not stop within the grace period; killed"}, now,
@@ -417,8 +420,8 @@ int Run::WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const {
   };
   if (requeue) consider(*requeue + Duration(5));
   for (const auto& [name, r] : replicas_) {
-    if (r.restart_at) consider(std::chrono::duration_cast<Duration>(*r.restart_at - now));
-    if (r.kill_at) consider(std::chrono::duration_cast<Duration>(*r.kill_at - now));
+    if (r.restart_at) consider(std::chrono::duration_cast<Duration>(*r.restart_at - mono_));
+    if (r.kill_at) consider(std::chrono::duration_cast<Duration>(*r.kill_at - mono_));
   }
   return static_cast<int>(wait.count());
 }
@@ -443,6 +446,7 @@ StatusOr<RunResult> Run::Execute() {
   SignalScope signals;
   for (;;) {
     Time now = clock_.Now();
+    mono_ = clock_.Monotonic();
     Reap(now);
     int signal_count = g_signal_count.load();
     if (signal_count > signals_handled_) {
@@ -478,8 +482,8 @@ StatusOr<RunResult> Run::Execute() {
       for (auto& [name, r] : replicas_)
         if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) Terminate(r, now);
       if (engine::HasCondition(job_.status, engine::kSucceeded) && !interrupted_by_) {
-        if (!drain_started_) drain_started_ = now;
-        if (now - *drain_started_ >= options_.drain) TerminateAll(now);
+        if (!drain_started_) drain_started_ = mono_;
+        if (mono_ - *drain_started_ >= options_.drain) TerminateAll(now);
       } else {
         TerminateAll(now);
       }
@@ -491,6 +495,7 @@ StatusOr<RunResult> Run::Execute() {
     WaitForActivity(WaitTimeoutMs(now, requeue));
   }
   Time now = clock_.Now();
+  mono_ = clock_.Monotonic();
   Reap(now);
   for (auto& [name, r] : replicas_) {
     if (r.terminating) r.deleted = true;
