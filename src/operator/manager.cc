@@ -1,0 +1,236 @@
+#include "operator/manager.h"
+
+#include <memory>
+#include <thread>
+#include <tuple>
+
+#include "kube/connect.h"
+#include "operator/admission.h"
+#include "operator/gang.h"
+#include "operator/http_server.h"
+#include "operator/log.h"
+#include "operator/process_stats.h"
+#include "operator/webhook_server.h"
+
+namespace trainctl::op {
+namespace {
+
+// Drops the kinds whose CRD the server does not serve (their informers would retry forever and
+// keep the operator unready); any other error keeps the kind. Logs each one dropped.
+std::vector<api::Kind> ServedKinds(kube::Client& client, const std::vector<api::Kind>& kinds,
+                                   const std::string& namespace_) {
+  std::vector<api::Kind> served;
+  for (api::Kind kind : kinds) {
+    kube::ListOptions probe;
+    probe.limit = 1;
+    StatusOr<nlohmann::json> list =
+        client.List({api::kGroup, "v1", api::Info(kind).plural, true}, namespace_, probe);
+    if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+      LogError("{}.{} is not served (CRD not installed?): {} jobs are not reconciled",
+               api::Info(kind).plural, api::kGroup, api::Info(kind).name);
+      continue;
+    }
+    served.push_back(kind);
+  }
+  return served;
+}
+
+// Renews the webhook certificate well before expiry (Ensure replaces one with < 30 days left)
+// and keeps trying to inject the CA until the ValidatingWebhookConfiguration exists.
+void RotateCertificates(const std::atomic<bool>* stop, WebhookCerts* certs,
+                        WebhookServer* server, std::string ca, bool injected,
+                        const std::string& config_name) {
+  for (int seconds = 0; !*stop; ++seconds) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (!injected && seconds % 5 == 4 && certs->InjectCaBundle(ca).ok()) {
+      injected = true;
+      LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", config_name);
+    }
+    if (seconds % 3600 != 3599) continue;
+    bool renewed = false;
+    StatusOr<CertBundle> next = certs->Ensure(&renewed);
+    if (!next.ok()) {
+      LogError("webhook certificate renewal: {}", next.status().message());
+      continue;
+    }
+    if (!renewed) continue;
+    Status st = server->SetCertificate(next->cert_pem, next->key_pem);
+    ca = next->ca_cert_pem;
+    if (st.ok()) st = certs->InjectCaBundle(ca);
+    injected = st.ok();
+    if (st.ok())
+      LogInfo("webhook certificate renewed");
+    else
+      LogError("webhook certificate renewal: {}", st.message());
+  }
+}
+
+}  // namespace
+
+int Manager::Run(std::atomic<bool>* stop) {
+  const ManagerOptions& o = options_;
+  RealClock clock;
+  StatusOr<std::unique_ptr<kube::Client>> client = kube::Connect(o.config, &clock, o.client);
+  if (!client.ok()) {
+    LogError("cannot connect to {}: {}", o.config.server, client.status().message());
+    return 2;
+  }
+  Metrics metrics;
+  kube::CorrelatorOptions events;
+  events.component = "training-operator";
+  events.host = o.host;
+  // Events go through their own client (and rate limiter), as controller-runtime's recorder
+  // does, so a burst of events never delays the pods and services of a job.
+  StatusOr<std::unique_ptr<kube::Client>> event_client = kube::Connect(o.config, &clock, o.client);
+  if (!event_client.ok()) {
+    LogError("cannot connect to {}: {}", o.config.server, event_client.status().message());
+    return 2;
+  }
+  kube::EventRecorder recorder(event_client->get(), &clock, events);
+
+  ControllerOptions controller_options = o.controller;
+  controller_options.kinds = ServedKinds(**client, o.controller.kinds, o.controller.namespace_);
+  if (controller_options.kinds.empty()) {
+    LogError("none of the enabled kinds is served by {}; install the CRDs from manifests/crds",
+             o.config.server);
+    return 2;
+  }
+  if (UsesPodGroups(controller_options.pod_settings.gang)) {
+    kube::ListOptions probe;
+    probe.limit = 1;
+    StatusOr<nlohmann::json> list = (*client)->List(
+        PodGroupResource(controller_options.pod_settings.gang.kind),
+        controller_options.namespace_, probe);
+    if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
+      LogError("--gang-scheduler-name {}: {} is not served; crd might be missing, please install "
+               "crd",
+               o.gang_scheduler_name, PodGroupCrdName(controller_options.pod_settings.gang.kind));
+      return 2;
+    }
+  }
+  Controller controller(client->get(), &clock, controller_options, &metrics, &recorder);
+
+  metrics.AddGauge("workqueue_depth", "Keys ready to be reconciled",
+                   [&] { return static_cast<double>(controller.queue().stats().depth); });
+  metrics.AddGauge("process_resident_memory_bytes", "Resident memory size in bytes",
+                   [] { return ProcStatusBytes("VmRSS"); });
+  metrics.AddGauge("trainctl_process_peak_resident_memory_bytes", "Peak resident memory in bytes",
+                   [] { return ProcStatusBytes("VmHWM"); });
+  metrics.AddGauge("process_cpu_seconds_total", "User and system CPU time spent in seconds",
+                   [] { return CpuSeconds(); });
+  metrics.AddGauge("trainctl_cached_pods", "Pods in the operator's cache",
+                   [&] { return static_cast<double>(controller.cached_pods()); });
+
+  HttpServer metrics_server, health_server;
+  metrics_server.Handle("/metrics", [&] {
+    return HttpReply{200, metrics.Render(), "text/plain; version=0.0.4; charset=utf-8"};
+  });
+  std::atomic<bool> leading{!o.leader_elect};
+  health_server.Handle("/healthz", [] { return HttpReply{200, "ok\n"}; });
+  health_server.Handle("/readyz", [&] {
+    // A standby replica is ready (it serves nothing but can take over); a leader once synced.
+    if (leading && !controller.Synced()) return HttpReply{503, "informers not synced\n"};
+    return HttpReply{200, "ok\n"};
+  });
+  for (auto [server, address, what] :
+       {std::tuple{&metrics_server, o.metrics_bind_address, "metrics"},
+        std::tuple{&health_server, o.health_probe_bind_address, "health probe"}}) {
+    Status st = server->Start(address);
+    if (!st.ok()) {
+      LogError("{} server: {}", what, st.message());
+      return 2;
+    }
+    if (address != "0") LogInfo("{} server listening on port {}", what, server->port());
+  }
+
+  // Webhooks are served by every replica (the API server may call any of them), leader or not.
+  WebhookServer webhook_server;
+  std::unique_ptr<WebhookCerts> webhook_certs;
+  std::thread rotation;
+  if (o.webhook_port > 0) {
+    const WebhookCertOptions& wo = o.webhook_certs;
+    webhook_certs = std::make_unique<WebhookCerts>(client->get(), &clock, wo);
+    StatusOr<CertBundle> certs = webhook_certs->Ensure();
+    if (certs.ok()) {
+      Status st = webhook_server.SetCertificate(certs->cert_pem, certs->key_pem);
+      if (!st.ok()) certs = st;
+    }
+    if (!certs.ok()) {
+      LogError("webhook certificate (Secret {}/{}): {}", wo.namespace_, wo.secret_name,
+               certs.status().message());
+      return 2;
+    }
+    for (const api::KindInfo& k : api::AllKinds()) {
+      api::Kind kind = k.kind;
+      webhook_server.Handle(WebhookPath(kind), [kind](const std::string& body) {
+        return ReviewAdmission(kind, body).dump();
+      });
+    }
+    std::string address = o.webhook_bind_host + ":" + std::to_string(o.webhook_port);
+    if (Status st = webhook_server.Start(address); !st.ok()) {
+      LogError("webhook server: {}", st.message());
+      return 2;
+    }
+    LogInfo("webhook server listening on port {} (certificate in Secret {}/{})",
+            webhook_server.port(), wo.namespace_, wo.secret_name);
+    bool injected = false;
+    if (Status st = webhook_certs->InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
+      LogError("cannot inject the CA into ValidatingWebhookConfiguration {} (retrying): {}",
+               wo.config_name, st.message());
+    } else {
+      injected = true;
+      LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
+    }
+    rotation = std::thread(RotateCertificates, stop, webhook_certs.get(), &webhook_server,
+                           certs->ca_cert_pem, injected, wo.config_name);
+  }
+
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::thread election;
+  std::atomic<bool> lost{false};
+  if (o.leader_elect) {
+    const kube::LeaderElectionConfig& lec = o.leader_election;
+    kube::LeaderElector::Callbacks callbacks;
+    callbacks.on_started_leading = [&] {
+      LogInfo("became leader ({}/{})", lec.namespace_, lec.name);
+      leading = true;
+    };
+    callbacks.on_stopped_leading = [&] {
+      if (!*stop) lost = true;
+      *stop = true;
+    };
+    callbacks.on_new_leader = [](const std::string& id) { LogInfo("the leader is {}", id); };
+    elector = std::make_unique<kube::LeaderElector>(client->get(), &clock, lec, callbacks);
+    election = std::thread([&] { elector->Run(); });
+    LogInfo("waiting to lead {}/{} as {}", lec.namespace_, lec.name, lec.identity);
+    while (!leading && !*stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!*stop) {
+    std::string scope = controller_options.namespace_.empty() ? "all namespaces"
+                                                              : controller_options.namespace_;
+    LogInfo("starting controllers for {} kinds in {} with {} worker(s), API qps {} burst {}",
+            controller_options.kinds.size(), scope, controller_options.threads, o.client.qps,
+            o.client.burst);
+    controller.Start();
+    if (controller.WaitForSync(Duration(120000))) LogInfo("caches synced");
+  }
+  while (!*stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  LogInfo("stopping");
+  controller.Stop();
+  recorder.Flush(Duration(5000));
+  if (elector) {
+    elector->Stop();
+    if (election.joinable()) election.join();
+  }
+  metrics_server.Stop();
+  health_server.Stop();
+  webhook_server.Stop();
+  if (rotation.joinable()) rotation.join();
+  if (lost) {
+    LogError("lost the leader lease");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace trainctl::op
