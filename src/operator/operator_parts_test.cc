@@ -15,6 +15,7 @@
 #include "operator/admission.h"
 #include "operator/certs.h"
 #include "operator/metrics.h"
+#include "operator/test_jobs.h"
 #include "operator/work_queue.h"
 
 namespace trainctl::op {
@@ -131,11 +132,7 @@ TEST(Expectations, PendingDeleteMarksTerminatingAndExpires) {
   EXPECT_EQ(e.Pending("j"), 0u);
 }
 
-api::Job LoadJob(const std::string& yaml) {
-  auto jobs = api::LoadJobsFromText(yaml, "test.yaml");
-  EXPECT_TRUE(jobs.ok()) << jobs.status().message();
-  return jobs->at(0).job;
-}
+using testing::LoadJob;
 
 const char* kPyTorch = R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob

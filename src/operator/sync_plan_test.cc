@@ -5,19 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "api/manifest.h"
 #include "engine/conditions.h"
+#include "operator/test_jobs.h"
 
 namespace trainctl::op {
 namespace {
 
 Time T0() { return Time(std::chrono::seconds(1700000000)); }
 
-api::Job Load(const std::string& yaml) {
-  auto jobs = api::LoadJobsFromText(yaml, "test.yaml");
-  EXPECT_TRUE(jobs.ok()) << jobs.status().message();
-  return jobs->at(0).job;
-}
+using testing::LoadJob;
 
 const char* kPyTorch = R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -67,24 +63,24 @@ SyncOptions WithPodGroups(bool on) {
 }
 
 TEST(DecideSync, NewJobCreatesEveryReplicaEnsuresTheGangAndTheHpa) {
-  SyncPlan p = DecideSync(Input(Load(kPyTorch)), WithPodGroups(true));
+  SyncPlan p = DecideSync(Input(LoadJob(kPyTorch)), WithPodGroups(true));
   EXPECT_FALSE(p.plan.skip);
   EXPECT_EQ(p.actions.create_pods.size(), 3u);
   EXPECT_EQ(p.actions.create_pods[0].name, "pt-master-0");
   EXPECT_EQ(p.gang, GangStep::kEnsure);
   EXPECT_TRUE(p.sync_hpa);
   EXPECT_FALSE(p.ensure_mpi);
-  EXPECT_EQ(DecideSync(Input(Load(kPyTorch)), WithPodGroups(false)).gang, GangStep::kNone);
+  EXPECT_EQ(DecideSync(Input(LoadJob(kPyTorch)), WithPodGroups(false)).gang, GangStep::kNone);
 }
 
 TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
-  api::Job suspended = Load(kPyTorch);
+  api::Job suspended = LoadJob(kPyTorch);
   suspended.run_policy.suspend = true;
   SyncPlan p = DecideSync(Input(suspended), WithPodGroups(true));
   EXPECT_EQ(p.gang, GangStep::kRemove);
   EXPECT_TRUE(p.actions.create_pods.empty());
 
-  api::Job done = Load(kPyTorch);
+  api::Job done = LoadJob(kPyTorch);
   engine::SetCondition(&done.status, engine::kSucceeded, "True", "PyTorchJobSucceeded", "done",
                        T0());
   p = DecideSync(Input(done), WithPodGroups(true));
@@ -93,7 +89,7 @@ TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
 }
 
 TEST(DecideSync, MpiStepGetsOnlyRunningWorkersThatStay) {
-  SyncInput in = Input(Load(kMpi));
+  SyncInput in = Input(LoadJob(kMpi));
   in.observed = {Obs("mpi-worker-0", "Worker", 0, engine::Phase::kRunning),
                  Obs("mpi-worker-1", "Worker", 1, engine::Phase::kPending),
                  Obs("mpi-worker-2", "Worker", 2, engine::Phase::kRunning, /*terminating=*/true)};
@@ -103,13 +99,13 @@ TEST(DecideSync, MpiStepGetsOnlyRunningWorkersThatStay) {
   EXPECT_FALSE(p.sync_hpa);
   EXPECT_TRUE(p.actions.launcher_held);  // worker-1 is still Pending
 
-  api::Job suspended = Load(kMpi);
+  api::Job suspended = LoadJob(kMpi);
   suspended.run_policy.suspend = true;
   EXPECT_FALSE(DecideSync(Input(suspended), {}).ensure_mpi);
 }
 
 TEST(DecideSync, JobOfAnotherControllerIsSkippedWithNothingToWrite) {
-  api::Job job = Load(kPyTorch);
+  api::Job job = LoadJob(kPyTorch);
   job.run_policy.managed_by = "kueue.x-k8s.io/multikueue";
   SyncPlan p = DecideSync(Input(job), WithPodGroups(true));
   EXPECT_TRUE(p.plan.skip);
@@ -142,7 +138,7 @@ TEST(HoldForGang, HeldOrFailedPodGroupHoldsEveryCreation) {
 }
 
 TEST(DecideStatus, WritesOnlyAChangeAndMarksAFailedChildWrite) {
-  api::Job job = Load(kPyTorch);
+  api::Job job = LoadJob(kPyTorch);
   api::JobStatus stored = job.status;
   StatusDecision same = DecideStatus(job, stored, stored, Status::Ok(), Status::Ok(), T0());
   EXPECT_FALSE(same.write);
