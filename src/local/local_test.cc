@@ -158,6 +158,40 @@ TEST(KubeletTest, BackoffDoublesToACap) {
   EXPECT_EQ(RestartBackoff(50), Duration(30000));
 }
 
+TEST(KubeletTest, ExitRestartsInPlaceOnlyWhileTheJobRunsUnsignalled) {
+  using api::RestartPolicy;
+  ExitDecision d = DecideExit(RestartPolicy::kOnFailure, 3, /*restarts=*/1, false, false);
+  EXPECT_TRUE(d.restart);
+  EXPECT_EQ(d.backoff, Duration(2000));  // the second restart
+  EXPECT_FALSE(DecideExit(RestartPolicy::kOnFailure, 3, 0, /*job_finished=*/true, false).restart);
+  EXPECT_FALSE(DecideExit(RestartPolicy::kAlways, 0, 0, false, /*interrupted=*/true).restart);
+  d = DecideExit(RestartPolicy::kOnFailure, 0, 0, false, false);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.phase, engine::Phase::kSucceeded);
+  d = DecideExit(RestartPolicy::kNever, 137, 0, false, false);
+  EXPECT_FALSE(d.restart);
+  EXPECT_EQ(d.phase, engine::Phase::kFailed);
+}
+
+TEST(KubeletTest, FinishedJobDrainsOnlyAfterSuccessWithoutASignal) {
+  MonoTime t0{};
+  Duration drain(3000);
+  FinishDecision running = DecideFinish(false, false, false, std::nullopt, t0, drain);
+  EXPECT_FALSE(running.stop_idle || running.stop_all || running.drain_started);
+
+  FinishDecision first = DecideFinish(true, /*succeeded=*/true, false, std::nullopt, t0, drain);
+  EXPECT_TRUE(first.stop_idle);
+  EXPECT_FALSE(first.stop_all);
+  ASSERT_TRUE(first.drain_started);
+  FinishDecision later =
+      DecideFinish(true, true, false, first.drain_started, t0 + Duration(3000), drain);
+  EXPECT_TRUE(later.stop_all);
+  EXPECT_EQ(later.drain_started, first.drain_started);
+
+  EXPECT_TRUE(DecideFinish(true, /*succeeded=*/false, false, std::nullopt, t0, drain).stop_all);
+  EXPECT_TRUE(DecideFinish(true, true, /*interrupted=*/true, std::nullopt, t0, drain).stop_all);
+}
+
 class StateStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {

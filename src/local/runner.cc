@@ -286,16 +286,16 @@ void Run::Reap(Time now) {
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
           r.name + " exited with code " + std::to_string(*code)},
          now, "Pod/" + name);
-    if (api::RestartsInPlace(r.pod_policy, *code) && !engine::IsFinished(job_.status) &&
-        !interrupted_by_) {
+    ExitDecision exit = DecideExit(r.pod_policy, *code, r.restarts,
+                                   engine::IsFinished(job_.status), interrupted_by_ != 0);
+    if (exit.restart) {
       r.restarts++;
-      Duration backoff = RestartBackoff(r.restarts);
-      r.restart_at = mono_ + backoff;
+      r.restart_at = mono_ + exit.backoff;
       Emit({"Warning", "BackOff",
-            "Back-off " + std::to_string(backoff.count() / 1000) + "s restarting " + r.name},
+            "Back-off " + std::to_string(exit.backoff.count() / 1000) + "s restarting " + r.name},
            now, "Pod/" + name);
     } else {
-      r.phase = *code == 0 ? Phase::kSucceeded : Phase::kFailed;
+      r.phase = exit.phase;
     }
   }
 }
@@ -477,17 +477,16 @@ StatusOr<RunResult> Run::Execute() {
       ApplyPlan(plan, now);
       requeue = plan.requeue_after;
     }
-    if (engine::IsFinished(job_.status)) {
+    FinishDecision finish = DecideFinish(
+        engine::IsFinished(job_.status), engine::HasCondition(job_.status, engine::kSucceeded),
+        interrupted_by_ != 0, drain_started_, mono_, options_.drain);
+    drain_started_ = finish.drain_started;
+    if (finish.stop_idle) {
       // Idle replicas (MPIJob Workers) only stand in for containers: no drain for them.
       for (auto& [name, r] : replicas_)
         if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) Terminate(r, now);
-      if (engine::HasCondition(job_.status, engine::kSucceeded) && !interrupted_by_) {
-        if (!drain_started_) drain_started_ = mono_;
-        if (mono_ - *drain_started_ >= options_.drain) TerminateAll(now);
-      } else {
-        TerminateAll(now);
-      }
     }
+    if (finish.stop_all) TerminateAll(now);
     TailLogs(false);
     Persist(false);
     if (observer_) observer_->OnTick(job_, last_replicas_json_, now);
