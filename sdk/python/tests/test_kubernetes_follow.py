@@ -78,3 +78,14 @@ def test_follow_waits_for_a_pending_pod():
     phases = iter(["Pending", "Pending", "Running", "Succeeded"])
     got = list(backend(responses).follow(["p-0"], "ns", "c", lambda _: next(phases, "Succeeded")))
     assert got == [("p-0", "hello")]
+
+
+def test_expected_pods_from_the_spec_for_each_selection():
+    from trainctl.api.training_client import _expected_pods, _pod_selector
+    job = {"spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 3}}}}
+    assert _expected_pods(job, _pod_selector("j", False, None, None)) == 4
+    assert _expected_pods(job, _pod_selector("j", True, None, None)) == 1
+    assert _expected_pods(job, _pod_selector("j", False, "worker", None)) == 3
+    assert _expected_pods(job, _pod_selector("j", False, "worker", 2)) == 1
+    assert _expected_pods(job, _pod_selector("j", False, "worker", 5)) == 0
+    assert _expected_pods({"spec": {}}, _pod_selector("j", False, None, None)) is None

@@ -482,7 +482,7 @@ class TrainingClient:
                                        f"Error: {e}") from e
                 raise
             return
-        pods = self._wait_for_pods(name, namespace, selector, timeout)
+        pods = self._wait_for_pods(name, namespace, selector, timeout, job_kind)
         container = constants.JOB_PARAMETERS[job_kind]["container"]
 
         def phase(pod_name):
@@ -495,13 +495,29 @@ class TrainingClient:
         yield from self._backend.follow([p.metadata.name for p in pods], namespace, container,
                                         phase)
 
-    def _wait_for_pods(self, name, namespace, selector, timeout, wait=600):
+    def _wait_for_pods(self, name, namespace, selector, timeout, job_kind, wait=600,
+                       settle=30):
+        """The selected pods, once the job has as many as its spec asks for (the operator
+        creates them in batches), or ``settle`` seconds after the first one appeared, or after
+        ``wait`` seconds (a gang not admitted yet has none)."""
         label_selector = ",".join(f"{k}={v}" for k, v in selector.items())
         deadline = time.monotonic() + wait
+        expected, first_seen = None, None
         while True:
             pods = self._call("list", f"pods for Job: {namespace}/{name}", self._backend.pods,
                               namespace, label_selector, timeout)
-            if pods or time.monotonic() > deadline:
+            if expected is None:
+                try:
+                    expected = _expected_pods(
+                        self._backend.get(name, namespace, job_kind, timeout), selector)
+                except Exception:
+                    expected = None  # unknown: the pods there are all we follow
+            now = time.monotonic()
+            if pods and first_seen is None:
+                first_seen = now
+            if pods and (expected is None or len(pods) >= expected or now - first_seen > settle):
+                return sorted(pods, key=lambda p: p.metadata.name)
+            if now > deadline:
                 return sorted(pods, key=lambda p: p.metadata.name)
             time.sleep(1)
 
@@ -585,6 +601,27 @@ def _pod_selector(name, is_master, replica_type, replica_index):
     if replica_index is not None:
         selector[constants.REPLICA_INDEX_LABEL] = str(replica_index)
     return selector
+
+
+def _expected_pods(job, selector):
+    """How many pods the job's spec gives the selection (None when the spec cannot say)."""
+    spec = (job or {}).get("spec") or {}
+    fields = [k for k in spec if k.endswith("ReplicaSpecs") and isinstance(spec[k], dict)]
+    if len(fields) != 1:
+        return None
+    if constants.JOB_ROLE_LABEL in selector:
+        return 1
+    wanted_type = selector.get(constants.REPLICA_TYPE_LABEL)
+    index = selector.get(constants.REPLICA_INDEX_LABEL)
+    total = 0
+    for rtype, rspec in spec[fields[0]].items():
+        if wanted_type is not None and rtype.lower() != wanted_type:
+            continue
+        replicas = (rspec or {}).get("replicas", 1)
+        if not isinstance(replicas, int):
+            return None
+        total += (1 if int(index) < replicas else 0) if index is not None else replicas
+    return total
 
 
 def _matches(labels, selector):
