@@ -71,12 +71,14 @@ Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
   return created.status();
 }
 
-Status ChildWriter::CreateService(const api::Job& job, const engine::ReplicaRef& ref) {
+Status ChildWriter::CreateService(const std::string& job_key, const api::Job& job,
+                                  const engine::ReplicaRef& ref) {
   StatusOr<nlohmann::json> service = BuildService(job, ref.type, ref.index);
   if (!service.ok()) {
     Event(job, "Warning", "FailedCreateService", "Error creating: " + service.status().message());
     return service.status();
   }
+  expectations_->ExpectService(job_key, ref.name, clock_->Now());
   StatusOr<nlohmann::json> created = client_->Create(kube::kServices, job.namespace_, *service);
   if (metrics_) metrics_->CountRequest("create", "services", created.ok());
   if (created.ok()) {
@@ -84,6 +86,7 @@ Status ChildWriter::CreateService(const api::Job& job, const engine::ReplicaRef&
     return Status::Ok();
   }
   if (created.status().code() == StatusCode::kAlreadyExists) return Status::Ok();
+  expectations_->CancelService(job_key, ref.name);
   Event(job, "Warning", "FailedCreateService", "Error creating: " + created.status().message());
   return created.status();
 }
@@ -116,7 +119,7 @@ WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,
   }
   // Services first: a pod's peers resolve its name as soon as it runs.
   Status services = SlowStart(actions.create_services.size(), [&](size_t i) {
-    return CreateService(job, actions.create_services[i]);
+    return CreateService(job_key, job, actions.create_services[i]);
   });
   if (!services.ok() && out.services.ok()) out.services = services;
   Status pods = SlowStart(actions.create_pods.size(), [&](size_t i) {

@@ -45,7 +45,8 @@ class ChildWriter {
   Status SlowStart(size_t n, const std::function<Status(size_t)>& create);
   Status CreatePod(const std::string& job_key, const api::Job& job,
                    const engine::ReplicaRef& ref);
-  Status CreateService(const api::Job& job, const engine::ReplicaRef& ref);
+  Status CreateService(const std::string& job_key, const api::Job& job,
+                       const engine::ReplicaRef& ref);
 
   kube::Client* client_;
   kube::EventRecorder* recorder_;

@@ -162,6 +162,12 @@ void Controller::Stop() {
   if (service_reflector_) service_reflector_->Stop();
 }
 
+kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
+  for (KindInformer& informer : jobs_)
+    if (informer.kind == kind) return informer.store.get();
+  return nullptr;
+}
+
 void Controller::EnqueueOwner(const kube::Uid& owner) {
   if (owner == kube::Uid{}) return;
   std::string key;
@@ -292,7 +298,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   const std::string uid = meta.value("uid", "");
   input.observed = expectations_.Overlay(
       qkey, ObserveReplicas(input.job, pods_.ByIndex(kOwnerIndex, uid)), input.now);
-  input.services = ServiceNames(uid);
+  input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
   const api::Job& job = input.job;
   const Time now = input.now;
 

@@ -66,6 +66,11 @@ class Controller {
   SyncResult Sync(const std::string& key);
 
   WorkQueue& queue() { return queue_; }
+  // The informers' caches; unit tests feed them as a reflector would (Replace/Apply) and then
+  // call Sync without starting anything. Null for a kind that is not enabled.
+  kube::ReflectorConsumer* JobCache(api::Kind kind);
+  kube::ReflectorConsumer* PodCache() { return &pods_; }
+  kube::ReflectorConsumer* ServiceCache() { return &services_; }
   size_t cached_pods() const { return pods_.size(); }
 
  private:

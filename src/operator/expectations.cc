@@ -1,5 +1,7 @@
 #include "operator/expectations.h"
 
+#include <algorithm>
+
 namespace trainctl::op {
 
 void Expectations::ExpectCreate(const std::string& job, const engine::ReplicaRef& replica,
@@ -54,9 +56,42 @@ std::vector<engine::ReplicaObservation> Expectations::Overlay(
   return observed;
 }
 
+void Expectations::ExpectService(const std::string& job, const std::string& service_name,
+                                 Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  services_[job][service_name] = now;
+}
+
+void Expectations::CancelService(const std::string& job, const std::string& service_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = services_.find(job);
+  if (it == services_.end()) return;
+  it->second.erase(service_name);
+  if (it->second.empty()) services_.erase(it);
+}
+
+std::vector<std::string> Expectations::OverlayServices(const std::string& job,
+                                                       std::vector<std::string> names, Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = services_.find(job);
+  if (it == services_.end()) return names;
+  for (auto p = it->second.begin(); p != it->second.end();) {
+    bool seen = std::find(names.begin(), names.end(), p->first) != names.end();
+    if (seen || now - p->second >= ttl_) {
+      p = it->second.erase(p);
+      continue;
+    }
+    names.push_back(p->first);
+    ++p;
+  }
+  if (it->second.empty()) services_.erase(it);
+  return names;
+}
+
 void Expectations::Forget(const std::string& job) {
   std::lock_guard<std::mutex> lock(mu_);
   jobs_.erase(job);
+  services_.erase(job);
 }
 
 size_t Expectations::Pending(const std::string& job) const {

@@ -9,6 +9,10 @@
 // pending delete as terminating. An expectation ends when the cache shows the outcome (the
 // created name present; the deleted one absent or terminating) or after `ttl`.
 //
+// Services get the same treatment (ExpectService / OverlayServices): a service created a moment
+// ago counts as existing, so a lagging service cache does not cost one AlreadyExists request per
+// service and sync.
+//
 // Thread-safe. Keys are job keys ("<kind>/<ns>/<name>").
 #pragma once
 
@@ -34,6 +38,11 @@ class Expectations {
   std::vector<engine::ReplicaObservation> Overlay(const std::string& job,
                                                   std::vector<engine::ReplicaObservation> observed,
                                                   Time now);
+  // The same for the job's services: `names` are those the cache shows.
+  void ExpectService(const std::string& job, const std::string& service_name, Time now);
+  void CancelService(const std::string& job, const std::string& service_name);
+  std::vector<std::string> OverlayServices(const std::string& job, std::vector<std::string> names,
+                                           Time now);
   void Forget(const std::string& job);
   size_t Pending(const std::string& job) const;
 
@@ -46,6 +55,7 @@ class Expectations {
   const Duration ttl_;
   mutable std::mutex mu_;
   std::map<std::string, std::map<std::string, Write>> jobs_;  // job → pod name → pending
+  std::map<std::string, std::map<std::string, Time>> services_;  // job → service → since
 };
 
 }  // namespace trainctl::op

@@ -132,6 +132,22 @@ TEST(Expectations, PendingDeleteMarksTerminatingAndExpires) {
   EXPECT_EQ(e.Pending("j"), 0u);
 }
 
+TEST(Expectations, CreatedServiceCountsUntilTheCacheShowsItOrItExpires) {
+  Expectations e(Duration(60000));
+  e.ExpectService("j", "job-worker-0", T0());
+  e.ExpectService("j", "job-worker-1", T0());
+  e.CancelService("j", "job-worker-1");  // its create failed
+  EXPECT_EQ(e.OverlayServices("j", {"job-master-0"}, T0()),
+            (std::vector<std::string>{"job-master-0", "job-worker-0"}));
+  EXPECT_EQ(e.OverlayServices("other", {}, T0()), std::vector<std::string>{});
+  // Seen once: the cache has it now, so a later delete shows as a delete.
+  EXPECT_EQ(e.OverlayServices("j", {"job-worker-0"}, T0()),
+            std::vector<std::string>{"job-worker-0"});
+  EXPECT_EQ(e.OverlayServices("j", {}, T0()), std::vector<std::string>{});
+  e.ExpectService("j", "job-worker-2", T0());
+  EXPECT_EQ(e.OverlayServices("j", {}, T0() + Duration(60000)), std::vector<std::string>{});
+}
+
 using testing::LoadJob;
 
 const char* kPyTorch = R"(apiVersion: kubeflow.org/v1

@@ -1,0 +1,362 @@
+// Unit tests of Controller::Sync, the operator's read → decide → write step, over an in-memory
+// API (kube::FakeApi) and a fake clock: nothing is started, the tests feed the informers'
+// caches as a reflector would and call Sync. They cover what was tested only against a real
+// control plane: creating children, expectations and our own status writes while the cache lags,
+// the status written for running/finished jobs, TTL deletion, deadline requeues, rejected
+// writes (Created=False, conflicts), invalid and foreign jobs, and the MPI launcher's wait.
+#include "operator/controller.h"
+
+#include <gtest/gtest.h>
+
+#include "api/yaml.h"
+#include "kube/fake_api.h"
+
+namespace trainctl::op {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPods = "/api/v1/namespaces/ns/pods";
+constexpr const char* kServices = "/api/v1/namespaces/ns/services";
+constexpr const char* kEvents = "/api/v1/namespaces/ns/events";
+constexpr const char* kPyTorchJobs = "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs";
+
+json Yaml(const std::string& text) {
+  auto docs = api::ParseYamlDocuments(text, "test.yaml");
+  EXPECT_TRUE(docs.ok()) << docs.status().message();
+  return docs.ok() && !docs->empty() ? docs->at(0) : json::object();
+}
+
+const char* kPyTorch = R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt, namespace: ns}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template: {spec: {containers: [{name: pytorch, image: x}]}}
+)";
+
+std::vector<std::string> Names(const std::vector<json>& objects) {
+  std::vector<std::string> out;
+  for (const json& o : objects) out.push_back(o["metadata"].value("name", ""));
+  return out;
+}
+
+std::vector<std::string> EventReasons(const kube::FakeApi& api) {
+  std::vector<std::string> out;
+  for (const json& e : api.Objects(kEvents)) out.push_back(e.value("reason", ""));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The condition `type` of a stored job ("" fields when absent).
+json Condition(const json& job, const std::string& type) {
+  for (const json& c : job["status"].value("conditions", json::array()))
+    if (c.value("type", "") == type) return c;
+  return json::object();
+}
+
+class SyncTest : public ::testing::Test {
+ protected:
+  SyncTest() : clock_(Time(std::chrono::seconds(1700000000))) {
+    auto api = std::make_unique<kube::FakeApi>();
+    api_ = api.get();
+    kube::ClientOptions client_options;
+    client_options.qps = -1;
+    client_options.max_retries = 0;
+    client_options.sleep = [](Duration) {};
+    client_ = std::make_unique<kube::Client>(std::move(api), client_options, &clock_);
+    recorder_ = std::make_unique<kube::EventRecorder>(client_.get(), &clock_,
+                                                      kube::CorrelatorOptions{});
+  }
+
+  // A controller for `kinds`; made per test so options can change first.
+  Controller& Make(std::vector<api::Kind> kinds = {api::Kind::kPyTorchJob}) {
+    options_.kinds = std::move(kinds);
+    controller_ = std::make_unique<Controller>(client_.get(), &clock_, options_, &metrics_,
+                                               recorder_.get());
+    return *controller_;
+  }
+
+  // Stores the job in the API and hands it to the job cache; returns the stored object.
+  json AddJob(const std::string& yaml, const std::string& collection = kPyTorchJobs) {
+    json job = Yaml(yaml);
+    json stored = api_->Seed(collection + "/" + job["metadata"].value("name", ""), job);
+    api::Kind kind = *api::KindFromName(job.value("kind", ""));
+    controller_->JobCache(kind)->Apply(kube::WatchEventType::kAdded, stored);
+    return stored;
+  }
+
+  // The job as the API has it now, handed to the cache (the watch caught up).
+  json CatchUp(const std::string& path) {
+    json stored = *api_->Object(path);
+    api::Kind kind = *api::KindFromName(stored.value("kind", ""));
+    controller_->JobCache(kind)->Apply(kube::WatchEventType::kModified, stored);
+    return stored;
+  }
+
+  // Puts every pod the API has into the cache with `phase` (and an exit code when finished).
+  void PodsAre(const std::string& phase, int exit_code = 0,
+               const std::string& only_prefix = "") {
+    for (json pod : api_->Objects(kPods)) {
+      if (pod["metadata"].value("name", "").rfind(only_prefix, 0) != 0) continue;
+      pod["status"]["phase"] = phase;
+      json state = phase == "Running"
+                       ? json{{"running", {{"startedAt", "2023-11-14T22:13:20Z"}}}}
+                       : json{{"terminated", {{"exitCode", exit_code}}}};
+      if (phase != "Pending") {
+        std::string container = pod["spec"]["containers"][0].value("name", "");
+        pod["status"]["containerStatuses"] =
+            json::array({{{"name", container}, {"restartCount", 0}, {"state", state}}});
+      }
+      controller_->PodCache()->Apply(kube::WatchEventType::kModified, pod);
+    }
+  }
+
+  void ServicesCaughtUp() {
+    for (const json& s : api_->Objects(kServices))
+      controller_->ServiceCache()->Apply(kube::WatchEventType::kAdded, s);
+  }
+
+  SyncResult Sync(const std::string& key) {
+    SyncResult result = controller_->Sync(key);
+    EXPECT_TRUE(recorder_->Flush(Duration(5000)));
+    return result;
+  }
+
+  double JobsCounted(const std::string& metric) const {
+    return metrics_.Value(metric, {{"job_namespace", "ns"}, {"framework", "pytorch"}});
+  }
+
+  FakeClock clock_;
+  kube::FakeApi* api_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<kube::EventRecorder> recorder_;
+  Metrics metrics_;
+  ControllerOptions options_;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(SyncTest, NewJobGetsPodsServicesCreatedStatusEventsAndOneMetric) {
+  Make();
+  AddJob(kPyTorch);
+  SyncResult result = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(result.status.ok()) << result.status.message();
+
+  EXPECT_EQ(Names(api_->Objects(kPods)),
+            (std::vector<std::string>{"pt-master-0", "pt-worker-0", "pt-worker-1"}));
+  EXPECT_EQ(Names(api_->Objects(kServices)),
+            (std::vector<std::string>{"pt-master-0", "pt-worker-0", "pt-worker-1"}));
+  json job = *api_->Object(std::string(kPyTorchJobs) + "/pt");
+  EXPECT_EQ(Condition(job, "Created").value("status", ""), "True");
+  EXPECT_EQ(Condition(job, "Created").value("reason", ""), "PyTorchJobCreated");
+  EXPECT_EQ(api_->Requests("PUT", std::string(kPyTorchJobs) + "/pt/status").size(), 1u);
+  EXPECT_EQ(EventReasons(*api_),
+            (std::vector<std::string>{"SuccessfulCreatePod",
+                                      "SuccessfulCreatePod", "SuccessfulCreatePod",
+                                      "SuccessfulCreateService", "SuccessfulCreateService",
+                                      "SuccessfulCreateService"}));
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
+}
+
+TEST_F(SyncTest, SyncAgainBeforeTheCacheCatchesUpWritesNothing) {
+  Make();
+  AddJob(kPyTorch);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  api_->ClearRequests();
+  // The pod, service and job caches still show the state before the first sync: the
+  // expectations and the status this operator wrote stand in for them.
+  SyncResult again = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(again.status.ok()) << again.status.message();
+  EXPECT_TRUE(api_->Requests().empty()) << api_->Requests()[0].method << " "
+                                        << api_->Requests()[0].path;
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
+}
+
+TEST_F(SyncTest, RunningPodsMakeTheJobRunningAndSucceededMasterFinishesIt) {
+  Make();
+  AddJob(kPyTorch);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Running");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  json job = *api_->Object(path);
+  EXPECT_EQ(Condition(job, "Running").value("status", ""), "True");
+  EXPECT_EQ(job["status"]["replicaStatuses"]["Worker"].value("active", 0), 2);
+  EXPECT_TRUE(job["status"].contains("startTime"));
+
+  CatchUp(path);
+  clock_.Advance(Duration(30000));
+  PodsAre("Succeeded", 0, "pt-master");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  job = *api_->Object(path);
+  EXPECT_EQ(Condition(job, "Succeeded").value("status", ""), "True");
+  EXPECT_EQ(Condition(job, "Running").value("status", ""), "False");
+  EXPECT_EQ(JobsCounted("training_operator_jobs_successful_total"), 1);
+  EXPECT_TRUE(api_->Requests("DELETE", kPods).empty());  // cleanPodPolicy None keeps them
+}
+
+TEST_F(SyncTest, FinishedJobWithTtlIsDeletedWhenItRunsOut) {
+  Make();
+  std::string yaml = kPyTorch;
+  yaml += "  runPolicy: {ttlSecondsAfterFinished: 60}\n";
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Succeeded");
+  SyncResult finished = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(finished.status.ok()) << finished.status.message();
+  ASSERT_TRUE(finished.requeue_after.has_value());
+  EXPECT_EQ(*finished.requeue_after, Duration(60000));
+  EXPECT_TRUE(api_->Object(path).has_value());
+
+  CatchUp(path);
+  clock_.Advance(Duration(60000));
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  EXPECT_FALSE(api_->Object(path).has_value());
+  ASSERT_EQ(api_->Requests("DELETE", path).size(), 1u);
+}
+
+TEST_F(SyncTest, ActiveDeadlineIsARequeueAndThenAFailureThatStopsRunningPods) {
+  Make();
+  std::string yaml = kPyTorch;
+  yaml += "  runPolicy: {activeDeadlineSeconds: 100, cleanPodPolicy: Running}\n";
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Running");
+  SyncResult running = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(running.requeue_after.has_value());
+  EXPECT_EQ(*running.requeue_after, Duration(100000));
+
+  CatchUp(path);
+  clock_.Advance(Duration(100000));
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  json job = *api_->Object(path);
+  json failed = Condition(job, "Failed");
+  EXPECT_EQ(failed.value("reason", ""), "PyTorchJobFailed");
+  EXPECT_NE(failed.value("message", "").find("deadline"), std::string::npos) << failed.dump();
+  EXPECT_EQ(api_->Requests("DELETE", kPods).size(), 3u);  // cleanPodPolicy Running
+}
+
+TEST_F(SyncTest, RejectedPodCreateStopsTheBatchAndMarksCreatedFalse) {
+  Make();
+  api_->Fail("POST", kPods, 403, "Forbidden",
+             "pods \"pt-master-0\" is forbidden: exceeded quota: q, requested: pods=1");
+  AddJob(kPyTorch);
+  SyncResult result = Sync("pytorchjobs/ns/pt");
+  EXPECT_FALSE(result.status.ok());  // retried with back-off
+  EXPECT_EQ(api_->Requests("POST", kPods).size(), 1u);  // slow start: one failed request
+  json job = *api_->Object(std::string(kPyTorchJobs) + "/pt");
+  json created = Condition(job, "Created");
+  EXPECT_EQ(created.value("status", ""), "False");
+  EXPECT_NE(created.value("message", "").find("exceeded quota"), std::string::npos)
+      << created.dump();
+  std::vector<std::string> reasons = EventReasons(*api_);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "FailedCreatePod"), reasons.end());
+}
+
+TEST_F(SyncTest, StatusConflictIsRetriedAndMetricsWaitForAWriteThatSticks) {
+  Make();
+  api_->Fail("PUT", std::string(kPyTorchJobs) + "/pt/status", 409, "Conflict", "modified", 1);
+  AddJob(kPyTorch);
+  SyncResult first = Sync("pytorchjobs/ns/pt");
+  EXPECT_EQ(first.status.code(), StatusCode::kConflict) << first.status.message();
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 0);
+
+  SyncResult second = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(second.status.ok()) << second.status.message();
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
+  EXPECT_EQ(api_->Requests("POST", kPods).size(), 3u);  // not created twice
+  EXPECT_EQ(api_->Requests("PUT", std::string(kPyTorchJobs) + "/pt/status").size(), 2u);
+}
+
+TEST_F(SyncTest, JobManagedElsewhereOrBeingDeletedIsLeftAlone) {
+  Make();
+  std::string foreign = kPyTorch;
+  foreign += "  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n";
+  AddJob(foreign);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+
+  json deleting = Yaml(kPyTorch);
+  deleting["metadata"]["name"] = "gone";
+  deleting["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+  controller_->JobCache(api::Kind::kPyTorchJob)
+      ->Apply(kube::WatchEventType::kAdded, api_->Seed(std::string(kPyTorchJobs) + "/gone",
+                                                       deleting));
+  ASSERT_TRUE(Sync("pytorchjobs/ns/gone").status.ok());
+  ASSERT_TRUE(Sync("pytorchjobs/ns/unknown").status.ok());
+  ASSERT_TRUE(Sync("tfjobs/ns/pt").status.ok());  // kind not enabled
+  EXPECT_TRUE(api_->Requests().empty()) << api_->Requests()[0].method << " "
+                                        << api_->Requests()[0].path;
+}
+
+TEST_F(SyncTest, InvalidJobIsMarkedCreatedFalseOnceWithAWarningEvent) {
+  Make();
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("replicas: 1"), 11, "replicas: 2");  // two Masters
+  AddJob(yaml);
+  SyncResult result = Sync("pytorchjobs/ns/pt");
+  EXPECT_EQ(result.status.code(), StatusCode::kInvalid);
+  EXPECT_TRUE(api_->Objects(kPods).empty());
+  json job = *api_->Object(std::string(kPyTorchJobs) + "/pt");
+  json created = Condition(job, "Created");
+  EXPECT_EQ(created.value("status", ""), "False");
+  EXPECT_EQ(created.value("reason", ""), "PyTorchJobFailedValidation");
+  EXPECT_NE(created.value("message", "").find("spec.pytorchReplicaSpecs[Master].replicas: Forbidden"),
+            std::string::npos)
+      << created.dump();
+  EXPECT_EQ(EventReasons(*api_), (std::vector<std::string>{"PyTorchJobFailedValidation"}));
+  // Retried with back-off: the same verdict is not written again.
+  EXPECT_EQ(Sync("pytorchjobs/ns/pt").status.code(), StatusCode::kInvalid);
+  EXPECT_EQ(api_->Requests("PUT", std::string(kPyTorchJobs) + "/pt/status").size(), 1u);
+}
+
+const char* kMpi = R"(apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: mpi, namespace: ns}
+spec:
+  mpiReplicaSpecs:
+    Launcher: {replicas: 1, template: {spec: {containers: [{name: mpi, image: x}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: mpi, image: x}]}}}
+)";
+
+TEST_F(SyncTest, MpiJobGetsItsConfigAndRbacAndTheLauncherWaitsForRunningWorkers) {
+  Make({api::Kind::kMPIJob});
+  const std::string jobs = "/apis/kubeflow.org/v1/namespaces/ns/mpijobs";
+  AddJob(kMpi, jobs);
+  ASSERT_TRUE(Sync("mpijobs/ns/mpi").status.ok());
+  EXPECT_TRUE(api_->Object("/api/v1/namespaces/ns/configmaps/mpi-config").has_value());
+  EXPECT_TRUE(api_->Object("/api/v1/namespaces/ns/serviceaccounts/mpi-launcher").has_value());
+  EXPECT_TRUE(
+      api_->Object("/apis/rbac.authorization.k8s.io/v1/namespaces/ns/roles/mpi-launcher")
+          .has_value());
+  EXPECT_TRUE(api_->Object(
+                      "/apis/rbac.authorization.k8s.io/v1/namespaces/ns/rolebindings/mpi-launcher")
+                  .has_value());
+  EXPECT_EQ(Names(api_->Objects(kPods)), (std::vector<std::string>{"mpi-worker-0", "mpi-worker-1"}));
+
+  CatchUp(jobs + "/mpi");
+  PodsAre("Running");
+  ASSERT_TRUE(Sync("mpijobs/ns/mpi").status.ok());
+  EXPECT_EQ(Names(api_->Objects(kPods)),
+            (std::vector<std::string>{"mpi-launcher", "mpi-worker-0", "mpi-worker-1"}));
+  json config = *api_->Object("/api/v1/namespaces/ns/configmaps/mpi-config");
+  EXPECT_NE(config["data"].value("hostfile", "").find("mpi-worker-1"), std::string::npos)
+      << config.dump();
+}
+
+}  // namespace
+}  // namespace trainctl::op
