@@ -1,7 +1,6 @@
 #include "local/runner.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include "frameworks/framework.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
+#include "local/launcher.h"
 #include "local/launch.h"
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
@@ -70,7 +70,7 @@ struct Replica {
   int attempt = 0;
   bool terminating = false;
   bool deleted = false;
-  std::optional<ProcessGroup> process;
+  std::unique_ptr<ReplicaProcess> process;
   std::optional<Time> started, finished;
   std::optional<MonoTime> restart_at, kill_at;  // deadlines: monotonic
   api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
@@ -87,6 +87,7 @@ class Run {
         options_(options),
         clock_(clock),
         observer_(observer),
+        launcher_(options.launcher ? options.launcher : &os_launcher_),
         dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {}
 
   StatusOr<RunResult> Execute();
@@ -117,6 +118,8 @@ class Run {
   RunOptions options_;
   const Clock& clock_;
   RunObserver* observer_;
+  OsProcessLauncher os_launcher_;
+  ProcessLauncher* launcher_;
   JobDir dir_;
   std::optional<LocalEndpoints> endpoints_;
   std::map<std::string, Replica> replicas_;
@@ -218,7 +221,7 @@ void Run::Start(const std::string& type, int index, Time now) {
   launch->spec.log_path = dir_.LogPath(name);
   rep.attempt++;
   Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
-  StatusOr<ProcessGroup> process = ProcessGroup::Spawn(launch->spec);
+  StatusOr<std::unique_ptr<ReplicaProcess>> process = launcher_->Spawn(launch->spec);
   if (!process.ok()) {
     rep.phase = Phase::kFailed;
     rep.exit_code = 127;
@@ -427,11 +430,10 @@ int Run::WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const {
 }
 
 void Run::WaitForActivity(int timeout_ms) {
-  std::vector<pollfd> fds;
-  if (g_wake_pipe[0] >= 0) fds.push_back({g_wake_pipe[0], POLLIN, 0});
+  std::vector<ReplicaProcess*> running;
   for (const auto& [name, r] : replicas_)
-    if (r.process && r.process->wait_fd() >= 0) fds.push_back({r.process->wait_fd(), POLLIN, 0});
-  poll(fds.data(), fds.size(), timeout_ms);
+    if (r.process) running.push_back(r.process.get());
+  launcher_->WaitForActivity(running, g_wake_pipe[0], Duration(timeout_ms));
   if (g_wake_pipe[0] >= 0) {
     char buf[16];
     while (read(g_wake_pipe[0], buf, sizeof(buf)) > 0) {

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "engine/plan.h"
+#include "local/launcher.h"
 #include "local/state_store.h"
 
 namespace trainctl::local {
@@ -30,6 +31,9 @@ struct RunOptions {
   // Called once, when the job's state folder is set up (job.json written, lock held) or setup
   // failed, before any replica starts: `trainctl run --detach` returns to its caller here.
   std::function<void(const Status&, const JobDir&)> on_setup;
+  // Starts the replicas' processes and waits on them; null: the operating system's
+  // (OsProcessLauncher). Tests pass a scripted one.
+  ProcessLauncher* launcher = nullptr;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.

@@ -1,0 +1,236 @@
+// Unit tests of the local runner's loop (RunJob) behind a scripted process launcher and a fake
+// clock (local/fake_launcher.h): success, restart in place with back-off, a failed replica
+// stopping the others within the grace period, the active deadline, the back-off limit, a
+// replica that cannot start, the drain after success, and SIGINT. Real files: each test has its
+// own state folder. The same paths run with real processes in test/e2e/.
+#include "local/runner.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "api/manifest.h"
+#include "local/fake_launcher.h"
+
+namespace trainctl::local {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+api::Job Load(const std::string& text) {
+  auto loaded = api::LoadJobsFromText(text, "test.yaml");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  return loaded.ok() ? (*loaded)[0].job : api::Job{};
+}
+
+// A PyTorchJob "pt" with one Master and `workers` Workers running `true`, with `run_policy`
+// (YAML flow mapping) and the replicas' restart policy.
+std::string PyTorch(int workers, const std::string& restart_policy = "Never",
+                    const std::string& run_policy = "{}") {
+  return R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt, namespace: ns}
+spec:
+  runPolicy: )" + run_policy +
+         R"(
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: )" +
+         restart_policy + R"(
+      template: {spec: {containers: [{name: pytorch, image: x, command: ["true"]}]}}
+    Worker:
+      replicas: )" +
+         std::to_string(workers) + R"(
+      restartPolicy: )" +
+         restart_policy + R"(
+      template: {spec: {containers: [{name: pytorch, image: x, command: ["true"]}]}}
+)";
+}
+
+std::string Condition(const json& job, const std::string& type, const std::string& field) {
+  for (const json& c : job["status"].value("conditions", json::array()))
+    if (c.value("type", "") == type && c.value("status", "") == "True")
+      return c.value(field, "");
+  return "";
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  RunnerTest()
+      : clock_(Time(std::chrono::seconds(1700000000))),
+        launcher_(&clock_),
+        root_(fs::temp_directory_path() /
+              ("trainctl-runner-test-" + std::to_string(getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    fs::remove_all(root_);
+    options_.state_root = root_.string();
+    options_.base_env = {"PATH=/usr/bin:/bin"};
+    options_.launcher = &launcher_;
+  }
+  ~RunnerTest() override { fs::remove_all(root_); }
+
+  RunResult Run(const std::string& yaml) {
+    StatusOr<RunResult> result = RunJob(Load(yaml), options_, clock_, nullptr);
+    EXPECT_TRUE(result.ok()) << result.status().message();
+    return result.ok() ? *result : RunResult{};
+  }
+
+  // Signals sent to `replica`, with the fake time they were sent at.
+  std::vector<std::pair<int, Duration>> SignalsTo(const std::string& replica) const {
+    std::vector<std::pair<int, Duration>> out;
+    MonoTime origin = launcher_.spawned().at(0).at;
+    for (const auto& s : launcher_.signalled())
+      if (s.replica == replica)
+        out.push_back({s.sig, std::chrono::duration_cast<Duration>(s.at - origin)});
+    return out;
+  }
+
+  json StoredReplicas() const {
+    std::ifstream in(root_ / "ns" / "pytorchjobs" / "pt" / "replicas.json");
+    return json::parse(in, nullptr, false);
+  }
+
+  FakeClock clock_;
+  FakeLauncher launcher_;
+  fs::path root_;
+  RunOptions options_;
+};
+
+TEST_F(RunnerTest, ReplicasThatSucceedMakeTheJobSucceedWithTheirEnvWired) {
+  launcher_.Script("pt-master-0", {{Duration(2000), 0}});
+  RunResult result = Run(PyTorch(2));
+  EXPECT_TRUE(result.succeeded);
+  EXPECT_NE(Condition(result.job, "Succeeded", "message").find("successfully completed"),
+            std::string::npos);
+  ASSERT_EQ(launcher_.spawned().size(), 3u);
+  const LaunchSpec& worker = launcher_.spawned()[2].spec;
+  EXPECT_EQ(launcher_.spawned()[2].replica, "pt-worker-1");
+  auto has = [&](const std::string& var) {
+    return std::find(worker.env.begin(), worker.env.end(), var) != worker.env.end();
+  };
+  EXPECT_TRUE(has("MASTER_ADDR=127.0.0.1"));
+  EXPECT_TRUE(has("RANK=2"));
+  EXPECT_TRUE(has("WORLD_SIZE=3"));
+  EXPECT_TRUE(launcher_.signalled().empty());
+  EXPECT_EQ(launcher_.Elapsed(), Duration(2000));  // ends when the last replica does
+}
+
+TEST_F(RunnerTest, ExitCodePolicyReplacesARetryableExitWithANewReplicaAtOnce) {
+  launcher_.Script("pt-master-0", {{Duration(30000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(1000), 137}, {Duration(1000), 0}});
+  RunResult result = Run(PyTorch(1, "ExitCode"));
+  EXPECT_TRUE(result.succeeded);
+  ASSERT_EQ(launcher_.Attempts("pt-worker-0"), 2);
+  ASSERT_EQ(launcher_.spawned().size(), 3u);
+  // As the operator does with pods: the failed replica is replaced on the next pass (the
+  // loop looks again within 250 ms), not restarted in place after a back-off.
+  EXPECT_GT(launcher_.spawned()[2].at - launcher_.spawned()[0].at, Duration(1000));
+  EXPECT_LE(launcher_.spawned()[2].at - launcher_.spawned()[0].at, Duration(1250));
+  json replicas = StoredReplicas();
+  ASSERT_TRUE(replicas.is_array()) << replicas;
+  for (const json& r : replicas)
+    if (r.value("name", "") == "pt-worker-0") EXPECT_EQ(r.value("restarts", -1), 0) << r;
+}
+
+TEST_F(RunnerTest, OnFailurePolicyRestartsInPlaceAfterTheBackOff) {
+  launcher_.Script("pt-master-0", {{Duration(30000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(1000), 1}, {Duration(1000), 1}, {Duration(1000), 0}});
+  RunResult result = Run(PyTorch(1, "OnFailure"));
+  EXPECT_TRUE(result.succeeded);
+  ASSERT_EQ(launcher_.Attempts("pt-worker-0"), 3);
+  ASSERT_EQ(launcher_.spawned().size(), 4u);
+  // Exits at 1 s and 3 s; back-offs 1 s then 2 s, on the monotonic clock.
+  EXPECT_EQ(launcher_.spawned()[2].at - launcher_.spawned()[0].at, Duration(2000));
+  EXPECT_EQ(launcher_.spawned()[3].at - launcher_.spawned()[0].at, Duration(5000));
+  json replicas = StoredReplicas();
+  ASSERT_TRUE(replicas.is_array()) << replicas;
+  for (const json& r : replicas)
+    if (r.value("name", "") == "pt-worker-0") EXPECT_EQ(r.value("restarts", -1), 2) << r;
+}
+
+TEST_F(RunnerTest, NonRetryableExitFailsTheJobAndStopsTheOthersWithinTheGracePeriod) {
+  options_.grace = Duration(5000);
+  launcher_.Script("pt-master-0", {{Duration(100000), 0, /*ignores_sigterm=*/true}});
+  launcher_.Script("pt-worker-0", {{Duration(1000), 1}});
+  RunResult result = Run(PyTorch(1, "ExitCode"));
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(Condition(result.job, "Failed", "message"),
+            "job \"pt\" is failing because \"Worker\" replica(s) failed.");
+  EXPECT_EQ(launcher_.Attempts("pt-worker-0"), 1);
+  EXPECT_EQ(SignalsTo("pt-master-0"),
+            (std::vector<std::pair<int, Duration>>{{SIGTERM, Duration(1000)},
+                                                   {SIGKILL, Duration(6000)}}));
+}
+
+TEST_F(RunnerTest, ActiveDeadlineFailsTheJobOnTime) {
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(100000), 0}});
+  RunResult result = Run(PyTorch(1, "Never", "{activeDeadlineSeconds: 3}"));
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_NE(Condition(result.job, "Failed", "message").find("deadline"), std::string::npos)
+      << result.job["status"];
+  std::vector<std::pair<int, Duration>> signals = SignalsTo("pt-worker-0");
+  ASSERT_FALSE(signals.empty());
+  EXPECT_EQ(signals[0].first, SIGTERM);
+  EXPECT_GE(signals[0].second, Duration(3000));
+  EXPECT_LE(signals[0].second, Duration(3100));
+}
+
+TEST_F(RunnerTest, BackoffLimitEndsRestartsWithTheLimitMessage) {
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(500), 1}});
+  RunResult result = Run(PyTorch(1, "OnFailure", "{backoffLimit: 2}"));
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(launcher_.Attempts("pt-worker-0"), 3);
+  EXPECT_NE(Condition(result.job, "Failed", "message").find("backoff limit"), std::string::npos)
+      << result.job["status"];
+}
+
+TEST_F(RunnerTest, ReplicaThatCannotStartIsFailedWithExitCode127AndTheReason) {
+  launcher_.Script("pt-worker-0", {{Duration(0), 0, false, /*fails_to_start=*/true}});
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}});
+  RunResult result = Run(PyTorch(1));
+  EXPECT_FALSE(result.succeeded);
+  json replicas = StoredReplicas();
+  bool seen = false;
+  for (const json& r : replicas) {
+    if (r.value("name", "") != "pt-worker-0") continue;
+    seen = true;
+    EXPECT_EQ(r.value("exitCode", 0), 127) << r;
+    EXPECT_NE(r.value("message", "").find("failed"), std::string::npos) << r;
+  }
+  EXPECT_TRUE(seen) << replicas;
+}
+
+TEST_F(RunnerTest, AfterSuccessStragglersGetTheDrainPeriodThenAreStopped) {
+  options_.drain = Duration(10000);
+  launcher_.Script("pt-master-0", {{Duration(1000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(100000), 0}});
+  RunResult result = Run(PyTorch(1));
+  EXPECT_TRUE(result.succeeded);
+  std::vector<std::pair<int, Duration>> signals = SignalsTo("pt-worker-0");
+  ASSERT_FALSE(signals.empty());
+  EXPECT_EQ(signals[0], (std::pair<int, Duration>{SIGTERM, Duration(11000)}));
+}
+
+TEST_F(RunnerTest, SigintStopsEveryReplicaAndRecordsWhy) {
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(100000), 0}});
+  launcher_.At(Duration(2000), [] { raise(SIGINT); });
+  RunResult result = Run(PyTorch(1));
+  EXPECT_EQ(result.interrupted_by, SIGINT);
+  EXPECT_EQ(Condition(result.job, "Failed", "message"),
+            "PyTorchJob pt was stopped by SIGINT before it finished.");
+  EXPECT_EQ(SignalsTo("pt-master-0"),
+            (std::vector<std::pair<int, Duration>>{{SIGTERM, Duration(2000)}}));
+  EXPECT_EQ(SignalsTo("pt-worker-0"),
+            (std::vector<std::pair<int, Duration>>{{SIGTERM, Duration(2000)}}));
+}
+
+}  // namespace
+}  // namespace trainctl::local
