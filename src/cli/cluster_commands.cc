@@ -319,7 +319,7 @@ int FollowLogs(Cluster& c, const json& first, const std::string& replica, bool p
       for (const auto& [pod, f] : follows) all_done = all_done && (!f || f->done);
       if (all_done || (now - *finished_at >= kGrace && now - last_opened >= kGrace)) break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(finished_at ? 250 : 1000));
+    TheClock().SleepFor(Duration(finished_at ? 250 : 1000));
   }
   for (auto& [pod, f] : follows)
     if (f && !f->done) f->stream->Cancel();
@@ -410,7 +410,7 @@ int ClusterWait(const GlobalOptions& global, const std::vector<std::string>& arg
       return Fail("timed out waiting for the condition" +
                       (last.ok() ? std::string() : " (" + last.message() + ")"),
                   1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    TheClock().SleepFor(Duration(500));
   }
 }
 

@@ -429,7 +429,7 @@ int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& arg
       return Fail(key.status().message(), ExitFor(key.status()));
     }
     if (clock.Now() >= deadline) return Fail("timed out waiting for the condition", 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    clock.SleepFor(Duration(200));
   }
 }
 

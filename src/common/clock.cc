@@ -2,10 +2,15 @@
 
 #include <cstdio>
 #include <ctime>
+#include <thread>
 
 namespace trainctl {
 
 Time RealClock::Now() const { return std::chrono::system_clock::now(); }
+
+void RealClock::SleepFor(Duration d) const {
+  if (d > Duration::zero()) std::this_thread::sleep_for(d);
+}
 
 Time TruncateToSeconds(Time t) {
   return std::chrono::time_point_cast<std::chrono::seconds>(t);

@@ -4,7 +4,10 @@
 // wraps the system clock; FakeClock is advanced by hand in tests. Time is a system_clock time
 // point (wall time, as Kubernetes timestamps are). Deadlines that must not jump with the wall
 // clock (grace periods, back-off) use Monotonic(): steady time, only ever compared with itself.
-// Both clocks are thread-safe.
+// Code that waits a fixed time asks the clock too (SleepFor): a RealClock sleeps, a FakeClock
+// moves its time forward instead, so a test of a polling loop or a retry takes no real time.
+// Waits that must end early (stop requests) stay on condition variables with durations
+// computed from the clock. Both clocks are thread-safe.
 #pragma once
 
 #include <atomic>
@@ -23,12 +26,15 @@ class Clock {
   virtual ~Clock() = default;
   virtual Time Now() const = 0;
   virtual MonoTime Monotonic() const = 0;
+  // Returns after `d` of this clock's time.
+  virtual void SleepFor(Duration d) const = 0;
 };
 
 class RealClock final : public Clock {
  public:
   Time Now() const override;
   MonoTime Monotonic() const override { return std::chrono::steady_clock::now(); }
+  void SleepFor(Duration d) const override;
 };
 
 class FakeClock final : public Clock {
@@ -44,13 +50,19 @@ class FakeClock final : public Clock {
     mono_ms_ += d.count();
   }
   void Set(Time t) { now_ms_ = ToMs(t); }
+  // Sleeping on a fake clock is advancing it (both its wall and its monotonic time).
+  void SleepFor(Duration d) const override {
+    if (d <= Duration::zero()) return;
+    now_ms_ += d.count();
+    mono_ms_ += d.count();
+  }
 
  private:
   static long long ToMs(Time t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
   }
-  std::atomic<long long> now_ms_;
-  std::atomic<long long> mono_ms_{0};
+  mutable std::atomic<long long> now_ms_;
+  mutable std::atomic<long long> mono_ms_{0};
 };
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time: 2024-05-01T12:00:00Z.

@@ -92,7 +92,7 @@ void Client::Sleep(Duration d) {
   if (options_.sleep)
     options_.sleep(d);
   else
-    std::this_thread::sleep_for(d);
+    clock_->SleepFor(d);
 }
 
 StatusOr<json> Client::Call(HttpRequest request, const std::string& what, bool idempotent) {

@@ -99,7 +99,7 @@ struct ClientOptions {
   int burst = 30;
   int max_retries = 5;  // for 429, and for GET on 5xx/transport errors
   Duration request_timeout{30000};
-  std::function<void(Duration)> sleep;  // default: std::this_thread::sleep_for
+  std::function<void(Duration)> sleep;  // default: the client's clock's SleepFor
 };
 
 class Client {

@@ -45,6 +45,18 @@ TEST_F(ClientTest, ThrottledRequestsWaitForRetryAfterThenSucceed) {
   EXPECT_EQ(slept_, (std::vector<Duration>{Duration(2000)}));
 }
 
+TEST(ClientClockTest, RetryWaitsSleepOnTheClientsClock) {
+  FakeClock clock(Time(std::chrono::seconds(100)));
+  auto fake = std::make_unique<FakeTransport>();
+  fake->Script(Reply(429, R"({"kind":"Status","code":429,"reason":"TooManyRequests"})", 7));
+  fake->Script(Reply(200, R"({"metadata":{"name":"p"}})"));
+  ClientOptions options;
+  options.qps = -1;  // no options.sleep: the clock waits
+  Client client(std::move(fake), options, &clock);
+  ASSERT_TRUE(client.Get(kPods, "ns", "p").ok());
+  EXPECT_EQ(clock.Now(), Time(std::chrono::seconds(107)));
+}
+
 TEST_F(ClientTest, GivesUpAfterMaxRetriesWithTheServersMessage) {
   for (int i = 0; i < 4; ++i)
     fake_->Script(Reply(429, StatusBody(429, "TooManyRequests", "busy"), 1));

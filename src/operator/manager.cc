@@ -37,11 +37,11 @@ std::vector<api::Kind> ServedKinds(kube::Client& client, const std::vector<api::
 
 // Renews the webhook certificate well before expiry (Ensure replaces one with < 30 days left)
 // and keeps trying to inject the CA until the ValidatingWebhookConfiguration exists.
-void RotateCertificates(const std::atomic<bool>* stop, WebhookCerts* certs,
+void RotateCertificates(const Clock* clock, const std::atomic<bool>* stop, WebhookCerts* certs,
                         WebhookServer* server, std::string ca, bool injected,
                         const std::string& config_name) {
   for (int seconds = 0; !*stop; ++seconds) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    clock->SleepFor(Duration(1000));
     if (!injected && seconds % 5 == 4 && certs->InjectCaBundle(ca).ok()) {
       injected = true;
       LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", config_name);
@@ -181,7 +181,7 @@ int Manager::Run(std::atomic<bool>* stop) {
       injected = true;
       LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
     }
-    rotation = std::thread(RotateCertificates, stop, webhook_certs.get(), &webhook_server,
+    rotation = std::thread(RotateCertificates, &clock, stop, webhook_certs.get(), &webhook_server,
                            certs->ca_cert_pem, injected, wo.config_name);
   }
 
@@ -203,7 +203,7 @@ int Manager::Run(std::atomic<bool>* stop) {
     elector = std::make_unique<kube::LeaderElector>(client->get(), &clock, lec, callbacks);
     election = std::thread([&] { elector->Run(); });
     LogInfo("waiting to lead {}/{} as {}", lec.namespace_, lec.name, lec.identity);
-    while (!leading && !*stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!leading && !*stop) clock.SleepFor(Duration(100));
   }
   if (!*stop) {
     std::string scope = controller_options.namespace_.empty() ? "all namespaces"
@@ -214,7 +214,7 @@ int Manager::Run(std::atomic<bool>* stop) {
     controller.Start();
     if (controller.WaitForSync(Duration(120000))) LogInfo("caches synced");
   }
-  while (!*stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!*stop) clock.SleepFor(Duration(100));
   LogInfo("stopping");
   controller.Stop();
   recorder.Flush(Duration(5000));
