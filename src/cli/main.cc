@@ -140,18 +140,26 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  using namespace trainctl::cli;
-  if (*run_cmd) return RunCommand(global, run);
-  if (*operator_cmd) {
-    op.kubeconfig = global.kubeconfig;
-    op.namespace_ = global.namespace_;
-    return trainctl::op::RunOperator(op);
+  auto dispatch = [&]() -> int {
+    using namespace trainctl::cli;
+    if (*run_cmd) return RunCommand(global, run);
+    if (*operator_cmd) {
+      op.kubeconfig = global.kubeconfig;
+      op.namespace_ = global.namespace_;
+      return trainctl::op::RunOperator(op);
+    }
+    if (*get_cmd) return GetCommand(global, args, output);
+    if (*describe_cmd) return DescribeCommand(global, args, output);
+    if (*logs_cmd) return LogsCommand(global, args, replica, follow);
+    if (*patch_cmd) return PatchCommand(global, args, patch);
+    if (*delete_cmd) return DeleteCommand(global, args);
+    if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);
+    return 2;
+  };
+  try {
+    return dispatch();
+  } catch (const std::exception& e) {  // no exception leaves the CLI as a crash
+    std::cerr << "trainctl: internal error: " << e.what() << "\n";
+    return 1;
   }
-  if (*get_cmd) return GetCommand(global, args, output);
-  if (*describe_cmd) return DescribeCommand(global, args, output);
-  if (*logs_cmd) return LogsCommand(global, args, replica, follow);
-  if (*patch_cmd) return PatchCommand(global, args, patch);
-  if (*delete_cmd) return DeleteCommand(global, args);
-  if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);
-  return 2;
 }

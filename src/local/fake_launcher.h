@@ -25,6 +25,7 @@ struct FakeScript {
   int exit_code = 0;
   bool ignores_sigterm = false;
   bool fails_to_start = false;  // Spawn returns an error
+  bool throws = false;          // Spawn throws (a bug somewhere below the runner)
 };
 
 class FakeLauncher final : public ProcessLauncher {
@@ -72,6 +73,7 @@ class FakeLauncher final : public ProcessLauncher {
       script = it->second[std::min(attempt, it->second.size() - 1)];
     }
     spawned_.push_back({replica, spec, clock_->Monotonic()});
+    if (script.throws) throw std::runtime_error("scripted failure spawning " + replica);
     if (script.fails_to_start) return FailedPreconditionError("exec " + spec.argv[0] + ": failed");
     return std::unique_ptr<ReplicaProcess>(
         std::make_unique<Process>(this, replica, script, clock_->Monotonic()));

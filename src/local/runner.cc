@@ -547,8 +547,15 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
 StatusOr<RunResult> RunJob(api::Job job, const RunOptions& options, const Clock& clock,
                            RunObserver* observer) {
   TRAINCTL_RETURN_IF_ERROR(PreflightCheck(job, options));
+  std::string name = std::string(job.info().name) + " " + job.namespace_ + "/" + job.name;
   Run run(std::move(job), options, clock, observer);
-  return run.Execute();
+  try {
+    return run.Execute();
+  } catch (const std::exception& e) {
+    // No exception leaves the module; `run` going out of scope kills every replica's group.
+    return InternalError("unexpected error while running " + name + ": " + e.what() +
+                         "; every replica was stopped");
+  }
 }
 
 }  // namespace trainctl::local

@@ -58,6 +58,8 @@ struct RunResult {
 // job is not managed elsewhere, no runner holds the job); errors are kInvalid/kAlreadyExists.
 Status PreflightCheck(const api::Job& job, const RunOptions& options);
 
+// Runs the job to its end. Never throws: an unexpected exception inside the loop stops every
+// replica and comes back as an Internal error.
 StatusOr<RunResult> RunJob(api::Job job, const RunOptions& options, const Clock& clock,
                            RunObserver* observer);
 

@@ -207,6 +207,18 @@ TEST_F(RunnerTest, ReplicaThatCannotStartIsFailedWithExitCode127AndTheReason) {
   EXPECT_TRUE(seen) << replicas;
 }
 
+TEST_F(RunnerTest, AnExceptionBelowTheLoopIsAnErrorAndStopsTheReplicas) {
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(0), 0, false, false, /*throws=*/true}});
+  StatusOr<RunResult> result = RunJob(Load(PyTorch(1)), options_, clock_, nullptr);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInternal);
+  EXPECT_NE(result.status().message().find("scripted failure spawning pt-worker-0"),
+            std::string::npos)
+      << result.status().message();
+  EXPECT_EQ(SignalsTo("pt-master-0").size(), 0u);  // the fake group is dropped, not signalled
+}
+
 TEST_F(RunnerTest, AfterSuccessStragglersGetTheDrainPeriodThenAreStopped) {
   options_.drain = Duration(10000);
   launcher_.Script("pt-master-0", {{Duration(1000), 0}});
