@@ -7,7 +7,8 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
-  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc
+  ${CMAKE_CURRENT_LIST_DIR}/work_queue.cc)
 target_link_libraries(trainctl_kube PUBLIC trainctl_kube_config trainctl_common
   nlohmann_json::nlohmann_json CURL::libcurl Threads::Threads)
 
@@ -19,5 +20,6 @@ if(BUILD_TESTING)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/leader_election_test.cc DEPS trainctl_kube)
   trainctl_test(kube_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/event_correlator_test.cc
     DEPS trainctl_kube)
-  trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc DEPS trainctl_kube)
+  trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/work_queue_test.cc DEPS trainctl_kube)
 endif()

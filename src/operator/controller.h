@@ -25,6 +25,7 @@
 #include "kube/event_recorder.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
+#include "kube/work_queue.h"
 #include "operator/cache_types.h"
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
@@ -32,7 +33,6 @@
 #include "operator/metrics.h"
 #include "operator/pod_group_writer.h"
 #include "operator/mpi_writer.h"
-#include "operator/work_queue.h"
 
 namespace trainctl::op {
 
@@ -65,7 +65,7 @@ class Controller {
   // One reconcile of one job key; public for tests.
   SyncResult Sync(const std::string& key);
 
-  WorkQueue& queue() { return queue_; }
+  kube::WorkQueue& queue() { return queue_; }
   // The informers' caches; unit tests feed them as a reflector would (Replace/Apply) and then
   // call Sync without starting anything. Null for a kind that is not enabled.
   kube::ReflectorConsumer* JobCache(api::Kind kind);
@@ -93,7 +93,7 @@ class Controller {
   ControllerOptions options_;
   Metrics* metrics_;
   kube::EventRecorder* recorder_;
-  WorkQueue queue_;
+  kube::WorkQueue queue_;
   Expectations expectations_;
   ChildWriter writer_;
   MpiWriter mpi_writer_;

@@ -1,8 +1,8 @@
-#include "operator/work_queue.h"
+#include "kube/work_queue.h"
 
 #include <algorithm>
 
-namespace trainctl::op {
+namespace trainctl::kube {
 
 WorkQueue::WorkQueue(const Clock* clock, WorkQueueOptions options)
     : clock_(clock), options_(options) {}
@@ -120,4 +120,4 @@ WorkQueueStats WorkQueue::stats() const {
   return {queue_.size(), delayed_.size(), adds_, retries_};
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::kube

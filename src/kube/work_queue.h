@@ -1,4 +1,5 @@
-// WorkQueue: the de-duplicating queue of job keys that the operator's workers drain.
+// WorkQueue: a de-duplicating queue of object keys that a controller's workers drain (the
+// operator's job keys); controller machinery beside the client, it knows nothing of training.
 //
 // Semantics (as a controller's work queue must have them):
 // - A key is queued at most once; adding a queued key is a no-op.
@@ -25,7 +26,7 @@
 
 #include "common/clock.h"
 
-namespace trainctl::op {
+namespace trainctl::kube {
 
 struct WorkQueueOptions {
   Duration base_backoff{500};
@@ -76,4 +77,4 @@ class WorkQueue {
   long adds_ = 0, retries_ = 0;
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::kube
