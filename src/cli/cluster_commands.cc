@@ -116,7 +116,7 @@ int OpenJob(const GlobalOptions& global, const std::vector<std::string>& args, C
 
 }  // namespace
 
-int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args,
+static int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args,
                const std::string& output) {
   if (!output.empty() && output != "json" && output != "name")
     return Fail("unsupported output format \"" + output + "\" (json, name)", 2);
@@ -172,7 +172,7 @@ int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args
   return 0;
 }
 
-int ClusterDescribe(const GlobalOptions& global, const std::vector<std::string>& args) {
+static int ClusterDescribe(const GlobalOptions& global, const std::vector<std::string>& args) {
   Cluster cluster;
   json found;
   if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
@@ -334,7 +334,7 @@ int FollowLogs(Cluster& c, const json& first, const std::string& replica, bool p
 
 }  // namespace
 
-int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& args,
+static int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& replica, bool follow) {
   Cluster cluster;
   json found;
@@ -361,7 +361,7 @@ int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& arg
   return PrintLogsOnce(*c, targets, prefixed);
 }
 
-int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& args) {
+static int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& args) {
   Cluster cluster;
   json found;
   if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
@@ -377,7 +377,7 @@ int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& a
   return 0;
 }
 
-int ClusterWait(const GlobalOptions& global, const std::vector<std::string>& args,
+static int ClusterWait(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& for_condition, const std::string& timeout) {
   StatusOr<JobRef> ref = ParseJobRef(args);
   if (!ref.ok()) return Fail(ref.status().message(), 2);
@@ -412,6 +412,36 @@ int ClusterWait(const GlobalOptions& global, const std::vector<std::string>& arg
                   1);
     TheClock().SleepFor(Duration(500));
   }
+}
+
+int ClusterBackend::Get(const std::vector<std::string>& args, const std::string& output) {
+  return ClusterGet(global_, args, output);
+}
+
+int ClusterBackend::Describe(const std::vector<std::string>& args, const std::string& output) {
+  if (!output.empty() && output != "json")
+    return Fail("unsupported output format \"" + output + "\" (json)", 2);
+  if (!output.empty())
+    return Fail("describe -o json is for local jobs; on a cluster use get -o json", 2);
+  return ClusterDescribe(global_, args);
+}
+
+int ClusterBackend::Logs(const std::vector<std::string>& args, const std::string& replica,
+                         bool follow) {
+  return ClusterLogs(global_, args, replica, follow);
+}
+
+int ClusterBackend::Patch(const std::vector<std::string>& args, const std::string& patch) {
+  return Fail("patch is for local jobs; on a cluster use kubectl patch", 2);
+}
+
+int ClusterBackend::Delete(const std::vector<std::string>& args) {
+  return ClusterDelete(global_, args);
+}
+
+int ClusterBackend::Wait(const std::vector<std::string>& args, const std::string& for_condition,
+                         const std::string& timeout) {
+  return ClusterWait(global_, args, for_condition, timeout);
 }
 
 }  // namespace trainctl::cli

@@ -7,17 +7,26 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
+#include "cli/backend.h"
 
 namespace trainctl::cli {
 
-int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args,
-               const std::string& output);
-int ClusterDescribe(const GlobalOptions& global, const std::vector<std::string>& args);
-int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& args,
-                const std::string& replica, bool follow);
-int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& args);
-int ClusterWait(const GlobalOptions& global, const std::vector<std::string>& args,
-                const std::string& for_condition, const std::string& timeout);
+class ClusterBackend final : public Backend {
+ public:
+  explicit ClusterBackend(GlobalOptions global) : global_(std::move(global)) {}
+  int Get(const std::vector<std::string>& args, const std::string& output) override;
+  // Only the table form: `-o json` is `get -o json` on a cluster.
+  int Describe(const std::vector<std::string>& args, const std::string& output) override;
+  int Logs(const std::vector<std::string>& args, const std::string& replica,
+           bool follow) override;
+  // Refused: metadata patches of cluster jobs are kubectl's.
+  int Patch(const std::vector<std::string>& args, const std::string& patch) override;
+  int Delete(const std::vector<std::string>& args) override;
+  int Wait(const std::vector<std::string>& args, const std::string& for_condition,
+           const std::string& timeout) override;
+
+ private:
+  GlobalOptions global_;
+};
 
 }  // namespace trainctl::cli

@@ -4,10 +4,12 @@
 
 #include <regex>
 
+#include "cli/cluster_commands.h"
 #include "cli/cluster_view.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/job_query.h"
+#include "cli/local_backend.h"
 
 namespace trainctl::cli {
 namespace {
@@ -96,6 +98,20 @@ TEST(BackendTest, KubeconfigOrBackendSelectsTheCluster) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("$TRAINCTL_BACKEND: unknown backend \"k8s\""),
             std::string::npos);
+}
+
+TEST(BackendTest, ChooseBackendGivesTheSelectedImplementationOrTheError) {
+  GlobalOptions g;
+  StatusOr<std::unique_ptr<Backend>> local = ChooseBackend(g, "");
+  ASSERT_TRUE(local.ok());
+  EXPECT_NE(dynamic_cast<LocalBackend*>(local->get()), nullptr);
+  StatusOr<std::unique_ptr<Backend>> cluster = ChooseBackend(g, "kubernetes");
+  ASSERT_TRUE(cluster.ok());
+  EXPECT_NE(dynamic_cast<ClusterBackend*>(cluster->get()), nullptr);
+  // Refusals that need no connection.
+  EXPECT_EQ((*cluster)->Patch({"job"}, "{}"), 2);
+  EXPECT_EQ((*cluster)->Describe({"job"}, "json"), 2);
+  EXPECT_EQ(ChooseBackend(g, "k8s").status().code(), StatusCode::kInvalid);
 }
 
 json Pod(const std::string& name, const std::string& type, const std::string& index,

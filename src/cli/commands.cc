@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <thread>
 
 #include "api/manifest.h"
+#include "cli/backend.h"
+#include "cli/local_backend.h"
 #include "cli/cluster_commands.h"
 #include "cli/detach.h"
 #include "cli/exit_status.h"
@@ -227,11 +230,8 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   return result->succeeded ? 0 : 1;
 }
 
-int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-               const std::string& output) {
-  bool cluster = false;
-  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
-  if (cluster) return ClusterGet(global, args, output);
+int LocalBackend::Get(const std::vector<std::string>& args, const std::string& output) {
+  const GlobalOptions& global = global_;
   RealClock clock;
   StatusOr<JobRef> ref = ParseGetArgs(args);
   if (!ref.ok()) return Fail(ref.status().message(), 2);
@@ -279,17 +279,10 @@ int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args
   return 0;
 }
 
-int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-                    const std::string& output) {
-  bool cluster = false;
-  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
+int LocalBackend::Describe(const std::vector<std::string>& args, const std::string& output) {
+  const GlobalOptions& global = global_;
   if (!output.empty() && output != "json")
     return Fail("unsupported output format \"" + output + "\" (json)", 2);
-  if (cluster) {
-    if (!output.empty())
-      return Fail("describe -o json is for local jobs; on a cluster use get -o json", 2);
-    return ClusterDescribe(global, args);
-  }
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
@@ -310,11 +303,9 @@ int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>&
   return 0;
 }
 
-int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-                const std::string& replica, bool follow) {
-  bool cluster = false;
-  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
-  if (cluster) return ClusterLogs(global, args, replica, follow);
+int LocalBackend::Logs(const std::vector<std::string>& args, const std::string& replica,
+                       bool follow) {
+  const GlobalOptions& global = global_;
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
@@ -355,11 +346,8 @@ int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& arg
   return 0;
 }
 
-int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-                 const std::string& patch) {
-  bool cluster = false;
-  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
-  if (cluster) return Fail("patch is for local jobs; on a cluster use kubectl patch", 2);
+int LocalBackend::Patch(const std::vector<std::string>& args, const std::string& patch) {
+  const GlobalOptions& global = global_;
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   json body = json::parse(patch, nullptr, /*allow_exceptions=*/false);
@@ -374,10 +362,8 @@ int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& ar
   return 0;
 }
 
-int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
-  bool cluster = false;
-  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
-  if (cluster) return ClusterDelete(global, args);
+int LocalBackend::Delete(const std::vector<std::string>& args) {
+  const GlobalOptions& global = global_;
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
   local::JobDir dir(StateRoot(global), *key);
@@ -395,11 +381,9 @@ int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& a
   return 0;
 }
 
-int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-                const std::string& for_condition, const std::string& timeout) {
-  bool cluster = false;
-  if (int code = ClusterOrError(global, &cluster); code >= 0) return code;
-  if (cluster) return ClusterWait(global, args, for_condition, timeout);
+int LocalBackend::Wait(const std::vector<std::string>& args, const std::string& for_condition,
+                       const std::string& timeout) {
+  const GlobalOptions& global = global_;
   StatusOr<std::string> parsed = ParseWaitCondition(for_condition);
   if (!parsed.ok()) return Fail(parsed.status().message(), 2);
   const std::string& condition = *parsed;
@@ -431,6 +415,53 @@ int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& arg
     if (clock.Now() >= deadline) return Fail("timed out waiting for the condition", 1);
     clock.SleepFor(Duration(200));
   }
+}
+
+StatusOr<std::unique_ptr<Backend>> ChooseBackend(const GlobalOptions& global,
+                                                 const std::string& env_backend) {
+  StatusOr<bool> cluster = UseCluster(global, env_backend);
+  if (!cluster.ok()) return cluster.status();
+  if (*cluster) return std::unique_ptr<Backend>(std::make_unique<ClusterBackend>(global));
+  return std::unique_ptr<Backend>(std::make_unique<LocalBackend>(global));
+}
+
+namespace {
+
+int WithBackend(const GlobalOptions& global, const std::function<int(Backend&)>& command) {
+  StatusOr<std::unique_ptr<Backend>> backend = ChooseBackend(global, EnvBackend());
+  if (!backend.ok()) return Fail(backend.status().message(), 2);
+  return command(**backend);
+}
+
+}  // namespace
+
+int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+               const std::string& output) {
+  return WithBackend(global, [&](Backend& b) { return b.Get(args, output); });
+}
+
+int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                    const std::string& output) {
+  return WithBackend(global, [&](Backend& b) { return b.Describe(args, output); });
+}
+
+int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                const std::string& replica, bool follow) {
+  return WithBackend(global, [&](Backend& b) { return b.Logs(args, replica, follow); });
+}
+
+int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                 const std::string& patch) {
+  return WithBackend(global, [&](Backend& b) { return b.Patch(args, patch); });
+}
+
+int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
+  return WithBackend(global, [&](Backend& b) { return b.Delete(args); });
+}
+
+int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                const std::string& for_condition, const std::string& timeout) {
+  return WithBackend(global, [&](Backend& b) { return b.Wait(args, for_condition, timeout); });
 }
 
 }  // namespace trainctl::cli
