@@ -10,6 +10,7 @@
 
 #include "api/yaml.h"
 #include "kube/fake_api.h"
+#include "operator/test_jobs.h"
 
 namespace trainctl::op {
 namespace {
@@ -324,19 +325,10 @@ TEST_F(SyncTest, InvalidJobIsMarkedCreatedFalseOnceWithAWarningEvent) {
   EXPECT_EQ(api_->Requests("PUT", std::string(kPyTorchJobs) + "/pt/status").size(), 1u);
 }
 
-const char* kMpi = R"(apiVersion: kubeflow.org/v1
-kind: MPIJob
-metadata: {name: mpi, namespace: ns}
-spec:
-  mpiReplicaSpecs:
-    Launcher: {replicas: 1, template: {spec: {containers: [{name: mpi, image: x}]}}}
-    Worker: {replicas: 2, template: {spec: {containers: [{name: mpi, image: x}]}}}
-)";
-
 TEST_F(SyncTest, MpiJobGetsItsConfigAndRbacAndTheLauncherWaitsForRunningWorkers) {
   Make({api::Kind::kMPIJob});
   const std::string jobs = "/apis/kubeflow.org/v1/namespaces/ns/mpijobs";
-  AddJob(kMpi, jobs);
+  AddJob(testing::kMpiJob, jobs);
   ASSERT_TRUE(Sync("mpijobs/ns/mpi").status.ok());
   EXPECT_TRUE(api_->Object("/api/v1/namespaces/ns/configmaps/mpi-config").has_value());
   EXPECT_TRUE(api_->Object("/api/v1/namespaces/ns/serviceaccounts/mpi-launcher").has_value());
@@ -346,15 +338,17 @@ TEST_F(SyncTest, MpiJobGetsItsConfigAndRbacAndTheLauncherWaitsForRunningWorkers)
   EXPECT_TRUE(api_->Object(
                       "/apis/rbac.authorization.k8s.io/v1/namespaces/ns/rolebindings/mpi-launcher")
                   .has_value());
-  EXPECT_EQ(Names(api_->Objects(kPods)), (std::vector<std::string>{"mpi-worker-0", "mpi-worker-1"}));
+  EXPECT_EQ(Names(api_->Objects(kPods)),
+            (std::vector<std::string>{"mpi-worker-0", "mpi-worker-1", "mpi-worker-2"}));
 
   CatchUp(jobs + "/mpi");
   PodsAre("Running");
   ASSERT_TRUE(Sync("mpijobs/ns/mpi").status.ok());
   EXPECT_EQ(Names(api_->Objects(kPods)),
-            (std::vector<std::string>{"mpi-launcher", "mpi-worker-0", "mpi-worker-1"}));
+            (std::vector<std::string>{"mpi-launcher", "mpi-worker-0", "mpi-worker-1",
+                                      "mpi-worker-2"}));
   json config = *api_->Object("/api/v1/namespaces/ns/configmaps/mpi-config");
-  EXPECT_NE(config["data"].value("hostfile", "").find("mpi-worker-1"), std::string::npos)
+  EXPECT_NE(config["data"].value("hostfile", "").find("mpi-worker-2"), std::string::npos)
       << config.dump();
 }
 

@@ -24,14 +24,7 @@ spec:
     Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: x}]}}}
 )";
 
-const char* kMpi = R"(apiVersion: kubeflow.org/v1
-kind: MPIJob
-metadata: {name: mpi, namespace: ns}
-spec:
-  mpiReplicaSpecs:
-    Launcher: {replicas: 1, template: {spec: {containers: [{name: mpi, image: x}]}}}
-    Worker: {replicas: 3, template: {spec: {containers: [{name: mpi, image: x}]}}}
-)";
+using testing::kMpiJob;
 
 engine::ReplicaObservation Obs(const std::string& name, const std::string& type, int index,
                                engine::Phase phase, bool terminating = false) {
@@ -89,7 +82,7 @@ TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
 }
 
 TEST(DecideSync, MpiStepGetsOnlyRunningWorkersThatStay) {
-  SyncInput in = Input(LoadJob(kMpi));
+  SyncInput in = Input(LoadJob(kMpiJob));
   in.observed = {Obs("mpi-worker-0", "Worker", 0, engine::Phase::kRunning),
                  Obs("mpi-worker-1", "Worker", 1, engine::Phase::kPending),
                  Obs("mpi-worker-2", "Worker", 2, engine::Phase::kRunning, /*terminating=*/true)};
@@ -99,7 +92,7 @@ TEST(DecideSync, MpiStepGetsOnlyRunningWorkersThatStay) {
   EXPECT_FALSE(p.sync_hpa);
   EXPECT_TRUE(p.actions.launcher_held);  // worker-1 is still Pending
 
-  api::Job suspended = LoadJob(kMpi);
+  api::Job suspended = LoadJob(kMpiJob);
   suspended.run_policy.suspend = true;
   EXPECT_FALSE(DecideSync(Input(suspended), {}).ensure_mpi);
 }
