@@ -65,6 +65,83 @@ void RotateCertificates(const Clock* clock, const std::atomic<bool>* stop, Webho
   }
 }
 
+
+// Which enabled kinds the API server serves (into `options->kinds`), and whether the gang
+// scheduler's PodGroup CRD is there when one is configured.
+Status ProbeServed(kube::Client& client, const ManagerOptions& o, ControllerOptions* options) {
+  options->kinds = ServedKinds(client, o.controller.kinds, o.controller.namespace_);
+  if (options->kinds.empty())
+    return FailedPreconditionError("none of the enabled kinds is served by " + o.config.server +
+                                   "; install the CRDs from manifests/crds");
+  if (UsesPodGroups(options->pod_settings.gang)) {
+    kube::ListOptions probe;
+    probe.limit = 1;
+    StatusOr<nlohmann::json> list =
+        client.List(PodGroupResource(options->pod_settings.gang.kind), options->namespace_, probe);
+    if (!list.ok() && list.status().code() == StatusCode::kNotFound)
+      return FailedPreconditionError(
+          "--gang-scheduler-name " + o.gang_scheduler_name + ": " +
+          PodGroupCrdName(options->pod_settings.gang.kind) +
+          " is not served; crd might be missing, please install crd");
+  }
+  return Status::Ok();
+}
+
+// The process, queue and cache gauges of /metrics; `controller` outlives `metrics`' use.
+void AddProcessGauges(Metrics* metrics, Controller* controller) {
+  metrics->AddGauge("workqueue_depth", "Keys ready to be reconciled", [controller] {
+    return static_cast<double>(controller->queue().stats().depth);
+  });
+  metrics->AddGauge("process_resident_memory_bytes", "Resident memory size in bytes",
+                    [] { return ProcStatusBytes("VmRSS"); });
+  metrics->AddGauge("trainctl_process_peak_resident_memory_bytes",
+                    "Peak resident memory in bytes", [] { return ProcStatusBytes("VmHWM"); });
+  metrics->AddGauge("process_cpu_seconds_total", "User and system CPU time spent in seconds",
+                    [] { return CpuSeconds(); });
+  metrics->AddGauge("trainctl_cached_pods", "Pods in the operator's cache", [controller] {
+    return static_cast<double>(controller->cached_pods());
+  });
+}
+
+// Serves the validating webhooks over TLS with a certificate from (or created in) the Secret,
+// injects the CA into the ValidatingWebhookConfiguration, and starts `rotation` (renewal and
+// injection retries) until `stop`.
+Status StartWebhooks(const ManagerOptions& o, const Clock* clock, const std::atomic<bool>* stop,
+                     WebhookCerts* webhook_certs, WebhookServer* webhook_server,
+                     std::thread* rotation) {
+  const WebhookCertOptions& wo = o.webhook_certs;
+  StatusOr<CertBundle> certs = webhook_certs->Ensure();
+  if (certs.ok()) {
+    Status st = webhook_server->SetCertificate(certs->cert_pem, certs->key_pem);
+    if (!st.ok()) certs = st;
+  }
+  if (!certs.ok())
+    return Status(certs.status().code(), "webhook certificate (Secret " + wo.namespace_ + "/" +
+                                             wo.secret_name + "): " + certs.status().message());
+  for (const api::KindInfo& k : api::AllKinds()) {
+    api::Kind kind = k.kind;
+    webhook_server->Handle(WebhookPath(kind), [kind](const std::string& body) {
+      return ReviewAdmission(kind, body).dump();
+    });
+  }
+  std::string address = o.webhook_bind_host + ":" + std::to_string(o.webhook_port);
+  if (Status st = webhook_server->Start(address); !st.ok())
+    return Status(st.code(), "webhook server: " + st.message());
+  LogInfo("webhook server listening on port {} (certificate in Secret {}/{})",
+          webhook_server->port(), wo.namespace_, wo.secret_name);
+  bool injected = false;
+  if (Status st = webhook_certs->InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
+    LogError("cannot inject the CA into ValidatingWebhookConfiguration {} (retrying): {}",
+             wo.config_name, st.message());
+  } else {
+    injected = true;
+    LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
+  }
+  *rotation = std::thread(RotateCertificates, clock, stop, webhook_certs, webhook_server,
+                          certs->ca_cert_pem, injected, wo.config_name);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int Manager::Run(std::atomic<bool>* stop) {
@@ -89,37 +166,13 @@ int Manager::Run(std::atomic<bool>* stop) {
   kube::EventRecorder recorder(event_client->get(), &clock, events);
 
   ControllerOptions controller_options = o.controller;
-  controller_options.kinds = ServedKinds(**client, o.controller.kinds, o.controller.namespace_);
-  if (controller_options.kinds.empty()) {
-    LogError("none of the enabled kinds is served by {}; install the CRDs from manifests/crds",
-             o.config.server);
+  if (Status served = ProbeServed(**client, o, &controller_options); !served.ok()) {
+    LogError("{}", served.message());
     return 2;
-  }
-  if (UsesPodGroups(controller_options.pod_settings.gang)) {
-    kube::ListOptions probe;
-    probe.limit = 1;
-    StatusOr<nlohmann::json> list = (*client)->List(
-        PodGroupResource(controller_options.pod_settings.gang.kind),
-        controller_options.namespace_, probe);
-    if (!list.ok() && list.status().code() == StatusCode::kNotFound) {
-      LogError("--gang-scheduler-name {}: {} is not served; crd might be missing, please install "
-               "crd",
-               o.gang_scheduler_name, PodGroupCrdName(controller_options.pod_settings.gang.kind));
-      return 2;
-    }
   }
   Controller controller(client->get(), &clock, controller_options, &metrics, &recorder);
 
-  metrics.AddGauge("workqueue_depth", "Keys ready to be reconciled",
-                   [&] { return static_cast<double>(controller.queue().stats().depth); });
-  metrics.AddGauge("process_resident_memory_bytes", "Resident memory size in bytes",
-                   [] { return ProcStatusBytes("VmRSS"); });
-  metrics.AddGauge("trainctl_process_peak_resident_memory_bytes", "Peak resident memory in bytes",
-                   [] { return ProcStatusBytes("VmHWM"); });
-  metrics.AddGauge("process_cpu_seconds_total", "User and system CPU time spent in seconds",
-                   [] { return CpuSeconds(); });
-  metrics.AddGauge("trainctl_cached_pods", "Pods in the operator's cache",
-                   [&] { return static_cast<double>(controller.cached_pods()); });
+  AddProcessGauges(&metrics, &controller);
 
   HttpServer metrics_server, health_server;
   metrics_server.Handle("/metrics", [&] {
@@ -148,41 +201,12 @@ int Manager::Run(std::atomic<bool>* stop) {
   std::unique_ptr<WebhookCerts> webhook_certs;
   std::thread rotation;
   if (o.webhook_port > 0) {
-    const WebhookCertOptions& wo = o.webhook_certs;
-    webhook_certs = std::make_unique<WebhookCerts>(client->get(), &clock, wo);
-    StatusOr<CertBundle> certs = webhook_certs->Ensure();
-    if (certs.ok()) {
-      Status st = webhook_server.SetCertificate(certs->cert_pem, certs->key_pem);
-      if (!st.ok()) certs = st;
-    }
-    if (!certs.ok()) {
-      LogError("webhook certificate (Secret {}/{}): {}", wo.namespace_, wo.secret_name,
-               certs.status().message());
+    webhook_certs = std::make_unique<WebhookCerts>(client->get(), &clock, o.webhook_certs);
+    if (Status st = StartWebhooks(o, &clock, stop, webhook_certs.get(), &webhook_server, &rotation);
+        !st.ok()) {
+      LogError("{}", st.message());
       return 2;
     }
-    for (const api::KindInfo& k : api::AllKinds()) {
-      api::Kind kind = k.kind;
-      webhook_server.Handle(WebhookPath(kind), [kind](const std::string& body) {
-        return ReviewAdmission(kind, body).dump();
-      });
-    }
-    std::string address = o.webhook_bind_host + ":" + std::to_string(o.webhook_port);
-    if (Status st = webhook_server.Start(address); !st.ok()) {
-      LogError("webhook server: {}", st.message());
-      return 2;
-    }
-    LogInfo("webhook server listening on port {} (certificate in Secret {}/{})",
-            webhook_server.port(), wo.namespace_, wo.secret_name);
-    bool injected = false;
-    if (Status st = webhook_certs->InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
-      LogError("cannot inject the CA into ValidatingWebhookConfiguration {} (retrying): {}",
-               wo.config_name, st.message());
-    } else {
-      injected = true;
-      LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
-    }
-    rotation = std::thread(RotateCertificates, &clock, stop, webhook_certs.get(), &webhook_server,
-                           certs->ca_cert_pem, injected, wo.config_name);
   }
 
   std::unique_ptr<kube::LeaderElector> elector;
