@@ -1,7 +1,8 @@
 // The seven kubeflow.org/v1 job kinds and their fixed facts (names, replica types, defaults).
 //
-// One immutable table; lookups are thread-safe. Values match the upstream operator (upstream v1
-// behaviour, docs/compatibility.md).
+// Each kind's facts are given by its plugin (src/kinds/<kind>.cc, api/kind_plugin.h); the
+// lookups here read the registry, are immutable and thread-safe. Values match the upstream
+// operator (upstream v1 behaviour, docs/compatibility.md).
 #pragma once
 
 #include <optional>
@@ -40,6 +41,7 @@ struct KindInfo {
   bool injects_default_port;               // defaulting appends the default port
 };
 
+// Every kind's facts, in api::Kind order.
 const std::vector<KindInfo>& AllKinds();
 const KindInfo& Info(Kind kind);
 // Case-sensitive kind name ("PyTorchJob"), as in a manifest.

@@ -1,0 +1,34 @@
+// MXJob (kind removed upstream in v1.9, served here for old manifests): MXNet's
+// parameter-server roles (Scheduler, Servers, Workers) and the tuner roles.
+#include "api/kind_plugin.h"
+
+namespace trainctl::kinds {
+namespace {
+
+class MxnetKind final : public api::KindPlugin {
+ public:
+  MxnetKind()
+      : KindPlugin({.kind = api::Kind::kMXJob,
+                    .name = "MXJob",
+                    .plural = "mxjobs",
+                    .spec_map_field = "mxReplicaSpecs",
+                    .replica_types = {"Scheduler", "Server", "Worker", "TunerTracker",
+                                      "TunerServer", "Tuner"},
+                    .default_container = "mxnet",
+                    .port_name = "mxjob-port",
+                    .default_port = 9091,
+                    .default_restart_policy = "Never",
+                    .framework_label = "mxnet",
+                    .controller_name = "mxjob-controller",
+                    .normalizes_type_case = true,
+                    .injects_default_port = true}) {}
+};
+
+}  // namespace
+
+const api::KindPlugin& MxnetPlugin() {
+  static const MxnetKind kPlugin;
+  return kPlugin;
+}
+
+}  // namespace trainctl::kinds
