@@ -7,10 +7,14 @@
 // Plugins are stateless singletons built on first use: every method is pure and thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "api/field_reader.h"
+#include "api/job.h"
 #include "api/kinds.h"
+#include "api/validation.h"
 
 namespace trainctl::api {
 
@@ -23,6 +27,22 @@ class KindPlugin {
 
   // The kind's fixed facts (names, replica types, defaults, rules given as data).
   const KindInfo& info() const { return info_; }
+
+  // Decodes the kind's own spec fields (beside the replica specs and runPolicy) into `job`.
+  // `spec` reads job->spec at path "spec" and collects type errors with their field paths.
+  virtual void DecodeSpec(FieldReader& spec, Job* job) const {}
+  // Writes the kind's typed spec fields over `spec`, the verbatim spec being encoded.
+  virtual void EncodeSpec(const Job& job, nlohmann::json* spec) const {}
+
+  // The kind's defaulting. Runs after replica type names are normalized and before the generic
+  // defaults fill what is still unset (runPolicy.cleanPodPolicy None, replicas 1, the default
+  // restart policy, the default port), so a kind sets first what differs from those.
+  virtual void Default(Job* job) const {}
+
+  // The kind's validation, after the generic checks (name, managedBy, replica specs present,
+  // restart policies, replica counts, runPolicy); appends errors and warnings to `out` in the
+  // order upstream reports them.
+  virtual void Validate(const Job& job, ValidationResult* out) const = 0;
 
  private:
   KindInfo info_;

@@ -1,5 +1,6 @@
 // JAXJob: Workers wired for jax.distributed (Worker 0 is the coordinator).
 #include "api/kind_plugin.h"
+#include "kinds/common.h"
 
 namespace trainctl::kinds {
 namespace {
@@ -20,7 +21,14 @@ class JaxKind final : public api::KindPlugin {
                     .controller_name = "jaxjob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true}) {}
+
+  void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };
+
+void JaxKind::Validate(const api::Job& job, api::ValidationResult* out) const {
+  ValidateReplicaTemplates(job, &out->errors);
+  ValidateTypeNames(job, info().replica_types, &out->errors);
+}
 
 }  // namespace
 

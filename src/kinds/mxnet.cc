@@ -1,6 +1,7 @@
 // MXJob (kind removed upstream in v1.9, served here for old manifests): MXNet's
 // parameter-server roles (Scheduler, Servers, Workers) and the tuner roles.
 #include "api/kind_plugin.h"
+#include "kinds/common.h"
 
 namespace trainctl::kinds {
 namespace {
@@ -22,7 +23,14 @@ class MxnetKind final : public api::KindPlugin {
                     .controller_name = "mxjob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true}) {}
+
+  void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };
+
+void MxnetKind::Validate(const api::Job& job, api::ValidationResult* out) const {
+  ValidateReplicaTemplates(job, &out->errors);
+  ValidateTypeNames(job, info().replica_types, &out->errors);
+}
 
 }  // namespace
 

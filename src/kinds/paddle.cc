@@ -1,5 +1,6 @@
 // PaddleJob: collective mode (Workers only) or parameter-server mode (Master and Workers).
 #include "api/kind_plugin.h"
+#include "kinds/common.h"
 
 namespace trainctl::kinds {
 namespace {
@@ -20,7 +21,28 @@ class PaddleKind final : public api::KindPlugin {
                     .controller_name = "paddlejob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true}) {}
+
+  void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;
+  void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;
+  void Default(api::Job* job) const override;
+  void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };
+
+void PaddleKind::DecodeSpec(api::FieldReader& spec, api::Job* job) const {
+  DecodeElasticPolicy(spec, job);
+}
+
+void PaddleKind::EncodeSpec(const api::Job& job, nlohmann::json* spec) const {
+  EncodeElasticPolicy(job, spec);
+}
+
+void PaddleKind::Default(api::Job* job) const { DefaultElasticPolicy(job); }
+
+void PaddleKind::Validate(const api::Job& job, api::ValidationResult* out) const {
+  // Upstream's PaddleJob webhook quotes the container name in its message.
+  ValidateReplicaTemplates(job, std::string("'") + info().default_container + "'", &out->errors);
+  ValidateTypeNames(job, info().replica_types, &out->errors);
+}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // XGBoostJob: a Master (the tracker) and Workers, for XGBoost and LightGBM.
 #include "api/kind_plugin.h"
+#include "kinds/common.h"
 
 namespace trainctl::kinds {
 namespace {
@@ -20,7 +21,22 @@ class XGBoostKind final : public api::KindPlugin {
                     .controller_name = "xgboostjob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true}) {}
+
+  void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };
+
+void XGBoostKind::Validate(const api::Job& job, api::ValidationResult* out) const {
+  api::FieldErrorList* errors = &out->errors;
+  ValidateReplicaTemplates(job, errors);
+  ValidateTypeNames(job, info().replica_types, errors);
+  auto master = job.replica_specs.find("Master");
+  if (master == job.replica_specs.end()) {
+    errors->push_back(api::Required(api::ReplicaSpecPath(job, "Master"), "must be present"));
+  } else if (!master->second.replicas || *master->second.replicas != 1) {
+    errors->push_back(
+        api::Forbidden(api::ReplicaSpecPath(job, "Master") + ".replicas", "must be 1"));
+  }
+}
 
 }  // namespace
 
