@@ -25,6 +25,35 @@ inline constexpr const char* kLabelReplicaType = "training.kubeflow.org/replica-
 inline constexpr const char* kLabelReplicaIndex = "training.kubeflow.org/replica-index";
 inline constexpr const char* kLabelJobRole = "training.kubeflow.org/job-role";
 
+// How the engine judges a job of one kind from its replica counts (success, failure, running,
+// restarting; docs/compatibility.md). Data that engine/status_rules.cc interprets.
+struct StatusRules {
+  enum class Shape {
+    // The Master decides when the job has one, else the Workers; a failure restarts the job
+    // unless the restart policy is Never (or ExitCode once Failed). PyTorch, Paddle, JAX.
+    kMasterOrWorkers,
+    // The Chief (or Master) decides, else Worker 0 (all Workers under successPolicy
+    // AllWorkers); a failure fails the job unless it is Restarting. TF.
+    kChiefOrWorkers,
+    // One lead type decides; a failure restarts only under ExitCode. XGBoost, MPI, MX.
+    kLeadType,
+  };
+  Shape shape = Shape::kMasterOrWorkers;
+  // The order in which replica types are evaluated; empty: KindInfo::replica_types.
+  std::vector<std::string> type_order = {};
+  // kMasterOrWorkers: a Master decides when the job has one (false: the Workers always, JAX).
+  bool master_decides = true;
+  // kMasterOrWorkers: with an elasticPolicy, one succeeded Worker completes the job (PyTorch).
+  bool elastic_success = false;
+  // kLeadType: the first of these types the job has decides, else the last one.
+  std::vector<std::string> lead_types = {};
+  // kLeadType: Running is set again when the lead completes and on every failure (XGBoost).
+  bool running_on_finish = false;
+  // kLeadType: failure messages name the job "<failed_prefix> <name>" (MX: "mxjob"); empty:
+  // "<Kind> <name>" as every other message.
+  std::string failed_prefix = {};
+};
+
 struct KindInfo {
   Kind kind;
   const char* name;             // "PyTorchJob"
@@ -39,6 +68,8 @@ struct KindInfo {
   const char* controller_name;             // "pytorchjob-controller"
   bool normalizes_type_case;               // defaulting fixes "WORKER" → "Worker"
   bool injects_default_port;               // defaulting appends the default port
+  bool uses_selector;  // replicaStatuses carry their label selector (upstream's scale subresource)
+  StatusRules status_rules;
 };
 
 // Every kind's facts, in api::Kind order.

@@ -20,7 +20,10 @@ class JaxKind final : public api::KindPlugin {
                     .framework_label = "jax",
                     .controller_name = "jaxjob-controller",
                     .normalizes_type_case = true,
-                    .injects_default_port = true}) {}
+                    .injects_default_port = true,
+                    .uses_selector = true,
+                    .status_rules = {.shape = api::StatusRules::Shape::kMasterOrWorkers,
+                                     .master_decides = false}}) {}
 
   void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };

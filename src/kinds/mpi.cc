@@ -20,7 +20,10 @@ class MpiKind final : public api::KindPlugin {
                     .framework_label = "mpi",
                     .controller_name = "mpijob-controller",
                     .normalizes_type_case = false,
-                    .injects_default_port = false}) {}
+                    .injects_default_port = false,
+                    .uses_selector = false,
+                    .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
+                                     .lead_types = {"Launcher"}}}) {}
 
   void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;
   void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;

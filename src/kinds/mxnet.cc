@@ -22,7 +22,11 @@ class MxnetKind final : public api::KindPlugin {
                     .framework_label = "mxnet",
                     .controller_name = "mxjob-controller",
                     .normalizes_type_case = true,
-                    .injects_default_port = true}) {}
+                    .injects_default_port = true,
+                    .uses_selector = false,
+                    .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
+                                     .lead_types = {"Scheduler", "Worker"},
+                                     .failed_prefix = "mxjob"}}) {}
 
   void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };

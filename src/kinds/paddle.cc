@@ -20,7 +20,9 @@ class PaddleKind final : public api::KindPlugin {
                     .framework_label = "paddle",
                     .controller_name = "paddlejob-controller",
                     .normalizes_type_case = true,
-                    .injects_default_port = true}) {}
+                    .injects_default_port = true,
+                    .uses_selector = true,
+                    .status_rules = {.shape = api::StatusRules::Shape::kMasterOrWorkers}}) {}
 
   void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;
   void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;

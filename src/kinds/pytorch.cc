@@ -23,7 +23,10 @@ class PyTorchKind final : public api::KindPlugin {
                     .framework_label = "pytorch",
                     .controller_name = "pytorchjob-controller",
                     .normalizes_type_case = true,
-                    .injects_default_port = true}) {}
+                    .injects_default_port = true,
+                    .uses_selector = true,
+                    .status_rules = {.shape = api::StatusRules::Shape::kMasterOrWorkers,
+                                     .elastic_success = true}}) {}
 
   void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;
   void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;

@@ -36,8 +36,29 @@ TEST(RegistryTest, FactsOfEachKind) {
   EXPECT_STREQ(Info(Kind::kPaddleJob).port_name, "master");
   EXPECT_EQ(Info(Kind::kJAXJob).replica_types, std::vector<std::string>{"Worker"});
   EXPECT_EQ(Info(Kind::kMXJob).replica_types.size(), 6u);
+  EXPECT_TRUE(Info(Kind::kPyTorchJob).uses_selector);
+  EXPECT_FALSE(Info(Kind::kTFJob).uses_selector);
   EXPECT_EQ(KindFromCliName("pytorchjobs"), Kind::kPyTorchJob);
   EXPECT_EQ(KindFromCliName("MXJob"), Kind::kMXJob);
+}
+
+TEST(RegistryTest, StatusRulesOfEachKind) {
+  using Shape = StatusRules::Shape;
+  for (Kind k : {Kind::kPyTorchJob, Kind::kPaddleJob, Kind::kJAXJob})
+    EXPECT_EQ(Info(k).status_rules.shape, Shape::kMasterOrWorkers) << Info(k).name;
+  EXPECT_TRUE(Info(Kind::kPyTorchJob).status_rules.elastic_success);
+  EXPECT_FALSE(Info(Kind::kPaddleJob).status_rules.elastic_success);
+  EXPECT_FALSE(Info(Kind::kJAXJob).status_rules.master_decides);
+  EXPECT_EQ(Info(Kind::kTFJob).status_rules.shape, Shape::kChiefOrWorkers);
+  EXPECT_EQ(Info(Kind::kTFJob).status_rules.type_order,
+            (std::vector<std::string>{"Chief", "Evaluator", "Master", "PS", "Worker"}));
+  for (Kind k : {Kind::kXGBoostJob, Kind::kMPIJob, Kind::kMXJob})
+    EXPECT_EQ(Info(k).status_rules.shape, Shape::kLeadType) << Info(k).name;
+  EXPECT_TRUE(Info(Kind::kXGBoostJob).status_rules.running_on_finish);
+  EXPECT_EQ(Info(Kind::kMPIJob).status_rules.lead_types, std::vector<std::string>{"Launcher"});
+  EXPECT_EQ(Info(Kind::kMXJob).status_rules.lead_types,
+            (std::vector<std::string>{"Scheduler", "Worker"}));
+  EXPECT_EQ(Info(Kind::kMXJob).status_rules.failed_prefix, "mxjob");
 }
 
 }  // namespace

@@ -20,7 +20,11 @@ class TensorFlowKind final : public api::KindPlugin {
                     .framework_label = "tensorflow",
                     .controller_name = "tfjob-controller",
                     .normalizes_type_case = true,
-                    .injects_default_port = true}) {}
+                    .injects_default_port = true,
+                    .uses_selector = false,
+                    .status_rules = {.shape = api::StatusRules::Shape::kChiefOrWorkers,
+                                     .type_order = {"Chief", "Evaluator", "Master", "PS",
+                                                    "Worker"}}}) {}
 
   void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;
   void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;

@@ -20,7 +20,11 @@ class XGBoostKind final : public api::KindPlugin {
                     .framework_label = "xgboost",
                     .controller_name = "xgboostjob-controller",
                     .normalizes_type_case = true,
-                    .injects_default_port = true}) {}
+                    .injects_default_port = true,
+                    .uses_selector = false,
+                    .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
+                                     .lead_types = {"Master"},
+                                     .running_on_finish = true}}) {}
 
   void Validate(const api::Job& job, api::ValidationResult* out) const override;
 };
