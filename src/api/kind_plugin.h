@@ -8,13 +8,16 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "api/field_reader.h"
 #include "api/job.h"
 #include "api/kinds.h"
+#include "api/replica_env.h"
 #include "api/validation.h"
+#include "common/status.h"
 
 namespace trainctl::api {
 
@@ -43,6 +46,13 @@ class KindPlugin {
   // restart policies, replica counts, runPolicy); appends errors and warnings to `out` in the
   // order upstream reports them.
   virtual void Validate(const Job& job, ValidationResult* out) const = 0;
+
+  // True for the replica that gets the label job-role=master.
+  virtual bool IsMasterRole(const Job& job, const std::string& type, int index) const = 0;
+  // The env replica (type, index) of a defaulted job gets (as upstream v1 computes it,
+  // docs/compatibility.md), from the job and the substrate's endpoints.
+  virtual StatusOr<ReplicaEnv> EnvFor(const Job& job, const std::string& type, int index,
+                                      const Endpoints& endpoints) const = 0;
 
  private:
   KindInfo info_;

@@ -1,6 +1,6 @@
 // Helpers shared by several kinds' plugins (src/kinds/<kind>.cc): the elastic policy of
-// PyTorchJob and PaddleJob (decoding, encoding, defaulting) and the validation checks several
-// admission webhooks share. Internal to src/kinds/; pure.
+// PyTorchJob and PaddleJob (decoding, encoding, defaulting), the validation checks several
+// admission webhooks share, and a plain env variable. Internal to src/kinds/; pure.
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "api/field_reader.h"
 #include "api/job.h"
+#include "api/replica_env.h"
 
 namespace trainctl::kinds {
 
@@ -28,5 +29,10 @@ void ValidateTypeNames(const api::Job& job, const std::vector<std::string>& allo
 void ValidateReplicaTemplates(const api::Job& job, const std::string& shown_name,
                               api::FieldErrorList* errors);
 void ValidateReplicaTemplates(const api::Job& job, api::FieldErrorList* errors);
+
+// An env variable with a plain value.
+inline api::EnvVar Env(std::string name, std::string value) {
+  return api::EnvVar{std::move(name), std::move(value), nullptr};
+}
 
 }  // namespace trainctl::kinds

@@ -1,4 +1,5 @@
-// PaddleJob: collective mode (Workers only) or parameter-server mode (Master and Workers).
+// PaddleJob: collective mode (Workers only) or parameter-server mode (Master and Workers),
+// wired through PADDLE_*.
 #include "api/kind_plugin.h"
 #include "kinds/common.h"
 
@@ -28,6 +29,9 @@ class PaddleKind final : public api::KindPlugin {
   void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;
   void Default(api::Job* job) const override;
   void Validate(const api::Job& job, api::ValidationResult* out) const override;
+  bool IsMasterRole(const api::Job& job, const std::string& type, int index) const override;
+  StatusOr<api::ReplicaEnv> EnvFor(const api::Job& job, const std::string& type, int index,
+                                   const api::Endpoints& endpoints) const override;
 };
 
 void PaddleKind::DecodeSpec(api::FieldReader& spec, api::Job* job) const {
@@ -44,6 +48,35 @@ void PaddleKind::Validate(const api::Job& job, api::ValidationResult* out) const
   // Upstream's PaddleJob webhook quotes the container name in its message.
   ValidateReplicaTemplates(job, std::string("'") + info().default_container + "'", &out->errors);
   ValidateTypeNames(job, info().replica_types, &out->errors);
+}
+
+bool PaddleKind::IsMasterRole(const api::Job& job, const std::string& type, int index) const {
+  return type == "Master";
+}
+
+StatusOr<api::ReplicaEnv> PaddleKind::EnvFor(const api::Job& job, const std::string& type,
+                                             int index, const api::Endpoints& endpoints) const {
+  api::ReplicaEnv out;
+  std::vector<api::EnvVar>& env = out.env;
+  env.push_back(Env("PYTHONUNBUFFERED", "1"));
+  env.push_back(Env("PADDLE_JOB_ID", job.name));
+  env.push_back(Env("PADDLE_NNODES", std::to_string(job.TotalReplicas())));
+  bool ps_mode = job.HasType("Master");
+  std::string master_type = ps_mode ? "Master" : "Worker";
+  StatusOr<int> declared = api::DeclaredPort(job, master_type);
+  int port = endpoints.Port(master_type, 0, declared.ok() ? *declared : job.info().default_port);
+  if (type == master_type && index == 0) {
+    env.push_back({"POD_IP_DUMMY", "", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}});
+    env.push_back(Env("PADDLE_MASTER", "$(POD_IP_DUMMY):" + std::to_string(port)));
+  } else {
+    env.push_back(
+        Env("PADDLE_MASTER", endpoints.Host(master_type, 0) + ":" + std::to_string(port)));
+  }
+  if (ps_mode) {
+    if (type == "Master") env.push_back(Env("PADDLE_SERVER_NUM", "1"));
+    if (type == "Worker") env.push_back(Env("PADDLE_TRAINER_NUM", "1"));
+  }
+  return out;
 }
 
 }  // namespace
