@@ -53,6 +53,9 @@ class KindPlugin {
   // docs/compatibility.md), from the job and the substrate's endpoints.
   virtual StatusOr<ReplicaEnv> EnvFor(const Job& job, const std::string& type, int index,
                                       const Endpoints& endpoints) const = 0;
+  // True when the operator gives the pods of `type` an init container that waits until the
+  // Master's service resolves (PyTorch Workers of a job with a Master).
+  virtual bool WaitsForMaster(const Job& job, const std::string& type) const { return false; }
 
  private:
   KindInfo info_;

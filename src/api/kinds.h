@@ -69,7 +69,16 @@ struct KindInfo {
   bool normalizes_type_case;               // defaulting fixes "WORKER" → "Worker"
   bool injects_default_port;               // defaulting appends the default port
   bool uses_selector;  // replicaStatuses carry their label selector (upstream's scale subresource)
+  bool supports_hpa;   // the operator keeps a HorizontalPodAutoscaler from elasticPolicy.metrics
+  // The replica type whose process starts every rank itself (MPIJob's "Launcher": mpirun), or
+  // "". A job of such a kind gets the MPI children on both substrates: the launcher is named
+  // "<job>-launcher" and waits for the workers, the workers are idle hosts with no services,
+  // and a hostfile lists them.
+  const char* launcher_type;
   StatusRules status_rules;
+
+  bool has_launcher() const { return *launcher_type != '\0'; }
+  bool IsLauncher(std::string_view type) const { return has_launcher() && type == launcher_type; }
 };
 
 // Every kind's facts, in api::Kind order.

@@ -20,7 +20,7 @@ std::string ServiceEndpoints::ServiceHost(const std::string& type, int index) co
 }
 
 std::string ReplicaName(const Job& job, const std::string& type, int index) {
-  if (job.kind == Kind::kMPIJob && type == "Launcher") return job.name + "-launcher";
+  if (job.info().IsLauncher(type)) return job.name + "-launcher";
   return ReplicaName(job.name, type, index);
 }
 

@@ -59,8 +59,8 @@ struct ReplicaEnv {
 std::string ReplicaName(const std::string& job_name, const std::string& type, int index);
 
 // The one replica naming rule for both substrates (pod name on a cluster, process and log name
-// locally): "<job>-launcher" for an MPIJob's Launcher (upstream's name; a job has one
-// launcher), ReplicaName(job.name, type, index) otherwise.
+// locally): "<job>-launcher" for the launcher of a kind that has one (MPIJob's Launcher,
+// upstream's name; a job has one launcher), ReplicaName(job.name, type, index) otherwise.
 std::string ReplicaName(const Job& job, const std::string& type, int index);
 
 // The containerPort named `port_name` on the default container of `type` (after defaulting).

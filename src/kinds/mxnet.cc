@@ -27,6 +27,8 @@ class MxnetKind final : public api::KindPlugin {
                     .normalizes_type_case = true,
                     .injects_default_port = true,
                     .uses_selector = false,
+                    .supports_hpa = false,
+                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
                                      .lead_types = {"Scheduler", "Worker"},
                                      .failed_prefix = "mxjob"}}) {}

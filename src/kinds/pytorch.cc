@@ -34,6 +34,8 @@ class PyTorchKind final : public api::KindPlugin {
                     .normalizes_type_case = true,
                     .injects_default_port = true,
                     .uses_selector = true,
+                    .supports_hpa = true,
+                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kMasterOrWorkers,
                                      .elastic_success = true}}) {}
 
@@ -44,6 +46,9 @@ class PyTorchKind final : public api::KindPlugin {
   bool IsMasterRole(const api::Job& job, const std::string& type, int index) const override;
   StatusOr<api::ReplicaEnv> EnvFor(const api::Job& job, const std::string& type, int index,
                                    const api::Endpoints& endpoints) const override;
+  bool WaitsForMaster(const api::Job& job, const std::string& type) const override {
+    return type == "Worker" && job.HasType("Master");
+  }
 };
 
 void PyTorchKind::DecodeSpec(api::FieldReader& spec, api::Job* job) const {

@@ -38,8 +38,33 @@ TEST(RegistryTest, FactsOfEachKind) {
   EXPECT_EQ(Info(Kind::kMXJob).replica_types.size(), 6u);
   EXPECT_TRUE(Info(Kind::kPyTorchJob).uses_selector);
   EXPECT_FALSE(Info(Kind::kTFJob).uses_selector);
+  EXPECT_TRUE(Info(Kind::kPyTorchJob).supports_hpa);
+  EXPECT_FALSE(Info(Kind::kPaddleJob).supports_hpa);
   EXPECT_EQ(KindFromCliName("pytorchjobs"), Kind::kPyTorchJob);
   EXPECT_EQ(KindFromCliName("MXJob"), Kind::kMXJob);
+}
+
+TEST(RegistryTest, OnlyMpiHasALauncher) {
+  for (const KindInfo& info : AllKinds()) {
+    bool mpi = info.kind == Kind::kMPIJob;
+    EXPECT_EQ(info.has_launcher(), mpi) << info.name;
+    EXPECT_EQ(info.IsLauncher("Launcher"), mpi) << info.name;
+    EXPECT_FALSE(info.IsLauncher("Worker")) << info.name;
+    EXPECT_FALSE(info.IsLauncher("")) << info.name;
+  }
+}
+
+TEST(RegistryTest, OnlyPyTorchWorkersWaitForTheMaster) {
+  Job with_master, workers_only;
+  with_master.replica_specs["Master"] = {};
+  with_master.replica_specs["Worker"] = {};
+  workers_only.replica_specs["Worker"] = {};
+  for (const KindPlugin* plugin : AllPlugins()) {
+    bool pytorch = plugin->info().kind == Kind::kPyTorchJob;
+    EXPECT_EQ(plugin->WaitsForMaster(with_master, "Worker"), pytorch) << plugin->info().name;
+    EXPECT_FALSE(plugin->WaitsForMaster(with_master, "Master")) << plugin->info().name;
+    EXPECT_FALSE(plugin->WaitsForMaster(workers_only, "Worker")) << plugin->info().name;
+  }
 }
 
 TEST(RegistryTest, StatusRulesOfEachKind) {

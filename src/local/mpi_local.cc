@@ -5,7 +5,7 @@
 namespace trainctl::local {
 
 bool IsIdleReplica(const api::Job& job, const std::string& type) {
-  return job.kind == api::Kind::kMPIJob && type == "Worker";
+  return job.info().has_launcher() && type == "Worker";
 }
 
 std::vector<std::string> IdleArgv() { return {"sleep", "infinity"}; }

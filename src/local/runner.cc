@@ -155,7 +155,7 @@ Status Run::Setup() {
   }
   TRAINCTL_RETURN_IF_ERROR(dir_.Create());
   TRAINCTL_RETURN_IF_ERROR(dir_.AcquireRunnerLock());
-  if (job_.kind == api::Kind::kMPIJob)
+  if (job_.info().has_launcher())
     TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
   if (!endpoints.ok()) return endpoints.status();
@@ -197,7 +197,7 @@ void Run::Start(const std::string& type, int index, Time now) {
   context.labels = {{api::kLabelJobName, job_.name},
                     {api::kLabelReplicaType, api::ToLower(type)},
                     {api::kLabelReplicaIndex, std::to_string(index)}};
-  if (env.ok() && job_.kind == api::Kind::kMPIJob && type == "Launcher")
+  if (env.ok() && job_.info().IsLauncher(type))
     env->env = LocalMpiLauncherEnv(job_, std::move(env->env), dir_.HostfilePath(), geteuid() == 0,
                                    static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   StatusOr<PreparedLaunch> launch = !env.ok() ? StatusOr<PreparedLaunch>(env.status())

@@ -31,7 +31,7 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
                           const std::vector<engine::ReplicaObservation>& observed,
                           const ChildOptions& options) {
   ChildActions out;
-  bool mpi = job.kind == api::Kind::kMPIJob;
+  bool mpi = job.info().has_launcher();
   int running_workers = 0;
   for (const engine::ReplicaObservation& o : observed)
     if (o.type == "Worker" && o.phase != engine::Phase::kPending && !o.terminating)
@@ -39,7 +39,7 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   bool workers_up = running_workers >= job.ReplicasOf("Worker");
   for (engine::ReplicaRef ref : plan.create) {
     if (ref.name.empty()) ref.name = PodName(job, ref.type, ref.index);
-    if (mpi && ref.type == "Launcher" && options.mpi_launcher_waits_for_workers && !workers_up) {
+    if (job.info().IsLauncher(ref.type) && options.mpi_launcher_waits_for_workers && !workers_up) {
       out.launcher_held = true;
       continue;
     }

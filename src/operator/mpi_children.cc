@@ -198,7 +198,8 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
                           "in replica spec"});
   spec["restartPolicy"] = RestartPolicyOf(job, type);
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", spec}};
-  DecoratePodForGang(job, type, settings.gang, &out.pod, &out.events);
+  DecoratePodForGang(job, type, settings.gang, "SettedPodTemplateSchedulerName", &out.pod,
+                     &out.events);
   return out;
 }
 

@@ -124,7 +124,7 @@ void CopyJobLabelsToPod(const api::Job& job, json* pod_labels) {
 
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
                             const api::Endpoints& endpoints, const PodSettings& settings) {
-  if (job.kind == api::Kind::kMPIJob) return BuildMpiPod(job, type, index, settings);
+  if (job.info().has_launcher()) return BuildMpiPod(job, type, index, settings);
   auto spec_it = job.replica_specs.find(type);
   if (spec_it == job.replica_specs.end())
     return InvalidError("no replica type \"" + type + "\" in " + job.name);
@@ -159,7 +159,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
       for (const api::EnvVar& e : env->env) c["env"].push_back(EnvVarJson(e));
     }
   }
-  if (job.kind == api::Kind::kPyTorchJob && type == "Worker" && job.HasType("Master")) {
+  if (plugin.WaitsForMaster(job, type)) {
     if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())
       pod_spec["initContainers"] = json::array();
     if (settings.pytorch_init_template.empty()) {
@@ -182,7 +182,8 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
       api::RestartPolicyName(api::PodRestartPolicy(api::ParseRestartPolicy(spec.restart_policy)));
 
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", pod_spec}};
-  DecoratePodForGang(job, type, settings.gang, &out.pod, &out.events);
+  DecoratePodForGang(job, type, settings.gang, "SetPodTemplateSchedulerName", &out.pod,
+                     &out.events);
   return out;
 }
 

@@ -496,6 +496,18 @@ TEST(GangTest, SchedulerPluginsPodGroupAndPods) {
   EXPECT_TRUE(GangFromFlag("").kind == GangKind::kNone);
 }
 
+TEST(GangTest, MpiPodsWarnWithTheMpiControllersReason) {
+  api::Job job = Load(kMpi);
+  job.replica_specs["Worker"].pod_template["spec"]["schedulerName"] = "other";
+  PodSettings settings;
+  settings.gang = GangFromFlag("volcano");
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> worker = BuildPod(job, "Worker", 0, endpoints, settings);
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ(worker->pod["spec"]["schedulerName"], "other");
+  EXPECT_EQ(worker->events.back().reason, "SettedPodTemplateSchedulerName");
+}
+
 TEST(GangTest, BadQuantityNamesTheContainer) {
   api::Job job = Load(kGang);
   job.replica_specs["Master"].pod_template["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
