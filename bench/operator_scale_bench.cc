@@ -28,13 +28,13 @@
 #include <vector>
 
 #include "api/manifest.h"
+#include "api/replica_env.h"
 #include "kube/config_loader.h"
 #include "kube/connect.h"
 #include "kube/reflector.h"
 #include "kube/pod_summary.h"
 #include "kube/store.h"
 #include "operator/pod_builder.h"
-#include "frameworks/framework.h"
 
 extern char** environ;
 
@@ -290,7 +290,7 @@ void RunFloor(const Args& a, kube::Client* admin, const Clock* clock) {
       std::exit(1);
     }
     const api::Job& job = prepared->job;
-    frameworks::ServiceEndpoints endpoints(job.name, ns);
+    api::ServiceEndpoints endpoints(job.name, ns);
     for (const auto& [type, spec] : job.replica_specs)
       for (int r = 0; r < spec.replicas.value_or(1); ++r) {
         objects.push_back({&kube::kServices, *op::BuildService(job, type, r)});

@@ -1,5 +1,7 @@
 #include "api/defaults.h"
 
+#include "api/kind_plugin.h"
+
 namespace trainctl::api {
 namespace {
 
@@ -52,49 +54,19 @@ void AddDefaultPort(ReplicaSpec* spec, const KindInfo& info) {
   ports.push_back({{"name", info.port_name}, {"containerPort", info.default_port}});
 }
 
-void DefaultElastic(Job* job) {
-  if (!job->elastic_policy) return;
-  ElasticPolicy& ep = *job->elastic_policy;
-  if (ep.min_replicas && !ep.max_replicas) ep.max_replicas = ep.min_replicas;
-  else if (!ep.min_replicas && ep.max_replicas) ep.min_replicas = ep.max_replicas;
-  else if (!ep.min_replicas && !ep.max_replicas && job->HasType("Worker")) {
-    ep.min_replicas = job->ReplicasOf("Worker");
-    ep.max_replicas = ep.min_replicas;
-  }
-}
-
 }  // namespace
 
 void ApplyDefaults(Job* job) {
-  const KindInfo& info = job->info();
-  RunPolicy& rp = job->run_policy;
-  if (job->kind == Kind::kMPIJob) {
-    if (!rp.clean_pod_policy && !job->mpi_clean_pod_policy) {
-      rp.clean_pod_policy = "None";
-      job->mpi_clean_pod_policy = "None";
-    }
-    // Reconcile keeps the two fields in step; the runPolicy value wins when set.
-    if (rp.clean_pod_policy) job->mpi_clean_pod_policy = rp.clean_pod_policy;
-    else rp.clean_pod_policy = job->mpi_clean_pod_policy;
-    for (auto& [type, spec] : job->replica_specs) {
-      if (!spec.replicas) spec.replicas = type == "Worker" ? 0 : 1;
-      if (spec.restart_policy.empty()) spec.restart_policy = info.default_restart_policy;
-    }
-    return;
-  }
-  if (!rp.clean_pod_policy) rp.clean_pod_policy = "None";
+  const KindPlugin& plugin = PluginFor(job->kind);
+  const KindInfo& info = plugin.info();
   if (info.normalizes_type_case) NormalizeTypeNames(job);
+  plugin.Default(job);
+  if (!job->run_policy.clean_pod_policy) job->run_policy.clean_pod_policy = "None";
   for (auto& [type, spec] : job->replica_specs) {
     if (!spec.replicas) spec.replicas = 1;
     if (spec.restart_policy.empty()) spec.restart_policy = info.default_restart_policy;
     if (info.injects_default_port) AddDefaultPort(&spec, info);
   }
-  if (job->kind == Kind::kPyTorchJob) {
-    DefaultElastic(job);
-    if (!job->nproc_per_node && !(job->elastic_policy && job->elastic_policy->n_proc_per_node))
-      job->nproc_per_node = "auto";
-  }
-  if (job->kind == Kind::kPaddleJob) DefaultElastic(job);
 }
 
 }  // namespace trainctl::api

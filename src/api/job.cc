@@ -1,100 +1,12 @@
 #include "api/job.h"
 
-#include <limits>
+#include "api/field_reader.h"
+#include "api/kind_plugin.h"
 
 namespace trainctl::api {
 namespace {
 
 using nlohmann::json;
-
-const char* TypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    default: return "unknown";
-  }
-}
-
-// Reads typed optional fields of one JSON object, collecting type errors with field paths.
-class FieldReader {
- public:
-  FieldReader(const json& obj, std::string path, FieldErrorList* errors)
-      : obj_(obj), path_(std::move(path)), errors_(errors) {}
-
-  std::string Path(const std::string& field) const {
-    return path_.empty() ? field : path_ + "." + field;
-  }
-  const json* Get(const std::string& field) const {
-    if (!obj_.is_object()) return nullptr;
-    auto it = obj_.find(field);
-    if (it == obj_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  void TypeError(const std::string& field, const json& v, const char* expected) {
-    errors_->push_back(Invalid(Path(field), v.is_string() ? v : json(TypeName(v)),
-                               std::string("must be of type ") + expected + ", got " +
-                                   TypeName(v)));
-  }
-  template <typename Int>
-  std::optional<Int> Integer(const std::string& field) {
-    const json* v = Get(field);
-    if (!v) return std::nullopt;
-    if (v->is_number_integer() || v->is_number_unsigned()) {
-      long long x = v->is_number_unsigned() ? static_cast<long long>(v->get<unsigned long long>())
-                                            : v->get<long long>();
-      if (x < std::numeric_limits<Int>::min() || x > std::numeric_limits<Int>::max()) {
-        errors_->push_back(Invalid(Path(field), *v, "out of range"));
-        return std::nullopt;
-      }
-      return static_cast<Int>(x);
-    }
-    if (v->is_number_float()) {
-      double d = v->get<double>();
-      if (d == static_cast<double>(static_cast<long long>(d))) return static_cast<Int>(d);
-    }
-    TypeError(field, *v, "integer");
-    return std::nullopt;
-  }
-  std::optional<std::string> String(const std::string& field) {
-    const json* v = Get(field);
-    if (!v) return std::nullopt;
-    if (v->is_string()) return v->get<std::string>();
-    TypeError(field, *v, "string");
-    return std::nullopt;
-  }
-  std::optional<bool> Bool(const std::string& field) {
-    const json* v = Get(field);
-    if (!v) return std::nullopt;
-    if (v->is_boolean()) return v->get<bool>();
-    TypeError(field, *v, "boolean");
-    return std::nullopt;
-  }
-  const json* Object(const std::string& field) {
-    const json* v = Get(field);
-    if (!v) return nullptr;
-    if (v->is_object()) return v;
-    TypeError(field, *v, "object");
-    return nullptr;
-  }
-  const json* Array(const std::string& field) {
-    const json* v = Get(field);
-    if (!v) return nullptr;
-    if (v->is_array()) return v;
-    TypeError(field, *v, "array");
-    return nullptr;
-  }
-
- private:
-  const json& obj_;
-  std::string path_;
-  FieldErrorList* errors_;
-};
 
 // Checks the parts of a pod template trainctl reads (containers, their names, command, args,
 // env and ports), so a wrong type there is an error with a path rather than a surprise later.
@@ -166,27 +78,6 @@ void DecodeRunPolicy(const json& rp, const std::string& path, RunPolicy* out,
   out->suspend = r.Bool("suspend");
   out->managed_by = r.String("managedBy");
   if (const json* sp = r.Object("schedulingPolicy")) out->scheduling_policy = *sp;
-}
-
-ElasticPolicy DecodeElastic(const json& ep, const std::string& path, FieldErrorList* errors) {
-  FieldReader r(ep, path, errors);
-  ElasticPolicy out;
-  out.min_replicas = r.Integer<int32_t>("minReplicas");
-  out.max_replicas = r.Integer<int32_t>("maxReplicas");
-  out.rdzv_port = r.Integer<int32_t>("rdzvPort");
-  out.n_proc_per_node = r.Integer<int32_t>("nProcPerNode");
-  out.max_restarts = r.Integer<int32_t>("maxRestarts");
-  out.rdzv_backend = r.String("rdzvBackend");
-  out.rdzv_host = r.String("rdzvHost");
-  out.rdzv_id = r.String("rdzvId");
-  out.standalone = r.Bool("standalone").value_or(false);
-  if (const json* conf = r.Array("rdzvConf")) {
-    for (size_t i = 0; i < conf->size(); ++i) {
-      FieldReader cr((*conf)[i], path + ".rdzvConf[" + std::to_string(i) + "]", errors);
-      out.rdzv_conf.push_back({cr.String("key").value_or(""), cr.String("value").value_or("")});
-    }
-  }
-  return out;
 }
 
 std::optional<Time> DecodeTime(FieldReader& r, const std::string& field, FieldErrorList* errors) {
@@ -335,28 +226,7 @@ StatusOr<Job> DecodeJob(const nlohmann::json& doc) {
   if (const json* rp = spec.Object("runPolicy")) {
     DecodeRunPolicy(*rp, "spec.runPolicy", &job.run_policy, &errors);
   }
-  switch (job.kind) {
-    case Kind::kPyTorchJob:
-      job.nproc_per_node = spec.String("nprocPerNode");
-      if (const json* ep = spec.Object("elasticPolicy"))
-        job.elastic_policy = DecodeElastic(*ep, "spec.elasticPolicy", &errors);
-      break;
-    case Kind::kPaddleJob:
-      if (const json* ep = spec.Object("elasticPolicy"))
-        job.elastic_policy = DecodeElastic(*ep, "spec.elasticPolicy", &errors);
-      break;
-    case Kind::kTFJob:
-      job.success_policy = spec.String("successPolicy").value_or("");
-      job.enable_dynamic_worker = spec.Bool("enableDynamicWorker").value_or(false);
-      break;
-    case Kind::kMPIJob:
-      job.slots_per_worker = spec.Integer<int32_t>("slotsPerWorker");
-      job.main_container = spec.String("mainContainer").value_or("");
-      job.mpi_clean_pod_policy = spec.String("cleanPodPolicy");
-      break;
-    default:
-      break;
-  }
+  PluginFor(job.kind).DecodeSpec(spec, &job);
   if (const json* st = top.Object("status")) {
     StatusOr<JobStatus> status = DecodeStatusAt(*st, "status", &errors);
     if (status.ok()) job.status = std::move(status).value();
@@ -429,17 +299,7 @@ nlohmann::json EncodeJob(const Job& job) {
   if (p.suspend) rp["suspend"] = *p.suspend;
   if (p.managed_by) rp["managedBy"] = *p.managed_by;
   if (!rp.empty()) spec["runPolicy"] = std::move(rp);
-  if (job.nproc_per_node) spec["nprocPerNode"] = *job.nproc_per_node;
-  if (job.elastic_policy && spec.contains("elasticPolicy") && spec["elasticPolicy"].is_object()) {
-    if (job.elastic_policy->min_replicas)
-      spec["elasticPolicy"]["minReplicas"] = *job.elastic_policy->min_replicas;
-    if (job.elastic_policy->max_replicas)
-      spec["elasticPolicy"]["maxReplicas"] = *job.elastic_policy->max_replicas;
-  }
-  if (job.kind == Kind::kTFJob && spec.contains("successPolicy"))
-    spec["successPolicy"] = job.success_policy;
-  if (job.kind == Kind::kMPIJob && job.mpi_clean_pod_policy)
-    spec["cleanPodPolicy"] = *job.mpi_clean_pod_policy;
+  PluginFor(job.kind).EncodeSpec(job, &spec);
   out["spec"] = std::move(spec);
   const JobStatus& s = job.status;
   if (!s.conditions.empty() || !s.replica_statuses.empty() || s.start_time)

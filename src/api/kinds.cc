@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "api/kind_plugin.h"
+
 namespace trainctl::api {
 
 std::string ToLower(std::string_view s) {
@@ -11,29 +13,15 @@ std::string ToLower(std::string_view s) {
 }
 
 const std::vector<KindInfo>& AllKinds() {
-  static const std::vector<KindInfo> kKinds = {
-      {Kind::kPyTorchJob, "PyTorchJob", "pytorchjobs", "pytorchReplicaSpecs", {"Master", "Worker"},
-       "pytorch", "pytorchjob-port", 23456, "OnFailure", "pytorch", "pytorchjob-controller", true,
-       true},
-      {Kind::kTFJob, "TFJob", "tfjobs", "tfReplicaSpecs",
-       {"PS", "Worker", "Chief", "Master", "Evaluator"}, "tensorflow", "tfjob-port", 2222, "Never",
-       "tensorflow", "tfjob-controller", true, true},
-      {Kind::kXGBoostJob, "XGBoostJob", "xgboostjobs", "xgbReplicaSpecs", {"Master", "Worker"},
-       "xgboost", "xgboostjob-port", 9999, "Never", "xgboost", "xgboostjob-controller", true, true},
-      {Kind::kMPIJob, "MPIJob", "mpijobs", "mpiReplicaSpecs", {"Launcher", "Worker"}, "mpi",
-       "mpi-port", 9999, "Never", "mpi", "mpijob-controller", false, false},
-      {Kind::kPaddleJob, "PaddleJob", "paddlejobs", "paddleReplicaSpecs", {"Master", "Worker"},
-       "paddle", "master", 36543, "OnFailure", "paddle", "paddlejob-controller", true, true},
-      {Kind::kJAXJob, "JAXJob", "jaxjobs", "jaxReplicaSpecs", {"Worker"}, "jax", "jaxjob-port", 6666,
-       "Never", "jax", "jaxjob-controller", true, true},
-      {Kind::kMXJob, "MXJob", "mxjobs", "mxReplicaSpecs",
-       {"Scheduler", "Server", "Worker", "TunerTracker", "TunerServer", "Tuner"}, "mxnet",
-       "mxjob-port", 9091, "Never", "mxnet", "mxjob-controller", true, true},
-  };
+  static const std::vector<KindInfo> kKinds = [] {
+    std::vector<KindInfo> out;
+    for (const KindPlugin* plugin : AllPlugins()) out.push_back(plugin->info());
+    return out;
+  }();
   return kKinds;
 }
 
-const KindInfo& Info(Kind kind) { return AllKinds()[static_cast<size_t>(kind)]; }
+const KindInfo& Info(Kind kind) { return PluginFor(kind).info(); }
 
 std::optional<Kind> KindFromName(std::string_view name) {
   for (const KindInfo& k : AllKinds())

@@ -1,7 +1,8 @@
 // The seven kubeflow.org/v1 job kinds and their fixed facts (names, replica types, defaults).
 //
-// One immutable table; lookups are thread-safe. Values match the upstream operator (upstream v1
-// behaviour, docs/compatibility.md).
+// Each kind's facts are given by its plugin (src/kinds/<kind>.cc, api/kind_plugin.h); the
+// lookups here read the registry, are immutable and thread-safe. Values match the upstream
+// operator (upstream v1 behaviour, docs/compatibility.md).
 #pragma once
 
 #include <optional>
@@ -24,6 +25,35 @@ inline constexpr const char* kLabelReplicaType = "training.kubeflow.org/replica-
 inline constexpr const char* kLabelReplicaIndex = "training.kubeflow.org/replica-index";
 inline constexpr const char* kLabelJobRole = "training.kubeflow.org/job-role";
 
+// How the engine judges a job of one kind from its replica counts (success, failure, running,
+// restarting; docs/compatibility.md). Data that engine/status_rules.cc interprets.
+struct StatusRules {
+  enum class Shape {
+    // The Master decides when the job has one, else the Workers; a failure restarts the job
+    // unless the restart policy is Never (or ExitCode once Failed). PyTorch, Paddle, JAX.
+    kMasterOrWorkers,
+    // The Chief (or Master) decides, else Worker 0 (all Workers under successPolicy
+    // AllWorkers); a failure fails the job unless it is Restarting. TF.
+    kChiefOrWorkers,
+    // One lead type decides; a failure restarts only under ExitCode. XGBoost, MPI, MX.
+    kLeadType,
+  };
+  Shape shape = Shape::kMasterOrWorkers;
+  // The order in which replica types are evaluated; empty: KindInfo::replica_types.
+  std::vector<std::string> type_order = {};
+  // kMasterOrWorkers: a Master decides when the job has one (false: the Workers always, JAX).
+  bool master_decides = true;
+  // kMasterOrWorkers: with an elasticPolicy, one succeeded Worker completes the job (PyTorch).
+  bool elastic_success = false;
+  // kLeadType: the first of these types the job has decides, else the last one.
+  std::vector<std::string> lead_types = {};
+  // kLeadType: Running is set again when the lead completes and on every failure (XGBoost).
+  bool running_on_finish = false;
+  // kLeadType: failure messages name the job "<failed_prefix> <name>" (MX: "mxjob"); empty:
+  // "<Kind> <name>" as every other message.
+  std::string failed_prefix = {};
+};
+
 struct KindInfo {
   Kind kind;
   const char* name;             // "PyTorchJob"
@@ -38,8 +68,20 @@ struct KindInfo {
   const char* controller_name;             // "pytorchjob-controller"
   bool normalizes_type_case;               // defaulting fixes "WORKER" → "Worker"
   bool injects_default_port;               // defaulting appends the default port
+  bool uses_selector;  // replicaStatuses carry their label selector (upstream's scale subresource)
+  bool supports_hpa;   // the operator keeps a HorizontalPodAutoscaler from elasticPolicy.metrics
+  // The replica type whose process starts every rank itself (MPIJob's "Launcher": mpirun), or
+  // "". A job of such a kind gets the MPI children on both substrates: the launcher is named
+  // "<job>-launcher" and waits for the workers, the workers are idle hosts with no services,
+  // and a hostfile lists them.
+  const char* launcher_type;
+  StatusRules status_rules;
+
+  bool has_launcher() const { return *launcher_type != '\0'; }
+  bool IsLauncher(std::string_view type) const { return has_launcher() && type == launcher_type; }
 };
 
+// Every kind's facts, in api::Kind order.
 const std::vector<KindInfo>& AllKinds();
 const KindInfo& Info(Kind kind);
 // Case-sensitive kind name ("PyTorchJob"), as in a manifest.

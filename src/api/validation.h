@@ -17,8 +17,15 @@ struct ValidationResult {
   std::vector<std::string> warnings;  // e.g. deprecated fields; not errors
 };
 
+// The generic checks (name, managedBy, replica specs present, restart policies, replica counts,
+// runPolicy), then the kind's own (KindPlugin::Validate).
 ValidationResult ValidateJob(const Job& job);
 // Update-time rules (immutable fields), in addition to ValidateJob(new_job).
 FieldErrorList ValidateJobUpdate(const Job& old_job, const Job& new_job);
+
+// Field paths of the replica specs map ("spec.pytorchReplicaSpecs") and of one replica spec
+// ("spec.pytorchReplicaSpecs[Worker]").
+std::string ReplicaSpecsPath(const Job& job);
+std::string ReplicaSpecPath(const Job& job, const std::string& type);
 
 }  // namespace trainctl::api

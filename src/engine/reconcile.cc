@@ -21,11 +21,6 @@ std::string Selector(const Job& job, const std::string& type) {
          job.info().controller_name + "," + api::kLabelReplicaType + "=" + api::ToLower(type);
 }
 
-bool UsesSelector(const Job& job) {
-  return job.kind == api::Kind::kPyTorchJob || job.kind == api::Kind::kPaddleJob ||
-         job.kind == api::Kind::kJAXJob;
-}
-
 bool RetriesFailures(const std::string& policy) {
   return api::RetriesFailures(api::ParseRestartPolicy(policy));
 }
@@ -116,7 +111,7 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
     api::ReplicaStatus rs;
     auto previous = plan->status.replica_statuses.find(type);
     if (previous != plan->status.replica_statuses.end()) rs.restarts = previous->second.restarts;
-    if (UsesSelector(job)) rs.selector = Selector(job, type);
+    if (job.info().uses_selector) rs.selector = Selector(job, type);
 
     std::map<int, std::vector<const ReplicaObservation*>> slots;
     for (const ReplicaObservation& r : observed)

@@ -6,7 +6,7 @@
 namespace trainctl::engine {
 namespace {
 
-using api::Kind;
+using Shape = api::StatusRules::Shape;
 
 struct Counts {
   int replicas = 0, expected = 0, running = 0, failed = 0, succeeded = 0;
@@ -58,11 +58,12 @@ std::string RestartingBecause(const std::string& prefix, int n, const std::strin
 }
 
 // Order in which types are evaluated: the kind's declared order (stable, unlike upstream's
-// Go map iteration).
+// Go map iteration), then types the kind does not know.
 std::vector<std::string> TypesInOrder(const api::Job& job) {
   std::vector<std::string> out;
-  std::vector<std::string> order = job.info().replica_types;
-  if (job.kind == Kind::kTFJob) order = {"Chief", "Evaluator", "Master", "PS", "Worker"};
+  const api::StatusRules& rules = job.info().status_rules;
+  const std::vector<std::string>& order =
+      rules.type_order.empty() ? job.info().replica_types : rules.type_order;
   for (const std::string& t : order)
     if (job.HasType(t)) out.push_back(t);
   for (const auto& [t, spec] : job.replica_specs) {
@@ -79,12 +80,13 @@ api::RestartPolicy PolicyOf(const api::Job& job, const std::string& type) {
                                        : api::ParseRestartPolicy(it->second.restart_policy);
 }
 
-// PyTorch, Paddle and JAX share one shape (§4.7).
-void PyTorchLike(const api::Job& job, Time now, Plan* plan) {
+// Shape::kMasterOrWorkers: PyTorch, Paddle and JAX (§4.7).
+void MasterOrWorkers(const api::Job& job, Time now, Plan* plan) {
+  const api::StatusRules& rules = job.info().status_rules;
   const std::string kind = job.info().name;
   const std::string short_name = kind + " " + job.name;
   const std::string long_name = kind + " " + job.namespace_ + "/" + job.name;
-  bool has_master = job.kind != Kind::kJAXJob && job.HasType("Master");
+  bool has_master = rules.master_decides && job.HasType("Master");
   for (const std::string& type : TypesInOrder(job)) {
     Counts c = CountsOf(job, *plan, type);
     if (has_master) {
@@ -96,7 +98,7 @@ void PyTorchLike(const api::Job& job, Time now, Plan* plan) {
         }
       }
     } else if (type == "Worker") {
-      bool elastic_done = job.kind == Kind::kPyTorchJob && job.elastic_policy && c.succeeded > 0;
+      bool elastic_done = rules.elastic_success && job.elastic_policy && c.succeeded > 0;
       if (c.running > 0 && c.expected != 0) MarkRunning(job, long_name + " is running.", now, plan);
       if (c.expected == 0 || elastic_done) {
         MarkSucceeded(job, long_name + " successfully completed.", now, plan);
@@ -124,9 +126,10 @@ bool WorkerZeroCompleted(const api::Job& job, const std::vector<ReplicaObservati
   return false;
 }
 
-void TensorFlow(const api::Job& job, const std::vector<ReplicaObservation>& observed,
-                bool restarting_at_start, Time now, Plan* plan) {
-  const std::string name = "TFJob " + job.namespace_ + "/" + job.name;
+// Shape::kChiefOrWorkers: TF.
+void ChiefOrWorkers(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                    bool restarting_at_start, Time now, Plan* plan) {
+  const std::string name = std::string(job.info().name) + " " + job.namespace_ + "/" + job.name;
   bool has_chief = job.HasType("Chief") || job.HasType("Master");
   bool worker0_done = WorkerZeroCompleted(job, observed);
   for (const std::string& type : TypesInOrder(job)) {
@@ -155,26 +158,38 @@ void TensorFlow(const api::Job& job, const std::vector<ReplicaObservation>& obse
   }
 }
 
-// XGBoost, MPI and MX: a lead type decides success; failures restart only under ExitCode.
-void LeadTypeRules(const api::Job& job, const std::string& lead, const std::string& name_prefix,
-                   Time now, Plan* plan) {
+// The lead type of Shape::kLeadType: the first of the kind's lead types the job has, else the
+// last one.
+std::string LeadType(const api::Job& job, const api::StatusRules& rules) {
+  for (const std::string& type : rules.lead_types)
+    if (job.HasType(type)) return type;
+  return rules.lead_types.empty() ? "" : rules.lead_types.back();
+}
+
+// Shape::kLeadType: XGBoost, MPI and MX. The lead type decides success; failures restart only
+// under ExitCode.
+void LeadTypeRules(const api::Job& job, Time now, Plan* plan) {
+  const api::StatusRules& rules = job.info().status_rules;
+  const std::string lead = LeadType(job, rules);
+  const std::string name_prefix = std::string(job.info().name) + " " + job.name;
   for (const std::string& type : TypesInOrder(job)) {
     Counts c = CountsOf(job, *plan, type);
     if (type == lead) {
       if (c.running > 0) MarkRunning(job, name_prefix + " is running.", now, plan);
       if (c.expected == 0) {
-        if (job.kind == Kind::kXGBoostJob) MarkRunning(job, name_prefix + " is running.", now, plan);
+        if (rules.running_on_finish) MarkRunning(job, name_prefix + " is running.", now, plan);
         MarkSucceeded(job, name_prefix + " is successfully completed.", now, plan);
         return;
       }
     }
     if (c.failed > 0) {
-      if (job.kind == Kind::kXGBoostJob) MarkRunning(job, name_prefix + " is running.", now, plan);
+      if (rules.running_on_finish) MarkRunning(job, name_prefix + " is running.", now, plan);
       if (PolicyOf(job, type) == api::RestartPolicy::kExitCode &&
           !HasCondition(plan->status, kFailed)) {
         MarkRestarting(job, RestartingBecause(name_prefix, c.failed, type), now, plan);
       } else {
-        std::string prefix = job.kind == Kind::kMXJob ? "mxjob " + job.name : name_prefix;
+        std::string prefix =
+            rules.failed_prefix.empty() ? name_prefix : rules.failed_prefix + " " + job.name;
         MarkFailed(job, FailedBecause(job, prefix, c.failed, type), now, plan);
       }
     }
@@ -194,26 +209,16 @@ void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan*
 
 void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                           bool restarting_at_start, Time now, Plan* plan) {
-  switch (job.kind) {
-    case Kind::kPyTorchJob:
-    case Kind::kPaddleJob:
-    case Kind::kJAXJob:
-      PyTorchLike(job, now, plan);
+  switch (job.info().status_rules.shape) {
+    case Shape::kMasterOrWorkers:
+      MasterOrWorkers(job, now, plan);
       break;
-    case Kind::kTFJob:
-      TensorFlow(job, observed, restarting_at_start, now, plan);
+    case Shape::kChiefOrWorkers:
+      ChiefOrWorkers(job, observed, restarting_at_start, now, plan);
       break;
-    case Kind::kXGBoostJob:
-      LeadTypeRules(job, "Master", "XGBoostJob " + job.name, now, plan);
+    case Shape::kLeadType:
+      LeadTypeRules(job, now, plan);
       break;
-    case Kind::kMPIJob:
-      LeadTypeRules(job, "Launcher", "MPIJob " + job.name, now, plan);
-      break;
-    case Kind::kMXJob: {
-      std::string lead = job.HasType("Scheduler") ? "Scheduler" : "Worker";
-      LeadTypeRules(job, lead, "MXJob " + job.name, now, plan);
-      break;
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 // Per-kind success / failure / running rules (docs/compatibility.md), applied after the
-// replica statuses of a pass are counted. Pure; internal to engine/.
+// replica statuses of a pass are counted. The rules of a kind are data (api::StatusRules in its
+// KindInfo, given by its plugin); this file interprets them. Pure; internal to engine/.
 #pragma once
 
 #include <vector>

@@ -7,12 +7,12 @@
 #include <utility>
 
 #include "api/job.h"
+#include "api/replica_env.h"
 #include "common/status.h"
-#include "frameworks/framework.h"
 
 namespace trainctl::local {
 
-class LocalEndpoints final : public frameworks::Endpoints {
+class LocalEndpoints final : public api::Endpoints {
  public:
   // Allocates one free port per replica of `job`.
   static StatusOr<LocalEndpoints> Allocate(const api::Job& job);

@@ -62,7 +62,7 @@ std::string ExpandReferences(const std::string& text,
 }
 
 StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& type, int index,
-                                       const frameworks::ReplicaEnv& injected,
+                                       const api::ReplicaEnv& injected,
                                        const LaunchContext& context) {
   const api::KindInfo& info = job.info();
   const api::ReplicaSpec& spec = job.replica_specs.at(type);
@@ -95,7 +95,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     for (const json& a : c["args"]) argv.push_back(a.get<std::string>());
 
   // Pod env: template env, then the framework's (appended; later definitions win).
-  std::string pod_name = frameworks::ReplicaName(job, type, index);
+  std::string pod_name = api::ReplicaName(job, type, index);
   std::vector<std::pair<std::string, std::string>> pod_env;
   std::map<std::string, std::string> defined;
   if (c.contains("env") && c["env"].is_array()) {
@@ -122,7 +122,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   bool to_this_container =
       !injected.default_container_only || c.value("name", "") == info.default_container;
   if (to_this_container) {
-    for (const frameworks::EnvVar& e : injected.env) {
+    for (const api::EnvVar& e : injected.env) {
       std::string value = e.value;
       if (!e.value_from.is_null()) {
         StatusOr<std::string> v = ResolveFieldRef(e.value_from.value("fieldRef", json::object()),
@@ -191,7 +191,7 @@ StatusOr<PreparedLaunch> ResolveIdleLaunch(const LaunchContext& context) {
 }
 
 StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& type, int index,
-                                       const frameworks::ReplicaEnv& injected,
+                                       const api::ReplicaEnv& injected,
                                        const LaunchContext& context) {
   StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, injected, context);
   if (!launch.ok()) return launch;

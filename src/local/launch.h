@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "api/job.h"
+#include "api/replica_env.h"
 #include "common/status.h"
-#include "frameworks/framework.h"
 #include "local/process.h"
 
 namespace trainctl::local {
@@ -36,12 +36,12 @@ struct PreparedLaunch {
 // Builds the launch for (type, index). Errors name the field path, e.g.
 // `spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].command: Required value: ...`.
 StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& type, int index,
-                                       const frameworks::ReplicaEnv& injected,
+                                       const api::ReplicaEnv& injected,
                                        const LaunchContext& context);
 
 // PrepareLaunch + executable lookup (argv[0] made absolute). Errors name the command.
 StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& type, int index,
-                                       const frameworks::ReplicaEnv& injected,
+                                       const api::ReplicaEnv& injected,
                                        const LaunchContext& context);
 
 // The launch of an idle replica (IsIdleReplica in mpi_local.h): IdleArgv() with the caller's env

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "api/manifest.h"
+#include "kinds/mpi.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
 #include "local/mpi_local.h"
@@ -71,7 +72,7 @@ class LaunchTest : public ::testing::Test {
 
   fs::path dir_;
   LaunchContext context_;
-  frameworks::ReplicaEnv injected_;
+  api::ReplicaEnv injected_;
 };
 
 TEST_F(LaunchTest, DefaultContainerWithEnvPrecedenceAndExpansion) {
@@ -273,8 +274,8 @@ spec:
           - {name: mpi, image: mpi}
 )yaml";
 
-std::string EnvOf(const std::vector<frameworks::EnvVar>& env, const std::string& name) {
-  for (const frameworks::EnvVar& e : env)
+std::string EnvOf(const std::vector<api::EnvVar>& env, const std::string& name) {
+  for (const api::EnvVar& e : env)
     if (e.name == name) return e.value;
   return "<unset>";
 }
@@ -293,8 +294,8 @@ TEST(MpiLocalTest, HostfileSumsWorkerSlotsOnOneLocalLine) {
 
 TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
   api::Job job = Load(kMpiJob);
-  std::vector<frameworks::EnvVar> env = LocalMpiLauncherEnv(
-      job, frameworks::MpiLauncherEnv(job, "/etc/mpi", false), "/state/hostfile", false, 8);
+  std::vector<api::EnvVar> env = LocalMpiLauncherEnv(
+      job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/state/hostfile", false, 8);
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/state/hostfile");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm"), "isolated");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm_rsh_agent"), "<unset>");
@@ -307,8 +308,8 @@ TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
 
 TEST(MpiLocalTest, RootAndOversubscriptionOnlyWhenNeeded) {
   api::Job job = Load(kMpiJob);
-  std::vector<frameworks::EnvVar> env =
-      LocalMpiLauncherEnv(job, frameworks::MpiLauncherEnv(job, "/etc/mpi", false), "/h", true, 2);
+  std::vector<api::EnvVar> env =
+      LocalMpiLauncherEnv(job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/h", true, 2);
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), "1");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_rmaps_base_oversubscribe"), "1");

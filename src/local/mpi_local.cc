@@ -5,7 +5,7 @@
 namespace trainctl::local {
 
 bool IsIdleReplica(const api::Job& job, const std::string& type) {
-  return job.kind == api::Kind::kMPIJob && type == "Worker";
+  return job.info().has_launcher() && type == "Worker";
 }
 
 std::vector<std::string> IdleArgv() { return {"sleep", "infinity"}; }
@@ -20,19 +20,19 @@ std::string LocalMpiHostfile(const api::Job& job) {
   return "localhost slots=" + std::to_string(LocalMpiSlots(job)) + "\n";
 }
 
-std::vector<frameworks::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
-                                                    std::vector<frameworks::EnvVar> upstream,
-                                                    const std::string& hostfile_path, bool as_root,
-                                                    int cores) {
-  std::vector<frameworks::EnvVar> out;
-  for (frameworks::EnvVar& e : upstream) {
+std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
+                                             std::vector<api::EnvVar> upstream,
+                                             const std::string& hostfile_path, bool as_root,
+                                             int cores) {
+  std::vector<api::EnvVar> out;
+  for (api::EnvVar& e : upstream) {
     if (e.name == "OMPI_MCA_plm_rsh_agent" || e.name == "I_MPI_HYDRA_BOOTSTRAP_EXEC") continue;
     if (e.name == "OMPI_MCA_orte_default_hostfile") e.value = hostfile_path;
     if (e.name == "I_MPI_HYDRA_BOOTSTRAP") e.value = "fork";
     out.push_back(std::move(e));
   }
   auto add = [&](const std::string& name, const std::string& value) {
-    frameworks::EnvVar e;
+    api::EnvVar e;
     e.name = name;
     e.value = value;
     out.push_back(std::move(e));

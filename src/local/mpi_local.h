@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "api/job.h"
-#include "frameworks/framework.h"
+#include "api/replica_env.h"
 
 namespace trainctl::local {
 
@@ -37,9 +37,9 @@ std::string LocalMpiHostfile(const api::Job& job);
 // OMPI_MCA_plm=isolated, the rsh agent and I_MPI_HYDRA_BOOTSTRAP_EXEC dropped,
 // I_MPI_HYDRA_BOOTSTRAP rsh → fork, Open MPI's allow-run-as-root env only when `as_root`,
 // oversubscription allowed when the slots exceed `cores`.
-std::vector<frameworks::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
-                                                    std::vector<frameworks::EnvVar> upstream,
-                                                    const std::string& hostfile_path, bool as_root,
-                                                    int cores);
+std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
+                                             std::vector<api::EnvVar> upstream,
+                                             const std::string& hostfile_path, bool as_root,
+                                             int cores);
 
 }  // namespace trainctl::local

@@ -7,10 +7,10 @@
 #include <atomic>
 #include <map>
 
+#include "api/kind_plugin.h"
 #include "api/restart_policy.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
-#include "frameworks/framework.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
 #include "local/launcher.h"
@@ -158,7 +158,7 @@ Status Run::Setup() {
   }
   TRAINCTL_RETURN_IF_ERROR(dir_.Create());
   TRAINCTL_RETURN_IF_ERROR(dir_.AcquireRunnerLock());
-  if (job_.kind == api::Kind::kMPIJob)
+  if (job_.info().has_launcher())
     TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
   if (!endpoints.ok()) return endpoints.status();
@@ -182,7 +182,7 @@ void Run::Emit(const engine::Event& event, Time now, const std::string& object) 
 }
 
 void Run::Start(const std::string& type, int index, Time now) {
-  std::string name = frameworks::ReplicaName(job_, type, index);
+  std::string name = api::ReplicaName(job_, type, index);
   Replica r;
   if (auto it = replicas_.find(name); it != replicas_.end() && !it->second.deleted) return;
   if (auto it = replicas_.find(name); it != replicas_.end()) r.attempt = it->second.attempt;
@@ -192,15 +192,15 @@ void Run::Start(const std::string& type, int index, Time now) {
   r.pod_policy = api::PodRestartPolicy(
       api::ParseRestartPolicy(job_.replica_specs.at(type).restart_policy));
   r.port = endpoints_->Port(type, index, 0);
-  StatusOr<frameworks::ReplicaEnv> env =
-      frameworks::ForKind(job_.kind).EnvFor(job_, type, index, *endpoints_);
+  StatusOr<api::ReplicaEnv> env =
+      api::PluginFor(job_.kind).EnvFor(job_, type, index, *endpoints_);
   LaunchContext context;
   context.manifest_dir = options_.manifest_dir;
   context.base_env = options_.base_env;
   context.labels = {{api::kLabelJobName, job_.name},
                     {api::kLabelReplicaType, api::ToLower(type)},
                     {api::kLabelReplicaIndex, std::to_string(index)}};
-  if (env.ok() && job_.kind == api::Kind::kMPIJob && type == "Launcher")
+  if (env.ok() && job_.info().IsLauncher(type))
     env->env = LocalMpiLauncherEnv(job_, std::move(env->env), dir_.HostfilePath(), geteuid() == 0,
                                    static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   StatusOr<PreparedLaunch> launch = !env.ok() ? StatusOr<PreparedLaunch>(env.status())
@@ -309,7 +309,7 @@ void Run::StartDueRestarts(Time now) {
     if (r.restart_at && *r.restart_at <= mono_ && !r.terminating)
       due.emplace_back(r.type, r.index);
   for (const auto& [type, index] : due) {
-    std::string name = frameworks::ReplicaName(job_, type, index);
+    std::string name = api::ReplicaName(job_, type, index);
     int restarts = replicas_[name].restarts;
     replicas_[name].deleted = true;
     Start(type, index, now);
@@ -379,7 +379,7 @@ json Run::ReplicasJson() const {
     json labels = {{api::kLabelJobName, job_.name},
                    {api::kLabelReplicaType, api::ToLower(r.type)},
                    {api::kLabelReplicaIndex, std::to_string(r.index)}};
-    if (frameworks::ForKind(job_.kind).IsMasterRole(job_, r.type, r.index))
+    if (api::PluginFor(job_.kind).IsMasterRole(job_, r.type, r.index))
       labels[api::kLabelJobRole] = "master";
     j["labels"] = std::move(labels);
     if (r.exit_code) j["exitCode"] = *r.exit_code;
@@ -527,11 +527,11 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
     return InvalidError(
         "spec.runPolicy.suspend: true: a suspended job would never start "
         "locally; remove suspend or set it to false");
-  frameworks::ServiceEndpoints placeholder(job.name, job.namespace_);
+  api::ServiceEndpoints placeholder(job.name, job.namespace_);
   for (const auto& [type, spec] : job.replica_specs) {
     if (spec.replicas.value_or(1) == 0) continue;
-    StatusOr<frameworks::ReplicaEnv> env =
-        frameworks::ForKind(job.kind).EnvFor(job, type, 0, placeholder);
+    StatusOr<api::ReplicaEnv> env =
+        api::PluginFor(job.kind).EnvFor(job, type, 0, placeholder);
     if (!env.ok()) return InvalidError(env.status().message());
     LaunchContext context;
     context.manifest_dir = options.manifest_dir;

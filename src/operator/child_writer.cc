@@ -4,7 +4,7 @@
 #include <future>
 #include <vector>
 
-#include "frameworks/framework.h"
+#include "api/replica_env.h"
 
 namespace trainctl::op {
 
@@ -52,7 +52,7 @@ Status ChildWriter::SlowStart(size_t n, const std::function<Status(size_t)>& cre
 
 Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
                               const engine::ReplicaRef& ref) {
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_, cluster_domain_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_, cluster_domain_);
   StatusOr<BuiltPod> built = BuildPod(job, ref.type, ref.index, endpoints, settings_);
   if (!built.ok()) {
     Event(job, "Warning", "FailedCreatePod", "Error creating: " + built.status().message());

@@ -3,8 +3,8 @@
 #include <charconv>
 #include <set>
 
+#include "api/replica_env.h"
 #include "engine/conditions.h"
-#include "frameworks/framework.h"
 #include "operator/mpi_children.h"
 
 namespace trainctl::op {
@@ -31,7 +31,7 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
                           const std::vector<engine::ReplicaObservation>& observed,
                           const ChildOptions& options) {
   ChildActions out;
-  bool mpi = job.kind == api::Kind::kMPIJob;
+  bool mpi = job.info().has_launcher();
   int running_workers = 0;
   for (const engine::ReplicaObservation& o : observed)
     if (o.type == "Worker" && o.phase != engine::Phase::kPending && !o.terminating)
@@ -39,7 +39,7 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   bool workers_up = running_workers >= job.ReplicasOf("Worker");
   for (engine::ReplicaRef ref : plan.create) {
     if (ref.name.empty()) ref.name = PodName(job, ref.type, ref.index);
-    if (mpi && ref.type == "Launcher" && options.mpi_launcher_waits_for_workers && !workers_up) {
+    if (job.info().IsLauncher(ref.type) && options.mpi_launcher_waits_for_workers && !workers_up) {
       out.launcher_held = true;
       continue;
     }
@@ -60,14 +60,14 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   } else {
     for (const auto& [type, spec] : job.replica_specs) {
       int replicas = spec.replicas.value_or(1);
-      std::string prefix = frameworks::ReplicaName(job.name, type, 0);
+      std::string prefix = api::ReplicaName(job.name, type, 0);
       prefix.pop_back();  // "<job>-<type>-"
       for (const std::string& name : existing) {
         int index = ServiceIndex(name, prefix);
         if (index >= replicas) removing.insert(name);
       }
       for (int index = 0; index < replicas; ++index) {
-        std::string name = frameworks::ReplicaName(job.name, type, index);
+        std::string name = api::ReplicaName(job.name, type, index);
         if (!existing.count(name)) out.create_services.push_back({type, index, name});
       }
     }

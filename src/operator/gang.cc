@@ -144,7 +144,8 @@ bool VolcanoHoldsPods(const GangConfig& gang, const json& pod_group) {
 }
 
 void DecoratePodForGang(const api::Job& job, const std::string& type, const GangConfig& gang,
-                        json* pod, std::vector<engine::Event>* events) {
+                        const std::string& scheduler_name_reason, json* pod,
+                        std::vector<engine::Event>* events) {
   if (gang.kind == GangKind::kNone) return;
   json& spec = (*pod)["spec"];
   std::string current =
@@ -152,9 +153,7 @@ void DecoratePodForGang(const api::Job& job, const std::string& type, const Gang
   if (current.empty()) {
     spec["schedulerName"] = gang.scheduler_name;
   } else if (current != gang.scheduler_name) {
-    events->push_back({"Warning",
-                       job.kind == api::Kind::kMPIJob ? "SettedPodTemplateSchedulerName"
-                                                      : "SetPodTemplateSchedulerName",
+    events->push_back({"Warning", scheduler_name_reason,
                        "Another scheduler is specified when gang-scheduling is enabled and it "
                        "will not be overwritten"});
   }

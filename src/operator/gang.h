@@ -57,11 +57,13 @@ bool UsesPodGroups(const GangConfig& gang);
 // name, minMember = its replicas, minResource = one pod's requests, limits where none).
 StatusOr<nlohmann::json> YuniKornTaskGroups(const api::Job& job);
 
-// Sets schedulerName (unless the template names another scheduler: then a Warning event), and
+// Sets schedulerName (unless the template names another scheduler: then a Warning event with
+// `scheduler_name_reason`, upstream's reason of the controller building the pod), and
 // Volcano's group-name/task-spec annotations, scheduler-plugins' pod-group label, or YuniKorn's
 // applicationId/queue labels and app-id, queue, task-group-name, task-groups and
 // schedulingPolicyParameters (placeholderTimeoutInSeconds) annotations.
 void DecoratePodForGang(const api::Job& job, const std::string& type, const GangConfig& gang,
-                        nlohmann::json* pod, std::vector<engine::Event>* events);
+                        const std::string& scheduler_name_reason, nlohmann::json* pod,
+                        std::vector<engine::Event>* events);
 
 }  // namespace trainctl::op

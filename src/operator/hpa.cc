@@ -8,12 +8,12 @@ namespace trainctl::op {
 using nlohmann::json;
 
 std::optional<json> DesiredHpa(const api::Job& job) {
-  if (job.kind != api::Kind::kPyTorchJob || !job.spec.is_object()) return std::nullopt;
+  if (!job.info().supports_hpa || !job.spec.is_object()) return std::nullopt;
   const json& elastic = job.spec.value("elasticPolicy", json());
   if (!elastic.is_object() || !elastic.contains("metrics") || elastic["metrics"].is_null())
     return std::nullopt;
   json spec = {{"scaleTargetRef",
-                {{"apiVersion", api::kApiVersion}, {"kind", "PyTorchJob"}, {"name", job.name}}},
+                {{"apiVersion", api::kApiVersion}, {"kind", job.info().name}, {"name", job.name}}},
                {"metrics", elastic["metrics"]}};
   if (job.elastic_policy && job.elastic_policy->min_replicas)
     spec["minReplicas"] = *job.elastic_policy->min_replicas;

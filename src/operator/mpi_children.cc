@@ -1,8 +1,9 @@
 #include "operator/mpi_children.h"
 
 #include "api/kinds.h"
+#include "api/replica_env.h"
 #include "api/restart_policy.h"
-#include "frameworks/framework.h"
+#include "kinds/mpi.h"
 
 namespace trainctl::op {
 
@@ -47,7 +48,7 @@ json ConfigVolume(const api::Job& job, bool launcher) {
 }  // namespace
 
 std::string PodName(const api::Job& job, const std::string& type, int index) {
-  return frameworks::ReplicaName(job, type, index);
+  return api::ReplicaName(job, type, index);
 }
 
 bool IsGpuLauncher(const api::Job& job) {
@@ -82,15 +83,15 @@ std::string MpiKubexec(const api::Job& job) {
 }
 
 json MpiConfigMap(const api::Job& job, const std::vector<std::string>& running_workers) {
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   bool gpu = IsGpuLauncher(job);
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
           {"metadata", Metadata(job, job.name + "-config")},
           {"data",
-           {{"hostfile", frameworks::MpiHostfile(job, endpoints, gpu)},
+           {{"hostfile", kinds::MpiHostfile(job, endpoints, gpu)},
             {"kubexec.sh", MpiKubexec(job)},
-            {"discover_hosts.sh", frameworks::MpiDiscoverHosts(job, running_workers, gpu)}}}};
+            {"discover_hosts.sh", kinds::MpiDiscoverHosts(job, running_workers, gpu)}}}};
 }
 
 json MpiLauncherServiceAccount(const api::Job& job) {
@@ -162,7 +163,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
   json& first = spec["containers"][0];
   if (launcher) {
     bool gpu = IsGpuLauncher(job);
-    for (const frameworks::EnvVar& e : frameworks::MpiLauncherEnv(job, kMpiConfigDir, gpu))
+    for (const api::EnvVar& e : kinds::MpiLauncherEnv(job, kMpiConfigDir, gpu))
       AppendTo(first, "env", EnvVarJson(e));
     AppendTo(first, "volumeMounts", {{"name", kMpiKubectlVolume}, {"mountPath", kMpiKubectlDir}});
     AppendTo(first, "volumeMounts", {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}});
@@ -197,7 +198,8 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
                           "in replica spec"});
   spec["restartPolicy"] = RestartPolicyOf(job, type);
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", spec}};
-  DecoratePodForGang(job, type, settings.gang, &out.pod, &out.events);
+  DecoratePodForGang(job, type, settings.gang, "SettedPodTemplateSchedulerName", &out.pod,
+                     &out.events);
   return out;
 }
 

@@ -27,7 +27,7 @@ std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,
     int index = -1;
     if (!index_label) {
       // The MPI launcher carries no index label (as upstream's); there is one launcher.
-      if (job.kind != api::Kind::kMPIJob || type != "Launcher") continue;
+      if (!job.info().IsLauncher(type)) continue;
       index = 0;
     } else {
       auto [ptr, ec] =

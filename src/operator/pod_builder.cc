@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/kind_plugin.h"
 #include "api/kinds.h"
 #include "api/restart_policy.h"
 #include "api/yaml.h"
@@ -20,7 +21,7 @@ std::string JobLabelValue(const std::string& name) {
 
 }  // namespace
 
-json EnvVarJson(const frameworks::EnvVar& e) {
+json EnvVarJson(const api::EnvVar& e) {
   json j = {{"name", e.name}};
   if (!e.value_from.is_null())
     j["valueFrom"] = e.value_from;
@@ -32,7 +33,7 @@ json EnvVarJson(const frameworks::EnvVar& e) {
 namespace {
 
 json PyTorchInitContainer(const api::Job& job, const PodSettings& settings) {
-  std::string master = frameworks::ReplicaName(job.name, "Master", 0);
+  std::string master = api::ReplicaName(job.name, "Master", 0);
   std::string script =
       "err=1;for i in $(seq " + std::to_string(settings.pytorch_init_max_tries) +
       "); do if nslookup " + master +
@@ -122,14 +123,14 @@ void CopyJobLabelsToPod(const api::Job& job, json* pod_labels) {
 }
 
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
-                            const frameworks::Endpoints& endpoints, const PodSettings& settings) {
-  if (job.kind == api::Kind::kMPIJob) return BuildMpiPod(job, type, index, settings);
+                            const api::Endpoints& endpoints, const PodSettings& settings) {
+  if (job.info().has_launcher()) return BuildMpiPod(job, type, index, settings);
   auto spec_it = job.replica_specs.find(type);
   if (spec_it == job.replica_specs.end())
     return InvalidError("no replica type \"" + type + "\" in " + job.name);
   const api::ReplicaSpec& spec = spec_it->second;
-  const frameworks::Framework& framework = frameworks::ForKind(job.kind);
-  StatusOr<frameworks::ReplicaEnv> env = framework.EnvFor(job, type, index, endpoints);
+  const api::KindPlugin& plugin = api::PluginFor(job.kind);
+  StatusOr<api::ReplicaEnv> env = plugin.EnvFor(job, type, index, endpoints);
   if (!env.ok()) return env.status();
 
   BuiltPod out;
@@ -140,10 +141,10 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
   json labels = metadata.value("labels", json::object());
   json selector = ReplicaSelector(job, type, index);  // kept alive while iterating
   for (auto& [k, v] : selector.items()) labels[k] = v;
-  if (framework.IsMasterRole(job, type, index)) labels[api::kLabelJobRole] = "master";
+  if (plugin.IsMasterRole(job, type, index)) labels[api::kLabelJobRole] = "master";
   CopyJobLabelsToPod(job, &labels);
 
-  json pod_metadata = {{"name", frameworks::ReplicaName(job.name, type, index)},
+  json pod_metadata = {{"name", api::ReplicaName(job.name, type, index)},
                        {"namespace", job.namespace_},
                        {"labels", labels},
                        {"ownerReferences", json::array({OwnerReference(job)})}};
@@ -155,10 +156,10 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
     for (json& c : pod_spec["containers"]) {
       if (env->default_container_only && c.value("name", "") != default_container) continue;
       if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
-      for (const frameworks::EnvVar& e : env->env) c["env"].push_back(EnvVarJson(e));
+      for (const api::EnvVar& e : env->env) c["env"].push_back(EnvVarJson(e));
     }
   }
-  if (job.kind == api::Kind::kPyTorchJob && type == "Worker" && job.HasType("Master")) {
+  if (plugin.WaitsForMaster(job, type)) {
     if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())
       pod_spec["initContainers"] = json::array();
     if (settings.pytorch_init_template.empty()) {
@@ -166,7 +167,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
     } else {
       StatusOr<json> rendered = RenderInitContainerTemplate(
           settings.pytorch_init_template, settings.pytorch_init_template_source,
-          frameworks::ReplicaName(job.name, "Master", 0), settings.pytorch_init_image,
+          api::ReplicaName(job.name, "Master", 0), settings.pytorch_init_image,
           settings.pytorch_init_max_tries);
       if (!rendered.ok()) return rendered.status();
       for (json& c : *rendered) pod_spec["initContainers"].push_back(std::move(c));
@@ -181,7 +182,8 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
       api::RestartPolicyName(api::PodRestartPolicy(api::ParseRestartPolicy(spec.restart_policy)));
 
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", pod_spec}};
-  DecoratePodForGang(job, type, settings.gang, &out.pod, &out.events);
+  DecoratePodForGang(job, type, settings.gang, "SetPodTemplateSchedulerName", &out.pod,
+                     &out.events);
   return out;
 }
 
@@ -205,7 +207,7 @@ StatusOr<json> BuildService(const api::Job& job, const std::string& type, int in
   json service = {{"apiVersion", "v1"},
                   {"kind", "Service"},
                   {"metadata",
-                   {{"name", frameworks::ReplicaName(job.name, type, index)},
+                   {{"name", api::ReplicaName(job.name, type, index)},
                     {"namespace", job.namespace_},
                     {"labels", selector},
                     {"ownerReferences", json::array({OwnerReference(job)})}}},

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "api/job.h"
+#include "api/replica_env.h"
 #include "common/status.h"
 #include "engine/plan.h"
-#include "frameworks/framework.h"
 #include "operator/gang.h"
 
 namespace trainctl::op {
@@ -34,7 +34,7 @@ struct PodSettings {
 };
 
 // One EnvVar as a core/v1 EnvVar object (value or valueFrom).
-nlohmann::json EnvVarJson(const frameworks::EnvVar& e);
+nlohmann::json EnvVarJson(const api::EnvVar& e);
 
 // Renders upstream's init-container template: a YAML list of containers in which
 // {{.MasterAddr}}, {{.InitContainerImage}} and {{.MaxTries}} (spaces inside the braces allowed)
@@ -61,7 +61,7 @@ void CopyJobLabelsToPod(const api::Job& job, nlohmann::json* pod_labels);
 nlohmann::json ReplicaSelector(const api::Job& job, const std::string& type, int index);
 
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
-                            const frameworks::Endpoints& endpoints, const PodSettings& settings);
+                            const api::Endpoints& endpoints, const PodSettings& settings);
 
 StatusOr<nlohmann::json> BuildService(const api::Job& job, const std::string& type, int index);
 

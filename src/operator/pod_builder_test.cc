@@ -70,7 +70,7 @@ std::string EnvValue(const json& container, const std::string& name) {
 
 TEST(PodBuilderTest, PyTorchMasterPod) {
   api::Job job = Load(kPyTorch);
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> built = BuildPod(job, "Master", 0, endpoints, {});
   ASSERT_TRUE(built.ok()) << built.status().message();
   const json& pod = built->pod;
@@ -109,7 +109,7 @@ TEST(PodBuilderTest, PyTorchMasterPod) {
 
 TEST(PodBuilderTest, PyTorchWorkerPodWaitsForTheMaster) {
   api::Job job = Load(kPyTorch);
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> built = BuildPod(job, "Worker", 1, endpoints, {});
   ASSERT_TRUE(built.ok()) << built.status().message();
   const json& pod = built->pod;
@@ -131,7 +131,7 @@ TEST(PodBuilderTest, PyTorchWorkerPodWaitsForTheMaster) {
 
 TEST(PodBuilderTest, InitContainerTemplateFileReplacesTheBuiltInOne) {
   api::Job job = Load(kPyTorch);
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   PodSettings settings;
   settings.pytorch_init_image = "busybox:1.36";
   settings.pytorch_init_max_tries = 7;
@@ -199,7 +199,7 @@ spec:
           - {name: tensorflow, image: tf:2}
           - {name: sidecar, image: s:1}
 )yaml");
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> built = BuildPod(job, "Worker", 1, endpoints, {});
   ASSERT_TRUE(built.ok()) << built.status().message();
   const json& containers = built->pod["spec"]["containers"];
@@ -236,7 +236,7 @@ spec:
 
 TEST(MpiChildrenTest, LauncherAsUpstream) {
   api::Job job = Load(kMpi);
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> built = BuildPod(job, "Launcher", 0, endpoints, {});
   ASSERT_TRUE(built.ok()) << built.status().message();
   const json& pod = built->pod;
@@ -269,7 +269,7 @@ TEST(MpiChildrenTest, LauncherAsUpstream) {
 
 TEST(MpiChildrenTest, WorkersSleepAndMountKubexecOnly) {
   api::Job job = Load(kMpi);
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> built = BuildPod(job, "Worker", 1, endpoints, {});
   ASSERT_TRUE(built.ok()) << built.status().message();
   const json& pod = built->pod;
@@ -335,7 +335,7 @@ TEST(MpiChildrenTest, LauncherWaitsForRunningWorkers) {
 TEST(PodBuilderTest, KueueQueueNameReachesThePods) {
   api::Job job = Load(kPyTorch);
   job.metadata["labels"] = {{"kueue.x-k8s.io/queue-name", "team-a"}, {"other", "x"}};
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> built = BuildPod(job, "Worker", 0, endpoints, {});
   ASSERT_TRUE(built.ok()) << built.status().message();
   const json& labels = built->pod["metadata"]["labels"];
@@ -462,7 +462,7 @@ TEST(GangTest, VolcanoPodGroupAndPods) {
 
   PodSettings settings;
   settings.gang = volcano;
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> pod = BuildPod(job, "Worker", 0, endpoints, settings);
   ASSERT_TRUE(pod.ok());
   EXPECT_EQ(pod->pod["spec"]["schedulerName"], "volcano");
@@ -485,7 +485,7 @@ TEST(GangTest, SchedulerPluginsPodGroupAndPods) {
   job.replica_specs["Worker"].pod_template["spec"]["schedulerName"] = "other";
   PodSettings settings;
   settings.gang = plugins;
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> worker = BuildPod(job, "Worker", 1, endpoints, settings);
   ASSERT_TRUE(worker.ok());
   EXPECT_EQ(worker->pod["spec"]["schedulerName"], "other") << "not overwritten";
@@ -494,6 +494,18 @@ TEST(GangTest, SchedulerPluginsPodGroupAndPods) {
   StatusOr<BuiltPod> master = BuildPod(job, "Master", 0, endpoints, settings);
   EXPECT_EQ(master->pod["spec"]["schedulerName"], "scheduler-plugins-scheduler");
   EXPECT_TRUE(GangFromFlag("").kind == GangKind::kNone);
+}
+
+TEST(GangTest, MpiPodsWarnWithTheMpiControllersReason) {
+  api::Job job = Load(kMpi);
+  job.replica_specs["Worker"].pod_template["spec"]["schedulerName"] = "other";
+  PodSettings settings;
+  settings.gang = GangFromFlag("volcano");
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> worker = BuildPod(job, "Worker", 0, endpoints, settings);
+  ASSERT_TRUE(worker.ok());
+  EXPECT_EQ(worker->pod["spec"]["schedulerName"], "other");
+  EXPECT_EQ(worker->events.back().reason, "SettedPodTemplateSchedulerName");
 }
 
 TEST(GangTest, BadQuantityNamesTheContainer) {
@@ -515,7 +527,7 @@ TEST(GangTest, YuniKornAnnotations) {
   EXPECT_FALSE(UsesPodGroups(yunikorn));
   PodSettings settings;
   settings.gang = yunikorn;
-  frameworks::ServiceEndpoints endpoints(job.name, job.namespace_);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
   StatusOr<BuiltPod> pod = BuildPod(job, "Worker", 2, endpoints, settings);
   ASSERT_TRUE(pod.ok());
   const json& md = pod->pod["metadata"];

@@ -22,11 +22,11 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
   const bool finished = engine::IsFinished(out.plan.status);
   const bool suspended = job.run_policy.suspend.value_or(false);
   if (options.pod_groups) out.gang = finished || suspended ? GangStep::kRemove : GangStep::kEnsure;
-  if (job.kind == api::Kind::kMPIJob && !finished && !suspended) {
+  if (job.info().has_launcher() && !finished && !suspended) {
     out.ensure_mpi = true;
     out.mpi_running_workers = RunningMpiWorkers(input.observed);
   }
-  out.sync_hpa = job.kind == api::Kind::kPyTorchJob && !finished;
+  out.sync_hpa = job.info().supports_hpa && !finished;
   return out;
 }
 

@@ -1,13 +1,12 @@
-// Framework plugins: how each kind wires its replicas together.
+// How replicas are wired together: the Endpoints a substrate supplies (where each replica can
+// be reached), the env a kind computes for one replica from them (KindPlugin::EnvFor), the
+// replica naming rule of both substrates, and the port a replica's template declares.
 //
-// A plugin knows the master role and computes the environment each replica gets (as upstream
-// v1, docs/compatibility.md) from the job and an Endpoints object supplied by the substrate: on
-// Kubernetes the endpoints are the per-replica headless services (`<job>-master-0`), locally
-// they are 127.0.0.1 with a free port per replica. The plugins are stateless singletons; all
-// functions are pure and thread-safe. Errors (e.g. a missing port) are returned as values.
+// On Kubernetes the endpoints are the per-replica headless services (`<job>-master-0`,
+// ServiceEndpoints below); locally they are 127.0.0.1 with a free port per replica
+// (local::LocalEndpoints). Pure and thread-safe; errors (e.g. a missing port) are values.
 #pragma once
 
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,7 +14,7 @@
 #include "api/job.h"
 #include "common/status.h"
 
-namespace trainctl::frameworks {
+namespace trainctl::api {
 
 struct EnvVar {
   std::string name;
@@ -56,35 +55,15 @@ struct ReplicaEnv {
   bool default_container_only = false;
 };
 
-class Framework {
- public:
-  virtual ~Framework() = default;
-  // True for the pod that gets the label job-role=master.
-  virtual bool IsMasterRole(const api::Job& job, const std::string& type, int index) const = 0;
-  virtual StatusOr<ReplicaEnv> EnvFor(const api::Job& job, const std::string& type, int index,
-                                      const Endpoints& endpoints) const = 0;
-};
-
-const Framework& ForKind(api::Kind kind);
-
 // "<job>-<lowercase type>-<index>" with '/' replaced by '-' (pod and service name).
 std::string ReplicaName(const std::string& job_name, const std::string& type, int index);
 
 // The one replica naming rule for both substrates (pod name on a cluster, process and log name
-// locally): "<job>-launcher" for an MPIJob's Launcher (upstream's name; a job has one
-// launcher), ReplicaName(job.name, type, index) otherwise.
-std::string ReplicaName(const api::Job& job, const std::string& type, int index);
+// locally): "<job>-launcher" for the launcher of a kind that has one (MPIJob's Launcher,
+// upstream's name; a job has one launcher), ReplicaName(job.name, type, index) otherwise.
+std::string ReplicaName(const Job& job, const std::string& type, int index);
 
 // The containerPort named `port_name` on the default container of `type` (after defaulting).
-StatusOr<int> DeclaredPort(const api::Job& job, const std::string& type);
+StatusOr<int> DeclaredPort(const Job& job, const std::string& type);
 
-// MPI: the hostfile the launcher reads (`<worker host> slots=<n>` per worker) and
-// discover_hosts.sh for the given running workers; see reference §3.4 MPIJob.
-std::string MpiHostfile(const api::Job& job, const Endpoints& endpoints, bool gpu_launcher);
-std::string MpiDiscoverHosts(const api::Job& job, const std::vector<std::string>& running_workers,
-                             bool gpu_launcher);
-// Env for the launcher's first container (the OMPI_MCA_* and I_MPI_* wiring).
-std::vector<EnvVar> MpiLauncherEnv(const api::Job& job, const std::string& config_dir,
-                                   bool gpu_launcher);
-
-}  // namespace trainctl::frameworks
+}  // namespace trainctl::api

@@ -1,11 +1,18 @@
-#include "frameworks/framework.h"
-
+// The env and master role of every kind (upstream values pinned), through the plugins.
 #include <gtest/gtest.h>
 
+#include "api/kind_plugin.h"
 #include "api/manifest.h"
+#include "kinds/mpi.h"
 
-namespace trainctl::frameworks {
+namespace trainctl::kinds {
 namespace {
+
+using api::DeclaredPort;
+using api::Endpoints;
+using api::EnvVar;
+using api::ReplicaName;
+using api::ServiceEndpoints;
 
 api::Job Load(const std::string& yaml) {
   auto jobs = api::LoadJobsFromText(yaml, "t.yaml");
@@ -15,7 +22,7 @@ api::Job Load(const std::string& yaml) {
 
 std::map<std::string, std::string> EnvMap(const api::Job& job, const std::string& type, int index,
                                           const Endpoints& ep) {
-  auto env = ForKind(job.kind).EnvFor(job, type, index, ep);
+  auto env = api::PluginFor(job.kind).EnvFor(job, type, index, ep);
   EXPECT_TRUE(env.ok()) << env.status().ToString();
   std::map<std::string, std::string> out;
   for (const EnvVar& e : env->env) out[e.name] = e.value;
@@ -25,7 +32,7 @@ std::map<std::string, std::string> EnvMap(const api::Job& job, const std::string
 std::vector<std::string> Names(const api::Job& job, const std::string& type, int index,
                                const Endpoints& ep) {
   std::vector<std::string> out;
-  auto env = ForKind(job.kind).EnvFor(job, type, index, ep);
+  auto env = api::PluginFor(job.kind).EnvFor(job, type, index, ep);
   for (const EnvVar& e : env->env) out.push_back(e.name);
   return out;
 }
@@ -67,8 +74,8 @@ TEST(PyTorchTest, MasterWorkerEnvOnKubernetes) {
             (std::vector<std::string>{"PYTHONUNBUFFERED", "MASTER_PORT", "PET_MASTER_PORT",
                                       "MASTER_ADDR", "PET_MASTER_ADDR", "WORLD_SIZE", "RANK",
                                       "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_NNODES"}));
-  EXPECT_TRUE(ForKind(job.kind).IsMasterRole(job, "Master", 0));
-  EXPECT_FALSE(ForKind(job.kind).IsMasterRole(job, "Worker", 0));
+  EXPECT_TRUE(api::PluginFor(job.kind).IsMasterRole(job, "Master", 0));
+  EXPECT_FALSE(api::PluginFor(job.kind).IsMasterRole(job, "Worker", 0));
 }
 
 TEST(PyTorchTest, NprocPerNodeMultipliesWorldSizeAndLocalEndpointsRewrite) {
@@ -101,7 +108,7 @@ TEST(PyTorchTest, ElasticEnv) {
   EXPECT_EQ(w["PET_RDZV_CONF"], "a=1,b=2");
   EXPECT_TRUE(w.count("PET_STANDALONE"));
   EXPECT_FALSE(w.count("MASTER_ADDR"));  // no Master spec ⇒ no MASTER_*/RANK
-  EXPECT_TRUE(ForKind(job.kind).IsMasterRole(job, "Worker", 0));
+  EXPECT_TRUE(api::PluginFor(job.kind).IsMasterRole(job, "Worker", 0));
 }
 
 TEST(TensorFlowTest, TfConfigMatchesUpstreamExactly) {
@@ -111,7 +118,7 @@ TEST(TensorFlowTest, TfConfigMatchesUpstreamExactly) {
       Replica("Worker", "tensorflow", 1) + Replica("PS", "tensorflow", 1) +
       Replica("Evaluator", "tensorflow", 1));
   ServiceEndpoints ep("test-tfjob", "ns3");
-  auto env = ForKind(job.kind).EnvFor(job, "Worker", 0, ep);
+  auto env = api::PluginFor(job.kind).EnvFor(job, "Worker", 0, ep);
   ASSERT_TRUE(env.ok());
   EXPECT_TRUE(env->default_container_only);
   ASSERT_EQ(env->env.size(), 1u);
@@ -132,7 +139,7 @@ TEST(TensorFlowTest, CustomDomainSparseFormAndSingleReplica) {
   api::Job single = Load(
       "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: one}\nspec:\n  tfReplicaSpecs:\n" +
       Replica("Worker", "tensorflow", 1));
-  EXPECT_TRUE(ForKind(single.kind).EnvFor(single, "Worker", 0, ep)->env.empty());
+  EXPECT_TRUE(api::PluginFor(single.kind).EnvFor(single, "Worker", 0, ep)->env.empty());
 }
 
 TEST(XGBoostTest, RanksAndLightGbmVars) {
@@ -159,7 +166,7 @@ TEST(PaddleTest, CollectiveAndParameterServerModes) {
       "  paddleReplicaSpecs:\n" +
       Replica("Worker", "paddle", 2));
   ServiceEndpoints ep("pd", "default");
-  auto first = ForKind(collective.kind).EnvFor(collective, "Worker", 0, ep);
+  auto first = api::PluginFor(collective.kind).EnvFor(collective, "Worker", 0, ep);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->env[3].name, "POD_IP_DUMMY");
   EXPECT_EQ(first->env[3].value_from["fieldRef"]["fieldPath"], "status.podIP");
@@ -246,4 +253,4 @@ TEST(ReplicaNameTest, OneRuleForBothSubstratesWithTheMpiLauncherAsUpstream) {
 }
 
 }  // namespace
-}  // namespace trainctl::frameworks
+}  // namespace trainctl::kinds
