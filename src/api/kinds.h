@@ -68,16 +68,16 @@ struct KindInfo {
   const char* controller_name;             // "pytorchjob-controller"
   bool normalizes_type_case;               // defaulting fixes "WORKER" → "Worker"
   bool injects_default_port;               // defaulting appends the default port
-  bool uses_selector;  // replicaStatuses carry their label selector (upstream's scale subresource)
-  bool supports_hpa;   // the operator keeps a HorizontalPodAutoscaler from elasticPolicy.metrics
+  bool uses_selector = false;  // replicaStatuses carry their label selector (scale subresource)
+  bool supports_hpa = false;   // the operator keeps an HPA from elasticPolicy.metrics
   // The replica type whose process starts every rank itself (MPIJob's "Launcher": mpirun), or
   // "". A job of such a kind gets the MPI children on both substrates: the launcher is named
-  // "<job>-launcher" and waits for the workers, the workers are idle hosts with no services,
-  // and a hostfile lists them.
-  const char* launcher_type;
+  // "<job>-launcher" (and may wait for the workers), the workers are idle hosts without
+  // services, and a hostfile lists them.
+  const char* launcher_type = "";
   StatusRules status_rules;
 
-  bool has_launcher() const { return *launcher_type != '\0'; }
+  bool has_launcher() const { return launcher_type && *launcher_type; }
   bool IsLauncher(std::string_view type) const { return has_launcher() && type == launcher_type; }
 };
 

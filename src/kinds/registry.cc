@@ -1,5 +1,6 @@
 // The registry of job kinds, in api::Kind order. A new kind is its enum value (api/kinds.h), its
-// file src/kinds/<kind>.cc, its two lines here (the declaration and the entry) and its CRD.
+// file src/kinds/<kind>.cc (listed in src/CMakeLists.txt), its two lines here (the declaration
+// and the entry) and its CRD (docs/architecture.md).
 #include "api/kind_plugin.h"
 
 namespace trainctl::kinds {
