@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -43,7 +44,16 @@ class TcpProxy {
     close(listen_fd_);
   }
   int port() const { return port_; }
-  void SetBlocked(bool blocked) { blocked_ = blocked; }
+  // Blocking returns only once every open connection is closed, so nothing the server sends
+  // afterwards reaches a client (the proxy thread would otherwise forward what arrives before
+  // its next pass).
+  void SetBlocked(bool blocked) {
+    blocked_ = blocked;
+    if (!blocked) return;
+    const long seen = closing_passes_.load();
+    while (closing_passes_.load() == seen && !stop_)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   int connections_accepted() const { return accepted_.load(); }
 
  private:
@@ -69,6 +79,7 @@ class TcpProxy {
           close(b);
         }
         pairs_.clear();
+        ++closing_passes_;
       }
       std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
       for (auto& [a, b] : pairs_) {
@@ -122,6 +133,7 @@ class TcpProxy {
   std::atomic<bool> stop_{false};
   std::atomic<bool> blocked_{false};
   std::atomic<int> accepted_{0};
+  std::atomic<long> closing_passes_{0};
   std::vector<std::pair<int, int>> pairs_;  // (client, upstream); proxy thread only
   std::thread thread_;
 };
