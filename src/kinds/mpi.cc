@@ -39,8 +39,6 @@ class MpiKind final : public api::KindPlugin {
                     .controller_name = "mpijob-controller",
                     .normalizes_type_case = false,
                     .injects_default_port = false,
-                    .uses_selector = false,
-                    .supports_hpa = false,
                     .launcher_type = "Launcher",
                     .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
                                      .lead_types = {"Launcher"}}}) {}

@@ -26,9 +26,6 @@ class MxnetKind final : public api::KindPlugin {
                     .controller_name = "mxjob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true,
-                    .uses_selector = false,
-                    .supports_hpa = false,
-                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
                                      .lead_types = {"Scheduler", "Worker"},
                                      .failed_prefix = "mxjob"}}) {}

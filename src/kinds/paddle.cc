@@ -23,8 +23,6 @@ class PaddleKind final : public api::KindPlugin {
                     .normalizes_type_case = true,
                     .injects_default_port = true,
                     .uses_selector = true,
-                    .supports_hpa = false,
-                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kMasterOrWorkers}}) {}
 
   void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;

@@ -35,7 +35,6 @@ class PyTorchKind final : public api::KindPlugin {
                     .injects_default_port = true,
                     .uses_selector = true,
                     .supports_hpa = true,
-                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kMasterOrWorkers,
                                      .elastic_success = true}}) {}
 

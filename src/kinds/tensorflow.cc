@@ -41,9 +41,6 @@ class TensorFlowKind final : public api::KindPlugin {
                     .controller_name = "tfjob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true,
-                    .uses_selector = false,
-                    .supports_hpa = false,
-                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kChiefOrWorkers,
                                      .type_order = {"Chief", "Evaluator", "Master", "PS",
                                                     "Worker"}}}) {}

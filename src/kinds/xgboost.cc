@@ -22,9 +22,6 @@ class XGBoostKind final : public api::KindPlugin {
                     .controller_name = "xgboostjob-controller",
                     .normalizes_type_case = true,
                     .injects_default_port = true,
-                    .uses_selector = false,
-                    .supports_hpa = false,
-                    .launcher_type = "",
                     .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
                                      .lead_types = {"Master"},
                                      .running_on_finish = true}}) {}
