@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "api/kind_plugin.h"
+#include "api/progress_policy.h"
 #include "api/restart_policy.h"
 
 namespace trainctl::api {
@@ -77,6 +78,7 @@ ValidationResult ValidateJob(const Job& job) {
   FieldErrorList* errors = &out.errors;
   ValidateName(job, errors);
   ValidateManagedBy(job, errors);  // every kind, JAXJob too (upstream skips it there)
+  ProgressPolicyOf(job, errors);   // trainctl's own annotations (hang detection)
   if (!job.has_replica_specs || job.replica_specs.empty()) {
     errors->push_back(Required(ReplicaSpecsPath(job), "must be required"));
     return out;

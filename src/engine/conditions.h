@@ -16,6 +16,10 @@ inline constexpr const char* kRestarting = "Restarting";
 inline constexpr const char* kSucceeded = "Succeeded";
 inline constexpr const char* kSuspended = "Suspended";
 inline constexpr const char* kFailed = "Failed";
+// trainctl's own: why replicas are not running (False) or that all run (True). Kept first in
+// the list, so that it is never the last condition (the state upstream's printer column and
+// SDK read). Removed once the job finishes.
+inline constexpr const char* kReplicasReady = "ReplicasReady";
 
 // Sets a condition: no change when one of that type has the same status and reason; keeps the
 // transition time when only the reason changes; Restarting and Running replace each other;

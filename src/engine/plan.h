@@ -24,6 +24,19 @@ struct ReplicaObservation {
   std::optional<int> exit_code;  // default container's last terminated exit code
   int restarts = 0;              // in-place container restarts (restartCount)
   bool terminating = false;      // being deleted (deletionTimestamp set / being stopped)
+
+  // Why it is not running, when the substrate knows (docs/status-machine.md, "Why"): a
+  // container's waiting reason (ImagePullBackOff, CrashLoopBackOff, …), Unschedulable, or the
+  // local runner's RestartBackOff; `waiting_message` is the detail (the scheduler's message…).
+  std::string waiting_reason;
+  std::string waiting_message;
+  // How it last ended (current or last terminated state): OOMKilled, Error, Evicted, …; its
+  // termination message or last log lines (the substrate bounds it to a few KiB); when.
+  std::string end_reason;
+  std::string end_message;
+  std::optional<Time> finished_at;
+  // The last time it wrote output, when the substrate measures it (hang detection).
+  std::optional<Time> last_output;
 };
 
 struct ReplicaRef {

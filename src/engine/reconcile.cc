@@ -4,7 +4,9 @@
 #include <map>
 
 #include "api/restart_policy.h"
+#include "api/progress_policy.h"
 #include "engine/conditions.h"
+#include "engine/diagnosis.h"
 #include "engine/status_rules.h"
 
 namespace trainctl::engine {
@@ -179,6 +181,76 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
   }
 }
 
+// Appends who failed first to the Failed or Restarting condition this pass set, and to its
+// event (docs/status-machine.md, "Why").
+void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& observed,
+                      Plan* plan) {
+  std::optional<std::string> first = FirstFailure(observed);
+  if (!first) return;
+  for (const char* type : {kFailed, kRestarting}) {
+    api::Condition* now_set = nullptr;
+    for (api::Condition& c : plan->status.conditions)
+      if (c.type == type && c.status == "True") now_set = &c;
+    if (!now_set) continue;
+    const api::Condition* before = FindCondition(job.status, type);
+    if (before && *before == *now_set) continue;  // not set in this pass
+    const std::string original = now_set->message;
+    now_set->message = original + "\n" + *first;
+    for (Event& e : plan->events)
+      if (e.reason == now_set->reason && e.message == original) e.message = now_set->message;
+  }
+}
+
+// Restarts every replica of a hung job (progress timeout, policy Restart) through the restart
+// rules: one retry, counted against backoffLimit.
+void RestartHung(const Job& job, const std::vector<ReplicaObservation>& observed,
+                 const std::string& why, Time now, int retries, Plan* plan) {
+  if (job.run_policy.backoff_limit && retries + 1 > *job.run_policy.backoff_limit) {
+    MarkFailed(job, BackoffMessage(job) + ". " + why, now, plan);
+    return;
+  }
+  RemoveAll(observed, plan);
+  plan->create.clear();
+  auto first = plan->status.replica_statuses.begin();
+  if (first != plan->status.replica_statuses.end()) first->second.restarts += 1;
+  std::string message = "job " + job.name + " is restarting because it made no progress. " + why;
+  SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message, now);
+  plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
+  plan->metrics.push_back(Metric::kJobRestarted);
+}
+
+// ReplicasReady for a job that is neither finished nor suspended; applies the progress policy.
+void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
+                     int retries, Plan* plan) {
+  Readiness readiness = AssessReplicas(job, observed);
+  std::optional<api::ProgressPolicy> policy = api::ProgressPolicyOf(job);
+  if (readiness.ready && policy) {
+    const api::Condition* current = FindCondition(job.status, kReplicasReady);
+    Time ready_since = now;
+    if (current && current->status == "True") ready_since = current->last_transition_time;
+    if (current && current->reason == "ProgressTimeout")
+      ready_since = current->last_transition_time - policy->timeout;  // until new output
+    ProgressVerdict verdict = CheckProgress(*policy, observed, ready_since, now);
+    if (verdict.check_after) AddRequeue(plan, *verdict.check_after);
+    if (verdict.hung) {
+      readiness = {false, "ProgressTimeout", verdict.message, true};
+      bool first_time = !current || current->reason != "ProgressTimeout";
+      if (policy->action == api::ProgressAction::kFail) {
+        plan->events.push_back({"Warning", "ProgressTimeout", verdict.message});
+        MarkFailed(job, "Job " + job.name + " has failed because it made no progress. " +
+                            verdict.message,
+                   now, plan);
+        return;
+      }
+      if (policy->action == api::ProgressAction::kRestart && first_time) {
+        RestartHung(job, observed, verdict.message, now, retries, plan);
+        if (IsFinished(plan->status)) return;
+      }
+    }
+  }
+  ApplyReadiness(readiness, now, &plan->status, &plan->events, &plan->requeue_after);
+}
+
 bool SameExceptReconcileTime(api::JobStatus a, api::JobStatus b) {
   a.last_reconcile_time.reset();
   b.last_reconcile_time.reset();
@@ -233,6 +305,7 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
     const std::optional<int64_t>& deadline = job.run_policy.active_deadline_seconds;
     if (job.run_policy.backoff_limit && retries > *job.run_policy.backoff_limit) {
       MarkFailed(job, BackoffMessage(job), now, &plan);
+      AttributeFailure(job, observed, &plan);
     } else if (deadline && now - *plan.status.start_time >= std::chrono::seconds(*deadline)) {
       MarkFailed(job,
                  "Job " + job.name + " has failed because it was active longer than specified "
@@ -247,6 +320,8 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
       ReconcileReplicas(job, observed, now, &retries, &plan);
       bool restarting_at_start = HasCondition(plan.status, kRestarting) || restarting_before;
       ApplyKindStatusRules(job, observed, restarting_at_start, now, &plan);
+      AttributeFailure(job, observed, &plan);
+      if (!IsFinished(plan.status)) UpdateReadiness(job, observed, now, retries, &plan);
     }
     if (IsFinished(plan.status)) {
       // Finished in this pass: clean up now rather than on a later pass (upstream #1579, #1546);
@@ -255,6 +330,11 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
       plan.create.clear();
       ReconcileFinished(job, observed, now, &plan);
     }
+  }
+  if (IsFinished(plan.status)) {
+    ClearReadiness(&plan.status);
+  } else if (job.run_policy.suspend.value_or(false)) {
+    ApplyReadiness(SuspendedReadiness(job), now, &plan.status, &plan.events, &plan.requeue_after);
   }
   plan.status_changed = !SameExceptReconcileTime(plan.status, job.status);
   if (plan.status_changed) plan.status.last_reconcile_time = now;

@@ -4,76 +4,15 @@
 
 #include <algorithm>
 
-#include "api/manifest.h"
 #include "engine/conditions.h"
+#include "engine/test_jobs.h"
 
 namespace trainctl::engine {
 namespace {
 
 using std::chrono::seconds;
+using namespace test;  // NOLINT: test helpers
 
-const Time kT0 = std::chrono::system_clock::from_time_t(1700000000);
-
-struct TypeSpec {
-  std::string type;
-  int replicas;
-  std::string restart_policy;  // "" = kind default
-};
-
-api::Job MakeJob(const std::string& kind, const std::vector<TypeSpec>& types,
-                 const std::string& extra_spec = "", const std::string& run_policy = "") {
-  const api::KindInfo& info = api::Info(*api::KindFromName(kind));
-  std::string yaml = "apiVersion: kubeflow.org/v1\nkind: " + kind +
-                     "\nmetadata: {name: job, namespace: ns}\nspec:\n" + extra_spec;
-  if (!run_policy.empty()) yaml += "  runPolicy: " + run_policy + "\n";
-  yaml += std::string("  ") + info.spec_map_field + ":\n";
-  for (const TypeSpec& t : types) {
-    yaml += "    " + t.type + ":\n      replicas: " + std::to_string(t.replicas) + "\n";
-    if (!t.restart_policy.empty()) yaml += "      restartPolicy: " + t.restart_policy + "\n";
-    yaml += std::string("      template: {spec: {containers: [{name: ") + info.default_container +
-            ", image: img}]}}\n";
-  }
-  auto jobs = api::LoadJobsFromText(yaml, "t.yaml");
-  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
-  return (*jobs)[0].job;
-}
-
-ReplicaObservation Pod(const std::string& type, int index, Phase phase,
-                       std::optional<int> exit_code = std::nullopt, int restarts = 0) {
-  ReplicaObservation r;
-  r.type = type;
-  r.index = index;
-  r.name = "job-" + api::ToLower(type) + "-" + std::to_string(index);
-  r.phase = phase;
-  r.exit_code = exit_code;
-  r.restarts = restarts;
-  return r;
-}
-
-std::vector<ReplicaObservation> All(const api::Job& job, Phase phase) {
-  std::vector<ReplicaObservation> out;
-  for (const auto& [type, spec] : job.replica_specs)
-    for (int i = 0; i < *spec.replicas; ++i) out.push_back(Pod(type, i, phase));
-  return out;
-}
-
-// Runs one pass and stores the new status on the job, like a substrate does.
-Plan Step(api::Job* job, const std::vector<ReplicaObservation>& observed, Time now) {
-  Plan plan = Reconcile(*job, observed, now);
-  job->status = plan.status;
-  return plan;
-}
-
-std::string Summary(const api::JobStatus& s) {
-  std::string out;
-  for (const api::Condition& c : s.conditions)
-    out += (out.empty() ? "" : " ") + c.type + "=" + c.status;
-  return out;
-}
-
-std::string Last(const api::JobStatus& s) {
-  return s.conditions.empty() ? "" : s.conditions.back().type;
-}
 
 // ---- §4.7, one row per case ----------------------------------------------------------------
 
@@ -193,9 +132,12 @@ TEST(ReconcileTest, CreatesEveryReplicaOnFirstPass) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 2, ""}});
   Plan plan = Step(&job, {}, kT0);
   EXPECT_EQ(plan.create.size(), 3u);
-  EXPECT_EQ(Summary(plan.status), "Created=True");
-  EXPECT_EQ(plan.status.conditions[0].reason, "PyTorchJobCreated");
-  EXPECT_EQ(plan.status.conditions[0].message, "PyTorchJob job is created.");
+  EXPECT_EQ(Summary(plan.status), "ReplicasReady=False Created=True");
+  EXPECT_EQ(plan.status.conditions[0].reason, "Starting");
+  EXPECT_EQ(plan.status.conditions[0].message,
+            "3/3 replicas not running yet (Master 0; Worker 0, 1): 3 not created yet");
+  EXPECT_EQ(plan.status.conditions[1].reason, "PyTorchJobCreated");
+  EXPECT_EQ(plan.status.conditions[1].message, "PyTorchJob job is created.");
   ASSERT_TRUE(plan.status.start_time);
   EXPECT_EQ(plan.status.replica_statuses["Worker"].selector,
             "training.kubeflow.org/job-name=job,training.kubeflow.org/operator-name="
@@ -207,7 +149,7 @@ TEST(ReconcileTest, SuccessSequenceAndMetricsOncePerTransition) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 1, ""}});
   Step(&job, {}, kT0);
   Step(&job, All(job, Phase::kRunning), kT0 + seconds(1));
-  EXPECT_EQ(Summary(job.status), "Created=True Running=True");
+  EXPECT_EQ(Summary(job.status), "ReplicasReady=True Created=True Running=True");
   Plan done = Step(&job, All(job, Phase::kSucceeded), kT0 + seconds(9));
   EXPECT_EQ(Summary(job.status), "Created=True Running=False Succeeded=True");
   EXPECT_EQ(job.status.completion_time, kT0 + seconds(9));
@@ -222,8 +164,9 @@ TEST(ReconcileTest, SuccessSequenceAndMetricsOncePerTransition) {
 TEST(ReconcileTest, SuspendedAtCreation) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}}, "", "{suspend: true}");
   Plan plan = Step(&job, {}, kT0);
-  EXPECT_EQ(Summary(job.status), "Created=True Suspended=True");
-  EXPECT_EQ(job.status.conditions[1].reason, "PyTorchJobSuspended");
+  EXPECT_EQ(Summary(job.status), "ReplicasReady=False Created=True Suspended=True");
+  EXPECT_EQ(job.status.conditions[0].reason, "Suspended");
+  EXPECT_EQ(job.status.conditions[2].reason, "PyTorchJobSuspended");
   EXPECT_FALSE(job.status.start_time);
   EXPECT_TRUE(plan.create.empty());
 }
@@ -234,20 +177,20 @@ TEST(ReconcileTest, SuspendWhileRunningThenResume) {
   Step(&job, All(job, Phase::kRunning), kT0 + seconds(1));
   job.run_policy.suspend = true;
   Plan suspended = Step(&job, All(job, Phase::kRunning), kT0 + seconds(2));
-  EXPECT_EQ(Summary(job.status), "Created=True Running=False Suspended=True");
-  EXPECT_EQ(job.status.conditions[1].reason, "TFJobSuspended");
+  EXPECT_EQ(Summary(job.status), "ReplicasReady=False Created=True Running=False Suspended=True");
+  EXPECT_EQ(job.status.conditions[3].reason, "TFJobSuspended");
   EXPECT_EQ(suspended.remove.size(), 2u);
   EXPECT_EQ(job.status.replica_statuses["Worker"].active, 0);
   Time first_start = *job.status.start_time;
   job.run_policy.suspend = false;
   Plan resumed = Step(&job, {}, kT0 + seconds(30));
   EXPECT_EQ(resumed.create.size(), 2u);
-  EXPECT_EQ(Summary(job.status), "Created=True Running=False Suspended=False");
+  EXPECT_EQ(Summary(job.status), "ReplicasReady=False Created=True Running=False Suspended=False");
   EXPECT_EQ(FindCondition(job.status, "Suspended")->reason, "TFJobResumed");
   EXPECT_EQ(resumed.events.back().reason, "TFJobResumed");
   EXPECT_NE(*job.status.start_time, first_start);
   Step(&job, All(job, Phase::kRunning), kT0 + seconds(31));
-  EXPECT_EQ(Summary(job.status), "Created=True Suspended=False Running=True");
+  EXPECT_EQ(Summary(job.status), "ReplicasReady=True Created=True Suspended=False Running=True");
 }
 
 TEST(ReconcileTest, ManagedByAnotherControllerIsSkipped) {
@@ -272,7 +215,7 @@ TEST(ReconcileTest, ExitCodeRetryableRestartsThenSucceeds) {
   Plan recreate = Step(&job, {}, kT0 + seconds(2));
   EXPECT_EQ(recreate.create.size(), 1u);
   Step(&job, {Pod("Master", 0, Phase::kRunning)}, kT0 + seconds(3));
-  EXPECT_EQ(Summary(job.status), "Created=True Running=True");
+  EXPECT_EQ(Summary(job.status), "ReplicasReady=True Created=True Running=True");
   Step(&job, {Pod("Master", 0, Phase::kSucceeded, 0)}, kT0 + seconds(4));
   EXPECT_EQ(Summary(job.status), "Created=True Running=False Succeeded=True");
 }
@@ -284,7 +227,8 @@ TEST(ReconcileTest, ExitCodeNonRetryableFailsAndStaysFailed) {
                    kT0 + seconds(1));
   EXPECT_EQ(Last(job.status), "Failed");
   EXPECT_EQ(job.status.conditions.back().message,
-            "job \"job\" is failing because \"Worker\" replica(s) failed.");
+            "job \"job\" is failing because \"Worker\" replica(s) failed.\n"
+            "First failure: job-worker-0 (Worker 0) exited with code 1.");
   EXPECT_TRUE(plan.create.empty());
   EXPECT_FALSE(HasCondition(job.status, "Restarting"));
   // Later passes never leave Failed.
@@ -305,7 +249,8 @@ TEST(ReconcileTest, BackoffLimitStopsRecreationRetries) {
   Plan final_pass = Step(&job, {Pod("Master", 0, Phase::kFailed, 137)}, kT0 + seconds(40));
   EXPECT_EQ(Last(job.status), "Failed");
   EXPECT_EQ(job.status.conditions.back().message,
-            "Job job has failed because it has reached the specified backoff limit");
+            "Job job has failed because it has reached the specified backoff limit\n"
+            "First failure: job-master-0 (Master 0) was killed by SIGKILL (exit code 137).");
   EXPECT_TRUE(final_pass.create.empty());
   EXPECT_EQ(job.status.replica_statuses["Master"].restarts, 2);
 }

@@ -4,9 +4,10 @@
 
 namespace trainctl::local {
 
-void LogTailer::Poll(const std::string& key, const std::string& path,
+size_t LogTailer::Poll(const std::string& key, const std::string& path,
                      const std::function<void(const std::string&)>& on_line, bool flush) {
   State& st = files_[key];
+  size_t gained = 0;
   std::ifstream in(path, std::ios::binary);
   if (in) {
     in.seekg(0, std::ios::end);
@@ -18,6 +19,7 @@ void LogTailer::Poll(const std::string& key, const std::string& path,
       in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
       chunk.resize(static_cast<size_t>(in.gcount()));
       st.offset += static_cast<long long>(chunk.size());
+      gained = chunk.size();
       st.partial += chunk;
     }
   }
@@ -34,6 +36,25 @@ void LogTailer::Poll(const std::string& key, const std::string& path,
     on_line(st.partial);
     st.partial.clear();
   }
+  return gained;
+}
+
+std::string ReadLogTail(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  long long size = in.tellg();
+  if (size <= 0) return "";
+  long long start = size > static_cast<long long>(max_bytes) ? size - max_bytes : 0;
+  in.seekg(start);
+  std::string tail(static_cast<size_t>(size - start), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<size_t>(in.gcount()));
+  if (start > 0) {
+    size_t newline = tail.find('\n');
+    if (newline != std::string::npos && newline + 1 < tail.size()) tail.erase(0, newline + 1);
+  }
+  return tail;
 }
 
 }  // namespace trainctl::local

@@ -11,8 +11,9 @@ namespace trainctl::local {
 class LogTailer {
  public:
   // Reads what `path` gained since the last call and calls `on_line` for each complete line.
-  // With `flush`, a trailing partial line is delivered too (at the end of a run).
-  void Poll(const std::string& key, const std::string& path,
+  // With `flush`, a trailing partial line is delivered too (at the end of a run). Returns the
+  // number of bytes the file gained (progress bars write no newline, but they do write).
+  size_t Poll(const std::string& key, const std::string& path,
             const std::function<void(const std::string&)>& on_line, bool flush = false);
 
  private:
@@ -22,5 +23,9 @@ class LogTailer {
   };
   std::map<std::string, State> files_;
 };
+
+// The last `max_bytes` of the file at `path`, from a line start where there is one; "" when it
+// cannot be read.
+std::string ReadLogTail(const std::string& path, size_t max_bytes);
 
 }  // namespace trainctl::local

@@ -22,6 +22,10 @@ namespace trainctl::local {
 namespace {
 
 using engine::Phase;
+
+// How much of a replica's log end is kept as its last output (the engine bounds what reaches
+// the status again).
+constexpr size_t kLastLinesBytes = 2048;
 using nlohmann::json;
 
 std::atomic<int> g_signal_count{0};
@@ -76,6 +80,8 @@ struct Replica {
   api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
   std::string command;
   std::string message;
+  std::string last_lines;             // the end of its log when it last exited
+  std::optional<Time> last_output;    // when its log last grew
   int port = 0;
   long long exit_seq = 0;  // order of this replica's last exit within the run
 };
@@ -129,6 +135,7 @@ class Run {
   int signals_handled_ = 0;
   std::optional<MonoTime> drain_started_;
   MonoTime mono_{};  // the monotonic time of this pass, read with `now`
+  Time now_{};       // the wall time of this pass
   bool delete_job_ = false;
   long long exits_ = 0;
   std::string last_write_error_;
@@ -286,6 +293,7 @@ void Run::Reap(Time now) {
     r.exit_seq = ++exits_;
     r.process.reset();
     TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
+    r.last_lines = ReadLogTail(dir_.LogPath(name), kLastLinesBytes);
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
           r.name + " exited with code " + std::to_string(*code)},
          now, "Pod/" + name);
@@ -340,6 +348,19 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
     o.exit_code = r.exit_code;
     o.restarts = r.restarts;
     o.terminating = r.terminating;
+    o.finished_at = r.finished;
+    if (r.exit_code) {
+      o.end_reason = !r.message.empty() ? "StartError" : *r.exit_code == 0 ? "Completed" : "Error";
+      o.end_message = !r.message.empty() ? r.message : r.last_lines;
+    }
+    if (r.restart_at && !r.terminating) {
+      o.waiting_reason = "RestartBackOff";
+      long long wait_ms = std::chrono::duration_cast<Duration>(*r.restart_at - mono_).count();
+      o.waiting_message = "exited with code " + std::to_string(r.exit_code.value_or(-1)) +
+                          ", restarts in " + std::to_string((std::max(0LL, wait_ms) + 999) / 1000) +
+                          " s";
+    }
+    if (r.process) o.last_output = r.last_output ? r.last_output : r.started;
     out.push_back(o);
   }
   return out;
@@ -403,12 +424,14 @@ void Run::Persist(bool force) {
 
 void Run::TailLog(const std::string& name, bool flush) {
   std::string short_name = name.substr(job_.name.size() + 1);
-  tailer_.Poll(
+  size_t gained = tailer_.Poll(
       name, dir_.LogPath(name),
       [&](const std::string& line) {
         if (observer_) observer_->OnLogLine(short_name, line);
       },
       flush);
+  if (gained > 0)
+    if (auto it = replicas_.find(name); it != replicas_.end()) it->second.last_output = now_;
 }
 
 void Run::TailLogs(bool flush) {
@@ -448,6 +471,7 @@ StatusOr<RunResult> Run::Execute() {
   SignalScope signals;
   for (;;) {
     Time now = clock_.Now();
+    now_ = now;
     mono_ = clock_.Monotonic();
     Reap(now);
     int signal_count = g_signal_count.load();
@@ -496,6 +520,7 @@ StatusOr<RunResult> Run::Execute() {
     WaitForActivity(WaitTimeoutMs(now, requeue));
   }
   Time now = clock_.Now();
+  now_ = now;
   mono_ = clock_.Monotonic();
   Reap(now);
   for (auto& [name, r] : replicas_) {

@@ -133,8 +133,9 @@ TEST_F(RunnerTest, ExitCodePolicyReplacesARetryableExitWithANewReplicaAtOnce) {
   EXPECT_LE(launcher_.spawned()[2].at - launcher_.spawned()[0].at, Duration(1250));
   json replicas = StoredReplicas();
   ASSERT_TRUE(replicas.is_array()) << replicas;
-  for (const json& r : replicas)
+  for (const json& r : replicas) {
     if (r.value("name", "") == "pt-worker-0") EXPECT_EQ(r.value("restarts", -1), 0) << r;
+  }
 }
 
 TEST_F(RunnerTest, OnFailurePolicyRestartsInPlaceAfterTheBackOff) {
@@ -149,8 +150,9 @@ TEST_F(RunnerTest, OnFailurePolicyRestartsInPlaceAfterTheBackOff) {
   EXPECT_EQ(launcher_.spawned()[3].at - launcher_.spawned()[0].at, Duration(5000));
   json replicas = StoredReplicas();
   ASSERT_TRUE(replicas.is_array()) << replicas;
-  for (const json& r : replicas)
+  for (const json& r : replicas) {
     if (r.value("name", "") == "pt-worker-0") EXPECT_EQ(r.value("restarts", -1), 2) << r;
+  }
 }
 
 TEST_F(RunnerTest, NonRetryableExitFailsTheJobAndStopsTheOthersWithinTheGracePeriod) {
@@ -160,7 +162,9 @@ TEST_F(RunnerTest, NonRetryableExitFailsTheJobAndStopsTheOthersWithinTheGracePer
   RunResult result = Run(PyTorch(1, "ExitCode"));
   EXPECT_FALSE(result.succeeded);
   EXPECT_EQ(Condition(result.job, "Failed", "message"),
-            "job \"pt\" is failing because \"Worker\" replica(s) failed.");
+            "job \"pt\" is failing because \"Worker\" replica(s) failed.\n"
+            "First failure: pt-worker-0 (Worker 0) exited with code 1, at " +
+                FormatRfc3339(Time(std::chrono::seconds(1700000001))) + ".");
   EXPECT_EQ(launcher_.Attempts("pt-worker-0"), 1);
   EXPECT_EQ(SignalsTo("pt-master-0"),
             (std::vector<std::pair<int, Duration>>{{SIGTERM, Duration(1000)},

@@ -105,9 +105,12 @@ TEST(PlanChildren, CreatesMissingServicesAndScalesDown) {
 TEST(PlanChildren, FinishedJobDeletesServicesOfRemovedPodsOnly) {
   api::Job job = LoadJob(kPyTorch);
   std::vector<engine::ReplicaObservation> observed = {
-      {"pt-master-0", "Master", 0, engine::Phase::kSucceeded, 0, 0, false},
-      {"pt-worker-0", "Worker", 0, engine::Phase::kRunning, std::nullopt, 0, false},
-      {"pt-worker-1", "Worker", 1, engine::Phase::kRunning, std::nullopt, 0, false}};
+      Obs("pt-master-0", engine::Phase::kSucceeded, false),
+      Obs("pt-worker-0", engine::Phase::kRunning, false),
+      Obs("pt-worker-1", engine::Phase::kRunning, false)};
+  observed[0].type = "Master";
+  observed[0].exit_code = 0;
+  observed[2].index = 1;
   engine::Plan plan = engine::Reconcile(job, observed, T0());
   ASSERT_TRUE(engine::IsFinished(plan.status));
   ChildActions a = PlanChildren(job, plan, {"pt-master-0", "pt-worker-0", "pt-worker-1"});

@@ -1,0 +1,347 @@
+#include "engine/diagnosis.h"
+
+#include <algorithm>
+#include <map>
+
+#include "engine/conditions.h"
+
+namespace trainctl::engine {
+namespace {
+
+constexpr size_t kMaxReadinessMessage = 1024;
+constexpr size_t kMaxNamesListed = 8;
+
+// Problem reasons in the order they win the aggregated reason, with the phrase for the message.
+struct ProblemKind {
+  const char* reason;
+  const char* phrase;
+};
+constexpr ProblemKind kProblems[] = {
+    {"InvalidImageName", "have an invalid image name"},
+    {"ErrImagePull", "cannot pull their image"},
+    {"ImagePullBackOff", "cannot pull their image"},
+    {"CreateContainerConfigError", "cannot create their container"},
+    {"CreateContainerError", "cannot create their container"},
+    {"RunContainerError", "cannot start their container"},
+    {"CommandNotFound", "cannot start their command"},
+    {"CrashLoopBackOff", "keep crashing (back-off before the next restart)"},
+    {"RestartBackOff", "exited and wait for their restart back-off"},
+    {"ReplicaFailed", "failed"},
+    {"Unschedulable", "are unschedulable"},
+    {"SchedulerMissing", "wait for a scheduler that is not running"},
+    // Job-level reasons (no replica reports them); listed so that their end is an event too.
+    {"FailedCreatePod", "cannot be created"},
+    {"QuotaExceeded", "cannot be created (quota)"},
+    {"GangNotAdmitted", "wait for their gang to be admitted"},
+    {"ProgressTimeout", "write no output"},
+};
+
+const ProblemKind* ProblemOf(const std::string& reason) {
+  for (const ProblemKind& p : kProblems)
+    if (reason == p.reason) return &p;
+  return nullptr;
+}
+
+// One replica the spec asks for that is not running (or done).
+struct Slot {
+  std::string type;
+  int index = 0;
+  std::string reason;  // a ProblemKind reason, or a benign detail (ContainerCreating, …)
+  std::string message;
+};
+
+// Cuts `text` to at most `max` bytes at a UTF-8 boundary, keeping the head ("…" appended).
+std::string Head(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "…";
+}
+
+// Keeps the tail of `text` within `max` bytes, starting at a line (or UTF-8) boundary.
+std::string Tail(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t start = text.size() - max;
+  size_t newline = text.find('\n', start);
+  if (newline != std::string::npos && newline + 1 < text.size()) return text.substr(newline + 1);
+  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) ++start;
+  return text.substr(start);
+}
+
+// "Worker 0, 1, 2; Master 0", at most kMaxNamesListed replicas, then "and N more".
+std::string ListReplicas(const std::vector<const Slot*>& slots) {
+  std::string out;
+  std::string current_type;
+  size_t listed = 0;
+  for (const Slot* s : slots) {
+    if (listed == kMaxNamesListed) break;
+    if (s->type != current_type) {
+      if (!out.empty()) out += "; ";
+      out += s->type + " " + std::to_string(s->index);
+      current_type = s->type;
+    } else {
+      out += ", " + std::to_string(s->index);
+    }
+    ++listed;
+  }
+  if (slots.size() > listed) out += " and " + std::to_string(slots.size() - listed) + " more";
+  return out;
+}
+
+// The not-running state of one observed replica: "" when it runs (or is done).
+std::pair<std::string, std::string> StateOf(const ReplicaObservation& r) {
+  if (!r.waiting_reason.empty()) return {r.waiting_reason, r.waiting_message};
+  switch (r.phase) {
+    case Phase::kRunning:
+    case Phase::kSucceeded: return {"", ""};
+    case Phase::kPending: return {"Pending", ""};
+    case Phase::kFailed: {
+      std::string m = "exit code " + (r.exit_code ? std::to_string(*r.exit_code) : "unknown");
+      if (!r.end_reason.empty()) m += " (" + r.end_reason + ")";
+      return {"ReplicaFailed", m};
+    }
+  }
+  return {"", ""};
+}
+
+std::string BenignPhrase(const std::string& reason) {
+  if (reason == "NotCreated") return "not created yet";
+  if (reason == "Terminating") return "being replaced";
+  if (reason == "Pending") return "pending";
+  return reason;
+}
+
+std::string SignalName(int signal) {
+  switch (signal) {
+    case 1: return "SIGHUP";
+    case 2: return "SIGINT";
+    case 4: return "SIGILL";
+    case 6: return "SIGABRT";
+    case 7: return "SIGBUS";
+    case 8: return "SIGFPE";
+    case 9: return "SIGKILL";
+    case 11: return "SIGSEGV";
+    case 13: return "SIGPIPE";
+    case 15: return "SIGTERM";
+  }
+  return "signal " + std::to_string(signal);
+}
+
+bool IsFailedEnd(const ReplicaObservation& r) {
+  if (r.phase == Phase::kFailed) return true;
+  // Restarted in place (OnFailure/Always): its last end is known and was not a success.
+  return r.restarts > 0 && r.exit_code && *r.exit_code != 0;
+}
+
+}  // namespace
+
+Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed) {
+  std::vector<Slot> slots;
+  int total = 0;
+  for (const auto& [type, spec] : job.replica_specs) {
+    int replicas = spec.replicas.value_or(1);
+    total += replicas;
+    for (int index = 0; index < replicas; ++index) {
+      const ReplicaObservation* live = nullptr;
+      bool terminating = false;
+      for (const ReplicaObservation& r : observed) {
+        if (r.type != type || r.index != index) continue;
+        if (r.terminating) terminating = true;
+        else if (!live) live = &r;
+      }
+      Slot slot{type, index, "", ""};
+      if (!live) {
+        slot.reason = terminating ? "Terminating" : "NotCreated";
+      } else {
+        auto [reason, message] = StateOf(*live);
+        if (reason.empty()) continue;
+        slot.reason = reason;
+        slot.message = message;
+      }
+      slots.push_back(std::move(slot));
+    }
+  }
+  Readiness out;
+  if (slots.empty()) {
+    out.ready = true;
+    out.reason = "AllReplicasRunning";
+    out.message = "Every replica is running (or has completed).";
+    return out;
+  }
+  const std::string of_total = "/" + std::to_string(total) + " replicas ";
+  for (const ProblemKind& problem : kProblems) {
+    std::vector<const Slot*> hit;
+    for (const Slot& s : slots)
+      if (s.reason == problem.reason) hit.push_back(&s);
+    if (hit.empty()) continue;
+    out.reason = problem.reason;
+    out.warning = true;
+    out.message = std::to_string(hit.size()) + of_total + problem.phrase + " (" +
+                  ListReplicas(hit) + ")";
+    if (!hit.front()->message.empty()) out.message += ": " + hit.front()->message;
+    size_t others = slots.size() - hit.size();
+    if (others > 0) out.message += " (" + std::to_string(others) + " more not running)";
+    out.message = Head(out.message, kMaxReadinessMessage);
+    return out;
+  }
+  // Only benign states: the replicas are on their way.
+  std::vector<const Slot*> all;
+  std::map<std::string, int> details;  // benign reason → count, in name order
+  std::string first_message;
+  for (const Slot& s : slots) {
+    all.push_back(&s);
+    details[s.reason]++;
+    if (first_message.empty() && !s.message.empty()) first_message = s.message;
+  }
+  out.reason = "Starting";
+  out.message = std::to_string(slots.size()) + of_total + "not running yet (" +
+                ListReplicas(all) + "): ";
+  bool first = true;
+  for (const auto& [reason, count] : details) {
+    out.message += (first ? "" : ", ") + std::to_string(count) + " " + BenignPhrase(reason);
+    first = false;
+  }
+  if (!first_message.empty()) out.message += "; " + first_message;
+  out.message = Head(out.message, kMaxReadinessMessage);
+  return out;
+}
+
+Readiness SuspendedReadiness(const api::Job& job) {
+  Readiness out;
+  out.message = std::string(job.info().name) + " " + job.name + " is suspended";
+  std::string queue;
+  if (job.metadata.is_object()) {
+    auto labels = job.metadata.find("labels");
+    if (labels != job.metadata.end() && labels->is_object()) {
+      auto it = labels->find("kueue.x-k8s.io/queue-name");
+      if (it != labels->end() && it->is_string()) queue = it->get<std::string>();
+    }
+  }
+  if (!queue.empty()) {
+    out.reason = "WaitingForAdmission";
+    out.message += ": waiting for Kueue to admit it (queue \"" + queue +
+                   "\"); Kueue resumes it when the queue has quota.";
+  } else {
+    out.reason = "Suspended";
+    out.message += " (spec.runPolicy.suspend: true); set it to false to run.";
+  }
+  return out;
+}
+
+bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status,
+                    std::vector<Event>* events, std::optional<Duration>* refresh_after) {
+  std::vector<api::Condition>& list = status->conditions;
+  const std::string value = readiness.ready ? "True" : "False";
+  auto it = std::find_if(list.begin(), list.end(),
+                         [](const api::Condition& c) { return c.type == kReplicasReady; });
+  if (it != list.end() && it->status == value && it->reason == readiness.reason) {
+    if (it->message == readiness.message) return false;
+    Duration age = std::chrono::duration_cast<Duration>(now - it->last_update_time);
+    if (age < kReadinessRefresh) {
+      Duration wait = kReadinessRefresh - age;
+      if (!*refresh_after || wait < **refresh_after) *refresh_after = wait;
+      return false;
+    }
+    it->message = readiness.message;
+    it->last_update_time = now;
+    return true;
+  }
+  api::Condition next{kReplicasReady, value, readiness.reason, readiness.message, now, now};
+  bool was_problem = false;
+  if (it != list.end()) {
+    if (it->status == value) next.last_transition_time = it->last_transition_time;
+    was_problem = it->status == "False" && ProblemOf(it->reason) != nullptr;
+    list.erase(it);
+  }
+  list.insert(list.begin(), std::move(next));
+  // Events for problems, and for their end; the benign start of every job stays quiet.
+  if (events && readiness.warning)
+    events->push_back({"Warning", readiness.reason, readiness.message});
+  else if (events && was_problem)
+    events->push_back({"Normal", readiness.reason, readiness.message});
+  return true;
+}
+
+void ClearReadiness(api::JobStatus* status) {
+  std::vector<api::Condition>& list = status->conditions;
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [](const api::Condition& c) { return c.type == kReplicasReady; }),
+             list.end());
+}
+
+std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& observed) {
+  const ReplicaObservation* first = nullptr;
+  for (const ReplicaObservation& r : observed) {
+    if (!IsFailedEnd(r)) continue;
+    if (!first) {
+      first = &r;
+      continue;
+    }
+    // The earliest known end wins; unknown ends come after known ones; then by name.
+    bool earlier = r.finished_at && (!first->finished_at || *r.finished_at < *first->finished_at);
+    bool same = r.finished_at == first->finished_at;
+    if (earlier || (same && r.name < first->name)) first = &r;
+  }
+  if (!first) return std::nullopt;
+  std::string text = "First failure: " + first->name + " (" + first->type + " " +
+                     std::to_string(first->index) + ")";
+  if (first->exit_code) {
+    int code = *first->exit_code;
+    if (code > 128 && code < 128 + 65)
+      text += " was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) +
+              ")";
+    else
+      text += " exited with code " + std::to_string(code);
+  } else {
+    text += " failed";
+  }
+  // "Error"/"Completed" only restate the exit code; OOMKilled, Evicted, … say more.
+  if (!first->end_reason.empty() && first->end_reason != "Error" &&
+      first->end_reason != "Completed")
+    text += ", reason " + first->end_reason;
+  if (first->finished_at) text += ", at " + FormatRfc3339(*first->finished_at);
+  text += ".";
+  if (!first->end_message.empty()) {
+    size_t room = kMaxAttributionBytes > text.size() + 16 ? kMaxAttributionBytes - text.size() - 16
+                                                          : 0;
+    std::string tail = Tail(first->end_message, room);
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+    if (!tail.empty()) text += "\nLast output:\n" + tail;
+  }
+  return text;
+}
+
+ProgressVerdict CheckProgress(const api::ProgressPolicy& policy,
+                              const std::vector<ReplicaObservation>& observed, Time ready_since,
+                              Time now) {
+  ProgressVerdict out;
+  std::optional<Time> last;
+  std::string last_name;
+  bool measured = false;
+  for (const ReplicaObservation& r : observed) {
+    if (r.terminating || r.phase != Phase::kRunning) continue;
+    if (!r.last_output) continue;
+    measured = true;
+    if (!last || *r.last_output > *last) {
+      last = r.last_output;
+      last_name = r.name;
+    }
+  }
+  if (!measured) return out;  // the substrate does not measure output: no verdict
+  Time since = std::max(*last, ready_since);
+  Duration idle = std::chrono::duration_cast<Duration>(now - since);
+  if (idle < policy.timeout) {
+    out.check_after = policy.timeout - idle;
+    return out;
+  }
+  out.hung = true;
+  long long seconds = std::chrono::duration_cast<std::chrono::seconds>(policy.timeout).count();
+  out.message = "No replica has written output for " + std::to_string(seconds) +
+                " s (progress timeout; last output " +
+                (*last >= ready_since ? "at " + FormatRfc3339(*last) + " from " + last_name
+                                      : std::string("before every replica was running")) +
+                ").";
+  return out;
+}
+
+}  // namespace trainctl::engine

@@ -1,0 +1,64 @@
+// Telling the user why (docs/status-machine.md, "Why"): the decisions behind the ReplicasReady
+// condition (why replicas are not running, aggregated into one reason), the attribution of a
+// failure to the replica that failed first, and hang detection. Used by Reconcile for both
+// substrates; the operator also applies job-level reasons it learns after its writes (a gang
+// not admitted, a pod create refused by a quota).
+//
+// Pure: no I/O, no clock reads; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "api/progress_policy.h"
+#include "engine/plan.h"
+
+namespace trainctl::engine {
+
+// A message of ReplicasReady is refreshed at most this often while its reason stays the same
+// (no status write storm while counts change); a new reason is written at once.
+inline constexpr Duration kReadinessRefresh{10000};
+// The most a failure attribution adds to a condition message.
+inline constexpr size_t kMaxAttributionBytes = 1536;
+
+struct Readiness {
+  bool ready = false;
+  std::string reason;    // AllReplicasRunning when ready, else e.g. Unschedulable, Starting
+  std::string message;   // one paragraph, bounded
+  bool warning = false;  // needs the user's attention: the event is a Warning
+};
+
+// The aggregated readiness of the replicas the job's spec asks for. Problem reasons first, in a
+// fixed order (image, container config, crash loop, failed, unschedulable, no scheduler), then
+// every benign state folded into Starting.
+Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed);
+
+// A suspended job: WaitingForAdmission when Kueue holds it (a kueue.x-k8s.io/queue-name label),
+// else Suspended.
+Readiness SuspendedReadiness(const api::Job& job);
+
+// Writes ReplicasReady (first in the list): a new status or reason at once, with an event; a new
+// message with the same reason only when the last update is kReadinessRefresh old, else
+// `*refresh_after` says when to look again. Returns true when the status changed.
+bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status,
+                    std::vector<Event>* events, std::optional<Duration>* refresh_after);
+void ClearReadiness(api::JobStatus* status);
+
+// "First failure: <replica> exited with code 3 (Error) at <time>." plus its last output, for the
+// replica that ended first among the failed (phase Failed, or restarted in place with a known
+// end); nullopt when none is known. At most kMaxAttributionBytes.
+std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& observed);
+
+// Hang detection for a job whose replicas all run. `ready_since`: when they all started running.
+struct ProgressVerdict {
+  bool hung = false;
+  std::string message;                   // why, when hung
+  std::optional<Duration> check_after;   // when not hung: when the timeout would be reached
+};
+ProgressVerdict CheckProgress(const api::ProgressPolicy& policy,
+                              const std::vector<ReplicaObservation>& observed, Time ready_since,
+                              Time now);
+
+}  // namespace trainctl::engine
