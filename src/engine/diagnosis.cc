@@ -28,19 +28,7 @@ constexpr ProblemKind kProblems[] = {
     {"RestartBackOff", "exited and wait for their restart back-off"},
     {"ReplicaFailed", "failed"},
     {"Unschedulable", "are unschedulable"},
-    {"SchedulerMissing", "wait for a scheduler that is not running"},
-    // Job-level reasons (no replica reports them); listed so that their end is an event too.
-    {"FailedCreatePod", "cannot be created"},
-    {"QuotaExceeded", "cannot be created (quota)"},
-    {"GangNotAdmitted", "wait for their gang to be admitted"},
-    {"ProgressTimeout", "write no output"},
 };
-
-const ProblemKind* ProblemOf(const std::string& reason) {
-  for (const ProblemKind& p : kProblems)
-    if (reason == p.reason) return &p;
-  return nullptr;
-}
 
 // One replica the spec asks for that is not running (or done).
 struct Slot {
@@ -239,7 +227,7 @@ bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status
     Duration age = std::chrono::duration_cast<Duration>(now - it->last_update_time);
     if (age < kReadinessRefresh) {
       Duration wait = kReadinessRefresh - age;
-      if (!*refresh_after || wait < **refresh_after) *refresh_after = wait;
+      if (refresh_after && (!*refresh_after || wait < **refresh_after)) *refresh_after = wait;
       return false;
     }
     it->message = readiness.message;
@@ -250,15 +238,18 @@ bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status
   bool was_problem = false;
   if (it != list.end()) {
     if (it->status == value) next.last_transition_time = it->last_transition_time;
-    was_problem = it->status == "False" && ProblemOf(it->reason) != nullptr;
+    was_problem = it->status == "False" && it->reason != "Starting" && it->reason != "Suspended";
     list.erase(it);
   }
   list.insert(list.begin(), std::move(next));
-  // Events for problems, and for their end; the benign start of every job stays quiet.
-  if (events && readiness.warning)
-    events->push_back({"Warning", readiness.reason, readiness.message});
-  else if (events && was_problem)
-    events->push_back({"Normal", readiness.reason, readiness.message});
+  // An event for each new reason: Warning for problems, Normal for a wait with a cause (a gang,
+  // a queue) and for the end of a problem. The start of every job, suspension (it has its own
+  // event) and the first "all running" stay quiet.
+  bool quiet = readiness.reason == "Starting" || readiness.reason == "Suspended" ||
+               (readiness.ready && !was_problem);
+  if (events && !quiet)
+    events->push_back({readiness.warning ? "Warning" : "Normal", readiness.reason,
+                       readiness.message});
   return true;
 }
 

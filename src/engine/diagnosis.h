@@ -41,7 +41,8 @@ Readiness SuspendedReadiness(const api::Job& job);
 
 // Writes ReplicasReady (first in the list): a new status or reason at once, with an event; a new
 // message with the same reason only when the last update is kReadinessRefresh old, else
-// `*refresh_after` says when to look again. Returns true when the status changed.
+// `*refresh_after` says when to look again. `events` and `refresh_after` may be null. Returns
+// true when the status changed.
 bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status,
                     std::vector<Event>* events, std::optional<Duration>* refresh_after);
 void ClearReadiness(api::JobStatus* status);

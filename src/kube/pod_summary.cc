@@ -1,5 +1,7 @@
 #include "kube/pod_summary.h"
 
+#include "common/clock.h"
+
 namespace trainctl::kube {
 namespace {
 
@@ -29,6 +31,101 @@ PodPhase PhaseOf(const std::string& p) {
   if (p == "Succeeded") return PodPhase::kSucceeded;
   if (p == "Failed") return PodPhase::kFailed;
   return PodPhase::kUnknown;
+}
+
+std::string Head(std::string text) {
+  if (text.size() > kMaxDetailText) text.resize(kMaxDetailText);
+  return text;
+}
+
+std::string Tail(const std::string& text) {
+  return text.size() > kMaxDetailText ? text.substr(text.size() - kMaxDetailText) : text;
+}
+
+// The waiting state of a container status, as {reason, message}; reason "" when not waiting.
+std::pair<std::string, std::string> WaitingOf(const json& status) {
+  const json* state = Child(status, "state");
+  const json* waiting = state ? Child(*state, "waiting") : nullptr;
+  if (!waiting) return {"", ""};
+  return {Str(*waiting, "reason"), Str(*waiting, "message")};
+}
+
+void AddEnd(const json& status, PodDetail* d) {
+  const json* terminated = nullptr;
+  for (const char* which : {"state", "lastState"}) {
+    const json* state = Child(status, which);
+    terminated = state ? Child(*state, "terminated") : nullptr;
+    if (terminated) break;
+  }
+  if (!terminated || !terminated->is_object()) return;
+  ContainerEnd end;
+  end.container = Str(status, "name");
+  end.reason = Str(*terminated, "reason");
+  end.message = Tail(Str(*terminated, "message"));
+  if (std::optional<Time> at = ParseRfc3339(Str(*terminated, "finishedAt")))
+    end.finished_at = std::chrono::duration_cast<std::chrono::seconds>(at->time_since_epoch()).count();
+  d->ends.push_back(std::move(end));
+}
+
+// The detail of a pod, or null when it runs with nothing to explain.
+std::shared_ptr<const PodDetail> DetailOf(const json& pod, const json& status, PodPhase phase) {
+  auto d = std::make_shared<PodDetail>();
+  if (const json* spec = Child(pod, "spec")) {
+    std::string scheduler = Str(*spec, "schedulerName");
+    if (scheduler != "default-scheduler") d->scheduler_name = scheduler;
+    d->scheduled = !Str(*spec, "nodeName").empty();
+  }
+  if (const json* conditions = Child(status, "conditions"); conditions && conditions->is_array()) {
+    for (const json& c : *conditions) {
+      if (Str(c, "type") != "PodScheduled") continue;
+      d->scheduling_seen = true;
+      if (Str(c, "status") == "True") d->scheduled = true;
+      if (Str(c, "status") == "False" && Str(c, "reason") == "Unschedulable")
+        d->unschedulable = Head(Str(c, "message"));
+    }
+  }
+  d->pod_reason = Str(status, "reason");
+  d->pod_message = Head(Str(status, "message"));
+  // The first init container that has not completed is what the pod waits for.
+  if (const json* init = Child(status, "initContainerStatuses"); init && init->is_array()) {
+    for (const json& c : *init) {
+      const json* state = Child(c, "state");
+      const json* done = state ? Child(*state, "terminated") : nullptr;
+      if (done && done->is_object() && done->value("exitCode", 1) == 0) continue;
+      auto [reason, message] = WaitingOf(c);
+      if (reason.empty() && state && Child(*state, "running")) {
+        if (phase != PodPhase::kPending) continue;  // a sidecar
+        reason = "PodInitializing";
+        message = "init container " + Str(c, "name") + " is running";
+      }
+      if (reason.empty()) continue;
+      d->waiting_container = Str(c, "name");
+      d->waiting_init = true;
+      d->waiting_reason = reason;
+      d->waiting_message = Head(message);
+      break;
+    }
+  }
+  if (const json* cs = Child(status, "containerStatuses"); cs && cs->is_array()) {
+    for (const json& c : *cs) {
+      AddEnd(c, d.get());
+      auto [reason, message] = WaitingOf(c);
+      if (reason.empty() || !d->waiting_reason.empty()) continue;
+      d->waiting_container = Str(c, "name");
+      d->waiting_reason = reason;
+      d->waiting_message = Head(message);
+    }
+  }
+  // A running pod keeps its detail only while a container waits (CrashLoopBackOff): an old end
+  // of a restarted container alone is not worth a few hundred bytes per pod in the cache.
+  bool waiting = !d->unschedulable.empty() || !d->waiting_reason.empty();
+  if (phase == PodPhase::kRunning && !waiting && d->pod_reason.empty()) return nullptr;
+  bool for_scheduler = !d->scheduler_name.empty() && !d->scheduled && !d->scheduling_seen;
+  if (phase == PodPhase::kPending && !waiting && !for_scheduler && d->pod_reason.empty())
+    return nullptr;
+  if (phase == PodPhase::kSucceeded && d->pod_reason.empty()) return nullptr;  // nothing to explain
+  if (!waiting && !for_scheduler && d->pod_reason.empty() && d->ends.empty()) return nullptr;
+  return d;
 }
 
 }  // namespace
@@ -116,6 +213,7 @@ std::optional<PodSummary> ProjectPod(const json& pod, const std::vector<std::str
         s.containers.push_back(std::move(container));
       }
     }
+    s.detail = DetailOf(pod, *status, s.phase);
   }
   s.containers.shrink_to_fit();
   return s;

@@ -1,13 +1,16 @@
 // PodSummary: the compact projection of a Pod that controllers cache instead of the JSON
 // document (a few hundred bytes instead of tens of kilobytes): identity, the controller
 // owner, the labels the caller asked to keep, phase, deletion, node, and per container the
-// restart count and last exit code.
+// restart count and last exit code; and, only for a pod that is stuck or has ended (null for a
+// healthy running pod, so it costs nothing there), what explains it: the scheduler's verdict,
+// a waiting container's reason, how containers ended, the pod's own reason (Evicted, …).
 //
 // ProjectPod is pure and thread-safe.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,6 +33,31 @@ struct ContainerSummary {
   bool terminated = false;  // the current state is terminated
 };
 
+// Texts longer than this (termination messages, scheduler messages) keep their tail/head.
+inline constexpr size_t kMaxDetailText = 2048;
+
+struct ContainerEnd {
+  std::string container;
+  std::string reason;   // OOMKilled, Error, Completed, …
+  std::string message;  // the termination message (tail, at most kMaxDetailText)
+  int64_t finished_at = 0;  // Unix seconds; 0 = unknown
+};
+
+// Why a pod is not running, or how its containers ended. Empty strings: not known.
+struct PodDetail {
+  std::string unschedulable;    // PodScheduled=False reason Unschedulable: the message
+  std::string scheduler_name;   // spec.schedulerName, when it is not the default scheduler
+  bool scheduled = false;       // a PodScheduled condition is True (or the pod has a node)
+  bool scheduling_seen = false; // a PodScheduled condition exists
+  std::string waiting_container;
+  bool waiting_init = false;    // the waiting container is an init container
+  std::string waiting_reason;   // state.waiting.reason, or PodInitializing for a running init
+  std::string waiting_message;
+  std::string pod_reason;       // status.reason: Evicted, NodeLost, DeadlineExceeded, …
+  std::string pod_message;
+  std::vector<ContainerEnd> ends;  // containers with a terminated (current or last) state
+};
+
 struct PodSummary {
   std::string namespace_;
   std::string name;
@@ -43,6 +71,7 @@ struct PodSummary {
   // keys are not stored per pod.
   std::vector<std::string> label_values;
   std::vector<ContainerSummary> containers;
+  std::shared_ptr<const PodDetail> detail;  // null when the pod runs with nothing to explain
 
   // The value of kept label number `i` (its position in keep_labels), or nullptr when absent.
   const std::string* Label(size_t i) const {

@@ -313,10 +313,13 @@ SyncResult Controller::Sync(const std::string& qkey) {
   // Write the children.
   Status children = Status::Ok();  // the gang's or the MPI step's error, reported as pods'
   std::optional<Duration> gang_requeue;
+  std::string gang_held;
   if (decided.gang == GangStep::kRemove) {
     children = pod_group_writer_.Remove(job);
   } else if (decided.gang == GangStep::kEnsure) {
-    children = HoldForGang(pod_group_writer_.Ensure(job), &decided.actions, &gang_requeue);
+    StatusOr<GangHold> hold = pod_group_writer_.Ensure(job);
+    if (hold.ok() && hold->held) gang_held = hold->message;
+    children = HoldForGang(hold, &decided.actions, &gang_requeue);
   }
   if (children.ok() && decided.ensure_mpi) {
     children = mpi_writer_.Ensure(job, decided.mpi_running_workers);
@@ -330,7 +333,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
 
   // Decide the status, then write it.
   StatusDecision status =
-      DecideStatus(job, plan.status, input.stored, outcome.pods, outcome.services, now);
+      DecideStatus(job, plan.status, input.stored, outcome.pods, outcome.services, now, gang_held);
   if (!status.error.ok()) result.status = status.error;
   if (status.write) {
     nlohmann::json encoded = api::EncodeStatus(*status.write);
@@ -345,7 +348,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
   if (metrics_)
     for (engine::Metric m : plan.metrics) metrics_->CountJob(m, job.namespace_, framework);
   if (recorder_) {
-    for (const engine::Event& e : plan.events) {
+    std::vector<engine::Event> events = plan.events;
+    events.insert(events.end(), status.events.begin(), status.events.end());
+    for (const engine::Event& e : events) {
       kube::EventInput event;
       event.object = {api::kApiVersion, job.info().name, job.namespace_, job.name, uid};
       event.type = e.type;
@@ -363,8 +368,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
     if (!st.ok() && st.code() != StatusCode::kNotFound) result.status = st;
   }
   result.requeue_after = plan.requeue_after;
-  if (gang_requeue && (!result.requeue_after || *gang_requeue < *result.requeue_after))
-    result.requeue_after = gang_requeue;
+  for (const std::optional<Duration>& also : {gang_requeue, status.requeue_after})
+    if (also && (!result.requeue_after || *also < *result.requeue_after))
+      result.requeue_after = also;
   return result;
 }
 

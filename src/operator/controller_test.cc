@@ -267,6 +267,21 @@ TEST_F(SyncTest, RejectedPodCreateStopsTheBatchAndMarksCreatedFalse) {
       << created.dump();
   std::vector<std::string> reasons = EventReasons(*api_);
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "FailedCreatePod"), reasons.end());
+  // Why it is not running: the quota, first in the list, with one Warning event.
+  json why = job["status"]["conditions"][0];
+  EXPECT_EQ(why.value("type", ""), "ReplicasReady");
+  EXPECT_EQ(why.value("reason", ""), "QuotaExceeded");
+  EXPECT_NE(why.value("message", "").find("exceeded quota: q"), std::string::npos) << why.dump();
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "QuotaExceeded"), 1);
+
+  // The retry is refused the same way: no status write, no second event.
+  CatchUp(std::string(kPyTorchJobs) + "/pt");
+  size_t puts = api_->Requests("PUT", std::string(kPyTorchJobs) + "/pt/status").size();
+  clock_.Advance(Duration(30000));
+  EXPECT_FALSE(Sync("pytorchjobs/ns/pt").status.ok());
+  EXPECT_EQ(api_->Requests("PUT", std::string(kPyTorchJobs) + "/pt/status").size(), puts);
+  reasons = EventReasons(*api_);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "QuotaExceeded"), 1);
 }
 
 TEST_F(SyncTest, StatusConflictIsRetriedAndMetricsWaitForAWriteThatSticks) {

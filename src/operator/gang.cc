@@ -143,6 +143,33 @@ bool VolcanoHoldsPods(const GangConfig& gang, const json& pod_group) {
   return phase.empty() || phase == "Pending";
 }
 
+GangHold GangHoldOf(const GangConfig& gang, const json& pod_group) {
+  GangHold out;
+  out.held = VolcanoHoldsPods(gang, pod_group);
+  if (!out.held) return out;
+  std::string name, phase, queue, detail;
+  if (pod_group.is_object()) {
+    if (pod_group.contains("metadata") && pod_group["metadata"].is_object())
+      name = pod_group["metadata"].value("name", "");
+    if (pod_group.contains("spec") && pod_group["spec"].is_object())
+      queue = pod_group["spec"].value("queue", "");
+    if (pod_group.contains("status") && pod_group["status"].is_object()) {
+      const json& status = pod_group["status"];
+      phase = status.value("phase", "");
+      if (status.contains("conditions") && status["conditions"].is_array())
+        for (const json& c : status["conditions"])
+          if (c.is_object() && c.contains("message") && c["message"].is_string())
+            detail = c["message"].get<std::string>();  // the latest says most
+    }
+  }
+  out.message = "PodGroup " + name + " is " + (phase.empty() ? "not yet seen" : phase) +
+                " in Volcano" + (queue.empty() ? "" : " (queue \"" + queue + "\")") +
+                ": the pods are created once Volcano admits the whole gang";
+  if (!detail.empty()) out.message += ": " + detail;
+  if (phase.empty()) out.message += " (is Volcano installed and running?)";
+  return out;
+}
+
 void DecoratePodForGang(const api::Job& job, const std::string& type, const GangConfig& gang,
                         const std::string& scheduler_name_reason, json* pod,
                         std::vector<engine::Event>* events) {

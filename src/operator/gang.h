@@ -50,6 +50,14 @@ StatusOr<nlohmann::json> DesiredPodGroup(const api::Job& job, const GangConfig& 
 // Volcano admits a gang by moving its PodGroup out of Pending: until then no pods are created.
 bool VolcanoHoldsPods(const GangConfig& gang, const nlohmann::json& pod_group);
 
+// What the PodGroup write answers: whether the gang holds the job's pods back, and why, for
+// the job's ReplicasReady condition (reason GangNotAdmitted).
+struct GangHold {
+  bool held = false;
+  std::string message;
+};
+GangHold GangHoldOf(const GangConfig& gang, const nlohmann::json& pod_group);
+
 // True when the gang needs a PodGroup object (Volcano, scheduler-plugins).
 bool UsesPodGroups(const GangConfig& gang);
 

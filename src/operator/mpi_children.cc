@@ -4,6 +4,7 @@
 #include "api/replica_env.h"
 #include "api/restart_policy.h"
 #include "kinds/mpi.h"
+#include "operator/pod_builder.h"
 
 namespace trainctl::op {
 
@@ -197,6 +198,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
                           "Restart policy in pod template will be overwritten by restart policy "
                           "in replica spec"});
   spec["restartPolicy"] = RestartPolicyOf(job, type);
+  SetTerminationMessagePolicy(&spec);
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", spec}};
   DecoratePodForGang(job, type, settings.gang, "SettedPodTemplateSchedulerName", &out.pod,
                      &out.events);

@@ -5,6 +5,41 @@
 #include "api/kinds.h"
 
 namespace trainctl::op {
+namespace {
+
+// What the pod's detail says about why the replica is not running and how it ended.
+void Explain(const kube::PodDetail& d, const std::string& default_container,
+             engine::ReplicaObservation* o) {
+  if (o->phase == engine::Phase::kPending) {
+    if (!d.unschedulable.empty()) {
+      o->waiting_reason = "Unschedulable";
+      o->waiting_message = d.unschedulable;
+    } else if (!d.waiting_reason.empty()) {
+      o->waiting_reason = d.waiting_reason;
+      o->waiting_message = d.waiting_message;
+    } else if (!d.scheduled && !d.scheduling_seen && !d.scheduler_name.empty()) {
+      o->waiting_reason = "WaitingForScheduler";
+      o->waiting_message = "no scheduler named \"" + d.scheduler_name +
+                           "\" has looked at the pods yet (is it installed and running?)";
+    }
+  } else if (o->phase == engine::Phase::kRunning && !d.waiting_init &&
+             d.waiting_container == default_container && !d.waiting_reason.empty()) {
+    o->waiting_reason = d.waiting_reason;  // CrashLoopBackOff between in-place restarts
+    o->waiting_message = d.waiting_message;
+  }
+  for (const kube::ContainerEnd& end : d.ends) {
+    if (end.container != default_container) continue;
+    o->end_reason = end.reason;
+    o->end_message = end.message;
+    if (end.finished_at > 0) o->finished_at = Time(std::chrono::seconds(end.finished_at));
+  }
+  if (o->phase == engine::Phase::kFailed && !d.pod_reason.empty()) {
+    o->end_reason = d.pod_reason;  // Evicted, NodeLost, DeadlineExceeded: the pod's, not a container's
+    if (o->end_message.empty()) o->end_message = d.pod_message;
+  }
+}
+
+}  // namespace
 
 const std::vector<std::string>& ObservedLabels() {
   static const std::vector<std::string> labels = {api::kLabelJobName, api::kLabelReplicaType,
@@ -61,6 +96,7 @@ std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,
         o.exit_code = c.exit_code;
     }
     o.terminating = pod.terminating;
+    if (pod.detail) Explain(*pod.detail, default_container, &o);
     out.push_back(std::move(o));
   }
   return out;

@@ -65,5 +65,101 @@ TEST(ObserveTest, MapsPodsToReplicas) {
   EXPECT_EQ(o[2].phase, engine::Phase::kPending);
 }
 
+// One pod with a full status document (spec and status given as JSON).
+engine::ReplicaObservation ObserveOne(const std::string& phase, json spec, json status) {
+  json pod = {{"metadata",
+               {{"name", "t-worker-0"},
+                {"labels",
+                 {{"training.kubeflow.org/job-name", "t"},
+                  {"training.kubeflow.org/replica-type", "worker"},
+                  {"training.kubeflow.org/replica-index", "0"}}}}},
+              {"spec", spec},
+              {"status", status}};
+  pod["status"]["phase"] = phase;
+  std::vector<engine::ReplicaObservation> o =
+      ObserveReplicas(Job(), {*kube::ProjectPod(pod, ObservedLabels())});
+  EXPECT_EQ(o.size(), 1u);
+  return o.empty() ? engine::ReplicaObservation{} : o[0];
+}
+
+TEST(ObserveWhyTest, UnschedulableCarriesTheSchedulersMessage) {
+  engine::ReplicaObservation o = ObserveOne(
+      "Pending", json::object(),
+      {{"conditions",
+        {{{"type", "PodScheduled"},
+          {"status", "False"},
+          {"reason", "Unschedulable"},
+          {"message", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}}}});
+  EXPECT_EQ(o.waiting_reason, "Unschedulable");
+  EXPECT_EQ(o.waiting_message, "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.");
+}
+
+TEST(ObserveWhyTest, WaitingContainerAndRunningInitContainer) {
+  engine::ReplicaObservation pull = ObserveOne(
+      "Pending", {{"nodeName", "n"}},
+      {{"containerStatuses",
+        {{{"name", "tensorflow"},
+          {"state", {{"waiting", {{"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image \"x\""}}}}}}}}});
+  EXPECT_EQ(pull.waiting_reason, "ImagePullBackOff");
+  EXPECT_EQ(pull.waiting_message, "Back-off pulling image \"x\"");
+  engine::ReplicaObservation init = ObserveOne(
+      "Pending", {{"nodeName", "n"}},
+      {{"initContainerStatuses",
+        {{{"name", "init-pytorch"}, {"state", {{"running", json::object()}}}}}},
+       {"containerStatuses",
+        {{{"name", "tensorflow"}, {"state", {{"waiting", {{"reason", "PodInitializing"}}}}}}}}});
+  EXPECT_EQ(init.waiting_reason, "PodInitializing");
+  EXPECT_EQ(init.waiting_message, "init container init-pytorch is running");
+}
+
+TEST(ObserveWhyTest, AGangSchedulerThatNeverLookedIsNamed) {
+  engine::ReplicaObservation o = ObserveOne("Pending", {{"schedulerName", "volcano"}}, json::object());
+  EXPECT_EQ(o.waiting_reason, "WaitingForScheduler");
+  EXPECT_NE(o.waiting_message.find("\"volcano\""), std::string::npos);
+  engine::ReplicaObservation plain = ObserveOne("Pending", {{"schedulerName", "default-scheduler"}},
+                                                json::object());
+  EXPECT_EQ(plain.waiting_reason, "");
+}
+
+TEST(ObserveWhyTest, HowItEndedComesFromTheDefaultContainerAndThePod) {
+  engine::ReplicaObservation o = ObserveOne(
+      "Failed", {{"nodeName", "n"}},
+      {{"containerStatuses",
+        {{{"name", "sidecar"},
+          {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}}},
+         {{"name", "tensorflow"},
+          {"state",
+           {{"terminated",
+             {{"exitCode", 137},
+              {"reason", "OOMKilled"},
+              {"message", "step 9\nCUDA out of memory"},
+              {"finishedAt", "2026-11-23T10:00:05Z"}}}}}}}}});
+  EXPECT_EQ(o.exit_code, 137);
+  EXPECT_EQ(o.end_reason, "OOMKilled");
+  EXPECT_EQ(o.end_message, "step 9\nCUDA out of memory");
+  ASSERT_TRUE(o.finished_at);
+  EXPECT_EQ(FormatRfc3339(*o.finished_at), "2026-11-23T10:00:05Z");
+  engine::ReplicaObservation evicted = ObserveOne(
+      "Failed", {{"nodeName", "n"}},
+      {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
+  EXPECT_EQ(evicted.end_reason, "Evicted");
+  EXPECT_EQ(evicted.end_message, "The node was low on resource: memory.");
+}
+
+TEST(ObserveWhyTest, AHealthyRunningPodKeepsNoDetail) {
+  json pod = {{"metadata", {{"name", "p"}}},
+              {"spec", {{"nodeName", "n"}}},
+              {"status",
+               {{"phase", "Running"},
+                {"containerStatuses",
+                 {{{"name", "c"}, {"state", {{"running", json::object()}}}}}}}}};
+  EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);
+  pod["status"]["containerStatuses"][0]["lastState"] = {{"terminated", {{"exitCode", 1}}}};
+  EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);  // restarted: the exit code is enough
+  pod["status"]["containerStatuses"][0]["state"] = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
+  ASSERT_NE(kube::ProjectPod(pod, {})->detail, nullptr);
+  EXPECT_EQ(kube::ProjectPod(pod, {})->detail->waiting_reason, "CrashLoopBackOff");
+}
+
 }  // namespace
 }  // namespace trainctl::op

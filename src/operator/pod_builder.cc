@@ -9,6 +9,13 @@
 #include "operator/mpi_children.h"
 
 namespace trainctl::op {
+
+void SetTerminationMessagePolicy(nlohmann::json* pod_spec) {
+  if (!pod_spec->contains("containers") || !(*pod_spec)["containers"].is_array()) return;
+  for (nlohmann::json& c : (*pod_spec)["containers"])
+    if (c.is_object() && !c.contains("terminationMessagePolicy"))
+      c["terminationMessagePolicy"] = "FallbackToLogsOnError";
+}
 namespace {
 
 using nlohmann::json;
@@ -158,6 +165,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
       if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
       for (const api::EnvVar& e : env->env) c["env"].push_back(EnvVarJson(e));
     }
+    SetTerminationMessagePolicy(&pod_spec);
   }
   if (plugin.WaitsForMaster(job, type)) {
     if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())

@@ -4,7 +4,9 @@
 // annotations and finalizers, the framework env appended after the user's (on every container,
 // or on the default container only where upstream does so), the PyTorch wait-for-master init
 // container on Worker pods, the pod restartPolicy from the replica's (ExitCode → Never), and a
-// controller owner reference to the job.
+// controller owner reference to the job. One addition (docs/compatibility.md): containers get
+// `terminationMessagePolicy: FallbackToLogsOnError` unless the template sets a policy, so that
+// a replica that fails leaves its last log lines in its status for the job's Failed message.
 //
 // MPIJob's launcher and workers are built by mpi_children.h (BuildPod hands them over).
 // Pure and thread-safe.
@@ -21,6 +23,10 @@
 #include "operator/gang.h"
 
 namespace trainctl::op {
+
+// Sets terminationMessagePolicy: FallbackToLogsOnError on every container of `pod_spec` that
+// has no policy.
+void SetTerminationMessagePolicy(nlohmann::json* pod_spec);
 
 struct PodSettings {
   std::string pytorch_init_image = "alpine:3.10";

@@ -30,7 +30,7 @@ void PodGroupWriter::Event(const api::Job& job, const std::string& type, const s
   recorder_->Record(std::move(e));
 }
 
-StatusOr<bool> PodGroupWriter::Ensure(const api::Job& job) {
+StatusOr<GangHold> PodGroupWriter::Ensure(const api::Job& job) {
   kube::Resource resource = PodGroupResource(gang_.kind);
   if (gang_.kind == GangKind::kSchedulerPlugins) {
     // Nothing is read back from a scheduler-plugins group: when what was last written is still
@@ -39,7 +39,7 @@ StatusOr<bool> PodGroupWriter::Ensure(const api::Job& job) {
     if (!desired.ok()) return desired.status();
     std::lock_guard<std::mutex> lock(mu_);
     auto it = written_.find(Uid(job));
-    if (it != written_.end() && it->second == (*desired)["spec"].dump()) return false;
+    if (it != written_.end() && it->second == (*desired)["spec"].dump()) return GangHold{};
   }
   json existing;
   StatusOr<json> got = client_->Get(resource, job.namespace_, job.name);
@@ -85,7 +85,7 @@ StatusOr<bool> PodGroupWriter::Ensure(const api::Job& job) {
     std::lock_guard<std::mutex> lock(mu_);
     written_[Uid(job)] = spec;
   }
-  return VolcanoHoldsPods(gang_, existing);
+  return GangHoldOf(gang_, existing);
 }
 
 Status PodGroupWriter::Remove(const api::Job& job) {

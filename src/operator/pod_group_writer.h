@@ -25,7 +25,7 @@ class PodGroupWriter {
       : client_(client), recorder_(recorder), metrics_(metrics), gang_(std::move(gang)) {}
 
   // True while Volcano holds the pods back (PodGroup phase empty or Pending).
-  StatusOr<bool> Ensure(const api::Job& job);
+  StatusOr<GangHold> Ensure(const api::Job& job);
   Status Remove(const api::Job& job);
   void Forget(const std::string& uid);
 

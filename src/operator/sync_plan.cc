@@ -1,6 +1,7 @@
 #include "operator/sync_plan.h"
 
 #include "engine/conditions.h"
+#include "engine/diagnosis.h"
 #include "engine/reconcile.h"
 
 namespace trainctl::op {
@@ -30,9 +31,9 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
   return out;
 }
 
-Status HoldForGang(const StatusOr<bool>& ensured, ChildActions* actions,
+Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
                    std::optional<Duration>* requeue) {
-  if (ensured.ok() && !*ensured) return Status::Ok();
+  if (ensured.ok() && !ensured->held) return Status::Ok();
   actions->create_pods.clear();
   actions->create_services.clear();
   if (!ensured.ok()) return ensured.status();
@@ -40,17 +41,50 @@ Status HoldForGang(const StatusOr<bool>& ensured, ChildActions* actions,
   return Status::Ok();
 }
 
+namespace {
+
+// The same failure as the one stored is not a new transition: keep the stored condition's
+// times (the engine saw Created=True again, see PrepareStatusForEngine).
+void KeepStoredTimes(const api::JobStatus& stored, const char* type, api::JobStatus* status) {
+  const api::Condition* before = engine::FindCondition(stored, type);
+  if (!before) return;
+  for (api::Condition& c : status->conditions) {
+    if (c.type != type) continue;
+    if (c.status == before->status && c.reason == before->reason && c.message == before->message) {
+      c.last_transition_time = before->last_transition_time;
+      c.last_update_time = before->last_update_time;
+    }
+  }
+}
+
+}  // namespace
+
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
-                            const Status& services, Time now) {
+                            const Status& services, Time now, const std::string& gang_held) {
   StatusDecision out;
   api::JobStatus status = planned;
+  std::optional<engine::Readiness> why;
   if (!pods.ok()) {
     MarkCreateFailure(job, &status, "FailedCreatePod", pods.message(), now);
     out.error = pods;
+    bool quota = pods.message().find("exceeded quota") != std::string::npos;
+    why = engine::Readiness{false, quota ? "QuotaExceeded" : "FailedCreatePod",
+                            "pods cannot be created: " + pods.message(), true};
   } else if (!services.ok()) {
     MarkCreateFailure(job, &status, "FailedCreateService", services.message(), now);
     out.error = services;
+  } else if (!gang_held.empty()) {
+    why = engine::Readiness{false, "GangNotAdmitted", gang_held, false};
+  }
+  if (!out.error.ok()) KeepStoredTimes(stored, engine::kCreated, &status);
+  if (why && !engine::IsFinished(status)) {
+    // Start from the stored condition, so that an unchanged reason costs no write and no event.
+    engine::ClearReadiness(&status);
+    if (const api::Condition* c = engine::FindCondition(stored, engine::kReplicasReady))
+      status.conditions.insert(status.conditions.begin(), *c);
+    engine::ApplyReadiness(*why, TruncateToSeconds(now), &status, &out.events,
+                           &out.requeue_after);
   }
   if (!SameStatus(status, stored)) {
     status.last_reconcile_time = TruncateToSeconds(now);

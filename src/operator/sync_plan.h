@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "engine/plan.h"
 #include "operator/decide.h"
+#include "operator/gang.h"
 
 namespace trainctl::op {
 
@@ -54,18 +55,23 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options);
 
 // `ensured`: the PodGroup write's answer (true: the gang is held). Clears the child creations
 // when held or failed; returns the error to retry with, and sets `*requeue` when held.
-Status HoldForGang(const StatusOr<bool>& ensured, ChildActions* actions,
+Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
                    std::optional<Duration>* requeue);
 
 struct StatusDecision {
   std::optional<api::JobStatus> write;  // nullopt: the stored status already says this
   Status error = Status::Ok();          // the child write that failed, to retry with
+  std::vector<engine::Event> events;    // a new ReplicasReady reason learnt from the writes
+  std::optional<Duration> requeue_after;  // a ReplicasReady message waits for its refresh
 };
 
 // `pods`/`services`: the outcome of the child writes (the MPI step's error counts as pods').
+// `gang_held`: why the gang holds the pods back ("" when it does not). A failed pod create
+// (QuotaExceeded when a ResourceQuota refused it, else FailedCreatePod) or a held gang
+// (GangNotAdmitted) becomes the job's ReplicasReady reason.
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
-                            const Status& services, Time now);
+                            const Status& services, Time now, const std::string& gang_held = "");
 
 // Workers of an MPIJob that are Running and not being deleted (the launcher's hosts).
 std::vector<std::string> RunningMpiWorkers(const std::vector<engine::ReplicaObservation>& observed);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/conditions.h"
+#include "engine/diagnosis.h"
 #include "operator/test_jobs.h"
 
 namespace trainctl::op {
@@ -114,17 +115,17 @@ TEST(HoldForGang, HeldOrFailedPodGroupHoldsEveryCreation) {
   ChildActions held = admitted, failed = admitted;
   std::optional<Duration> requeue;
 
-  EXPECT_TRUE(HoldForGang(StatusOr<bool>(false), &admitted, &requeue).ok());
+  EXPECT_TRUE(HoldForGang(StatusOr<GangHold>(GangHold{false, ""}), &admitted, &requeue).ok());
   EXPECT_EQ(admitted.create_pods.size(), 1u);
   EXPECT_FALSE(requeue);
 
-  EXPECT_TRUE(HoldForGang(StatusOr<bool>(true), &held, &requeue).ok());
+  EXPECT_TRUE(HoldForGang(StatusOr<GangHold>(GangHold{true, "held"}), &held, &requeue).ok());
   EXPECT_TRUE(held.create_pods.empty());
   EXPECT_TRUE(held.create_services.empty());
   EXPECT_EQ(requeue, Duration(1000));
 
   requeue.reset();
-  Status st = HoldForGang(StatusOr<bool>(UnavailableError("podgroups: 503")), &failed, &requeue);
+  Status st = HoldForGang(StatusOr<GangHold>(UnavailableError("podgroups: 503")), &failed, &requeue);
   EXPECT_EQ(st.message(), "podgroups: 503");
   EXPECT_TRUE(failed.create_pods.empty());
   EXPECT_FALSE(requeue);
@@ -154,6 +155,44 @@ TEST(DecideStatus, WritesOnlyAChangeAndMarksAFailedChildWrite) {
                                         InvalidError("service name too long"), T0());
   ASSERT_TRUE(service.write);
   EXPECT_EQ(service.write->conditions.back().reason, "FailedCreateService");
+}
+
+TEST(DecideStatus, AHeldGangIsTheReasonAndAnUnchangedReasonIsNoWrite) {
+  api::Job job = LoadJob(kPyTorch);
+  api::JobStatus stored = job.status;
+  engine::SetCondition(&stored, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
+  StatusDecision held = DecideStatus(job, stored, stored, Status::Ok(), Status::Ok(), T0(),
+                                     "PodGroup pt is Pending in Volcano");
+  ASSERT_TRUE(held.write);
+  EXPECT_EQ(held.write->conditions[0].type, engine::kReplicasReady);
+  EXPECT_EQ(held.write->conditions[0].reason, "GangNotAdmitted");
+  EXPECT_EQ(held.write->conditions[0].message, "PodGroup pt is Pending in Volcano");
+  ASSERT_EQ(held.events.size(), 1u);
+  EXPECT_EQ(held.events[0].type, "Normal");
+  // The engine plans "Starting" on the next pass; the hold still wins, nothing is written.
+  api::JobStatus planned = *held.write;
+  engine::ApplyReadiness({false, "Starting", "1/1 replicas not running yet", false},
+                         T0() + std::chrono::seconds(5), &planned, nullptr, nullptr);
+  StatusDecision again = DecideStatus(job, planned, *held.write, Status::Ok(), Status::Ok(),
+                                      T0() + std::chrono::seconds(5), "PodGroup pt is Pending in Volcano");
+  EXPECT_FALSE(again.write);
+  EXPECT_TRUE(again.events.empty());
+}
+
+TEST(GangHoldOf, NamesThePhaseTheQueueAndVolcanosWord) {
+  GangConfig volcano = GangFromFlag("volcano");
+  GangHold hold = GangHoldOf(
+      volcano, {{"metadata", {{"name", "pt"}}},
+                {"spec", {{"queue", "research"}}},
+                {"status",
+                 {{"phase", "Pending"},
+                  {"conditions",
+                   {{{"type", "Unschedulable"}, {"message", "3/3 tasks in gang unschedulable"}}}}}}});
+  EXPECT_TRUE(hold.held);
+  EXPECT_EQ(hold.message,
+            "PodGroup pt is Pending in Volcano (queue \"research\"): the pods are created once "
+            "Volcano admits the whole gang: 3/3 tasks in gang unschedulable");
+  EXPECT_FALSE(GangHoldOf(volcano, {{"status", {{"phase", "Running"}}}}).held);
 }
 
 }  // namespace
