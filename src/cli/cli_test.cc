@@ -47,6 +47,46 @@ TEST(FormatTest, StateIsTheLastCondition) {
   EXPECT_EQ(JobState(json{{"kind", "TFJob"}}), "");
 }
 
+json JobWithConditions(json conditions) {
+  return {{"kind", "PyTorchJob"},
+          {"metadata", {{"name", "pt"}, {"namespace", "ns"}, {"creationTimestamp", "2026-11-23T10:00:00Z"}}},
+          {"status", {{"conditions", conditions}}}};
+}
+
+TEST(FormatTest, WhyComesFromReplicasReadyAndTheFirstFailure) {
+  json pending = JobWithConditions(
+      {{{"type", "ReplicasReady"}, {"status", "False"}, {"reason", "Unschedulable"},
+        {"message", "2/3 replicas are unschedulable (Worker 0, 1): 0/4 nodes are available"},
+        {"lastTransitionTime", "2026-11-23T10:00:01Z"}},
+       {{"type", "Created"}, {"status", "True"}, {"reason", "PyTorchJobCreated"}}});
+  EXPECT_EQ(JobWhyLine(pending),
+            "Unschedulable: 2/3 replicas are unschedulable (Worker 0, 1): 0/4 nodes are available");
+  EXPECT_EQ(JobWhyLine(pending, 20), "Unschedulable: 2/3 r…");
+  std::string table = FormatJobTable({pending}, false, false,
+                                     *ParseRfc3339("2026-11-23T10:01:00Z"), /*wide=*/true);
+  EXPECT_NE(table.find("REASON"), std::string::npos) << table;
+  EXPECT_NE(table.find("Unschedulable: 2/3"), std::string::npos) << table;
+  EXPECT_EQ(JobState(pending), "Created");  // ReplicasReady is first, never the state
+
+  json failed = JobWithConditions(
+      {{{"type", "Created"}, {"status", "True"}},
+       {{"type", "Failed"}, {"status", "True"}, {"reason", "PyTorchJobFailed"},
+        {"message", "PyTorchJob pt is failed because 1 Worker replica(s) failed.\nFirst failure: "
+                    "pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom"}}});
+  json why = JobWhy(failed);
+  EXPECT_TRUE(why["reason"].is_null());
+  EXPECT_EQ(why["firstFailure"], "First failure: pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom");
+  EXPECT_EQ(JobWhyLine(failed), "First failure: pt-worker-1 (Worker 1) exited with code 3.");
+  std::string described = FormatDescribe(failed, json::array(), {}, *ParseRfc3339("2026-11-23T10:01:00Z"));
+  EXPECT_NE(described.find("Why:\n  First failure: pt-worker-1 (Worker 1) exited with code 3.\n"
+                           "    Last output:\n    boom\n"),
+            std::string::npos)
+      << described;
+  // The conditions table keeps one line per condition.
+  EXPECT_NE(described.find("PyTorchJob pt is failed because 1 Worker replica(s) failed.\n"),
+            std::string::npos);
+}
+
 TEST(FormatTest, TableColumnsAlignLikeKubectl) {
   EXPECT_EQ(FormatTable({{"NAME", "STATE"}, {"a-long-name", "Running"}}),
             "NAME          STATE\n"

@@ -118,8 +118,8 @@ int OpenJob(const GlobalOptions& global, const std::vector<std::string>& args, C
 
 static int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args,
                const std::string& output) {
-  if (!output.empty() && output != "json" && output != "name")
-    return Fail("unsupported output format \"" + output + "\" (json, name)", 2);
+  if (!output.empty() && output != "json" && output != "name" && output != "wide")
+    return Fail("unsupported output format \"" + output + "\" (json, name, wide)", 2);
   StatusOr<JobRef> ref = ParseGetArgs(args);
   if (!ref.ok()) return Fail(ref.status().message(), 2);
   StatusOr<Cluster> c = Open(global);
@@ -168,11 +168,13 @@ static int ClusterGet(const GlobalOptions& global, const std::vector<std::string
               << (global.all_namespaces ? "" : " in " + c->namespace_ + " namespace") << ".\n";
     return 0;
   }
-  std::cout << FormatJobTable(jobs, !ref->kind, global.all_namespaces, TheClock().Now());
+  std::cout << FormatJobTable(jobs, !ref->kind, global.all_namespaces, TheClock().Now(),
+                              output == "wide");
   return 0;
 }
 
-static int ClusterDescribe(const GlobalOptions& global, const std::vector<std::string>& args) {
+static int ClusterDescribe(const GlobalOptions& global, const std::vector<std::string>& args,
+                           bool as_json) {
   Cluster cluster;
   json found;
   if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
@@ -186,10 +188,16 @@ static int ClusterDescribe(const GlobalOptions& global, const std::vector<std::s
   events_of.field_selector = "involvedObject.uid=" + UidOf(*job);
   StatusOr<json> events = c->client->List(kube::kEvents, c->namespace_, events_of);
   if (!events.ok()) std::cerr << "warning: " << events.status().message() << "\n";
-  std::cout << FormatDescribe(*job,
-                              pods.ok() ? ReplicaRowsFromPods(*pods, UidOf(*job)) : json::array(),
-                              events.ok() ? EventRowsFromApi(*events) : std::vector<json>{},
-                              TheClock().Now());
+  json replicas = pods.ok() ? ReplicaRowsFromPods(*pods, UidOf(*job)) : json::array();
+  std::vector<json> event_rows = events.ok() ? EventRowsFromApi(*events) : std::vector<json>{};
+  if (as_json) {
+    std::cout << json({{"job", *job}, {"replicas", replicas}, {"events", event_rows},
+                       {"why", JobWhy(*job)}})
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << FormatDescribe(*job, replicas, event_rows, TheClock().Now());
   std::cout << "Pods:               kubectl -n " << c->namespace_ << " get pods -l "
             << pods_of.label_selector << "\n";
   return 0;
@@ -421,9 +429,7 @@ int ClusterBackend::Get(const std::vector<std::string>& args, const std::string&
 int ClusterBackend::Describe(const std::vector<std::string>& args, const std::string& output) {
   if (!output.empty() && output != "json")
     return Fail("unsupported output format \"" + output + "\" (json)", 2);
-  if (!output.empty())
-    return Fail("describe -o json is for local jobs; on a cluster use get -o json", 2);
-  return ClusterDescribe(global_, args);
+  return ClusterDescribe(global_, args, output == "json");
 }
 
 int ClusterBackend::Logs(const std::vector<std::string>& args, const std::string& replica,

@@ -110,7 +110,7 @@ TEST(BackendTest, ChooseBackendGivesTheSelectedImplementationOrTheError) {
   EXPECT_NE(dynamic_cast<ClusterBackend*>(cluster->get()), nullptr);
   // Refusals that need no connection.
   EXPECT_EQ((*cluster)->Patch({"job"}, "{}"), 2);
-  EXPECT_EQ((*cluster)->Describe({"job"}, "json"), 2);
+  EXPECT_EQ((*cluster)->Describe({"job"}, "yaml"), 2);
   EXPECT_EQ(ChooseBackend(g, "k8s").status().code(), StatusCode::kInvalid);
 }
 

@@ -268,14 +268,15 @@ int LocalBackend::Get(const std::vector<std::string>& args, const std::string& o
                 << j["metadata"].value("name", "") << "\n";
     return 0;
   }
-  if (!output.empty()) return Fail("unsupported output format \"" + output + "\" (json, name)", 2);
+  if (!output.empty() && output != "wide")
+    return Fail("unsupported output format \"" + output + "\" (json, name, wide)", 2);
   if (jobs.empty()) {
     std::cerr << "No resources found"
               << (global.all_namespaces ? "" : " in " + *NamespaceFilter(global) + " namespace")
               << ".\n";
     return 0;
   }
-  std::cout << FormatJobTable(jobs, !kind, global.all_namespaces, clock.Now());
+  std::cout << FormatJobTable(jobs, !kind, global.all_namespaces, clock.Now(), output == "wide");
   return 0;
 }
 

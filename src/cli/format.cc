@@ -50,13 +50,51 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+json JobWhy(const json& job) {
+  json out = {{"reason", nullptr}, {"message", nullptr}, {"since", nullptr},
+              {"firstFailure", nullptr}};
+  const json& status = job.value("status", json::object());
+  if (!status.contains("conditions") || !status["conditions"].is_array()) return out;
+  for (const json& c : status["conditions"]) {
+    std::string type = Str(c, "type");
+    if (type == "ReplicasReady" && Str(c, "status") == "False") {
+      out["reason"] = Str(c, "reason");
+      out["message"] = Str(c, "message");
+      out["since"] = Str(c, "lastTransitionTime");
+    }
+    if ((type == "Failed" || type == "Restarting") && Str(c, "status") == "True") {
+      std::string message = Str(c, "message");
+      size_t at = message.find("First failure: ");
+      if (at != std::string::npos) out["firstFailure"] = message.substr(at);
+    }
+  }
+  return out;
+}
+
+std::string JobWhyLine(const json& job, size_t max) {
+  json why = JobWhy(job);
+  std::string line;
+  if (why["reason"].is_string())
+    line = why["reason"].get<std::string>() + ": " + why["message"].get<std::string>();
+  else if (why["firstFailure"].is_string())
+    line = why["firstFailure"].get<std::string>();
+  line = line.substr(0, line.find('\n'));
+  if (line.size() > max) {
+    size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+    line = line.substr(0, cut) + "…";
+  }
+  return line;
+}
+
 std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool with_namespace,
-                           Time now) {
+                           Time now, bool wide) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header;
   if (with_namespace) header.push_back("NAMESPACE");
   if (with_kind) header.push_back("KIND");
   for (const char* h : {"NAME", "STATE", "AGE"}) header.push_back(h);
+  if (wide) header.push_back("REASON");
   rows.push_back(header);
   for (const json& job : jobs) {
     std::vector<std::string> row;
@@ -66,6 +104,7 @@ std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool w
     row.push_back(Str(md, "name"));
     row.push_back(JobState(job));
     row.push_back(Age(job, now));
+    if (wide) row.push_back(JobWhyLine(job));
     rows.push_back(row);
   }
   return FormatTable(rows);
@@ -93,10 +132,29 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   out += "Conditions:\n";
   std::vector<std::vector<std::string>> rows = {{"  TYPE", "STATUS", "REASON", "MESSAGE"}};
   if (status.contains("conditions"))
-    for (const json& c : status["conditions"])
-      rows.push_back(
-          {"  " + Str(c, "type"), Str(c, "status"), Str(c, "reason"), Str(c, "message")});
+    for (const json& c : status["conditions"]) {
+      std::string message = Str(c, "message");
+      rows.push_back({"  " + Str(c, "type"), Str(c, "status"), Str(c, "reason"),
+                      message.substr(0, message.find('\n'))});
+    }
   out += FormatTable(rows);
+  json why = JobWhy(job);
+  if (why["reason"].is_string() || why["firstFailure"].is_string()) {
+    out += "Why:\n";
+    if (why["reason"].is_string())
+      out += "  " + why["reason"].get<std::string>() + " (since " +
+             why["since"].get<std::string>() + "): " + why["message"].get<std::string>() + "\n";
+    if (why["firstFailure"].is_string()) {
+      std::string text = why["firstFailure"].get<std::string>();
+      size_t start = 0;
+      for (size_t nl = text.find('\n'); ; nl = text.find('\n', start)) {
+        std::string part = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        out += (start == 0 ? "  " : "    ") + part + "\n";
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+      }
+    }
+  }
   out += "Replica Statuses:\n";
   rows = {{"  TYPE", "ACTIVE", "SUCCEEDED", "FAILED", "RESTARTS"}};
   if (status.contains("replicaStatuses"))

@@ -16,9 +16,18 @@ std::string JobState(const nlohmann::json& job);
 // Columns padded to the widest cell plus three spaces, like kubectl.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);
 
-// `trainctl get` rows for jobs; `with_kind`/`with_namespace` add those columns.
+// Why the job is where it is (docs/status-machine.md, "Why"), from its conditions:
+//   {"reason", "message"}: the ReplicasReady condition while it is False (else null),
+//   "firstFailure": the "First failure: …" text of the Failed or Restarting condition (else
+//   null), "since": when the reason was set.
+nlohmann::json JobWhy(const nlohmann::json& job);
+// The REASON column of `get -o wide`: "<reason>: <message>", else the first failure's first
+// line, else ""; at most `max` bytes.
+std::string JobWhyLine(const nlohmann::json& job, size_t max = 120);
+
+// `trainctl get` rows for jobs; `with_kind`/`with_namespace` add those columns, `wide` REASON.
 std::string FormatJobTable(const std::vector<nlohmann::json>& jobs, bool with_kind,
-                           bool with_namespace, Time now);
+                           bool with_namespace, Time now, bool wide = false);
 
 // `trainctl describe`: metadata, spec summary, conditions, replicas and events.
 std::string FormatDescribe(const nlohmann::json& job, const nlohmann::json& replicas,

@@ -3,6 +3,7 @@
 #include <deque>
 #include <fstream>
 
+#include "cli/format.h"
 #include "local/job_view.h"
 
 namespace trainctl::cli {
@@ -118,7 +119,7 @@ json DescribeDocument(const LocalJobSnapshot& snapshot,
   if (snapshot.runner_active && snapshot.runner_pid > 0) runner["pid"] = snapshot.runner_pid;
   return {{"job", snapshot.job},   {"replicas", replicas},       {"events", snapshot.events},
           {"runner", runner},      {"path", snapshot.path},      {"logDir", snapshot.log_dir},
-          {"failure", failure}};
+          {"failure", failure},    {"why", JobWhy(snapshot.job)}};
 }
 
 }  // namespace trainctl::cli

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   bool follow = false;
   CLI::App* get_cmd = app.add_subcommand("get", "List jobs: get [KIND] [NAME]");
   get_cmd->add_option("args", args, "KIND and/or NAME");
-  get_cmd->add_option("-o,--output", output, "json | name");
+  get_cmd->add_option("-o,--output", output, "json | name | wide (adds REASON: why)");
   CLI::App* describe_cmd =
       app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();

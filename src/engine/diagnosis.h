@@ -31,7 +31,7 @@ struct Readiness {
 };
 
 // The aggregated readiness of the replicas the job's spec asks for. Problem reasons first, in a
-// fixed order (image, container config, crash loop, failed, unschedulable, no scheduler), then
+// fixed order (image, container config, crash loop, failed, unschedulable), then
 // every benign state folded into Starting.
 Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed);
 
