@@ -9,7 +9,8 @@
 #   - kwok stages: a labelled pod goes Pending -> Running -> Succeeded (exit 0,
 #     observed with a watch), another with trainctl.dev/kwok-exit-code ends
 #     Failed with that exit code, a run-forever pod stays Running with a pod IP,
-#     and deleting it completes,
+#     and deleting it completes; trainctl.dev/kwok-termination-message gives the
+#     exact (multi-line, quoted) terminated message,
 #   - garbage collection: background and foreground cascading deletion,
 #   - namespace deletion completes.
 # Exits non-zero with a message naming the failed check.  Leaves the cluster running.
@@ -169,7 +170,12 @@ pod crash '    trainctl.dev/kwok-run-seconds: "1"
     trainctl.dev/kwok-exit-code: "137"' | kn create -f - >/dev/null || fail "cannot create pod crash"
 pod forever '    trainctl.dev/kwok-run-forever: "true"' | kn create -f - >/dev/null || fail "cannot create pod forever"
 RESTART_POLICY=OnFailure pod restarts '    trainctl.dev/kwok-run-seconds: "1"
-    trainctl.dev/kwok-exit-code: "3"' | kn create -f - >/dev/null || fail "cannot create pod restarts"
+    trainctl.dev/kwok-exit-code: "3"
+    trainctl.dev/kwok-termination-message: "restarted"' | kn create -f - >/dev/null || fail "cannot create pod restarts"
+# the annotation values are YAML double-quoted strings: a newline and quotes
+pod message '    trainctl.dev/kwok-run-seconds: "1"
+    trainctl.dev/kwok-exit-code: "3"
+    trainctl.dev/kwok-termination-message: "line one\nboom \"quoted\""' | kn create -f - >/dev/null || fail "cannot create pod message"
 
 wait_field pod/forever '{.status.phase}' Running 60
 [[ -n "$(jp pod/forever '{.status.podIP}')" ]] || fail "pod/forever is Running without a podIP"
@@ -188,12 +194,25 @@ code="$(jp pod/crash '{.status.containerStatuses[0].state.terminated.exitCode}')
 reason="$(jp pod/crash '{.status.containerStatuses[0].state.terminated.reason}')"
 [[ "$reason" == Error ]] || fail "pod/crash: termination reason '$reason', expected Error"
 
+wait_field pod/message '{.status.phase}' Failed 60
+
 sleep 0.5
 stop_watch
 [[ "$(phases ok)" == "Pending Running Succeeded" ]] || fail "pod/ok went through '$(phases ok)', expected 'Pending Running Succeeded'"
 ok "pod/ok went Pending -> Running -> Succeeded with exit code 0"
 [[ "$(phases crash)" == "Pending Running Failed" ]] || fail "pod/crash went through '$(phases crash)', expected 'Pending Running Failed'"
 ok "pod/crash went Pending -> Running -> Failed with exit code 137 (reason Error)"
+
+# trainctl.dev/kwok-termination-message, verbatim
+[[ "$(phases message)" == "Pending Running Failed" ]] || fail "pod/message went through '$(phases message)', expected 'Pending Running Failed'"
+code="$(jp pod/message '{.status.containerStatuses[0].state.terminated.exitCode}')"
+[[ "$code" == 3 ]] || fail "pod/message: exit code '$code', expected 3"
+want=$'line one\nboom "quoted"'
+got="$(jp pod/message '{.status.containerStatuses[0].state.terminated.message}')"
+[[ "$got" == "$want" ]] || fail "pod/message: termination message $(printf %q "$got"), expected $(printf %q "$want")"
+kn delete pod message --wait=false >/dev/null || fail "cannot delete pod/message"
+wait_gone pod/message 30
+ok "pod/message ended Failed with exit code 3 and the annotation's two-line termination message"
 
 # restartPolicy OnFailure + non-zero exit: restarted in place, never Failed
 deadline=$(( SECONDS + 30 ))
@@ -204,6 +223,8 @@ done
 [[ "$(jp pod/restarts '{.status.phase}')" == Running ]] || fail "pod/restarts is $(jp pod/restarts '{.status.phase}'), expected Running"
 code="$(jp pod/restarts '{.status.containerStatuses[0].lastState.terminated.exitCode}')"
 [[ "$code" == 3 ]] || fail "pod/restarts: lastState exit code '$code', expected 3"
+got="$(jp pod/restarts '{.status.containerStatuses[0].lastState.terminated.message}')"
+[[ "$got" == restarted ]] || fail "pod/restarts: lastState message '$got', expected 'restarted'"
 ok "pod/restarts (restartPolicy OnFailure, exit code 3) restarted in place: Running, restartCount $(jp pod/restarts '{.status.containerStatuses[0].restartCount}')"
 
 sleep 1 # well past the default run time of 1s
