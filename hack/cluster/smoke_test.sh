@@ -9,7 +9,9 @@
 #   - kwok stages: a labelled pod goes Pending -> Running -> Succeeded (exit 0,
 #     observed with a watch), another with trainctl.dev/kwok-exit-code ends
 #     Failed with that exit code, a run-forever pod stays Running with a pod IP,
-#     and deleting it completes,
+#     and deleting it completes; trainctl.dev/kwok-termination-message gives the
+#     exact (multi-line, quoted) terminated message, and a pod with
+#     trainctl.dev/kwok-waiting-reason stays Pending with that waiting state,
 #   - garbage collection: background and foreground cascading deletion,
 #   - namespace deletion completes.
 # Exits non-zero with a message naming the failed check.  Leaves the cluster running.
@@ -169,7 +171,14 @@ pod crash '    trainctl.dev/kwok-run-seconds: "1"
     trainctl.dev/kwok-exit-code: "137"' | kn create -f - >/dev/null || fail "cannot create pod crash"
 pod forever '    trainctl.dev/kwok-run-forever: "true"' | kn create -f - >/dev/null || fail "cannot create pod forever"
 RESTART_POLICY=OnFailure pod restarts '    trainctl.dev/kwok-run-seconds: "1"
-    trainctl.dev/kwok-exit-code: "3"' | kn create -f - >/dev/null || fail "cannot create pod restarts"
+    trainctl.dev/kwok-exit-code: "3"
+    trainctl.dev/kwok-termination-message: "restarted"' | kn create -f - >/dev/null || fail "cannot create pod restarts"
+# the annotation values are YAML double-quoted strings: a newline and quotes
+pod message '    trainctl.dev/kwok-run-seconds: "1"
+    trainctl.dev/kwok-exit-code: "3"
+    trainctl.dev/kwok-termination-message: "line one\nboom \"quoted\""' | kn create -f - >/dev/null || fail "cannot create pod message"
+pod pullbackoff '    trainctl.dev/kwok-waiting-reason: ImagePullBackOff
+    trainctl.dev/kwok-waiting-message: "Back-off pulling image \"nope:1\""' | kn create -f - >/dev/null || fail "cannot create pod pullbackoff"
 
 wait_field pod/forever '{.status.phase}' Running 60
 [[ -n "$(jp pod/forever '{.status.podIP}')" ]] || fail "pod/forever is Running without a podIP"
@@ -188,12 +197,33 @@ code="$(jp pod/crash '{.status.containerStatuses[0].state.terminated.exitCode}')
 reason="$(jp pod/crash '{.status.containerStatuses[0].state.terminated.reason}')"
 [[ "$reason" == Error ]] || fail "pod/crash: termination reason '$reason', expected Error"
 
+wait_field pod/message '{.status.phase}' Failed 60
+
 sleep 0.5
 stop_watch
 [[ "$(phases ok)" == "Pending Running Succeeded" ]] || fail "pod/ok went through '$(phases ok)', expected 'Pending Running Succeeded'"
 ok "pod/ok went Pending -> Running -> Succeeded with exit code 0"
 [[ "$(phases crash)" == "Pending Running Failed" ]] || fail "pod/crash went through '$(phases crash)', expected 'Pending Running Failed'"
 ok "pod/crash went Pending -> Running -> Failed with exit code 137 (reason Error)"
+
+# trainctl.dev/kwok-termination-message, verbatim
+[[ "$(phases message)" == "Pending Running Failed" ]] || fail "pod/message went through '$(phases message)', expected 'Pending Running Failed'"
+code="$(jp pod/message '{.status.containerStatuses[0].state.terminated.exitCode}')"
+[[ "$code" == 3 ]] || fail "pod/message: exit code '$code', expected 3"
+want=$'line one\nboom "quoted"'
+got="$(jp pod/message '{.status.containerStatuses[0].state.terminated.message}')"
+[[ "$got" == "$want" ]] || fail "pod/message: termination message $(printf %q "$got"), expected $(printf %q "$want")"
+kn delete pod message --wait=false >/dev/null || fail "cannot delete pod/message"
+wait_gone pod/message 30
+ok "pod/message ended Failed with exit code 3 and the annotation's two-line termination message"
+
+# trainctl.dev/kwok-waiting-reason: bound, never Running, the waiting state as asked
+[[ "$(phases pullbackoff)" == Pending ]] || fail "pod/pullbackoff went through '$(phases pullbackoff)', expected 'Pending' only"
+wait_field pod/pullbackoff '{.status.containerStatuses[0].state.waiting.reason}' ImagePullBackOff 30
+# An unrelated change makes kwok look at the pod again: the waiting stage must
+# not apply again (that would renew the timestamps in the status).
+pullbackoff_status="$(jp pod/pullbackoff '{.status}')"
+kn annotate pod pullbackoff trainctl.dev/smoke-poke=1 >/dev/null || fail "cannot annotate pod/pullbackoff"
 
 # restartPolicy OnFailure + non-zero exit: restarted in place, never Failed
 deadline=$(( SECONDS + 30 ))
@@ -204,11 +234,24 @@ done
 [[ "$(jp pod/restarts '{.status.phase}')" == Running ]] || fail "pod/restarts is $(jp pod/restarts '{.status.phase}'), expected Running"
 code="$(jp pod/restarts '{.status.containerStatuses[0].lastState.terminated.exitCode}')"
 [[ "$code" == 3 ]] || fail "pod/restarts: lastState exit code '$code', expected 3"
+got="$(jp pod/restarts '{.status.containerStatuses[0].lastState.terminated.message}')"
+[[ "$got" == restarted ]] || fail "pod/restarts: lastState message '$got', expected 'restarted'"
 ok "pod/restarts (restartPolicy OnFailure, exit code 3) restarted in place: Running, restartCount $(jp pod/restarts '{.status.containerStatuses[0].restartCount}')"
 
 sleep 1 # well past the default run time of 1s
 [[ "$(jp pod/forever '{.status.phase}')" == Running ]] || fail "pod/forever left Running: $(jp pod/forever '{.status.phase}')"
 ok "pod/forever still Running"
+
+# pod/pullbackoff, seconds after its creation and the poke above
+[[ -n "$(jp pod/pullbackoff '{.spec.nodeName}')" ]] || fail "pod/pullbackoff is not bound to a node"
+got="$(jp pod/pullbackoff '{.status.phase}|{.status.containerStatuses[0].state.waiting.reason}|{.status.containerStatuses[0].state.waiting.message}|{.status.containerStatuses[0].ready}|{.status.conditions[?(@.type=="Ready")].reason}')"
+want='Pending|ImagePullBackOff|Back-off pulling image "nope:1"|false|ContainersNotReady'
+[[ "$got" == "$want" ]] || fail "pod/pullbackoff: phase|waiting reason|message|ready|Ready reason is '$got', expected '$want'"
+[[ "$(jp pod/pullbackoff '{.status}')" == "$pullbackoff_status" ]] \
+  || fail "pod/pullbackoff: the waiting stage applied again after an unrelated change: status was $pullbackoff_status, is $(jp pod/pullbackoff '{.status}')"
+kn delete pod pullbackoff --wait=false >/dev/null || fail "cannot delete pod/pullbackoff"
+wait_gone pod/pullbackoff 30
+ok "pod/pullbackoff stayed Pending with waiting reason ImagePullBackOff and its message, then was deleted"
 
 kn delete pod forever --wait=false >/dev/null || fail "cannot delete pod/forever"
 wait_gone pod/forever 30
