@@ -116,3 +116,6 @@ class TrainctlTestCase(unittest.TestCase):
         if popen.poll() is None:
             os.killpg(popen.pid, signal.SIGKILL)
             popen.wait()
+        for stream in (popen.stdout, popen.stderr):
+            if stream:
+                stream.close()

@@ -106,3 +106,28 @@ class ArgsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GetJobWhyTest(unittest.TestCase):
+    """get_job_why reads the conditions the same way for both backends (no I/O with job=)."""
+
+    def test_reason_and_first_failure_from_conditions(self):
+        from trainctl import TrainingClient, models
+        job = models.deserialize({
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "pt", "namespace": "default"},
+            "spec": {"pytorchReplicaSpecs": {}},
+            "status": {"conditions": [
+                {"type": "ReplicasReady", "status": "False", "reason": "Unschedulable",
+                 "message": "1/2 replicas are unschedulable (Worker 0): 0/4 nodes are available",
+                 "lastTransitionTime": "2026-11-23T10:00:00Z"},
+                {"type": "Created", "status": "True", "reason": "PyTorchJobCreated"},
+                {"type": "Restarting", "status": "True", "reason": "PyTorchJobRestarting",
+                 "message": "job pt is restarting.\nFirst failure: pt-worker-1 (Worker 1) "
+                            "exited with code 1."}]}}, models.KIND_MODELS["PyTorchJob"])
+        client = TrainingClient(backend="local", state_dir="/nonexistent-trainctl-state")
+        why = client.get_job_why(job=job)
+        self.assertEqual(why["reason"], "Unschedulable")
+        self.assertIn("0/4 nodes are available", why["message"])
+        self.assertEqual(why["first_failure"], "First failure: pt-worker-1 (Worker 1) exited with code 1.")
+        self.assertIsNotNone(why["since"])

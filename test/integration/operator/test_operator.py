@@ -190,13 +190,16 @@ class SuspendAndManagedBy(OperatorTestCase):
                              run_policy={"suspend": True}))
         self.wait_condition("PyTorchJob", "sus", "Suspended")
         time.sleep(1)
-        self.assertEqual(self.cond_list("sus"), [("Created", "True"), ("Suspended", "True")])
+        # ReplicasReady (trainctl's, first so it is never the state) says why nothing runs.
+        self.assertEqual(self.cond_list("sus"),
+                         [("ReplicasReady", "False"), ("Created", "True"), ("Suspended", "True")])
         self.assertEqual(self.pods("sus"), [])
         kubectl("patch", "pytorchjob", "sus", "-n", self.ns, "--type=merge",
                 "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
         self.wait_condition("PyTorchJob", "sus", "Running")
         self.assertEqual(self.cond_list("sus"),
-                         [("Created", "True"), ("Suspended", "False"), ("Running", "True")])
+                         [("ReplicasReady", "True"), ("Created", "True"), ("Suspended", "False"),
+                          ("Running", "True")])
 
     def test_suspend_while_running(self):
         self.create(make_job("PyTorchJob", "sus2", self.ns, {"Master": (1, FOREVER), "Worker": (1, FOREVER)}))
@@ -205,7 +208,8 @@ class SuspendAndManagedBy(OperatorTestCase):
                 "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
         self.wait_condition("PyTorchJob", "sus2", "Suspended")
         self.assertEqual(self.cond_list("sus2"),
-                         [("Created", "True"), ("Running", "False"), ("Suspended", "True")])
+                         [("ReplicasReady", "False"), ("Created", "True"), ("Running", "False"),
+                          ("Suspended", "True")])
         wait_for("pods deleted", lambda: not self.pods("sus2"))
         wait_for("services deleted", lambda: not self.services("sus2"))
 
@@ -502,6 +506,11 @@ class VolcanoGang(OperatorTestCase):
         self.assertEqual(pg["metadata"]["ownerReferences"][0]["name"], "gang")
         time.sleep(3)
         self.assertEqual(self.pods("gang"), [], "no pods before Volcano admits the gang")
+        why = wait_for("GangNotAdmitted", lambda: next(
+            (c for c in (self.job("PyTorchJob", "gang") or {}).get("status", {}).get("conditions", [])
+             if c["type"] == "ReplicasReady" and c["reason"] == "GangNotAdmitted"), None))
+        self.assertIn("PodGroup gang is", why["message"])
+        self.assertIn("Volcano admits the whole gang", why["message"])
         kubectl("patch", "podgroups.scheduling.volcano.sh", "gang", "-n", self.ns, "--subresource=status",
                 "--type=merge", "-p", '{"status":{"phase":"Inqueue"}}')
         pods = wait_for("pods after admission", lambda: (lambda p: p if len(p) == 3 else None)(self.pods("gang")))

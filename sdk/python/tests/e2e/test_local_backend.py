@@ -127,6 +127,11 @@ class LocalBackendTest(unittest.TestCase):
                                         polling_interval=1)
         self.assertTrue(c.is_job_failed(job=job))
         self.assertEqual(c.get_job_pods("bad", replica_type="worker")[0].status.phase, "Failed")
+        why = c.get_job_why("bad")
+        self.assertIsNone(why["reason"])  # finished: nothing is waiting any more
+        self.assertTrue(why["first_failure"].startswith(
+            "First failure: bad-worker-0 (Worker 0) exited with code 3, at "), why)
+        self.assertIn("Last output:\nabout to fail\nfatal: out of cheese", why["first_failure"])
 
     def test_timeout_then_delete_while_running(self):
         c = self.client

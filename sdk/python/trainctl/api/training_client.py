@@ -323,6 +323,17 @@ class TrainingClient:
                       timeout=constants.DEFAULT_TIMEOUT):
         return self._has(constants.JOB_CONDITION_FAILED, name, namespace, job_kind, job, timeout)
 
+    def get_job_why(self, name=None, namespace=None, job_kind=None, job=None,
+                    timeout=constants.DEFAULT_TIMEOUT):
+        """Why the job is where it is (trainctl's addition; docs/status-machine.md, "Why"), from
+        its conditions, the same for both backends: a dict with ``reason`` and ``message`` (the
+        ``ReplicasReady`` condition while some replica is not running, e.g. ``Unschedulable``,
+        ``ImagePullBackOff``, ``RestartBackOff``, ``ProgressTimeout``; else None), ``since`` (when
+        that reason was set) and ``first_failure`` (the "First failure: …" text of the Failed or
+        Restarting condition: the replica that failed first, its exit code and last output;
+        else None)."""
+        return _why(self.get_job_conditions(name, namespace, job_kind, job, timeout))
+
     def wait_for_job_conditions(self, name, namespace=None, job_kind=None,
                                 expected_conditions={constants.JOB_CONDITION_SUCCEEDED},
                                 wait_timeout=600, polling_interval=15, callback=None,
@@ -580,6 +591,19 @@ class TrainingClient:
 
 # ----------------------------------------------------------------------------------------
 # module helpers
+
+
+def _why(conditions):
+    out = {"reason": None, "message": None, "since": None, "first_failure": None}
+    for c in conditions:
+        if c.type == "ReplicasReady" and c.status == "False":
+            out.update(reason=c.reason, message=c.message, since=c.last_transition_time)
+        if c.type in (constants.JOB_CONDITION_FAILED, constants.JOB_CONDITION_RESTARTING) and \
+                c.status == constants.CONDITION_STATUS_TRUE and c.message:
+            at = c.message.find("First failure: ")
+            if at >= 0:
+                out["first_failure"] = c.message[at:]
+    return out
 
 
 def _has_condition(conditions, condition_type):

@@ -1,0 +1,133 @@
+"""Tell the user why, locally, through the real binary: a replica in restart back-off is the
+job's ReplicasReady reason while it runs (get -o wide, describe), the first replica to fail is
+named with its exit code and last log lines in the Failed condition, and a job that stops
+writing output is caught by its progress timeout (Warn, Fail)."""
+
+import json
+import time
+
+from harness import TrainctlTestCase, last_condition
+
+JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: {name}
+  annotations: {annotations}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: {master_policy}
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, {master}]
+    Worker:
+      replicas: {workers}
+      restartPolicy: {worker_policy}
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, {worker}]
+"""
+
+
+def manifest(name, master, worker, workers=1, master_policy="Never", worker_policy="Never",
+             annotations=None):
+    return JOB.format(name=name, master=json.dumps(master), worker=json.dumps(worker),
+                      workers=workers, master_policy=master_policy, worker_policy=worker_policy,
+                      annotations=json.dumps(annotations or {}))
+
+
+def ready(job):
+    for c in job.get("status", {}).get("conditions", []):
+        if c["type"] == "ReplicasReady":
+            return c
+    return None
+
+
+class WhyLocally(TrainctlTestCase):
+
+    def get_json(self, name):
+        proc = self.trainctl("get", "pytorchjob", name, "-o", "json")
+        return json.loads(proc.stdout) if proc.returncode == 0 and proc.stdout.strip() else None
+
+    def test_restart_back_off_is_the_reason_while_the_job_runs(self):
+        path = self.write("job.yaml", manifest(
+            "crashy", "sleep 30", "echo 'worker: cannot open /data/shard-1'; exit 1",
+            worker_policy="OnFailure"))
+        run = self.start("run", path)
+        try:
+            def backing_off():
+                job = self.get_json("crashy")
+                c = ready(job) if job else None
+                return c if c and c["reason"] == "RestartBackOff" else None
+            c = self.wait_for(backing_off, 30, "ReplicasReady reason RestartBackOff")
+            self.assertIn("1/2 replicas exited and wait for their restart back-off (Worker 0)",
+                          c["message"])
+            self.assertIn("exited with code 1", c["message"])
+            wide = self.trainctl("get", "-o", "wide")
+            self.assertEqual(wide.returncode, 0, self.explain(wide))
+            self.assertIn("REASON", wide.stdout.splitlines()[0])
+            self.assertIn("RestartBackOff: ", wide.stdout)
+            described = json.loads(self.trainctl("describe", "pytorchjob", "crashy", "-o", "json").stdout)
+            self.assertEqual(described["why"]["reason"], "RestartBackOff")
+        finally:
+            self.stop(run)
+
+    def test_the_first_replica_to_fail_is_named_with_its_last_lines(self):
+        path = self.write("job.yaml", manifest(
+            "first", "sleep 3; echo 'master: lost worker 1'; exit 2",
+            "echo 'step 1'; echo 'RuntimeError: CUDA out of memory'; exit 3", workers=1,
+            master_policy="ExitCode", worker_policy="ExitCode"))
+        job, proc = self.run_json(path, expect_code=1)
+        failed = last_condition(job)
+        self.assertEqual(failed["type"], "Failed", self.explain(proc))
+        self.assertIn("First failure: first-worker-0 (Worker 0) exited with code 3, at ",
+                      failed["message"])
+        self.assertIn("Last output:\nstep 1\nRuntimeError: CUDA out of memory", failed["message"])
+        self.assertNotIn("lost worker 1", failed["message"])
+        self.assertIsNone(ready(job), "a finished job carries no ReplicasReady")
+        described = self.trainctl("describe", "pytorchjob", "first")
+        self.assertIn("Why:\n  First failure: first-worker-0", described.stdout)
+        self.assertIn("    RuntimeError: CUDA out of memory", described.stdout)
+        wide = self.trainctl("get", "-o", "wide")
+        self.assertIn("First failure: first-worker-0 (Worker 0) exited with code 3", wide.stdout)
+
+    def test_progress_timeout_warns_then_fails_a_silent_job(self):
+        path = self.write("job.yaml", manifest(
+            "hung", "echo started; sleep 60", "echo started; sleep 60",
+            annotations={"trainctl.dev/progress-timeout-seconds": "2",
+                         "trainctl.dev/progress-timeout-policy": "Fail"}))
+        start = time.monotonic()
+        job, proc = self.run_json(path, expect_code=1, timeout=60)
+        elapsed = time.monotonic() - start
+        failed = last_condition(job)
+        self.assertEqual(failed["type"], "Failed", self.explain(proc))
+        self.assertIn("made no progress", failed["message"])
+        self.assertIn("No replica has written output for 2 s", failed["message"])
+        self.assertLess(elapsed, 20, "failed long after the timeout")
+        events = self.trainctl("describe", "pytorchjob", "hung").stdout
+        self.assertIn("ProgressTimeout", events)
+
+    def test_output_keeps_a_job_with_a_progress_timeout_alive(self):
+        path = self.write("job.yaml", manifest(
+            "chatty", "for i in 1 2 3 4 5 6; do echo step $i; sleep 0.5; done",
+            "for i in 1 2 3 4 5 6; do printf '.'; sleep 0.5; done",  # no newline, still output
+            annotations={"trainctl.dev/progress-timeout-seconds": "2",
+                         "trainctl.dev/progress-timeout-policy": "Fail"}))
+        job, proc = self.run_json(path, expect_code=0, timeout=60)
+        self.assertEqual(last_condition(job)["type"], "Succeeded", self.explain(proc))
+
+    def test_a_bad_progress_annotation_is_refused_with_its_field_path(self):
+        path = self.write("job.yaml", manifest(
+            "bad", "true", "true", annotations={"trainctl.dev/progress-timeout-seconds": "soon"}))
+        proc = self.trainctl("run", path)
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("metadata.annotations[trainctl.dev/progress-timeout-seconds]", proc.stderr)
+        self.assertIn("expected a whole number of seconds", proc.stderr)
