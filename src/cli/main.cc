@@ -94,6 +94,9 @@ int main(int argc, char** argv) {
                            "Kinds to reconcile, repeatable (default: all): pytorchjob, tfjob, ...");
   operator_cmd->add_option("--controller-threads", op.controller_threads,
                            "Concurrent reconciles (default 1)");
+  operator_cmd->add_option("--progress-probes-per-minute", op.progress_probes_per_minute,
+                           "Pod log probes for jobs with a progress timeout, all jobs together "
+                           "(default 120; 0 = no limit)");
   operator_cmd->add_option("--kube-api-qps", op.kube_api_qps, "Client QPS (default 20)");
   operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Client burst (default 30)");
   operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,

@@ -8,6 +8,7 @@
 //   PATCH  <object>                → 200 with the stored object unchanged (404 when absent)
 //   DELETE <object>                removes it → 200 (404 when absent)
 //   GET    <object>                → 200 with it (404 when absent)
+//   GET    <pod>/log               → 200 with the text SetLog gave (404 when none)
 // Paths are compared without their query. Fail() makes matching requests answer a Kubernetes
 // Status error instead. Every request is recorded. Streams (watches) are answered 404: tests
 // feed the caches directly. Thread-safe.
@@ -42,6 +43,12 @@ class FakeApi final : public Transport {
     Stamp(&object, /*keep_uid=*/true);
     objects_[path] = object;
     return object;
+  }
+
+  // What GET `pod_path`/log answers (the query is ignored: the test says what the window holds).
+  void SetLog(const std::string& pod_path, std::string text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    logs_[pod_path + "/log"] = std::move(text);
   }
 
   std::optional<nlohmann::json> Object(const std::string& path) const {
@@ -92,6 +99,12 @@ class FakeApi final : public Transport {
       return Error(f.code, f.reason, f.message);
     }
     if (request.method == "POST") return Create(path, request.body);
+    if (request.method == "GET" && logs_.count(path)) {
+      HttpResponse r;
+      r.status = 200;
+      r.body = logs_[path];
+      return r;
+    }
     std::string object_path = path;
     const std::string kStatus = "/status";
     if (object_path.size() > kStatus.size() &&
@@ -135,6 +148,7 @@ class FakeApi final : public Transport {
   long ConnectionsOpened() const override { return 0; }
 
  private:
+  std::map<std::string, std::string> logs_;
   struct Failure {
     std::string method, path_prefix;
     long code;

@@ -44,6 +44,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
       writer_(client, recorder, &expectations_, metrics, clock, options_.pod_settings,
               options_.cluster_domain),
       mpi_writer_(client, recorder, metrics),
+      prober_(client, metrics, options_.progress_probes_per_minute),
       hpa_writer_(client, metrics),
       pod_group_writer_(client, recorder, metrics, options_.pod_settings.gang),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
@@ -113,6 +114,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
           mpi_writer_.Forget(j.uid);
           hpa_writer_.Forget(j.uid);
           pod_group_writer_.Forget(j.uid);
+          prober_.Forget(j.uid);
         },
     });
     kube::ReflectorOptions job_options;
@@ -299,6 +301,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
   input.observed = expectations_.Overlay(
       qkey, ObserveReplicas(input.job, pods_.ByIndex(kOwnerIndex, uid)), input.now);
   input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
+  std::optional<Duration> probe_again;
+  if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false))
+    probe_again = prober_.Observe(input.job, uid, &input.observed, input.now);
   const api::Job& job = input.job;
   const Time now = input.now;
 
@@ -368,7 +373,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
     if (!st.ok() && st.code() != StatusCode::kNotFound) result.status = st;
   }
   result.requeue_after = plan.requeue_after;
-  for (const std::optional<Duration>& also : {gang_requeue, status.requeue_after})
+  if (engine::IsFinished(plan.status)) probe_again.reset();
+  for (const std::optional<Duration>& also : {gang_requeue, status.requeue_after, probe_again})
     if (also && (!result.requeue_after || *also < *result.requeue_after))
       result.requeue_after = also;
   return result;

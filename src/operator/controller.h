@@ -33,6 +33,7 @@
 #include "operator/metrics.h"
 #include "operator/pod_group_writer.h"
 #include "operator/mpi_writer.h"
+#include "operator/progress_probe.h"
 
 namespace trainctl::op {
 
@@ -43,6 +44,7 @@ struct ControllerOptions {
   PodSettings pod_settings;
   std::string cluster_domain;  // CUSTOM_CLUSTER_DOMAIN
   ChildOptions children;
+  int progress_probes_per_minute = 120;  // 0: no limit
 };
 
 // The outcome of one sync, for the worker loop.
@@ -97,6 +99,7 @@ class Controller {
   Expectations expectations_;
   ChildWriter writer_;
   MpiWriter mpi_writer_;
+  ProgressProber prober_;
   HpaWriter hpa_writer_;
   PodGroupWriter pod_group_writer_;
 

@@ -284,6 +284,117 @@ TEST_F(SyncTest, RejectedPodCreateStopsTheBatchAndMarksCreatedFalse) {
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "QuotaExceeded"), 1);
 }
 
+TEST_F(SyncTest, ProgressTimeoutProbesPodLogsAndFailsASilentJob) {
+  options_.progress_probes_per_minute = 0;  // no budget limit here (tested below)
+  Make();
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("metadata: {name: pt, namespace: ns}"),
+               std::string("metadata: {name: pt, namespace: ns}").size(),
+               "metadata: {name: pt, namespace: ns, annotations: "
+               "{trainctl.dev/progress-timeout-seconds: \"40\", "
+               "trainctl.dev/progress-timeout-policy: Fail}}");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Running");
+  for (const char* pod : {"pt-master-0", "pt-worker-0", "pt-worker-1"})
+    api_->SetLog(std::string(kPods) + "/" + pod, "");
+  api_->SetLog(std::string(kPods) + "/pt-master-0", "s");  // rank 0 writes
+
+  SyncResult healthy = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(healthy.status.ok());
+  std::vector<kube::HttpRequest> probes = api_->Requests("GET", std::string(kPods) + "/pt-master-0/log");
+  ASSERT_EQ(probes.size(), 1u);  // the master wrote: one request is enough
+  EXPECT_NE(probes[0].path.find("sinceSeconds=40"), std::string::npos) << probes[0].path;
+  EXPECT_NE(probes[0].path.find("limitBytes=1"), std::string::npos) << probes[0].path;
+  ASSERT_TRUE(healthy.requeue_after);
+  EXPECT_LE(*healthy.requeue_after, Duration(10000));  // timeout / 4
+
+  api_->SetLog(std::string(kPods) + "/pt-master-0", "");  // everyone goes quiet
+  for (int pass = 1; pass <= 4; ++pass) {
+    CatchUp(path);
+    clock_.Advance(Duration(10000));
+    ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+    json job = *api_->Object(path);
+    if (pass < 4) {
+      EXPECT_NE(Condition(job, "Failed").value("status", ""), "True") << pass;
+    }
+  }
+  json job = *api_->Object(path);
+  json failed = Condition(job, "Failed");
+  EXPECT_EQ(failed.value("status", ""), "True") << job["status"].dump();
+  EXPECT_NE(failed.value("message", "").find("made no progress"), std::string::npos);
+  std::vector<std::string> reasons = EventReasons(*api_);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "ProgressTimeout"), reasons.end());
+  // 1 healthy probe, then 4 silent ones asking every running pod (3): 13 log requests.
+  size_t log_requests = 0;
+  for (const auto& r : api_->Requests("GET", kPods))
+    log_requests += r.path.find("/log") != std::string::npos;
+  EXPECT_EQ(log_requests, 13u);
+}
+
+TEST_F(SyncTest, ProgressProbesStayWithinTheirBudgetAndStillProveSilence) {
+  options_.progress_probes_per_minute = 4;
+  Make();
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("metadata: {name: pt, namespace: ns}"),
+               std::string("metadata: {name: pt, namespace: ns}").size(),
+               "metadata: {name: pt, namespace: ns, annotations: "
+               "{trainctl.dev/progress-timeout-seconds: \"40\", "
+               "trainctl.dev/progress-timeout-policy: Fail}}");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Running");
+  for (const char* pod : {"pt-master-0", "pt-worker-0", "pt-worker-1"})
+    api_->SetLog(std::string(kPods) + "/" + pod, "");  // silent from the start
+  // Every 10 s for 3 minutes. A silent probe asks all three pods, so the budget of 4 requests a
+  // minute allows one probe a minute: the silence is proven later, but it is proven.
+  std::vector<int> failed_at;
+  for (int pass = 0; pass < 18; ++pass) {
+    CatchUp(path);
+    ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+    if (Condition(*api_->Object(path), "Failed").value("status", "") == "True")
+      failed_at.push_back(pass * 10);
+    clock_.Advance(Duration(10000));
+  }
+  size_t log_requests = 0;
+  for (const auto& r : api_->Requests("GET", kPods))
+    log_requests += r.path.find("/log") != std::string::npos;
+  EXPECT_LE(log_requests, 9u);  // 3 per probe, one probe a minute
+  ASSERT_FALSE(failed_at.empty());
+  EXPECT_GE(failed_at.front(), 40);   // never before the timeout
+  EXPECT_LE(failed_at.front(), 130);  // the first probe, plus a minute of budget
+}
+
+TEST(ProbePlanTest, RankOrderAndTheWindowSinceTheLastProbe) {
+  auto loaded = api::LoadJobsFromText(kPyTorch, "t.yaml");
+  ASSERT_TRUE(loaded.ok());
+  api::Job job = (*loaded)[0].job;
+  api::ProgressPolicy policy{Duration(120000), api::ProgressAction::kWarn};
+  std::vector<engine::ReplicaObservation> observed(3);
+  observed[0].name = "pt-worker-1"; observed[0].type = "Worker"; observed[0].index = 1;
+  observed[1].name = "pt-worker-0"; observed[1].type = "Worker"; observed[1].index = 0;
+  observed[2].name = "pt-master-0"; observed[2].type = "Master"; observed[2].index = 0;
+  for (auto& o : observed) o.phase = engine::Phase::kRunning;
+  Time t0 = Time(std::chrono::seconds(1700000000));
+  ProbePlan first = PlanProbe(job, policy, observed, {}, t0);
+  EXPECT_TRUE(first.due);
+  EXPECT_EQ(first.since_seconds, 120);
+  EXPECT_EQ(first.pods, (std::vector<std::string>{"pt-master-0", "pt-worker-0", "pt-worker-1"}));
+  ProbeState state{t0, t0};
+  ProbePlan early = PlanProbe(job, policy, observed, state, t0 + std::chrono::seconds(10));
+  EXPECT_FALSE(early.due);
+  EXPECT_EQ(early.next, Duration(20000));  // every timeout / 4 = 30 s
+  ProbePlan late = PlanProbe(job, policy, observed, state, t0 + std::chrono::seconds(95));
+  EXPECT_TRUE(late.due);
+  EXPECT_EQ(late.since_seconds, 95);  // covers everything since the last probe
+}
+
 TEST_F(SyncTest, StatusConflictIsRetriedAndMetricsWaitForAWriteThatSticks) {
   Make();
   api_->Fail("PUT", std::string(kPyTorchJobs) + "/pt/status", 409, "Conflict", "modified", 1);

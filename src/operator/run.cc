@@ -81,6 +81,10 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
   c.namespace_ = flags.namespace_.empty() ? Env("KUBEFLOW_NAMESPACE") : flags.namespace_;
   c.kinds = std::move(kinds).value();
   c.threads = flags.controller_threads;
+  if (flags.progress_probes_per_minute < 0)
+    return InvalidError("--progress-probes-per-minute must not be negative, got " +
+                        std::to_string(flags.progress_probes_per_minute));
+  c.progress_probes_per_minute = flags.progress_probes_per_minute;
   c.pod_settings.gang = GangFromFlag(flags.gang_scheduler_name);
   c.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;
   c.pod_settings.pytorch_init_max_tries = flags.pytorch_init_container_max_tries;

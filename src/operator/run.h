@@ -22,6 +22,7 @@ struct OperatorFlags {
   std::vector<std::string> enable_schemes;  // empty: every kind
   std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else all
   int controller_threads = 1;
+  int progress_probes_per_minute = 120;  // pod log probes for progress timeouts, all jobs
   double kube_api_qps = 20;
   int kube_api_burst = 30;
   std::string gang_scheduler_name;
