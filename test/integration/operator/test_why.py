@@ -127,3 +127,26 @@ class FirstFailure(OperatorTestCase):
         pod = [p for p in self.pods("ff") if p["metadata"]["name"] == "ff-worker-0"][0]
         self.assertEqual(pod["spec"]["containers"][0]["terminationMessagePolicy"], "FallbackToLogsOnError")
         self.assertIsNone(ready_condition(done), "a finished job carries no ReplicasReady")
+
+
+class Hang(OperatorTestCase):
+    """The progress timeout on the cluster: kwok serves every container the same log, stamped
+    when the cluster started, so a running kwok pod writes nothing new: a hang, found by probing
+    the pods' logs through the API server (sinceSeconds, limitBytes=1)."""
+
+    def test_a_silent_job_gets_a_progress_timeout_warning(self):
+        job = make_job("PyTorchJob", "hang", self.ns, {"Master": (1, FOREVER), "Worker": (1, FOREVER)})
+        job["metadata"]["annotations"] = {"trainctl.dev/progress-timeout-seconds": "3"}
+        self.create(job)
+
+        def timed_out():
+            c = ready_condition(self.job("PyTorchJob", "hang"))
+            return c if c and c["reason"] == "ProgressTimeout" else None
+        c = wait_for("ProgressTimeout", timed_out, timeout=60)
+        self.assertIn("No replica has written output for 3 s", c["message"])
+        self.assertIn(("Warning", "ProgressTimeout"), {(e[0], e[1]) for e in self.events("hang")})
+        self.assertEqual(self.conditions("PyTorchJob", "hang")[-1], ("Running", "True"), "Warn only")
+        probes = self.op.counter("trainctl_api_requests_total", verb="get", resource="pods/log",
+                                 result="ok")
+        self.assertGreaterEqual(probes, 1)
+        self.assertLessEqual(probes, 12, "a few probes of at most 4 pods each")
