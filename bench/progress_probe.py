@@ -25,6 +25,13 @@ def requests_by(op):
     return out
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process, from /proc (the same way for any process)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--jobs", type=int, default=1000)
@@ -55,22 +62,24 @@ def main():
                                                 for c in j.get("status", {}).get("conditions", [])))
                 return up == a.jobs
             wait_for("every job Running", running, timeout=900, interval=2)
-            before = requests_by(op)
+            before, cpu0 = requests_by(op), cpu_seconds(op.proc.pid)
             t0 = time.monotonic()
             time.sleep(a.window)
             elapsed = time.monotonic() - t0
-            after = requests_by(op)
+            after, cpu1 = requests_by(op), cpu_seconds(op.proc.pid)
         finally:
             op.stop()
         delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
         logs = delta.get(("get", "pods/log"), 0)
         other = sum(v for k, v in delta.items() if k != ("get", "pods/log"))
-        rows.append((budget, logs, logs * 60 / elapsed, other * 60 / elapsed))
+        rows.append((budget, logs, logs * 60 / elapsed, other * 60 / elapsed,
+                     (cpu1 - cpu0) * 60 / elapsed))
     period = max(a.timeout / 4, 10)
     print(f"jobs {a.jobs}, timeout {a.timeout} s (probe period {period:.0f} s), window {a.window} s")
-    print(f"{'budget/min':>10} {'log GETs':>9} {'per min':>8} {'other requests/min':>19}")
-    for budget, logs, per_min, other in rows:
-        print(f"{budget or 'none':>10} {logs:>9.0f} {per_min:>8.1f} {other:>19.1f}")
+    print(f"{'budget/min':>10} {'log GETs':>9} {'per min':>8} {'other requests/min':>19} "
+          f"{'operator CPU s/min':>19}")
+    for budget, logs, per_min, other, cpu in rows:
+        print(f"{budget or 'none':>10} {logs:>9.0f} {per_min:>8.1f} {other:>19.1f} {cpu:>19.2f}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include "kinds/mpi.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
+#include "local/torch_error.h"
 #include "local/mpi_local.h"
 #include "local/state_store.h"
 
@@ -66,7 +67,7 @@ class LaunchTest : public ::testing::Test {
     fs::create_directories(dir_ / "sub");
     context_.manifest_dir = dir_.string();
     context_.base_env = {"PATH=/usr/bin:/bin", "HOME_DIR=/from/caller", "RANK=caller"};
-    injected_.env = {{"RANK", "0"}, {"WORLD_SIZE", "2"}};
+    injected_.env = {{"RANK", "0", nullptr}, {"WORLD_SIZE", "2", nullptr}};
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -323,6 +324,30 @@ TEST(MpiLocalTest, IdleLaunchIgnoresTheTemplate) {
   EXPECT_EQ(launch.spec.argv, (std::vector<std::string>{"sleep", "infinity"}));
   EXPECT_EQ(launch.spec.cwd, "/jobs");
   EXPECT_EQ(launch.spec.env, context.base_env);
+}
+
+}  // namespace
+}  // namespace trainctl::local
+
+namespace trainctl::local {
+namespace {
+
+TEST(TorchElasticErrorTest, RootCauseComesLastAndBounded) {
+  std::string file =
+      R"({"message": {"message": "RuntimeError: NCCL error: Duplicate GPU detected", "extraInfo": )"
+      R"({"py_callstack": "Traceback (most recent call last):\n  File \"train.py\", line 7, in main\n    dist.barrier()\nRuntimeError: NCCL error: Duplicate GPU detected\n", "timestamp": "1"}}})";
+  std::optional<std::string> text = TorchElasticErrorText(file, 2048);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(*text,
+            "Traceback (most recent call last):\n  File \"train.py\", line 7, in main\n    "
+            "dist.barrier()\nRuntimeError: NCCL error: Duplicate GPU detected");
+  std::optional<std::string> small = TorchElasticErrorText(file, 60);
+  ASSERT_TRUE(small);
+  EXPECT_LE(small->size(), 60u);
+  EXPECT_EQ(small->substr(small->size() - 22), "Duplicate GPU detected");
+  EXPECT_EQ(TorchElasticErrorText(R"({"message": "ChildFailedError: x"})", 100), "ChildFailedError: x");
+  EXPECT_FALSE(TorchElasticErrorText("not json", 100));
+  EXPECT_FALSE(TorchElasticErrorText(R"({"other": 1})", 100));
 }
 
 }  // namespace

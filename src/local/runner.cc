@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 
 #include "api/kind_plugin.h"
@@ -17,6 +19,7 @@
 #include "local/launch.h"
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
+#include "local/torch_error.h"
 
 namespace trainctl::local {
 namespace {
@@ -80,7 +83,8 @@ struct Replica {
   api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
   std::string command;
   std::string message;
-  std::string last_lines;             // the end of its log when it last exited
+  std::string last_lines;             // the end of its log (or its root cause) when it last exited
+  std::string error_file;             // TORCHELASTIC_ERROR_FILE given to it; "" when the user's
   std::optional<Time> last_output;    // when its log last grew
   int port = 0;
   long long exit_seq = 0;  // order of this replica's last exit within the run
@@ -226,6 +230,16 @@ void Run::Start(const std::string& type, int index, Time now) {
   }
   rep.command = launch->display_command;
   launch->spec.log_path = dir_.LogPath(name);
+  // torchrun (or a script with torch's @record) writes its root cause here; unless the user
+  // points it elsewhere.
+  const std::string error_key = std::string(kTorchElasticErrorFileEnv) + "=";
+  bool user_set = std::any_of(launch->spec.env.begin(), launch->spec.env.end(),
+                              [&](const std::string& e) { return e.rfind(error_key, 0) == 0; });
+  if (!user_set) {
+    rep.error_file = dir_.LogPath(name) + ".error.json";
+    std::remove(rep.error_file.c_str());  // a file from an earlier attempt is not this one's
+    launch->spec.env.push_back(error_key + rep.error_file);
+  }
   rep.attempt++;
   Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
   StatusOr<std::unique_ptr<ReplicaProcess>> process = launcher_->Spawn(launch->spec);
@@ -294,6 +308,11 @@ void Run::Reap(Time now) {
     r.process.reset();
     TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
     r.last_lines = ReadLogTail(dir_.LogPath(name), kLastLinesBytes);
+    if (!r.error_file.empty() && *code != 0) {
+      std::string error = ReadLogTail(r.error_file, 64 * 1024);
+      if (std::optional<std::string> root = TorchElasticErrorText(error, kLastLinesBytes))
+        r.last_lines = *root;
+    }
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
           r.name + " exited with code " + std::to_string(*code)},
          now, "Pod/" + name);

@@ -368,7 +368,7 @@ TEST_F(SyncTest, ProgressProbesStayWithinTheirBudgetAndStillProveSilence) {
   EXPECT_LE(log_requests, 9u);  // 3 per probe, one probe a minute
   ASSERT_FALSE(failed_at.empty());
   EXPECT_GE(failed_at.front(), 40);   // never before the timeout
-  EXPECT_LE(failed_at.front(), 130);  // the first probe, plus a minute of budget
+  EXPECT_LE(failed_at.front(), 140);  // the first probe, plus a minute of budget and a period
 }
 
 TEST(ProbePlanTest, RankOrderAndTheWindowSinceTheLastProbe) {

@@ -116,9 +116,9 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
       state.last_probe = now;
       std::lock_guard<std::mutex> lock(mu_);
       jobs_[uid] = state;
-    } else {
-      plan.next = std::min<Duration>(plan.next, Duration(5000));  // no budget: try again soon
     }
+    // Without budget (or after an error) the job waits a whole period again: jobs that find the
+    // budget spent must not come back every few seconds (with 1,000 jobs that is a sync storm).
   }
   if (state.last_output && state.last_probe) {
     Time reported = *state.last_output + (now - *state.last_probe);

@@ -6,7 +6,8 @@
 // the first pod that wrote: one request per job while it is healthy, at most kMaxPodsPerProbe
 // while it is silent. A job is probed at most every max(timeout / 4, 10 s); every job together at
 // most `probes_per_minute` requests. A probe starts only when the budget covers all the pods it
-// may ask (else it is tried again in 5 s), and silence counts only when every pod was asked.
+// may ask (else it is tried again a period later), and silence counts only when every pod was
+// asked.
 //
 // The time reported as a replica's last output is shifted by the time since the last probe, so
 // that the decision core sees exactly the silence the probes have covered: a late probe delays a

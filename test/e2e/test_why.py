@@ -131,3 +131,56 @@ class WhyLocally(TrainctlTestCase):
         self.assertEqual(proc.returncode, 2, self.explain(proc))
         self.assertIn("metadata.annotations[trainctl.dev/progress-timeout-seconds]", proc.stderr)
         self.assertIn("expected a whole number of seconds", proc.stderr)
+
+
+TORCHRUN_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: elastic
+spec:
+  nprocPerNode: "2"
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [torchrun, fail.py]
+            env:
+            # torch 1.13 on Python 3.11 (Debian's): see examples/pytorch/pytorchjob-torchrun.yaml
+            - {name: PET_REDIRECTS, value: "9:1"}
+            - {name: PET_TEE, value: "9:1"}
+"""
+
+FAIL_PY = """
+import os
+from torch.distributed.elastic.multiprocessing.errors import record
+
+@record
+def main():
+    print("rank", os.environ["RANK"], "starting", flush=True)
+    if os.environ["LOCAL_RANK"] == "1":
+        raise RuntimeError("NCCL error: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 0")
+
+main()
+"""
+
+
+class WhyTorchrun(TrainctlTestCase):
+    """torchrun with the real torch: the root cause from its structured error file."""
+
+    def test_the_root_cause_comes_from_torchelastics_error_file(self):
+        self.write("fail.py", FAIL_PY)
+        path = self.write("job.yaml", TORCHRUN_JOB)
+        job, proc = self.run_json(path, expect_code=1, timeout=120)
+        failed = last_condition(job)
+        self.assertEqual(failed["type"], "Failed", self.explain(proc))
+        self.assertIn("First failure: elastic-worker-0 (Worker 0) exited with code 1", failed["message"])
+        # The log ends with torchrun's own summary; the error file names the worker's exception.
+        self.assertTrue(failed["message"].endswith(
+            "RuntimeError: NCCL error: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 0"),
+            failed["message"])
