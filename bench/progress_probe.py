@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "integration", "operator"))
 from harness import FOREVER, Operator, get_json, install_crds, kubectl, make_job, wait_for  # noqa: E402
@@ -40,8 +41,8 @@ def main():
     p.add_argument("--budgets", default="0,120")
     a = p.parse_args()
     install_crds()
-    ns = "probe-bench"
-    kubectl("create", "namespace", ns, check=False)
+    ns = "probe-bench-" + uuid.uuid4().hex[:6]  # the bench cluster keeps its state between runs
+    kubectl("create", "namespace", ns)
     items = []
     for i in range(a.jobs):
         job = make_job("PyTorchJob", f"p{i}", ns, {"Master": (1, FOREVER)})
@@ -74,6 +75,7 @@ def main():
         other = sum(v for k, v in delta.items() if k != ("get", "pods/log"))
         rows.append((budget, logs, logs * 60 / elapsed, other * 60 / elapsed,
                      (cpu1 - cpu0) * 60 / elapsed))
+    kubectl("delete", "namespace", ns, "--wait=false", check=False)
     period = max(a.timeout / 4, 10)
     print(f"jobs {a.jobs}, timeout {a.timeout} s (probe period {period:.0f} s), window {a.window} s")
     print(f"{'budget/min':>10} {'log GETs':>9} {'per min':>8} {'other requests/min':>19} "

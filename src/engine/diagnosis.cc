@@ -56,6 +56,38 @@ std::string Tail(const std::string& text, size_t max) {
   return text.substr(start);
 }
 
+// `text` with every byte that is not part of a valid UTF-8 sequence replaced by U+FFFD: a log
+// may hold anything, a status must be valid JSON text.
+std::string ValidUtf8(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (ok && len == 2) ok = c >= 0xC2;  // no overlong forms
+    if (ok && len == 3) {
+      unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);  // overlong, surrogates
+    }
+    if (ok && len == 4) {
+      unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
+      ok = c <= 0xF4 && !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(text, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 // "Worker 0, 1, 2; Master 0", at most kMaxNamesListed replicas, then "and N more".
 std::string ListReplicas(const std::vector<const Slot*>& slots) {
   std::string out;
@@ -169,7 +201,7 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     if (!hit.front()->message.empty()) out.message += ": " + hit.front()->message;
     size_t others = slots.size() - hit.size();
     if (others > 0) out.message += " (" + std::to_string(others) + " more not running)";
-    out.message = Head(out.message, kMaxReadinessMessage);
+    out.message = ValidUtf8(Head(out.message, kMaxReadinessMessage));
     return out;
   }
   // Only benign states: the replicas are on their way.
@@ -190,7 +222,7 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     first = false;
   }
   if (!first_message.empty()) out.message += "; " + first_message;
-  out.message = Head(out.message, kMaxReadinessMessage);
+  out.message = ValidUtf8(Head(out.message, kMaxReadinessMessage));
   return out;
 }
 
@@ -299,7 +331,7 @@ std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& o
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
     if (!tail.empty()) text += "\nLast output:\n" + tail;
   }
-  return text;
+  return ValidUtf8(text);
 }
 
 ProgressVerdict CheckProgress(const api::ProgressPolicy& policy,

@@ -235,6 +235,19 @@ TEST(FirstFailureTest, LongOutputKeepsItsTailWithinTheBound) {
   EXPECT_EQ(text->find("line 0\n"), std::string::npos);
 }
 
+TEST(FirstFailureTest, BinaryOutputBecomesValidUtf8) {
+  std::string log = std::string("caf\xC3\xA9 ok\n\xFF\xFE binary \xE2\x82 cut\n", 30);
+  std::optional<std::string> text =
+      FirstFailure({Ended(Pod("Worker", 0, Phase::kFailed, 1), kT0, "Error", log)});
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("caf\xC3\xA9 ok\n\xEF\xBF\xBD\xEF\xBF\xBD binary \xEF\xBF\xBD\xEF\xBF\xBD cut"),
+            std::string::npos)
+      << *text;
+  api::JobStatus status;
+  status.conditions.push_back({"Failed", "True", "x", *text, kT0, kT0});
+  EXPECT_NO_THROW(api::EncodeStatus(status).dump());
+}
+
 TEST(FirstFailureTest, FailedConditionAndEventNameTheFirstReplica) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "ExitCode"}, {"Worker", 2, "ExitCode"}});
   Step(&job, {}, kT0);
