@@ -120,9 +120,36 @@ class SyncTest : public ::testing::Test {
     }
   }
 
+  // A PyTorchJob (Master + 2 Workers) with a 40 s progress timeout, policy Fail, created and
+  // running, its pods' logs empty; returns its API path.
+  std::string RunningSilentJobWithProgressTimeout() {
+    Make();
+    std::string yaml = kPyTorch;
+    const std::string metadata = "metadata: {name: pt, namespace: ns}";
+    yaml.replace(yaml.find(metadata), metadata.size(),
+                 "metadata: {name: pt, namespace: ns, annotations: "
+                 "{trainctl.dev/progress-timeout-seconds: \"40\", "
+                 "trainctl.dev/progress-timeout-policy: Fail}}");
+    AddJob(yaml);
+    const std::string path = std::string(kPyTorchJobs) + "/pt";
+    EXPECT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+    CatchUp(path);
+    ServicesCaughtUp();
+    PodsAre("Running");
+    for (const char* pod : {"pt-master-0", "pt-worker-0", "pt-worker-1"})
+      api_->SetLog(std::string(kPods) + "/" + pod, "");
+    return path;
+  }
+
   void ServicesCaughtUp() {
     for (const json& s : api_->Objects(kServices))
       controller_->ServiceCache()->Apply(kube::WatchEventType::kAdded, s);
+  }
+
+  size_t LogRequests() const {
+    size_t n = 0;
+    for (const auto& r : api_->Requests("GET", kPods)) n += r.path.find("/log") != std::string::npos;
+    return n;
   }
 
   SyncResult Sync(const std::string& key) {
@@ -286,21 +313,7 @@ TEST_F(SyncTest, RejectedPodCreateStopsTheBatchAndMarksCreatedFalse) {
 
 TEST_F(SyncTest, ProgressTimeoutProbesPodLogsAndFailsASilentJob) {
   options_.progress_probes_per_minute = 0;  // no budget limit here (tested below)
-  Make();
-  std::string yaml = kPyTorch;
-  yaml.replace(yaml.find("metadata: {name: pt, namespace: ns}"),
-               std::string("metadata: {name: pt, namespace: ns}").size(),
-               "metadata: {name: pt, namespace: ns, annotations: "
-               "{trainctl.dev/progress-timeout-seconds: \"40\", "
-               "trainctl.dev/progress-timeout-policy: Fail}}");
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  CatchUp(path);
-  ServicesCaughtUp();
-  PodsAre("Running");
-  for (const char* pod : {"pt-master-0", "pt-worker-0", "pt-worker-1"})
-    api_->SetLog(std::string(kPods) + "/" + pod, "");
+  const std::string path = RunningSilentJobWithProgressTimeout();
   api_->SetLog(std::string(kPods) + "/pt-master-0", "s");  // rank 0 writes
 
   SyncResult healthy = Sync("pytorchjobs/ns/pt");
@@ -329,29 +342,12 @@ TEST_F(SyncTest, ProgressTimeoutProbesPodLogsAndFailsASilentJob) {
   std::vector<std::string> reasons = EventReasons(*api_);
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "ProgressTimeout"), reasons.end());
   // 1 healthy probe, then 4 silent ones asking every running pod (3): 13 log requests.
-  size_t log_requests = 0;
-  for (const auto& r : api_->Requests("GET", kPods))
-    log_requests += r.path.find("/log") != std::string::npos;
-  EXPECT_EQ(log_requests, 13u);
+  EXPECT_EQ(LogRequests(), 13u);
 }
 
 TEST_F(SyncTest, ProgressProbesStayWithinTheirBudgetAndStillProveSilence) {
   options_.progress_probes_per_minute = 4;
-  Make();
-  std::string yaml = kPyTorch;
-  yaml.replace(yaml.find("metadata: {name: pt, namespace: ns}"),
-               std::string("metadata: {name: pt, namespace: ns}").size(),
-               "metadata: {name: pt, namespace: ns, annotations: "
-               "{trainctl.dev/progress-timeout-seconds: \"40\", "
-               "trainctl.dev/progress-timeout-policy: Fail}}");
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  CatchUp(path);
-  ServicesCaughtUp();
-  PodsAre("Running");
-  for (const char* pod : {"pt-master-0", "pt-worker-0", "pt-worker-1"})
-    api_->SetLog(std::string(kPods) + "/" + pod, "");  // silent from the start
+  const std::string path = RunningSilentJobWithProgressTimeout();  // silent from the start
   // Every 10 s for 3 minutes. A silent probe asks all three pods, so the budget of 4 requests a
   // minute allows one probe a minute: the silence is proven later, but it is proven.
   std::vector<int> failed_at;
@@ -362,10 +358,7 @@ TEST_F(SyncTest, ProgressProbesStayWithinTheirBudgetAndStillProveSilence) {
       failed_at.push_back(pass * 10);
     clock_.Advance(Duration(10000));
   }
-  size_t log_requests = 0;
-  for (const auto& r : api_->Requests("GET", kPods))
-    log_requests += r.path.find("/log") != std::string::npos;
-  EXPECT_LE(log_requests, 9u);  // 3 per probe, one probe a minute
+  EXPECT_LE(LogRequests(), 9u);  // 3 per probe, one probe a minute
   ASSERT_FALSE(failed_at.empty());
   EXPECT_GE(failed_at.front(), 40);   // never before the timeout
   EXPECT_LE(failed_at.front(), 140);  // the first probe, plus a minute of budget and a period
