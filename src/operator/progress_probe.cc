@@ -8,6 +8,7 @@ namespace trainctl::op {
 namespace {
 
 constexpr Duration kMinPeriod{10000};
+constexpr Duration kBurst{10000};  // how much of the budget may be spent at once
 
 Duration PeriodOf(const api::ProgressPolicy& policy) {
   return std::max<Duration>(policy.timeout / 4, kMinPeriod);
@@ -60,10 +61,13 @@ ProbePlan PlanProbe(const api::Job& job, const api::ProgressPolicy& policy,
 ProgressProber::ProgressProber(kube::Client* client, Metrics* metrics, int probes_per_minute)
     : client_(client), metrics_(metrics), probes_per_minute_(probes_per_minute) {}
 
-bool ProgressProber::HasBudget(size_t requests, Time now) {
-  while (!recent_.empty() && now - recent_.front() >= std::chrono::minutes(1)) recent_.pop_front();
-  return probes_per_minute_ <= 0 ||
-         recent_.size() + requests <= static_cast<size_t>(probes_per_minute_);
+Time ProgressProber::Reserve(size_t requests, Time now) {
+  if (probes_per_minute_ <= 0) return now;
+  const Duration per_request = std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) /
+                               probes_per_minute_;
+  Time slot = std::max(next_free_, now - kBurst);
+  next_free_ = slot + per_request * static_cast<long>(requests);
+  return slot;
 }
 
 std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::string& uid,
@@ -84,19 +88,26 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
     options.container = job.info().default_container;
     options.since_seconds = plan.since_seconds;
     options.limit_bytes = 1;
-    bool start;
-    {
-      // A probe starts only when it could ask every planned pod: a probe cut short proves
-      // nothing and would waste the budget.
+    bool start = true;
+    if (state.slot) {
+      start = now >= *state.slot;  // the turn reserved earlier (its requests are paid for)
+    } else {
       std::lock_guard<std::mutex> lock(mu_);
-      start = HasBudget(plan.pods.size(), now);
+      Time slot = Reserve(plan.pods.size(), now);
+      if (slot > now) {
+        state.slot = slot;
+        start = false;
+      }
+    }
+    if (!start) {
+      plan.next = std::chrono::duration_cast<Duration>(*state.slot - now);
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_[uid] = state;
+    } else {
+      state.slot.reset();
     }
     for (size_t i = 0; start && i < plan.pods.size(); ++i) {
       const std::string& pod = plan.pods[i];
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        recent_.push_back(now);
-      }
       StatusOr<std::string> log = client_->PodLog(job.namespace_, pod, options);
       if (metrics_) metrics_->CountRequest("get", "pods/log", log.ok());
       if (!log.ok()) break;  // unknown: this probe proves nothing
@@ -106,8 +117,15 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
         break;
       }
     }
-    // Silence counts only when every planned pod was asked (budget and errors can cut a probe).
-    bool probed = seen || asked == plan.pods.size();
+    if (start && asked < plan.pods.size() && probes_per_minute_ > 0) {
+      // Give back what was reserved and not asked (a healthy job asks one pod, not four).
+      std::lock_guard<std::mutex> lock(mu_);
+      size_t unused = plan.pods.size() - std::max<size_t>(asked, 1);
+      next_free_ -= std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) /
+                    probes_per_minute_ * static_cast<long>(unused);
+    }
+    // Silence counts only when every planned pod answered (an error cuts a probe short).
+    bool probed = start && (seen || asked == plan.pods.size());
     if (probed) {
       // No output seen: none for at least the window the probe covered.
       if (!seen && !state.last_output)
@@ -117,8 +135,6 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
       std::lock_guard<std::mutex> lock(mu_);
       jobs_[uid] = state;
     }
-    // Without budget (or after an error) the job waits a whole period again: jobs that find the
-    // budget spent must not come back every few seconds (with 1,000 jobs that is a sync storm).
   }
   if (state.last_output && state.last_probe) {
     Time reported = *state.last_output + (now - *state.last_probe);

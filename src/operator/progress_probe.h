@@ -5,9 +5,10 @@
 // limitBytes=1 on the job's running replicas in rank order (master/launcher first), stopping at
 // the first pod that wrote: one request per job while it is healthy, at most kMaxPodsPerProbe
 // while it is silent. A job is probed at most every max(timeout / 4, 10 s); every job together at
-// most `probes_per_minute` requests. A probe starts only when the budget covers all the pods it
-// may ask (else it is tried again a period later), and silence counts only when every pod was
-// asked.
+// most `probes_per_minute` requests, paced: a probe that would exceed the budget reserves the
+// next free slot (each request takes 60 s / budget of it; up to 10 s of requests may go at once)
+// and the job comes back at that slot, so jobs take turns instead of all retrying at once.
+// Silence counts only when every planned pod was asked.
 //
 // The time reported as a replica's last output is shifted by the time since the last probe, so
 // that the decision core sees exactly the silence the probes have covered: a late probe delays a
@@ -17,7 +18,6 @@
 // ask; ProgressProber does the requests and keeps the per-job state. Thread-safe.
 #pragma once
 
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -39,6 +39,7 @@ inline constexpr size_t kMaxPodsPerProbe = 4;
 struct ProbeState {
   std::optional<Time> last_probe;
   std::optional<Time> last_output;  // a probe saw output (or a lower bound when none was seen)
+  std::optional<Time> slot;         // a reserved turn in the budget
 };
 
 struct ProbePlan {
@@ -65,14 +66,15 @@ class ProgressProber {
   void Forget(const std::string& uid);
 
  private:
-  bool HasBudget(size_t requests, Time now);  // mu_ held
+  // The time from which `requests` fit in the budget; reserves them. mu_ held.
+  Time Reserve(size_t requests, Time now);
 
   kube::Client* client_;
   Metrics* metrics_;
   const int probes_per_minute_;
   std::mutex mu_;
   std::map<std::string, ProbeState> jobs_;  // by uid; guarded by mu_
-  std::deque<Time> recent_;                 // request times in the last minute; guarded by mu_
+  Time next_free_{};                        // the budget's next free moment; guarded by mu_
 };
 
 }  // namespace trainctl::op
