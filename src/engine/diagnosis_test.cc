@@ -43,6 +43,8 @@ struct ReadinessRow {
   bool warning;
 };
 
+void PrintTo(const ReadinessRow& row, std::ostream* os) { *os << row.name; }
+
 class AssessTest : public ::testing::TestWithParam<ReadinessRow> {};
 
 TEST_P(AssessTest, ReasonAndMessage) {
