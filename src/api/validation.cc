@@ -29,6 +29,25 @@ void ValidateName(const Job& job, FieldErrorList* errors) {
   errors->push_back(Invalid("metadata.name", job.name, "should match: " + joined));
 }
 
+// The namespace becomes a folder of the local runner's state and a part of names: a DNS-1123
+// label, as Kubernetes requires of namespaces (so "../x" never reaches a path).
+void ValidateNamespace(const Job& job, FieldErrorList* errors) {
+  static const std::regex kDns1123("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  const std::string& ns = job.namespace_;
+  if (ns.empty()) return;
+  std::vector<std::string> problems;
+  if (ns.size() > 63) problems.push_back("must be no more than 63 characters");
+  if (!std::regex_match(ns, kDns1123))
+    problems.push_back(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+        "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+        "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+  if (problems.empty()) return;
+  std::string joined;
+  for (const std::string& p : problems) joined += (joined.empty() ? "" : ",") + p;
+  errors->push_back(Invalid("metadata.namespace", ns, joined));
+}
+
 void ValidateManagedBy(const Job& job, FieldErrorList* errors) {
   if (!job.run_policy.managed_by) return;
   const std::string& v = *job.run_policy.managed_by;
@@ -77,6 +96,7 @@ ValidationResult ValidateJob(const Job& job) {
   ValidationResult out;
   FieldErrorList* errors = &out.errors;
   ValidateName(job, errors);
+  ValidateNamespace(job, errors);
   ValidateManagedBy(job, errors);  // every kind, JAXJob too (upstream skips it there)
   ProgressPolicyOf(job, errors);   // trainctl's own annotations (hang detection)
   if (!job.has_replica_specs || job.replica_specs.empty()) {

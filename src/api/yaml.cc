@@ -96,6 +96,7 @@ class Converter {
       if (type == YAML_STREAM_END_EVENT) break;
       if (type != YAML_DOCUMENT_START_EVENT) continue;
       anchors_.clear();
+      nodes_ = 0;
       json doc;
       bool empty = false;
       TRAINCTL_RETURN_IF_ERROR(ParseDocumentBody(&doc, &empty));
@@ -138,122 +139,155 @@ class Converter {
            std::to_string(e.start_mark.column + 1);
   }
 
+  // Counts `n` more values in the document; an error past kMaxYamlNodes.
+  Status Count(size_t n, const yaml_event_t& event) {
+    nodes_ += n;
+    if (nodes_ <= kMaxYamlNodes) return Status::Ok();
+    return InvalidError(Where(event) + ": the document expands to more than " +
+                        std::to_string(kMaxYamlNodes) +
+                        " values (aliases that refer to aliases multiply: refused)");
+  }
+
   // Parses the node that begins with `event` (already read) into *out.
   Status ParseNode(yaml_event_t* event, json* out) {
-    const char* anchor = nullptr;
-    switch (event->type) {
-      case YAML_ALIAS_EVENT: {
-        std::string name = reinterpret_cast<const char*>(event->data.alias.anchor);
-        auto it = anchors_.find(name);
-        if (it == anchors_.end()) return InvalidError(Where(*event) + ": unknown alias *" + name);
-        *out = it->second;
-        return Status::Ok();
-      }
-      case YAML_SCALAR_EVENT: {
-        std::string value(reinterpret_cast<const char*>(event->data.scalar.value),
-                          event->data.scalar.length);
-        const char* tag = reinterpret_cast<const char*>(event->data.scalar.tag);
-        bool plain = event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-        if (tag && std::string(tag) == "tag:yaml.org,2002:str") {
-          *out = value;
-        } else if (tag && std::string(tag) == "tag:yaml.org,2002:int") {
-          json v = ResolvePlainScalar(value);
-          if (!v.is_number_integer())
-            return InvalidError(Where(*event) + ": !!int value is not an integer: " + value);
-          *out = v;
-        } else if (plain && event->data.scalar.plain_implicit) {
-          *out = ResolvePlainScalar(value);
-        } else {
-          *out = value;
+    if (event->type == YAML_SEQUENCE_START_EVENT || event->type == YAML_MAPPING_START_EVENT) {
+      if (depth_ == kMaxYamlDepth)
+        return InvalidError(Where(*event) + ": collections nested deeper than " +
+                            std::to_string(kMaxYamlDepth) + " levels");
+      ++depth_;
+      size_t before = nodes_;
+      Status st = ParseCollection(event, out);
+      --depth_;
+      TRAINCTL_RETURN_IF_ERROR(st);
+      const char* anchor = event->type == YAML_SEQUENCE_START_EVENT
+                               ? reinterpret_cast<const char*>(event->data.sequence_start.anchor)
+                               : reinterpret_cast<const char*>(event->data.mapping_start.anchor);
+      if (anchor) anchors_[anchor] = {*out, nodes_ - before};
+      return Status::Ok();
+    }
+    TRAINCTL_RETURN_IF_ERROR(Count(1, *event));
+    return ParseLeaf(event, out);
+  }
+
+  // A collection's contents; the node itself is counted here.
+  // A collection's contents; the collection itself is counted here.
+  Status ParseCollection(yaml_event_t* event, json* out) {
+    TRAINCTL_RETURN_IF_ERROR(Count(1, *event));
+    if (event->type == YAML_SEQUENCE_START_EVENT) {
+      *out = json::array();
+      for (;;) {
+        yaml_event_t child;
+        TRAINCTL_RETURN_IF_ERROR(Next(&child));
+        if (child.type == YAML_SEQUENCE_END_EVENT) {
+          yaml_event_delete(&child);
+          return Status::Ok();
         }
-        anchor = reinterpret_cast<const char*>(event->data.scalar.anchor);
+        json item;
+        Status st = ParseNode(&child, &item);
+        yaml_event_delete(&child);
+        TRAINCTL_RETURN_IF_ERROR(st);
+        out->push_back(std::move(item));
+      }
+    }
+    *out = json::object();
+    json merged = json::object();  // keys from `<<`, lower precedence than explicit keys
+    for (;;) {
+      yaml_event_t key_event;
+      TRAINCTL_RETURN_IF_ERROR(Next(&key_event));
+      if (key_event.type == YAML_MAPPING_END_EVENT) {
+        yaml_event_delete(&key_event);
         break;
       }
-      case YAML_SEQUENCE_START_EVENT: {
-        anchor = reinterpret_cast<const char*>(event->data.sequence_start.anchor);
-        std::string anchor_name = anchor ? anchor : "";
-        *out = json::array();
-        for (;;) {
-          yaml_event_t child;
-          TRAINCTL_RETURN_IF_ERROR(Next(&child));
-          if (child.type == YAML_SEQUENCE_END_EVENT) {
-            yaml_event_delete(&child);
-            break;
-          }
-          json item;
-          Status st = ParseNode(&child, &item);
-          yaml_event_delete(&child);
-          TRAINCTL_RETURN_IF_ERROR(st);
-          out->push_back(std::move(item));
+      bool is_merge = key_event.type == YAML_SCALAR_EVENT &&
+                      key_event.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                      std::string_view(reinterpret_cast<const char*>(key_event.data.scalar.value),
+                                       key_event.data.scalar.length) == "<<";
+      std::string where = Where(key_event);
+      json key;
+      Status st = ParseNode(&key_event, &key);
+      yaml_event_delete(&key_event);
+      TRAINCTL_RETURN_IF_ERROR(st);
+      yaml_event_t value_event;
+      TRAINCTL_RETURN_IF_ERROR(Next(&value_event));
+      json value;
+      st = ParseNode(&value_event, &value);
+      yaml_event_delete(&value_event);
+      TRAINCTL_RETURN_IF_ERROR(st);
+      if (is_merge) {
+        if (value.is_object()) value = json::array({value});
+        if (!value.is_array())
+          return InvalidError(where + ": merge key << expects a mapping or list of mappings");
+        for (const json& m : value) {
+          if (!m.is_object()) return InvalidError(where + ": merge key << expects mappings");
+          for (auto it = m.begin(); it != m.end(); ++it)
+            if (!merged.contains(it.key())) merged[it.key()] = it.value();
         }
-        if (!anchor_name.empty()) anchors_[anchor_name] = *out;
-        return Status::Ok();
+        continue;
       }
-      case YAML_MAPPING_START_EVENT: {
-        anchor = reinterpret_cast<const char*>(event->data.mapping_start.anchor);
-        std::string anchor_name = anchor ? anchor : "";
-        *out = json::object();
-        json merged = json::object();  // keys from `<<`, lower precedence than explicit keys
-        for (;;) {
-          yaml_event_t key_event;
-          TRAINCTL_RETURN_IF_ERROR(Next(&key_event));
-          if (key_event.type == YAML_MAPPING_END_EVENT) {
-            yaml_event_delete(&key_event);
-            break;
-          }
-          bool is_merge = key_event.type == YAML_SCALAR_EVENT &&
-                          key_event.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                          std::string_view(reinterpret_cast<const char*>(key_event.data.scalar.value),
-                                           key_event.data.scalar.length) == "<<";
-          std::string where = Where(key_event);
-          json key;
-          Status st = ParseNode(&key_event, &key);
-          yaml_event_delete(&key_event);
-          TRAINCTL_RETURN_IF_ERROR(st);
-          yaml_event_t value_event;
-          TRAINCTL_RETURN_IF_ERROR(Next(&value_event));
-          json value;
-          st = ParseNode(&value_event, &value);
-          yaml_event_delete(&value_event);
-          TRAINCTL_RETURN_IF_ERROR(st);
-          if (is_merge) {
-            if (value.is_object()) value = json::array({value});
-            if (!value.is_array())
-              return InvalidError(where + ": merge key << expects a mapping or list of mappings");
-            for (const json& m : value) {
-              if (!m.is_object())
-                return InvalidError(where + ": merge key << expects mappings");
-              for (auto it = m.begin(); it != m.end(); ++it)
-                if (!merged.contains(it.key())) merged[it.key()] = it.value();
-            }
-            continue;
-          }
-          std::string k = KeyToString(key);
-          if (out->contains(k))
-            return InvalidError(where + ": mapping key \"" + k + "\" already defined");
-          (*out)[k] = std::move(value);
-        }
-        for (auto it = merged.begin(); it != merged.end(); ++it)
-          if (!out->contains(it.key())) (*out)[it.key()] = it.value();
-        if (!anchor_name.empty()) anchors_[anchor_name] = *out;
-        return Status::Ok();
-      }
-      default:
-        return InvalidError(Where(*event) + ": unexpected YAML event");
+      std::string k = KeyToString(key);
+      if (out->contains(k))
+        return InvalidError(where + ": mapping key \"" + k + "\" already defined");
+      (*out)[k] = std::move(value);
     }
-    if (anchor) anchors_[anchor] = *out;
+    for (auto it = merged.begin(); it != merged.end(); ++it)
+      if (!out->contains(it.key())) (*out)[it.key()] = it.value();
     return Status::Ok();
   }
 
+  // An alias or a scalar (already counted).
+  Status ParseLeaf(yaml_event_t* event, json* out) {
+    if (event->type == YAML_ALIAS_EVENT) {
+      std::string name = reinterpret_cast<const char*>(event->data.alias.anchor);
+      auto it = anchors_.find(name);
+      if (it == anchors_.end()) return InvalidError(Where(*event) + ": unknown alias *" + name);
+      // Each use of an alias is a copy: count what it expands to before copying it.
+      TRAINCTL_RETURN_IF_ERROR(Count(it->second.nodes, *event));
+      *out = it->second.value;
+      return Status::Ok();
+    }
+    if (event->type != YAML_SCALAR_EVENT)
+      return InvalidError(Where(*event) + ": unexpected YAML event");
+    std::string value(reinterpret_cast<const char*>(event->data.scalar.value),
+                      event->data.scalar.length);
+    const char* tag = reinterpret_cast<const char*>(event->data.scalar.tag);
+    bool plain = event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    if (tag && std::string(tag) == "tag:yaml.org,2002:str") {
+      *out = value;
+    } else if (tag && std::string(tag) == "tag:yaml.org,2002:int") {
+      json v = ResolvePlainScalar(value);
+      if (!v.is_number_integer())
+        return InvalidError(Where(*event) + ": !!int value is not an integer: " + value);
+      *out = v;
+    } else if (plain && event->data.scalar.plain_implicit) {
+      *out = ResolvePlainScalar(value);
+    } else {
+      *out = value;
+    }
+    const char* anchor = reinterpret_cast<const char*>(event->data.scalar.anchor);
+    if (anchor) anchors_[anchor] = {*out, 1};
+    return Status::Ok();
+  }
+
+  struct Anchor {
+    json value;
+    size_t nodes = 1;  // values it expands to
+  };
+
   std::string source_;
   yaml_parser_t parser_;
-  std::map<std::string, json> anchors_;
+  std::map<std::string, Anchor> anchors_;
+  size_t depth_ = 0;
+  size_t nodes_ = 0;
 };
 
 }  // namespace
 
 StatusOr<std::vector<nlohmann::json>> ParseYamlDocuments(std::string_view text,
                                                          const std::string& source) {
+  if (text.size() > kMaxYamlBytes)
+    return InvalidError(source + ": " + std::to_string(text.size()) +
+                        " bytes: manifests larger than " + std::to_string(kMaxYamlBytes >> 20) +
+                        " MiB are refused");
   Converter converter(text, source);
   return converter.Run();
 }

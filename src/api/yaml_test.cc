@@ -78,4 +78,30 @@ TEST(YamlTest, DuplicateKeyIsAnError) {
 }
 
 }  // namespace
+TEST(YamlTest, NestingAndAliasExpansionAreBounded) {
+  std::string ok = std::string(kMaxYamlDepth, '[') + std::string(kMaxYamlDepth, ']');
+  EXPECT_TRUE(ParseYamlDocuments(ok, "ok.yaml").ok());
+  std::string deep = "[" + ok + "]";
+  auto refused = ParseYamlDocuments(deep, "deep.yaml");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "deep.yaml:1:257: collections nested deeper than 256 levels");
+  // Aliases are fine while what they expand to stays within the budget...
+  auto small = ParseYamlDocuments("a: &a [1, 2]\nb: [*a, *a, *a]\n", "s.yaml");
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ((*small)[0]["b"].dump(), "[[1,2],[1,2],[1,2]]");
+  // ...and refused, before copying, once they multiply past it.
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 8; ++i) {
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  auto bomb = ParseYamlDocuments(laughs, "l.yaml");
+  ASSERT_FALSE(bomb.ok());
+  EXPECT_NE(bomb.status().message().find("expands to more than 1000000 values"), std::string::npos);
+  std::string huge(kMaxYamlBytes + 1, ' ');
+  EXPECT_EQ(ParseYamlDocuments(huge, "h.yaml").status().message(),
+            "h.yaml: 16777217 bytes: manifests larger than 16 MiB are refused");
+}
+
 }  // namespace trainctl::api

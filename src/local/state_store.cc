@@ -67,6 +67,13 @@ std::string JobDir::LogPath(const std::string& replica) const {
 bool JobDir::Exists() const { return fs::exists(path_ + "/job.json"); }
 
 Status JobDir::Create() {
+  // Validation already refuses such names; this keeps a path from ever leaving the root.
+  for (const std::string* part : {&key_.namespace_, &key_.name}) {
+    if (part->empty() || *part == "." || *part == ".." || part->find('/') != std::string::npos)
+      return InvalidError("refusing to write job state for \"" + key_.namespace_ + "/" +
+                          key_.name + "\": a namespace or name must not be empty, \".\", "
+                          "\"..\" or contain \"/\"");
+  }
   std::error_code ec;
   fs::create_directories(LogDir(), ec);
   if (ec) return IoError("cannot create " + LogDir() + ": " + ec.message());

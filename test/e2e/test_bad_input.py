@@ -113,3 +113,44 @@ class BadInputTest(TrainctlTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostileInputTest(TrainctlTestCase):
+    """Manifests a hostile or careless source can produce (issue #16): bounded work and memory,
+    exit 2 with the exact message, nothing written anywhere."""
+
+    def expect_refused(self, filename, text, message):
+        self.write(filename, text)
+        proc = self.trainctl("run", filename, timeout=60)
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertEqual(proc.stderr, message + "\n")
+        self.assertFalse(os.path.exists(self.state), "state was written for refused input")
+
+    def test_deeply_nested_yaml(self):
+        self.expect_refused("deep.yaml", "[" * 100000 + "]" * 100000 + "\n",
+                            "error: deep.yaml:1:257: collections nested deeper than 256 levels")
+
+    def test_deeply_nested_json(self):
+        self.expect_refused("deep.json", '{"a":' * 100000 + "1" + "}" * 100000 + "\n",
+                            "error: deep.json:1:1281: collections nested deeper than 256 levels")
+
+    def test_billion_laughs(self):
+        text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+            f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+        self.expect_refused("laughs.yaml", text,
+                            "error: laughs.yaml:6:45: the document expands to more than 1000000 "
+                            "values (aliases that refer to aliases multiply: refused)")
+
+    def test_namespace_that_would_escape_the_state_folder(self):
+        text = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n"
+                "metadata: {name: x, namespace: ../../escape}\nspec:\n  pytorchReplicaSpecs:\n"
+                "    Master: {replicas: 1, template: {spec: {containers: "
+                "[{name: pytorch, image: i, command: [\"true\"]}]}}}\n")
+        self.expect_refused(
+            "ns.yaml", text,
+            "error: ns.yaml: PyTorchJob \"x\" is invalid: metadata.namespace: Invalid value: "
+            "\"../../escape\": a lowercase RFC 1123 label must consist of lower case alphanumeric "
+            "characters or '-', and must start and end with an alphanumeric character (e.g. "
+            "'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "escape")))
+        self.assertFalse(os.path.exists(os.path.join(os.path.dirname(self.tmp), "escape")))
