@@ -19,7 +19,9 @@ Status ReadInto(local::JobDir& dir, bool with_events, LocalJobSnapshot* out) {
   if (!patch.ok()) return patch.status();
   out->job = local::ApplyMetadataPatch(std::move(job).value(), *patch);
   StatusOr<json> replicas = dir.ReadReplicas();
-  out->replicas = replicas.ok() && replicas->is_array() ? *replicas : json::array();
+  if (!replicas.ok() && replicas.status().code() != StatusCode::kNotFound)
+    return replicas.status();  // damaged: say so, naming the file
+  out->replicas = replicas.ok() ? *replicas : json::array();
   if (with_events) {
     StatusOr<std::vector<json>> events = dir.ReadEvents();
     if (events.ok()) out->events = std::move(events).value();

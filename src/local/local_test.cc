@@ -207,7 +207,7 @@ TEST_F(StateStoreTest, WritesReadsAndLists) {
   JobDir dir(root_, {api::Kind::kPyTorchJob, "team", "demo"});
   EXPECT_FALSE(dir.Exists());
   ASSERT_TRUE(dir.Create().ok());
-  ASSERT_TRUE(dir.WriteJob({{"kind", "PyTorchJob"}}).ok());
+  ASSERT_TRUE(dir.WriteJob({{"kind", "PyTorchJob"}, {"metadata", {{"name", "demo"}}}}).ok());
   ASSERT_TRUE(dir.AppendEvent({{"reason", "A"}}).ok());
   ASSERT_TRUE(dir.AppendEvent({{"reason", "B"}}).ok());
   EXPECT_EQ(dir.ReadJob()->at("kind"), "PyTorchJob");
@@ -236,6 +236,20 @@ TEST_F(StateStoreTest, CorruptJobFileIsAnErrorNotACrash) {
   StatusOr<nlohmann::json> job = dir.ReadJob();
   ASSERT_FALSE(job.ok());
   EXPECT_NE(job.status().message().find("job.json"), std::string::npos) << job.status().message();
+}
+
+TEST_F(StateStoreTest, ValidJsonOfTheWrongShapeIsADamagedFileToo) {
+  JobDir dir(root_, {api::Kind::kPyTorchJob, "default", "demo"});
+  ASSERT_TRUE(dir.Create().ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/job.json", "{}").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir.path() + "/replicas.json", "{\"a\": 1}").ok());
+  EXPECT_EQ(dir.ReadJob().status().message(),
+            dir.path() + "/job.json: not a job (damaged state file): expected an object with kind "
+                         "and metadata.name");
+  EXPECT_EQ(dir.ReadReplicas().status().message(),
+            dir.path() + "/replicas.json: not a list of replicas (damaged state file)");
+  EXPECT_FALSE(JobDir(root_, {api::Kind::kPyTorchJob, "..", "x"}).Create().ok());
+  EXPECT_FALSE(JobDir(root_, {api::Kind::kPyTorchJob, "a/b", "x"}).Create().ok());
 }
 
 TEST_F(StateStoreTest, OnlyOneRunnerHoldsTheLock) {

@@ -94,12 +94,28 @@ std::string JobDir::HostfilePath() const { return path_ + "/hostfile"; }
 Status JobDir::WriteHostfile(const std::string& content) const {
   return WriteFileAtomically(HostfilePath(), content);
 }
-StatusOr<nlohmann::json> JobDir::ReadJob() const { return ReadJsonFile(path_ + "/job.json"); }
+StatusOr<nlohmann::json> JobDir::ReadJob() const {
+  const std::string path = path_ + "/job.json";
+  StatusOr<nlohmann::json> job = ReadJsonFile(path);
+  if (!job.ok()) return job;
+  const nlohmann::json& j = *job;
+  bool shaped = j.is_object() && j.contains("kind") && j["kind"].is_string() &&
+                j.contains("metadata") && j["metadata"].is_object() &&
+                j["metadata"].contains("name") && j["metadata"]["name"].is_string();
+  if (!shaped)
+    return InternalError(path + ": not a job (damaged state file): expected an object with "
+                                "kind and metadata.name");
+  return job;
+}
 Status JobDir::WriteReplicas(const nlohmann::json& replicas) const {
   return WriteFileAtomically(path_ + "/replicas.json", replicas.dump(2) + "\n");
 }
 StatusOr<nlohmann::json> JobDir::ReadReplicas() const {
-  return ReadJsonFile(path_ + "/replicas.json");
+  const std::string path = path_ + "/replicas.json";
+  StatusOr<nlohmann::json> replicas = ReadJsonFile(path);
+  if (replicas.ok() && !replicas->is_array())
+    return InternalError(path + ": not a list of replicas (damaged state file)");
+  return replicas;
 }
 
 Status JobDir::AppendEvent(const nlohmann::json& event) const {
