@@ -9,43 +9,42 @@
 namespace trainctl::api {
 namespace {
 
+// The problems of `value` as a label of at most 63 characters matching `pattern` (described by
+// `rule`), joined as apimachinery joins them; "" when there are none.
+std::string LabelProblems(const std::string& value, const std::regex& pattern,
+                          const char* rule) {
+  std::string joined;
+  if (value.size() > 63) joined = "must be no more than 63 characters";
+  if (!std::regex_match(value, pattern)) joined += (joined.empty() ? "" : ",") + std::string(rule);
+  return joined;
+}
+
 void ValidateName(const Job& job, FieldErrorList* errors) {
   if (job.name.empty()) {
     errors->push_back(Required("metadata.name", "name is required"));
     return;
   }
   static const std::regex kDns1035("[a-z]([-a-z0-9]*[a-z0-9])?");
-  std::vector<std::string> problems;
-  if (job.name.size() > 63) problems.push_back("must be no more than 63 characters");
-  if (!std::regex_match(job.name, kDns1035)) {
-    problems.push_back(
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
-        "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
-        "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
-  }
-  if (problems.empty()) return;
-  std::string joined;
-  for (const std::string& p : problems) joined += (joined.empty() ? "" : ",") + p;
-  errors->push_back(Invalid("metadata.name", job.name, "should match: " + joined));
+  std::string problems = LabelProblems(
+      job.name, kDns1035,
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+      "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+      "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+  if (!problems.empty())
+    errors->push_back(Invalid("metadata.name", job.name, "should match: " + problems));
 }
 
 // The namespace becomes a folder of the local runner's state and a part of names: a DNS-1123
 // label, as Kubernetes requires of namespaces (so "../x" never reaches a path).
 void ValidateNamespace(const Job& job, FieldErrorList* errors) {
   static const std::regex kDns1123("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  const std::string& ns = job.namespace_;
-  if (ns.empty()) return;
-  std::vector<std::string> problems;
-  if (ns.size() > 63) problems.push_back("must be no more than 63 characters");
-  if (!std::regex_match(ns, kDns1123))
-    problems.push_back(
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-        "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-        "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
-  if (problems.empty()) return;
-  std::string joined;
-  for (const std::string& p : problems) joined += (joined.empty() ? "" : ",") + p;
-  errors->push_back(Invalid("metadata.namespace", ns, joined));
+  if (job.namespace_.empty()) return;
+  std::string problems = LabelProblems(
+      job.namespace_, kDns1123,
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+      "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+      "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+  if (!problems.empty()) errors->push_back(Invalid("metadata.namespace", job.namespace_, problems));
 }
 
 void ValidateManagedBy(const Job& job, FieldErrorList* errors) {

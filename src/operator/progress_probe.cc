@@ -61,12 +61,14 @@ ProbePlan PlanProbe(const api::Job& job, const api::ProgressPolicy& policy,
 ProgressProber::ProgressProber(kube::Client* client, Metrics* metrics, int probes_per_minute)
     : client_(client), metrics_(metrics), probes_per_minute_(probes_per_minute) {}
 
+Duration ProgressProber::PerRequest() const {
+  return std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) / probes_per_minute_;
+}
+
 Time ProgressProber::Reserve(size_t requests, Time now) {
   if (probes_per_minute_ <= 0) return now;
-  const Duration per_request = std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) /
-                               probes_per_minute_;
   Time slot = std::max(next_free_, now - kBurst);
-  next_free_ = slot + per_request * static_cast<long>(requests);
+  next_free_ = slot + PerRequest() * static_cast<long>(requests);
   return slot;
 }
 
@@ -121,8 +123,7 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
       // Give back what was reserved and not asked (a healthy job asks one pod, not four).
       std::lock_guard<std::mutex> lock(mu_);
       size_t unused = plan.pods.size() - std::max<size_t>(asked, 1);
-      next_free_ -= std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) /
-                    probes_per_minute_ * static_cast<long>(unused);
+      next_free_ -= PerRequest() * static_cast<long>(unused);
     }
     // Silence counts only when every planned pod answered (an error cuts a probe short).
     bool probed = start && (seen || asked == plan.pods.size());

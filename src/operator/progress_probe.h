@@ -68,6 +68,7 @@ class ProgressProber {
  private:
   // The time from which `requests` fit in the budget; reserves them. mu_ held.
   Time Reserve(size_t requests, Time now);
+  Duration PerRequest() const;  // the budget's time per request (probes_per_minute_ > 0)
 
   kube::Client* client_;
   Metrics* metrics_;
