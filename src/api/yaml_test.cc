@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
+
+#include "api/json_bounds.h"
 
 namespace trainctl::api {
 namespace {
@@ -17,9 +20,9 @@ json One(const std::string& text) {
 }
 
 TEST(YamlTest, TypesPlainScalarsLikeKubectl) {
-  json d = One(
-      "a: 1\nb: '1'\nc: yes\nd: \"yes\"\ne: ~\nf: 1.5\ng: 0x1F\nh: 017\ni: -3\nj: text\n"
-      "k: on\nl: 1e3\nm: !!str 5\n");
+  json d =
+      One("a: 1\nb: '1'\nc: yes\nd: \"yes\"\ne: ~\nf: 1.5\ng: 0x1F\nh: 017\ni: -3\nj: text\n"
+          "k: on\nl: 1e3\nm: !!str 5\n");
   EXPECT_EQ(d["a"], 1);
   EXPECT_EQ(d["b"], "1");
   EXPECT_EQ(d["c"], true);
@@ -84,7 +87,8 @@ TEST(YamlTest, NestingAndAliasExpansionAreBounded) {
   std::string deep = "[" + ok + "]";
   auto refused = ParseYamlDocuments(deep, "deep.yaml");
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message(), "deep.yaml:1:257: collections nested deeper than 256 levels");
+  EXPECT_EQ(refused.status().message(),
+            "deep.yaml:1:257: collections nested deeper than 256 levels");
   // Aliases are fine while what they expand to stays within the budget...
   auto small = ParseYamlDocuments("a: &a [1, 2]\nb: [*a, *a, *a]\n", "s.yaml");
   ASSERT_TRUE(small.ok());
@@ -102,6 +106,46 @@ TEST(YamlTest, NestingAndAliasExpansionAreBounded) {
   std::string huge(kMaxYamlBytes + 1, ' ');
   EXPECT_EQ(ParseYamlDocuments(huge, "h.yaml").status().message(),
             "h.yaml: 16777217 bytes: manifests larger than 16 MiB are refused");
+}
+
+TEST(JsonBoundsTest, DepthIsCountedOutsideStringsOnly) {
+  EXPECT_EQ(JsonNestingDepth(R"({"a": [1, {"b": []}]})", 100), 4u);
+  EXPECT_EQ(JsonNestingDepth(R"({"a": "[[[[{{{{ \" [[["})", 100), 1u);
+  EXPECT_EQ(JsonNestingDepth(R"(["\\", [[]]])", 100), 3u);  // an escaped backslash ends
+  EXPECT_EQ(JsonNestingDepth("", 100), 0u);
+  // The scan stops once past the limit.
+  EXPECT_EQ(JsonNestingDepth(std::string(1000, '['), 10), 11u);
+}
+
+TEST(JsonBoundsTest, OverTheLimitsIsDiscardedWithTheReason) {
+  std::string problem;
+  std::string deep = std::string(kMaxYamlDepth + 1, '[') + std::string(kMaxYamlDepth + 1, ']');
+  EXPECT_TRUE(ParseJsonWithin(deep, JsonLimits{}, &problem).is_discarded());
+  EXPECT_EQ(problem, "nested deeper than 256 levels");
+  EXPECT_TRUE(
+      ParseJsonWithin(std::string(100, ' ') + "{}", JsonLimits{64, 8}, &problem).is_discarded());
+  EXPECT_EQ(problem, "larger than 64 bytes (102 bytes)");
+  EXPECT_TRUE(ParseJsonWithin("{", JsonLimits{}, &problem).is_discarded());
+  EXPECT_EQ(problem, "not JSON");
+  EXPECT_EQ(ParseJsonWithin(R"({"a": [1]})", JsonLimits{}, &problem)["a"][0], 1);
+}
+
+// kMaxApiJsonDepth matches the API server, so an object it stored is taken; at that depth the
+// operator's threads can still copy and print it (both recurse once per level).
+TEST(JsonBoundsTest, AnApiObjectAtTheDepthLimitCanBeCopiedAndPrintedOnAThread) {
+  std::string text;
+  for (size_t i = 0; i < kMaxApiJsonDepth; ++i) text += R"({"a":)";
+  text += "1" + std::string(kMaxApiJsonDepth, '}');
+  std::string printed;
+  std::thread([&] {
+    json parsed = ParseJsonWithin(text, kApiJsonLimits);
+    json copy = parsed;
+    printed = copy.dump();
+  }).join();
+  EXPECT_EQ(printed, text);
+  std::string problem;
+  EXPECT_TRUE(ParseJsonWithin("[" + text + "]", kApiJsonLimits, &problem).is_discarded());
+  EXPECT_EQ(problem, "nested deeper than 10000 levels");
 }
 
 }  // namespace trainctl::api

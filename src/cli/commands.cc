@@ -10,14 +10,15 @@
 #include <iostream>
 #include <thread>
 
+#include "api/json_bounds.h"
 #include "api/manifest.h"
 #include "cli/backend.h"
-#include "cli/local_backend.h"
 #include "cli/cluster_commands.h"
 #include "cli/detach.h"
 #include "cli/exit_status.h"
 #include "cli/format.h"
 #include "cli/job_query.h"
+#include "cli/local_backend.h"
 #include "cli/local_view.h"
 #include "cli/progress.h"
 #include "engine/conditions.h"
@@ -108,9 +109,8 @@ int RunInBackground(api::Job job, local::RunOptions run, const std::string& sour
     return result->succeeded ? 0 : 1;
   });
   if (!pid.ok()) return Fail(source + ": " + pid.status().message(), ExitFor(pid.status()));
-  std::cout << kind << ".kubeflow.org/" << name << " started in namespace " << ns
-            << " (runner pid " << *pid << " in the background); follow it with: trainctl logs -f "
-            << name << "\n";
+  std::cout << kind << ".kubeflow.org/" << name << " started in namespace " << ns << " (runner pid "
+            << *pid << " in the background); follow it with: trainctl logs -f " << name << "\n";
   return 0;
 }
 
@@ -122,8 +122,7 @@ StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_ba
   if (backend == "local") return !global.backend.empty() ? false : !global.kubeconfig.empty();
   if (backend.empty()) return !global.kubeconfig.empty();
   return InvalidError((!global.backend.empty() ? "--backend" : "$TRAINCTL_BACKEND") +
-                      std::string(": unknown backend \"") + backend +
-                      "\" (local or kubernetes)");
+                      std::string(": unknown backend \"") + backend + "\" (local or kubernetes)");
 }
 
 std::optional<long long> ParseDurationMs(const std::string& text) {
@@ -157,7 +156,8 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   if (cluster)
     return Fail(
         "run executes a job on this machine; for a cluster, create it with kubectl apply -f " +
-            options.file + " (the operator runs it) and follow it with trainctl --backend "
+            options.file +
+            " (the operator runs it) and follow it with trainctl --backend "
             "kubernetes logs -f NAME",
         2);
   bool from_stdin = options.file == "-";
@@ -198,6 +198,7 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   run.replace = options.replace;
   run.grace = Duration(static_cast<long long>(options.grace_seconds * 1000));
   run.drain = Duration(static_cast<long long>(options.drain_seconds * 1000));
+  run.supervisor = "/proc/self/exe";  // main() serves `__supervise`
   for (char** e = environ; e && *e; ++e) run.base_env.emplace_back(*e);
 
   bool json_out = options.output == "json";
@@ -351,7 +352,7 @@ int LocalBackend::Patch(const std::vector<std::string>& args, const std::string&
   const GlobalOptions& global = global_;
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
-  json body = json::parse(patch, nullptr, /*allow_exceptions=*/false);
+  json body = api::ParseJsonWithin(patch, api::JsonLimits{});
   if (body.is_discarded()) return Fail("-p: not valid JSON", 2);
   local::JobDir dir(StateRoot(global), *key);
   StatusOr<json> current = dir.ReadMetadataPatch();

@@ -1,12 +1,17 @@
 // trainctl: command-line entry point. Parses flags (CLI11, kept to this file) and dispatches
 // to the subcommands in commands.h.
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "local/supervisor.h"
 #include "operator/run.h"
 
 int main(int argc, char** argv) {
+  // The local runner's per-replica supervisor re-executes this binary; it takes no flags.
+  if (argc > 1 && std::strcmp(argv[1], trainctl::local::kSuperviseCommand) == 0)
+    return trainctl::local::SuperviseMain(argc, argv);
   using trainctl::cli::GlobalOptions;
   CLI::App app{
       "trainctl: Kubeflow kubeflow.org/v1 training jobs on this machine and on Kubernetes"};
@@ -21,8 +26,9 @@ int main(int argc, char** argv) {
                  "Where jobs live for get/describe/logs/delete/wait: local (default) or kubernetes "
                  "(default $TRAINCTL_BACKEND; --kubeconfig implies kubernetes)")
       ->check(CLI::IsMember({"local", "kubernetes"}));
-  app.add_option("--kubeconfig", global.kubeconfig,
-                 "Use the cluster in this kubeconfig (else $KUBECONFIG, in-cluster, ~/.kube/config)");
+  app.add_option(
+      "--kubeconfig", global.kubeconfig,
+      "Use the cluster in this kubeconfig (else $KUBECONFIG, in-cluster, ~/.kube/config)");
   app.add_option("-n,--namespace", global.namespace_,
                  "Namespace (default: default; on a cluster, the kubeconfig context's)");
   app.add_flag("-A,--all-namespaces", global.all_namespaces, "List across namespaces");

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json_bounds.h"
+
 namespace trainctl::kube {
 namespace {
 
@@ -54,7 +56,7 @@ StatusCode CodeFor(long http, const std::string& reason) {
 
 Status ErrorFromResponse(const HttpResponse& response, const std::string& what) {
   std::string reason, message;
-  json body = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  json body = api::ParseJsonWithin(response.body, api::kApiJsonLimits);
   if (body.is_object() && body.value("kind", "") == "Status") {
     if (body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
     if (body.contains("message") && body["message"].is_string()) message = body["message"];

@@ -3,6 +3,7 @@
 #include <memory>
 #include <thread>
 
+#include "api/json_bounds.h"
 #include "kube/api_error.h"
 #include "kube/json_path.h"
 
@@ -99,9 +100,10 @@ StatusOr<json> Client::Call(HttpRequest request, const std::string& what, bool i
   StatusOr<std::string> body = CallRaw(std::move(request), what, idempotent);
   if (!body.ok()) return body.status();
   if (body->empty()) return json::object();
-  json parsed = json::parse(*body, nullptr, /*allow_exceptions=*/false);
+  std::string problem;
+  json parsed = api::ParseJsonWithin(*body, api::kApiJsonLimits, &problem);
   if (parsed.is_discarded())
-    return InternalError(what + ": the server sent a body that is not JSON (" +
+    return InternalError(what + ": the server sent a body that is " + problem + " (" +
                          std::to_string(body->size()) + " bytes)");
   return parsed;
 }
@@ -349,8 +351,8 @@ std::shared_ptr<Stream> Client::StreamPodLog(const std::string& ns, const std::s
   std::string what = Describe("follow the log of", kPods, ns, pod);
   Sleep(limiter_.Reserve());
   auto finished = [on_done, what](StatusOr<HttpResponse> response) {
-    if (!response.ok()) return on_done(Status(response.status().code(),
-                                              what + ": " + response.status().message()));
+    if (!response.ok())
+      return on_done(Status(response.status().code(), what + ": " + response.status().message()));
     if (!IsSuccess(*response)) return on_done(ErrorFromResponse(*response, what));
     on_done(Status::Ok());
   };

@@ -153,6 +153,15 @@ TEST(WatchEventTest, MalformedEventsAreErrors) {
   }
 }
 
+TEST(WatchEventTest, NestingPastTheApiServersLimitIsRefusedBeforeDecoding) {
+  std::string deep = std::string(10001, '[') + std::string(10001, ']');
+  StatusOr<WatchEvent> e = ParseWatchEvent(R"({"type":"ADDED","object":{"x":)" + deep + "}}");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("malformed watch event (nested deeper than 10000 levels)"),
+            std::string::npos)
+      << e.status().message();
+}
+
 TEST(WatchEventTest, ErrorEventWith410IsGone) {
   StatusOr<WatchEvent> e = ParseWatchEvent(
       R"j({"type":"ERROR","object":{"kind":"Status","status":"Failure","message":"too old resource version: 1 (2)","reason":"Expired","code":410}})j");

@@ -676,6 +676,8 @@ TEST(TokenSourceTest, PicksTheSourceTheConfigCallsFor) {
 // Exec credential protocol (pure)
 
 TEST(ExecCredentialTest, ParsesTokenCertificatesAndExpiry) {
+  static const std::string kDeepJsonText = std::string(300, '[') + std::string(300, ']');
+  const char* kDeepJson = kDeepJsonText.c_str();
   StatusOr<ExecCredential> c = ParseExecCredential(
       R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
           "status":{"token":"abc","expirationTimestamp":"2030-01-02T03:04:05Z"}})",
@@ -698,6 +700,7 @@ TEST(ExecCredentialTest, ParsesTokenCertificatesAndExpiry) {
     const char* want;
   } cases[] = {
       {"not json", "stdout is not JSON"},
+      {kDeepJson, "stdout is nested deeper than 256 levels"},
       {R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",
            "status":{"token":"t"}})",
        "returned apiVersion \"client.authentication.k8s.io/v1beta1\" but the kubeconfig asks"},

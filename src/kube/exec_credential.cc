@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "api/json_bounds.h"
 #include "kube/base64.h"
 
 namespace trainctl::kube {
@@ -44,8 +45,9 @@ std::string Trim(const std::string& text) {
 StatusOr<ExecCredential> ParseExecCredential(std::string_view output,
                                              const std::string& api_version,
                                              const std::string& command) {
-  json doc = json::parse(output, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Malformed(command, api_version, "stdout is not JSON");
+  std::string problem;
+  json doc = api::ParseJsonWithin(output, api::JsonLimits{}, &problem);
+  if (doc.is_discarded()) return Malformed(command, api_version, "stdout is " + problem);
   if (!doc.is_object()) return Malformed(command, api_version, "stdout is not a JSON object");
   auto version = doc.find("apiVersion");
   if (version == doc.end() || !version->is_string()) {

@@ -93,8 +93,7 @@ class FakeApi final : public Transport {
     requests_.push_back(request);
     const std::string path = PathOf(request);
     for (Failure& f : failures_) {
-      if (f.times == 0 || f.method != request.method || path.rfind(f.path_prefix, 0) != 0)
-        continue;
+      if (f.times == 0 || f.method != request.method || path.rfind(f.path_prefix, 0) != 0) continue;
       if (f.times > 0) --f.times;
       return Error(f.code, f.reason, f.message);
     }
@@ -197,8 +196,7 @@ class FakeApi final : public Transport {
     if (name.empty()) name = body["metadata"].value("generateName", "") + Twelve(revision_ + 1);
     body["metadata"]["name"] = name;
     const std::string path = collection + "/" + name;
-    if (objects_.count(path))
-      return Error(409, "AlreadyExists", "\"" + name + "\" already exists");
+    if (objects_.count(path)) return Error(409, "AlreadyExists", "\"" + name + "\" already exists");
     Stamp(&body, /*keep_uid=*/false);
     objects_[path] = body;
     return Ok(201, body);

@@ -63,7 +63,8 @@ void AddEnd(const json& status, PodDetail* d) {
   end.reason = Str(*terminated, "reason");
   end.message = Tail(Str(*terminated, "message"));
   if (std::optional<Time> at = ParseRfc3339(Str(*terminated, "finishedAt")))
-    end.finished_at = std::chrono::duration_cast<std::chrono::seconds>(at->time_since_epoch()).count();
+    end.finished_at =
+        std::chrono::duration_cast<std::chrono::seconds>(at->time_since_epoch()).count();
   d->ends.push_back(std::move(end));
 }
 

@@ -38,22 +38,22 @@ inline constexpr size_t kMaxDetailText = 2048;
 
 struct ContainerEnd {
   std::string container;
-  std::string reason;   // OOMKilled, Error, Completed, …
-  std::string message;  // the termination message (tail, at most kMaxDetailText)
+  std::string reason;       // OOMKilled, Error, Completed, …
+  std::string message;      // the termination message (tail, at most kMaxDetailText)
   int64_t finished_at = 0;  // Unix seconds; 0 = unknown
 };
 
 // Why a pod is not running, or how its containers ended. Empty strings: not known.
 struct PodDetail {
-  std::string unschedulable;    // PodScheduled=False reason Unschedulable: the message
-  std::string scheduler_name;   // spec.schedulerName, when it is not the default scheduler
-  bool scheduled = false;       // a PodScheduled condition is True (or the pod has a node)
-  bool scheduling_seen = false; // a PodScheduled condition exists
+  std::string unschedulable;     // PodScheduled=False reason Unschedulable: the message
+  std::string scheduler_name;    // spec.schedulerName, when it is not the default scheduler
+  bool scheduled = false;        // a PodScheduled condition is True (or the pod has a node)
+  bool scheduling_seen = false;  // a PodScheduled condition exists
   std::string waiting_container;
-  bool waiting_init = false;    // the waiting container is an init container
-  std::string waiting_reason;   // state.waiting.reason, or PodInitializing for a running init
+  bool waiting_init = false;   // the waiting container is an init container
+  std::string waiting_reason;  // state.waiting.reason, or PodInitializing for a running init
   std::string waiting_message;
-  std::string pod_reason;       // status.reason: Evicted, NodeLost, DeadlineExceeded, …
+  std::string pod_reason;  // status.reason: Evicted, NodeLost, DeadlineExceeded, …
   std::string pod_message;
   std::vector<ContainerEnd> ends;  // containers with a terminated (current or last) state
 };

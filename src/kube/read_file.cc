@@ -8,7 +8,7 @@
 
 namespace trainctl::kube {
 
-StatusOr<std::string> ReadWholeFile(const std::string& path) {
+StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
@@ -26,6 +26,11 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
       return IoError(path + ": " + std::strerror(err));
     }
     if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      close(fd);
+      return InvalidError(path + ": longer than " + std::to_string(max_bytes) +
+                          " bytes, more than such a file can hold");
+    }
     out.append(buf, static_cast<size_t>(n));
   }
   close(fd);

@@ -1,5 +1,6 @@
 #include "kube/watch_decoder.h"
 
+#include "api/json_bounds.h"
 #include "kube/api_error.h"
 
 namespace trainctl::kube {
@@ -54,8 +55,9 @@ StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
     return InternalError("malformed watch event (" + why + "): " + start +
                          (line.size() > 120 ? "…" : ""));
   };
-  nlohmann::json doc = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return fail("not JSON");
+  std::string problem;
+  nlohmann::json doc = api::ParseJsonWithin(line, api::kApiJsonLimits, &problem);
+  if (doc.is_discarded()) return fail(problem);
   if (!doc.is_object()) return fail("not an object");
   auto type = doc.find("type");
   if (type == doc.end() || !type->is_string()) return fail("no type");

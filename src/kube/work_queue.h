@@ -67,11 +67,11 @@ class WorkQueue {
   WorkQueueOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> queue_;                    // guarded by mu_
-  std::unordered_set<std::string> dirty_;            // queued (or to queue after Done)
-  std::unordered_set<std::string> processing_;       // handed to a worker
+  std::deque<std::string> queue_;                     // guarded by mu_
+  std::unordered_set<std::string> dirty_;             // queued (or to queue after Done)
+  std::unordered_set<std::string> processing_;        // handed to a worker
   std::unordered_map<std::string, Time> delayed_at_;  // key → when it becomes ready
-  std::set<std::pair<Time, std::string>> delayed_;   // ordered by time
+  std::set<std::pair<Time, std::string>> delayed_;    // ordered by time
   std::unordered_map<std::string, int> failures_;
   bool shutdown_ = false;
   long adds_ = 0, retries_ = 0;

@@ -21,7 +21,8 @@ class OsProcess final : public ReplicaProcess {
 }  // namespace
 
 StatusOr<std::unique_ptr<ReplicaProcess>> OsProcessLauncher::Spawn(const LaunchSpec& spec) {
-  StatusOr<ProcessGroup> group = ProcessGroup::Spawn(spec);
+  StatusOr<ProcessGroup> group =
+      ProcessGroup::Spawn(spec, supervision_.program.empty() ? nullptr : &supervision_);
   if (!group.ok()) return group.status();
   return std::unique_ptr<ReplicaProcess>(std::make_unique<OsProcess>(std::move(group).value()));
 }

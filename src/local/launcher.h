@@ -2,8 +2,9 @@
 // happen to them — the runner's only contact with the operating system's processes, so its loop
 // can be tested with a scripted launcher and a fake clock (local/fake_launcher.h).
 //
-// OsProcessLauncher starts process groups (local/process.h) and waits with poll(2) on their
-// pidfds and the runner's wake-up descriptor (signals). Not thread-safe: one runner thread.
+// OsProcessLauncher starts process groups (local/process.h), each under a supervisor when given
+// one, and waits with poll(2) on their pidfds and the runner's wake-up descriptor (signals).
+// Not thread-safe: one runner thread.
 #pragma once
 
 #include <sys/types.h>
@@ -44,9 +45,14 @@ class ProcessLauncher {
 
 class OsProcessLauncher final : public ProcessLauncher {
  public:
+  // `supervision.program` empty: replicas are started without a supervisor.
+  explicit OsProcessLauncher(Supervision supervision = {}) : supervision_(std::move(supervision)) {}
   StatusOr<std::unique_ptr<ReplicaProcess>> Spawn(const LaunchSpec& spec) override;
   void WaitForActivity(const std::vector<ReplicaProcess*>& running, int wake_fd,
                        Duration timeout) override;
+
+ private:
+  Supervision supervision_;
 };
 
 }  // namespace trainctl::local

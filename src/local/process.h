@@ -5,6 +5,12 @@
 // appended to a log file, and no inherited descriptors besides those. Signals go to the whole
 // group. Reaping is non-blocking and per child (never waitpid(-1)), so it composes with other
 // children of the process. Not thread-safe; one owner per ProcessGroup.
+//
+// With a supervisor (local/supervisor.h) the child is the supervisor, which starts `argv` in a
+// group of its own and outlives it only to kill what is left: signals go to the replica's group,
+// the exit code is the replica's, and the replica and all its descendants die with the caller
+// even when the caller is SIGKILLed. Spawn must then be called from the thread that lives as
+// long as the process (PR_SET_PDEATHSIG follows the spawning thread).
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace trainctl::local {
@@ -24,11 +31,20 @@ struct LaunchSpec {
   std::string log_path;  // stdout+stderr appended here
 };
 
+// How to supervise replicas: the program that understands `__supervise` (the trainctl binary)
+// and the grace period between SIGTERM and SIGKILL when the caller dies.
+struct Supervision {
+  std::string program;
+  Duration grace{5000};
+};
+
 class ProcessGroup {
  public:
   // Starts the process. On exec failure (e.g. the file is not executable) returns an error and
   // writes the reason to the log file too.
-  static StatusOr<ProcessGroup> Spawn(const LaunchSpec& spec);
+  // `supervision` null: the child is the command itself.
+  static StatusOr<ProcessGroup> Spawn(const LaunchSpec& spec,
+                                      const Supervision* supervision = nullptr);
 
   ProcessGroup(ProcessGroup&& other) noexcept;
   ProcessGroup& operator=(ProcessGroup&& other) noexcept;
@@ -36,8 +52,9 @@ class ProcessGroup {
   ProcessGroup& operator=(const ProcessGroup&) = delete;
   ~ProcessGroup();
 
-  pid_t pid() const { return pid_; }
-  // A descriptor that becomes readable when the leader exits (pidfd), or -1 if unsupported.
+  // The replica's pid, which is also its process group's id.
+  pid_t pid() const { return group_; }
+  // A descriptor that becomes readable when the child exits (pidfd), or -1 if unsupported.
   int wait_fd() const { return pidfd_; }
 
   // Sends `sig` to every process of the group. Safe after the leader exited (group members
@@ -49,8 +66,11 @@ class ProcessGroup {
   bool GroupAlive() const;
 
  private:
-  ProcessGroup(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
-  pid_t pid_ = -1;
+  ProcessGroup(pid_t pid, pid_t group, int pidfd) : pid_(pid), group_(group), pidfd_(pidfd) {}
+  // Without a child left to reap, whether it has exited (without reaping it).
+  bool ChildExited() const;
+  pid_t pid_ = -1;    // the child: the replica or its supervisor
+  pid_t group_ = -1;  // the replica's process group
   int pidfd_ = -1;
   std::optional<int> exit_code_;
 };

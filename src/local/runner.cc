@@ -15,8 +15,8 @@
 #include "engine/reconcile.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
-#include "local/launcher.h"
 #include "local/launch.h"
+#include "local/launcher.h"
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
 #include "local/torch_error.h"
@@ -83,9 +83,9 @@ struct Replica {
   api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
   std::string command;
   std::string message;
-  std::string last_lines;             // the end of its log (or its root cause) when it last exited
-  std::string error_file;             // TORCHELASTIC_ERROR_FILE given to it; "" when the user's
-  std::optional<Time> last_output;    // when its log last grew
+  std::string last_lines;           // the end of its log (or its root cause) when it last exited
+  std::string error_file;           // TORCHELASTIC_ERROR_FILE given to it; "" when the user's
+  std::optional<Time> last_output;  // when its log last grew
   int port = 0;
   long long exit_seq = 0;  // order of this replica's last exit within the run
 };
@@ -97,6 +97,7 @@ class Run {
         options_(options),
         clock_(clock),
         observer_(observer),
+        os_launcher_(Supervision{options.supervisor, options.grace}),
         launcher_(options.launcher ? options.launcher : &os_launcher_),
         dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {}
 
@@ -200,11 +201,10 @@ void Run::Start(const std::string& type, int index, Time now) {
   r.name = name;
   r.type = type;
   r.index = index;
-  r.pod_policy = api::PodRestartPolicy(
-      api::ParseRestartPolicy(job_.replica_specs.at(type).restart_policy));
+  r.pod_policy =
+      api::PodRestartPolicy(api::ParseRestartPolicy(job_.replica_specs.at(type).restart_policy));
   r.port = endpoints_->Port(type, index, 0);
-  StatusOr<api::ReplicaEnv> env =
-      api::PluginFor(job_.kind).EnvFor(job_, type, index, *endpoints_);
+  StatusOr<api::ReplicaEnv> env = api::PluginFor(job_.kind).EnvFor(job_, type, index, *endpoints_);
   LaunchContext context;
   context.manifest_dir = options_.manifest_dir;
   context.base_env = options_.base_env;
@@ -316,8 +316,8 @@ void Run::Reap(Time now) {
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
           r.name + " exited with code " + std::to_string(*code)},
          now, "Pod/" + name);
-    ExitDecision exit = DecideExit(r.pod_policy, *code, r.restarts,
-                                   engine::IsFinished(job_.status), interrupted_by_ != 0);
+    ExitDecision exit = DecideExit(r.pod_policy, *code, r.restarts, engine::IsFinished(job_.status),
+                                   interrupted_by_ != 0);
     if (exit.restart) {
       r.restarts++;
       r.restart_at = mono_ + exit.backoff;
@@ -333,8 +333,7 @@ void Run::Reap(Time now) {
 void Run::StartDueRestarts(Time now) {
   std::vector<std::pair<std::string, int>> due;
   for (auto& [name, r] : replicas_)
-    if (r.restart_at && *r.restart_at <= mono_ && !r.terminating)
-      due.emplace_back(r.type, r.index);
+    if (r.restart_at && *r.restart_at <= mono_ && !r.terminating) due.emplace_back(r.type, r.index);
   for (const auto& [type, index] : due) {
     std::string name = api::ReplicaName(job_, type, index);
     int restarts = replicas_[name].restarts;
@@ -574,8 +573,7 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
   api::ServiceEndpoints placeholder(job.name, job.namespace_);
   for (const auto& [type, spec] : job.replica_specs) {
     if (spec.replicas.value_or(1) == 0) continue;
-    StatusOr<api::ReplicaEnv> env =
-        api::PluginFor(job.kind).EnvFor(job, type, 0, placeholder);
+    StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(job, type, 0, placeholder);
     if (!env.ok()) return InvalidError(env.status().message());
     LaunchContext context;
     context.manifest_dir = options.manifest_dir;

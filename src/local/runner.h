@@ -34,6 +34,10 @@ struct RunOptions {
   // Starts the replicas' processes and waits on them; null: the operating system's
   // (OsProcessLauncher). Tests pass a scripted one.
   ProcessLauncher* launcher = nullptr;
+  // The program that supervises each replica (local/supervisor.h), normally this trainctl
+  // binary: with it, replicas and all they spawn die with the runner, also on SIGKILL. Empty:
+  // replicas are the runner's children directly.
+  std::string supervisor;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/json_bounds.h"
+
 namespace trainctl::local {
 
 namespace fs = std::filesystem;
@@ -49,8 +51,9 @@ namespace {
 StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {
   StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InternalError(path + ": not valid JSON (damaged state file)");
+  std::string problem;
+  nlohmann::json j = api::ParseJsonWithin(*text, api::JsonLimits{}, &problem);
+  if (j.is_discarded()) return InternalError(path + ": " + problem + " (damaged state file)");
   return j;
 }
 
@@ -70,8 +73,8 @@ Status JobDir::Create() {
   // Validation already refuses such names; this keeps a path from ever leaving the root.
   for (const std::string* part : {&key_.namespace_, &key_.name}) {
     if (part->empty() || *part == "." || *part == ".." || part->find('/') != std::string::npos)
-      return InvalidError("refusing to write job state for \"" + key_.namespace_ + "/" +
-                          key_.name + "\": a namespace or name must not be empty, \".\", "
+      return InvalidError("refusing to write job state for \"" + key_.namespace_ + "/" + key_.name +
+                          "\": a namespace or name must not be empty, \".\", "
                           "\"..\" or contain \"/\"");
   }
   std::error_code ec;
@@ -103,8 +106,9 @@ StatusOr<nlohmann::json> JobDir::ReadJob() const {
                 j.contains("metadata") && j["metadata"].is_object() &&
                 j["metadata"].contains("name") && j["metadata"]["name"].is_string();
   if (!shaped)
-    return InternalError(path + ": not a job (damaged state file): expected an object with "
-                                "kind and metadata.name");
+    return InternalError(path +
+                         ": not a job (damaged state file): expected an object with "
+                         "kind and metadata.name");
   return job;
 }
 Status JobDir::WriteReplicas(const nlohmann::json& replicas) const {
@@ -130,7 +134,7 @@ StatusOr<std::vector<nlohmann::json>> JobDir::ReadEvents() const {
   std::ifstream in(path_ + "/events.jsonl");
   std::string line;
   while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j = api::ParseJsonWithin(line, api::JsonLimits{});
     if (!j.is_discarded()) out.push_back(std::move(j));
   }
   return out;

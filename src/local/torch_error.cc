@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json_bounds.h"
+
 namespace trainctl::local {
 
 std::optional<std::string> TorchElasticErrorText(const std::string& text, size_t max_bytes) {
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc = api::ParseJsonWithin(text, api::JsonLimits{});
   if (!doc.is_object() || !doc.contains("message")) return std::nullopt;
   const nlohmann::json& m = doc["message"];
   std::string message, stack;

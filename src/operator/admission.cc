@@ -1,6 +1,7 @@
 #include "operator/admission.h"
 
 #include "api/job.h"
+#include "api/json_bounds.h"
 #include "api/validation.h"
 
 namespace trainctl::op {
@@ -24,15 +25,18 @@ json Review(const std::string& uid, bool allowed, const std::string& message,
   json response = {{"uid", uid}, {"allowed", allowed}};
   if (!allowed) response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
   if (!warnings.empty()) response["warnings"] = warnings;
-  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
+  return {
+      {"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
 }
 
 }  // namespace
 
 json ReviewAdmission(api::Kind kind, const std::string& body) {
-  json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded() || !review.is_object() || !review.contains("request") ||
-      !review["request"].is_object())
+  std::string problem;
+  json review = api::ParseJsonWithin(body, api::kApiJsonLimits, &problem);
+  if (review.is_discarded())
+    return Review("", false, "the request body is not an AdmissionReview: it is " + problem, {});
+  if (!review.is_object() || !review.contains("request") || !review["request"].is_object())
     return Review("", false, "the request body is not an AdmissionReview", {});
   const json& request = review["request"];
   std::string uid = request.value("uid", "");
@@ -43,10 +47,10 @@ json ReviewAdmission(api::Kind kind, const std::string& body) {
   StatusOr<api::Job> job = api::DecodeJob(request["object"]);
   if (!job.ok()) return Review(uid, false, job.status().message(), {});
   if (job->kind != kind)
-    return Review(uid, false,
-                  "this webhook validates " + std::string(api::Info(kind).name) + ", not " +
-                      job->info().name,
-                  {});
+    return Review(
+        uid, false,
+        "this webhook validates " + std::string(api::Info(kind).name) + ", not " + job->info().name,
+        {});
   api::ValidationResult result = api::ValidateJob(*job);
   api::FieldErrorList errors = result.errors;
   if (operation == "UPDATE" && request.contains("oldObject") && request["oldObject"].is_object()) {

@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "api/json_bounds.h"
 #include "api/manifest.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
@@ -75,8 +76,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
   kube::ReflectorOptions child_options;
   child_options.namespace_ = options_.namespace_;
   child_options.label_selector = api::kLabelJobName;  // only pods/services of training jobs
-  pod_reflector_ =
-      std::make_unique<kube::Reflector>(client_, kube::kPods, child_options, &pods_);
+  pod_reflector_ = std::make_unique<kube::Reflector>(client_, kube::kPods, child_options, &pods_);
   service_reflector_ =
       std::make_unique<kube::Reflector>(client_, kube::kServices, child_options, &services_);
 
@@ -221,7 +221,7 @@ std::optional<nlohmann::json> Controller::LatestJob(const KindInformer& informer
       written_.erase(it);  // the cache caught up
     }
   }
-  nlohmann::json object = nlohmann::json::parse(cached->text, nullptr, false);
+  nlohmann::json object = api::ParseJsonWithin(cached->text, api::kApiJsonLimits);
   if (object.is_discarded()) return std::nullopt;
   return object;
 }

@@ -7,13 +7,13 @@
 #include "api/manifest.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "operator/admission.h"
 #include "operator/cache_types.h"
+#include "operator/certs.h"
 #include "operator/decide.h"
 #include "operator/expectations.h"
 #include "operator/http_server.h"
 #include "operator/log.h"
-#include "operator/admission.h"
-#include "operator/certs.h"
 #include "operator/metrics.h"
 #include "operator/test_jobs.h"
 
@@ -52,8 +52,8 @@ TEST(Expectations, PendingDeleteMarksTerminatingAndExpires) {
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_TRUE(seen[0].terminating);
   EXPECT_EQ(e.Pending("j"), 1u);
-  seen = e.Overlay("j", {Obs("job-worker-0", engine::Phase::kFailed, false)},
-                   T0() + Duration(60000));
+  seen =
+      e.Overlay("j", {Obs("job-worker-0", engine::Phase::kFailed, false)}, T0() + Duration(60000));
   EXPECT_FALSE(seen[0].terminating);  // expired: trust the cache again
   EXPECT_EQ(e.Pending("j"), 0u);
 }
@@ -179,8 +179,8 @@ TEST(Metrics, RendersJobCountersWithUpstreamNamesAndLabels) {
             2);
   std::string text = m.Render();
   EXPECT_NE(text.find("# TYPE training_operator_jobs_created_total counter"), std::string::npos);
-  EXPECT_NE(text.find(
-                "training_operator_jobs_created_total{framework=\"pytorch\",job_namespace=\"default\"} 2"),
+  EXPECT_NE(text.find("training_operator_jobs_created_total{framework=\"pytorch\",job_namespace="
+                      "\"default\"} 2"),
             std::string::npos);
   EXPECT_NE(text.find("job_namespace=\"a\\\"b\""), std::string::npos);
 }
@@ -195,10 +195,11 @@ TEST(CacheTypes, ProjectionsSurviveOddObjects) {
                            {"managedFields", {{{"manager", "kubectl"}}}}}}});
   ASSERT_TRUE(job);
   EXPECT_EQ(job->text.find("managedFields"), std::string::npos);
-  EXPECT_EQ(ControllerOwnerUid({{"metadata", {{"ownerReferences", {{{"uid", "u1"}},
-                                                                    {{"uid", "u2"},
-                                                                     {"controller", true}}}}}}}),
-            "u2");
+  EXPECT_EQ(
+      ControllerOwnerUid(
+          {{"metadata",
+            {{"ownerReferences", {{{"uid", "u1"}}, {{"uid", "u2"}, {"controller", true}}}}}}}),
+      "u2");
   EXPECT_EQ(ControllerOwnerUid({{"metadata", {{"ownerReferences", "x"}}}}), "");
   EXPECT_TRUE(NewerResourceVersion("100", "99"));
   EXPECT_FALSE(NewerResourceVersion("99", "100"));
@@ -270,23 +271,31 @@ TEST(AdmissionTest, DeniesWithUpstreamFieldErrorsAndAllowsGoodJobs) {
   EXPECT_EQ(bad["response"]["status"]["message"],
             "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1");
 
+  // A body nested past the API server's own limit is denied before it is decoded.
+  std::string deep = std::string(10001, '[') + std::string(10001, ']');
+  nlohmann::json deep_review =
+      ReviewAdmission(api::Kind::kPyTorchJob, R"({"request":)" + deep + "}");
+  EXPECT_EQ(deep_review["response"]["allowed"], false);
+  EXPECT_EQ(deep_review["response"]["status"]["message"],
+            "the request body is not an AdmissionReview: it is nested deeper than 10000 levels");
+
   nlohmann::json old_job = PyTorchJobObject(1), new_job = PyTorchJobObject(1);
   old_job["spec"]["runPolicy"]["managedBy"] = "kubeflow.org/training-operator";
   new_job["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue";
-  nlohmann::json update = ReviewAdmission(
-      api::Kind::kPyTorchJob, AdmissionRequest("UPDATE", new_job, old_job).dump());
+  nlohmann::json update =
+      ReviewAdmission(api::Kind::kPyTorchJob, AdmissionRequest("UPDATE", new_job, old_job).dump());
   EXPECT_EQ(update["response"]["allowed"], false);
   EXPECT_NE(update["response"]["status"]["message"].get<std::string>().find("field is immutable"),
             std::string::npos)
       << update.dump();
 
-  EXPECT_EQ(ReviewAdmission(api::Kind::kPyTorchJob, AdmissionRequest("DELETE", nullptr).dump())
-                ["response"]["allowed"],
+  EXPECT_EQ(ReviewAdmission(api::Kind::kPyTorchJob,
+                            AdmissionRequest("DELETE", nullptr).dump())["response"]["allowed"],
             true);
   nlohmann::json garbage = ReviewAdmission(api::Kind::kTFJob, "{not json");
   EXPECT_EQ(garbage["response"]["allowed"], false);
-  nlohmann::json wrong = ReviewAdmission(api::Kind::kTFJob,
-                                         AdmissionRequest("CREATE", PyTorchJobObject(1)).dump());
+  nlohmann::json wrong =
+      ReviewAdmission(api::Kind::kTFJob, AdmissionRequest("CREATE", PyTorchJobObject(1)).dump());
   EXPECT_EQ(wrong["response"]["allowed"], false);
 }
 

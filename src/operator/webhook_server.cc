@@ -54,6 +54,11 @@ Status WebhookServer::Start(const std::string& address) {
     boost::system::error_code ec;
     int fd = socket.release(ec);
     if (ec) return;
+    // A flood of connections gets refused, not a thread each.
+    if (open_ >= kMaxWebhookConnections) {
+      ::close(fd);
+      return;
+    }
     ++open_;
     std::thread([this, fd] {
       ServeConnection(fd);
@@ -69,7 +74,9 @@ void WebhookServer::ServeConnection(int fd) {
     context = impl_->context;
   }
   // Blocking I/O: an idle or silent client is dropped after 10 s by the socket timeouts.
-  struct timeval tv{10, 0};
+  struct timeval tv {
+    10, 0
+  };
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   asio::io_context io;
@@ -84,9 +91,21 @@ void WebhookServer::ServeConnection(int fd) {
   if (ec) return;
   beast::flat_buffer buffer;
   while (!impl_->listener.stopping()) {
-    http::request<http::string_body> request;
-    http::read(stream, buffer, request, ec);
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(kMaxWebhookHeaderBytes);
+    parser.body_limit(kMaxWebhookBodyBytes);
+    http::read(stream, buffer, parser, ec);
+    if (ec == http::error::body_limit) {
+      http::response<http::string_body> too_large{http::status::payload_too_large, 11};
+      too_large.keep_alive(false);
+      too_large.body() =
+          "request body larger than " + std::to_string(kMaxWebhookBodyBytes >> 20) + " MiB\n";
+      too_large.prepare_payload();
+      http::write(stream, too_large, ec);
+      break;
+    }
     if (ec) break;
+    http::request<http::string_body> request = parser.release();
     http::response<http::string_body> response;
     response.version(request.version());
     response.keep_alive(request.keep_alive());

@@ -3,12 +3,18 @@
 // registered for that path; other paths get 404, other methods 405. Each connection gets its own
 // thread and may carry several requests (keep-alive), with a 10 s idle timeout.
 //
+// Bounded for hostile clients: at most kMaxWebhookConnections open connections (more are closed
+// at once), headers up to kMaxWebhookHeaderBytes, bodies up to kMaxWebhookBodyBytes (an
+// AdmissionReview carries the object and the old object, each at most etcd's 1.5 MiB; larger
+// gets 413), and the body's JSON is depth-checked before it is decoded (api/json_bounds.h).
+//
 // SetCertificate() installs (or replaces: certificate rotation) the serving certificate and
 // key; new connections use the newest one. Start() binds ("127.0.0.1:9443", ":9443"; port 0
 // picks a free one). Stop() closes the listener and waits for open connections. Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +25,10 @@
 #include "common/status.h"
 
 namespace trainctl::op {
+
+inline constexpr int kMaxWebhookConnections = 64;
+inline constexpr size_t kMaxWebhookHeaderBytes = 16u << 10;
+inline constexpr size_t kMaxWebhookBodyBytes = 8u << 20;
 
 class WebhookServer {
  public:

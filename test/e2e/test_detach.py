@@ -138,6 +138,9 @@ class DetachTest(TrainctlTestCase):
             wait = self.trainctl("wait", "lost", "--timeout", "5s")
             self.assertEqual(wait.returncode, 1, self.explain(wait))
             self.assertIn("is gone", wait.stderr)
+            # The replica went with its runner (local/supervisor.h).
+            self.wait_for(lambda: not process_alive(replica_pid), 10,
+                          "the replica to die with its runner")
         finally:
             try:
                 os.killpg(replica_pid, signal.SIGKILL)

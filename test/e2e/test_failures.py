@@ -1,5 +1,6 @@
 """Failure paths end to end through `trainctl run`: restart policies, backoffLimit,
-activeDeadlineSeconds, a crashing replica stopping its siblings, and Ctrl-C/SIGTERM."""
+activeDeadlineSeconds, a crashing replica stopping its siblings, Ctrl-C/SIGTERM, and a runner
+killed with SIGKILL taking every replica process with it."""
 
 import json
 import os
@@ -173,6 +174,71 @@ class InterruptTest(TrainctlTestCase):
 
     def test_sigterm_leaves_no_orphans(self):
         self.interrupt(signal.SIGTERM, 143)
+
+
+class NoOrphansTest(TrainctlTestCase):
+    """Every process a replica starts dies with it, even one in its own session, and all of
+    them die with the runner even when the runner is SIGKILLed (local/supervisor.h)."""
+
+    def pids(self, name):
+        return InterruptTest.read_pids(self, name)
+
+    def test_runner_killed_with_sigkill_leaves_nothing_running(self):
+        # The master ignores SIGTERM (so it is SIGKILLed after the grace period) and starts a
+        # grandchild in a new session and one that also ignores SIGTERM.
+        path = self.write("job.yaml", manifest(
+            "killed",
+            "trap '' TERM; setsid sleep 120 & echo $! >> escaped.pids; "
+            "sh -c 'trap \"\" TERM; echo $$$$ >> stubborn.pids; while true; do sleep 0.2; done' & "
+            "echo $$$$ >> main.pids; wait",
+            worker={"replicas": 1, "policy": "OnFailure",
+                    "script": json.dumps("setsid sleep 120 & echo $! >> escaped.pids; sleep 120")}))
+        runner = self.start("run", path, "--grace-period", "1")
+        try:
+            self.wait_for(lambda: len(self.pids("escaped.pids")) == 2
+                          and self.pids("stubborn.pids") and self.pids("main.pids"),
+                          30, "replicas and their children to start")
+            everyone = (self.pids("escaped.pids") + self.pids("stubborn.pids")
+                        + self.pids("main.pids"))
+            self.assertTrue(all(process_alive(p) for p in everyone))
+            os.kill(runner.pid, signal.SIGKILL)
+            runner.wait(timeout=10)
+            killed = time.monotonic()
+            # SIGTERM at once, SIGKILL after the 1 s grace period for the one that ignores it.
+            self.wait_for(lambda: not any(process_alive(p) for p in everyone), 10,
+                          "every replica process to die with the runner: " +
+                          str([p for p in everyone if process_alive(p)]))
+            self.assertGreater(time.monotonic() - killed, 0.8, "no grace period was given")
+        finally:
+            self.stop(runner)
+        got = self.trainctl("get", "pytorchjob", "killed", "-o", "json")
+        self.assertEqual(last_condition(json.loads(got.stdout))["reason"], "RunnerLost")
+
+    def test_main_process_exit_takes_its_escaped_children_along(self):
+        path = self.write("job.yaml", manifest(
+            "detached", "setsid sleep 120 & echo $! > escaped.pids; sleep 0.3"))
+        job, proc = self.run_json(path, expect_code=0, timeout=60)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        (escaped,) = self.pids("escaped.pids")
+        self.assertFalse(process_alive(escaped), "a child in its own session outlived the job")
+
+    def test_a_replica_killed_by_a_signal_is_reported_as_such(self):
+        path = self.write("job.yaml", manifest("segv", "sleep 0.2; kill -SEGV $$$$"))
+        job, proc = self.run_json(path, expect_code=1, timeout=60)
+        (master,) = self.stored_replicas("default", "pytorchjobs", "segv")
+        self.assertEqual(master["exitCode"], 139, master)
+        self.assertIn("SIGSEGV", last_condition(job)["message"], self.explain(proc))
+
+    def test_a_program_that_cannot_start_is_a_start_error(self):
+        # Pre-flight finds an executable file; only exec finds its interpreter missing.
+        script = self.write("broken.sh", "#!/nonexistent/interpreter\nexit 0\n")
+        os.chmod(script, 0o755)
+        path = self.write("job.yaml", manifest("broken", "true").replace(
+            "command: [sh, -c, ", "command: [./broken.sh, "))
+        job, proc = self.run_json(path, expect_code=1, timeout=60)
+        message = last_condition(job)["message"]
+        self.assertIn("broken.sh", message, self.explain(proc))
+        self.assertIn("No such file or directory", message, self.explain(proc))
 
 
 if __name__ == "__main__":

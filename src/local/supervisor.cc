@@ -1,0 +1,202 @@
+#include "local/supervisor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace trainctl::local {
+namespace {
+
+long long MonotonicMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void Report(const std::string& line) {
+  std::string text = line + "\n";
+  (void)!write(kSupervisorReportFd, text.data(), text.size());
+  close(kSupervisorReportFd);
+}
+
+// The supervisor's direct children: from /proc/<pid>/task/<pid>/children where the kernel has
+// it, else by scanning every process's parent.
+std::vector<pid_t> Children() {
+  std::vector<pid_t> out;
+  pid_t self = getpid();
+  std::ifstream in("/proc/" + std::to_string(self) + "/task/" + std::to_string(self) + "/children");
+  if (in) {
+    long pid;
+    while (in >> pid) out.push_back(static_cast<pid_t>(pid));
+    return out;
+  }
+  DIR* proc = opendir("/proc");
+  if (!proc) return out;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    size_t paren = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(line.substr(paren + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == self) out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(proc);
+  return out;
+}
+
+// SIGKILLs the replica's group and every descendant left, and reaps them all. Orphans of killed
+// processes become the supervisor's children (it is their subreaper), so the loop ends only
+// when no child is left.
+void KillTreeAndReap(pid_t group) {
+  for (;;) {
+    kill(-group, SIGKILL);
+    for (pid_t child : Children()) kill(child, SIGKILL);
+    pid_t reaped = waitpid(-1, nullptr, WNOHANG);
+    if (reaped < 0 && errno == ECHILD) return;
+    if (reaped == 0) usleep(2000);
+  }
+}
+
+// Ends the supervisor the way the replica ended.
+int ExitLike(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (!WIFSIGNALED(status)) return 255;
+  int sig = WTERMSIG(status);
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  sigprocmask(SIG_UNBLOCK, &one, nullptr);
+  kill(getpid(), sig);
+  return 128 + sig;  // only for a signal that does not end a process by default
+}
+
+bool ParseInt(const char* text, long long* out) {
+  if (!text || !*text) return false;
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtoll(text, &end, 10);
+  return errno == 0 && *end == '\0';
+}
+
+}  // namespace
+
+std::vector<std::string> SupervisorArgv(const std::string& program, int runner_pid, Duration grace,
+                                        const std::vector<std::string>& command) {
+  // argv[0] is what `ps` shows; the program is usually /proc/self/exe.
+  std::vector<std::string> argv = {"trainctl", kSuperviseCommand, std::to_string(runner_pid),
+                                   std::to_string(grace.count()), "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+SupervisorReport ParseSupervisorReport(const std::string& text) {
+  SupervisorReport report;
+  std::string line = text.substr(0, text.find('\n'));
+  long long pid = 0;
+  if (line.rfind("pid ", 0) == 0 && ParseInt(line.c_str() + 4, &pid) && pid > 0) {
+    report.pid = static_cast<int>(pid);
+  } else if (line.rfind("error ", 0) == 0) {
+    report.error = line.substr(6);
+  } else {
+    report.error = text.empty() ? "the replica supervisor exited before starting the command"
+                                : "unexpected report from the replica supervisor: " + line;
+  }
+  return report;
+}
+
+int SuperviseMain(int argc, char** argv) {
+  long long runner = 0, grace_ms = 0;
+  if (argc < 6 || std::strcmp(argv[4], "--") != 0 || !ParseInt(argv[2], &runner) ||
+      !ParseInt(argv[3], &grace_ms)) {
+    std::fprintf(stderr, "usage: trainctl %s RUNNER_PID GRACE_MS -- COMMAND [ARG...]\n",
+                 kSuperviseCommand);
+    return 2;
+  }
+  // Every signal is taken synchronously below; the replica gets them back unblocked.
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, nullptr);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != static_cast<pid_t>(runner)) {  // the runner died before we could watch it
+    Report("error the runner exited before the replica started");
+    return 1;
+  }
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addclosefrom_np(&actions, kSupervisorReportFd);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  pid_t replica = -1;
+  int rc = posix_spawn(&replica, argv[5], &actions, &attr, argv + 5, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    std::string message = std::string("cannot start ") + argv[5] + ": " + std::strerror(rc);
+    std::fprintf(stderr, "trainctl: %s\n", message.c_str());
+    Report("error " + message);
+    return 127;
+  }
+  Report("pid " + std::to_string(replica));
+
+  long long kill_at = -1;  // monotonic ms; set once a stop was asked for
+  for (;;) {
+    int status = 0;
+    pid_t reaped;
+    while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (reaped != replica) continue;  // an orphan that ended on its own
+      KillTreeAndReap(replica);
+      return ExitLike(status);
+    }
+    bool stop = getppid() != static_cast<pid_t>(runner);
+    long long now = MonotonicMs();
+    if (kill_at >= 0 && now >= kill_at) {
+      kill(-replica, SIGKILL);  // the replica's end is seen above, next round
+      kill_at = now + 1000;
+    }
+    long long wait_ms = kill_at >= 0 ? std::max(0LL, kill_at - now) : 1000;
+    timespec timeout{static_cast<time_t>(wait_ms / 1000),
+                     static_cast<long>(wait_ms % 1000) * 1000000};
+    siginfo_t info{};
+    int sig = sigtimedwait(&all, &info, &timeout);
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) stop = true;
+    if (stop && kill_at < 0) {
+      kill(-replica, SIGTERM);
+      kill_at = MonotonicMs() + grace_ms;
+    }
+  }
+}
+
+}  // namespace trainctl::local
