@@ -6,7 +6,11 @@ BUILD_DIR := build/$(PRESET)
 TRAINCTL := $(BUILD_DIR)/trainctl
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 
-.PHONY: all deps build run test unit e2e integration bench cluster-up cluster-down format clean
+SAN_DIR := build/debug
+FUZZ_SECONDS ?= 300
+
+.PHONY: all deps build build-sanitized run test unit e2e integration sanitized fuzz bench \
+	cluster-up cluster-down format clean
 
 all: build
 
@@ -17,11 +21,27 @@ build: deps
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build --preset $(PRESET)
 
+# The sanitized tree (clang: ASan, UBSan, libFuzzer instrumentation; the `debug` preset).
+build-sanitized: deps
+	@cmake --preset debug >/dev/null
+	@cmake --build --preset debug
+
 run: build
 	$(TRAINCTL) run examples/pytorch/pytorchjob.yaml --replace
 
-test: build
+# Every test on the release build, then the unit tests, the fast e2e tests and a short run of
+# every fuzz target on the sanitized build.
+test: build build-sanitized
 	@ctest --preset $(PRESET)
+	@$(MAKE) --no-print-directory sanitized
+
+sanitized: build-sanitized
+	@ctest --preset debug -L 'unit|fast|fuzz'
+
+# A longer fuzzing campaign: FUZZ_SECONDS per target (default 300), corpus kept in
+# $(SAN_DIR)/fuzz-campaign between runs.
+fuzz: build-sanitized
+	@hack/fuzz.sh --seconds $(FUZZ_SECONDS) --work $(SAN_DIR)/fuzz-campaign $(SAN_DIR)/test/fuzz/*_fuzz
 
 unit: build
 	@ctest --preset $(PRESET) -L unit

@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
   libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev)
+# The sanitized build and the fuzz targets (the `debug` preset): clang with its sanitizer and
+# libFuzzer runtimes; clang-format for `make format`.
+CHECK_PACKAGES=(clang libclang-rt-dev clang-format)
 PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn
   openmpi-bin libopenmpi-dev python3-mpi4py)
 # The Python SDK (sdk/python): its kubernetes backend, its tests, and the example notebook
@@ -21,7 +24,7 @@ SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient py
   python3-ipykernel python3-matplotlib)
 
 missing=()
-for p in "${BUILD_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}"; do
+for p in "${BUILD_PACKAGES[@]}" "${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi

@@ -1,5 +1,6 @@
 #include "api/defaults.h"
 
+#include "api/json_fields.h"
 #include "api/kind_plugin.h"
 
 namespace trainctl::api {
@@ -38,8 +39,7 @@ void NormalizeTypeNames(Job* job) {
 void AddDefaultPort(ReplicaSpec* spec, const KindInfo& info) {
   json* containers = nullptr;
   if (spec->pod_template.is_object() && spec->pod_template.contains("spec") &&
-      spec->pod_template["spec"].is_object() &&
-      spec->pod_template["spec"].contains("containers") &&
+      spec->pod_template["spec"].is_object() && spec->pod_template["spec"].contains("containers") &&
       spec->pod_template["spec"]["containers"].is_array())
     containers = &spec->pod_template["spec"]["containers"];
   if (!containers || containers->empty()) return;
@@ -50,7 +50,7 @@ void AddDefaultPort(ReplicaSpec* spec, const KindInfo& info) {
   if (ports.is_null()) ports = json::array();
   if (!ports.is_array()) return;
   for (const json& p : ports)
-    if (p.is_object() && p.value("name", "") == info.port_name) return;
+    if (p.is_object() && api::StringAt(p, "name") == info.port_name) return;
   ports.push_back({{"name", info.port_name}, {"containerPort", info.default_port}});
 }
 

@@ -1,6 +1,10 @@
 #include "api/job.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "api/field_reader.h"
+#include "api/json_fields.h"
 #include "api/kind_plugin.h"
 
 namespace trainctl::api {
@@ -133,9 +137,9 @@ int32_t Job::ReplicasOf(const std::string& type) const {
 }
 
 int32_t Job::TotalReplicas() const {
-  int32_t total = 0;
+  int64_t total = 0;  // before validation, counts may be anything: no overflow
   for (const auto& [type, spec] : replica_specs) total += spec.replicas.value_or(1);
-  return total;
+  return static_cast<int32_t>(std::clamp<int64_t>(total, INT32_MIN, INT32_MAX));
 }
 
 const nlohmann::json* Containers(const nlohmann::json& pod_template) {
@@ -153,7 +157,7 @@ std::optional<size_t> DefaultContainerIndex(const nlohmann::json& pod_template,
   if (!containers || containers->empty()) return std::nullopt;
   for (size_t i = 0; i < containers->size(); ++i) {
     const json& c = (*containers)[i];
-    if (c.is_object() && c.value("name", "") == default_name) return i;
+    if (c.is_object() && api::StringAt(c, "name") == default_name) return i;
   }
   return std::nullopt;
 }
@@ -175,13 +179,14 @@ StatusOr<Job> DecodeJob(const nlohmann::json& doc) {
   std::optional<std::string> api_version = top.String("apiVersion");
   std::optional<std::string> kind_name = top.String("kind");
   if (!errors.empty()) return InvalidError(JoinFieldErrors(errors));
-  if (!kind_name || kind_name->empty()) return InvalidError("kind: Required value: object has no kind");
+  if (!kind_name || kind_name->empty())
+    return InvalidError("kind: Required value: object has no kind");
   std::optional<Kind> kind = KindFromName(*kind_name);
   if (!kind) {
     std::string known;
     for (const KindInfo& k : AllKinds()) known += std::string(known.empty() ? "" : ", ") + k.name;
-    return InvalidError("kind: Unsupported value: \"" + *kind_name + "\": supported values: " +
-                        known);
+    return InvalidError("kind: Unsupported value: \"" + *kind_name +
+                        "\": supported values: " + known);
   }
   if (!api_version || *api_version != kApiVersion) {
     return InvalidError("apiVersion: Unsupported value: \"" + api_version.value_or("") +

@@ -1,5 +1,6 @@
 #include "api/manifest.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -29,7 +30,8 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
   for (size_t i = 0; i < docs->size(); ++i) {
     StatusOr<LoadedJob> job = PrepareJob((*docs)[i]);
     if (!job.ok()) {
-      std::string where = source + (docs->size() > 1 ? " (document " + std::to_string(i + 1) + ")" : "");
+      std::string where =
+          source + (docs->size() > 1 ? " (document " + std::to_string(i + 1) + ")" : "");
       return InvalidError(where + ": " + job.status().message());
     }
     jobs.push_back(std::move(job).value());
@@ -37,12 +39,28 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
   return jobs;
 }
 
+StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std::string& source) {
+  // One byte past the limit is enough for LoadJobsFromText to refuse it: /dev/zero or a huge
+  // file never fills memory.
+  std::string text;
+  char buf[1 << 16];
+  while (text.size() <= kMaxYamlBytes && in) {
+    in.read(buf,
+            static_cast<std::streamsize>(std::min(sizeof buf, kMaxYamlBytes + 1 - text.size())));
+    text.append(buf, static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return InvalidError(source + ": cannot read: " + std::strerror(errno));
+  if (text.size() > kMaxYamlBytes)
+    return InvalidError(source + ": more than " + std::to_string(kMaxYamlBytes) +
+                        " bytes: manifests larger than " + std::to_string(kMaxYamlBytes >> 20) +
+                        " MiB are refused");
+  return LoadJobsFromText(text, source);
+}
+
 StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidError(path + ": cannot read the file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return LoadJobsFromText(text.str(), path);
+  return LoadJobsFromStream(in, path);
 }
 
 }  // namespace trainctl::api

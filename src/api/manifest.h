@@ -5,6 +5,7 @@
 // field path (all of them, not just the first). Performs file I/O; thread-safe.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct LoadedJob {
 StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
                                                   const std::string& source);
 StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path);
+// Reads at most kMaxYamlBytes + 1 bytes of `in` (stdin), then as LoadJobsFromText.
+StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std::string& source);
 
 // Decode + validate + default one document (used by the loader and by API-server paths).
 StatusOr<LoadedJob> PrepareJob(const nlohmann::json& doc);

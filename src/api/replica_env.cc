@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "api/json_fields.h"
+
 namespace trainctl::api {
 
 ServiceEndpoints::ServiceEndpoints(std::string job_name, std::string ns, std::string cluster_domain)
@@ -42,7 +44,7 @@ StatusOr<int> DeclaredPort(const Job& job, const std::string& type) {
     const nlohmann::json& c = (*containers)[*index];
     if (c.contains("ports") && c["ports"].is_array()) {
       for (const nlohmann::json& p : c["ports"]) {
-        if (p.is_object() && p.value("name", "") == info.port_name &&
+        if (p.is_object() && api::StringAt(p, "name") == info.port_name &&
             p.contains("containerPort") && p["containerPort"].is_number_integer())
           return p["containerPort"].get<int>();
       }

@@ -11,8 +11,7 @@ namespace {
 
 // The problems of `value` as a label of at most 63 characters matching `pattern` (described by
 // `rule`), joined as apimachinery joins them; "" when there are none.
-std::string LabelProblems(const std::string& value, const std::regex& pattern,
-                          const char* rule) {
+std::string LabelProblems(const std::string& value, const std::regex& pattern, const char* rule) {
   std::string joined;
   if (value.size() > 63) joined = "must be no more than 63 characters";
   if (!std::regex_match(value, pattern)) joined += (joined.empty() ? "" : ",") + std::string(rule);
@@ -51,8 +50,8 @@ void ValidateManagedBy(const Job& job, FieldErrorList* errors) {
   if (!job.run_policy.managed_by) return;
   const std::string& v = *job.run_policy.managed_by;
   if (v != kManagedByKubeflow && v != kManagedByMultiKueue)
-    errors->push_back(NotSupported("spec.runPolicy.managedBy", v,
-                                   {kManagedByKubeflow, kManagedByMultiKueue}));
+    errors->push_back(
+        NotSupported("spec.runPolicy.managedBy", v, {kManagedByKubeflow, kManagedByMultiKueue}));
 }
 
 void ValidateEnums(const Job& job, FieldErrorList* errors) {
@@ -64,6 +63,10 @@ void ValidateEnums(const Job& job, FieldErrorList* errors) {
     if (spec.replicas && *spec.replicas < 0)
       errors->push_back(Invalid(ReplicaSpecPath(job, type) + ".replicas", *spec.replicas,
                                 "must be greater than or equal to 0"));
+    if (spec.replicas && *spec.replicas > kMaxReplicasPerType)
+      errors->push_back(
+          Invalid(ReplicaSpecPath(job, type) + ".replicas", *spec.replicas,
+                  "must be less than or equal to " + std::to_string(kMaxReplicasPerType)));
   }
   const RunPolicy& p = job.run_policy;
   if (p.clean_pod_policy && *p.clean_pod_policy != "All" && *p.clean_pod_policy != "Running" &&
@@ -110,8 +113,7 @@ ValidationResult ValidateJob(const Job& job) {
 FieldErrorList ValidateJobUpdate(const Job& old_job, const Job& new_job) {
   FieldErrorList errors;
   if (old_job.run_policy.managed_by != new_job.run_policy.managed_by)
-    errors.push_back(Invalid("spec.runPolicy.managedBy",
-                             new_job.run_policy.managed_by.value_or(""),
+    errors.push_back(Invalid("spec.runPolicy.managedBy", new_job.run_policy.managed_by.value_or(""),
                              "field is immutable"));
   return errors;
 }

@@ -12,6 +12,11 @@
 
 namespace trainctl::api {
 
+// The most replicas of one type: the operator and the runner hold a record per replica, so an
+// absurd count (a typo, a hostile manifest) is refused rather than exhausting memory. Upstream
+// sets no bound; Kubernetes' own limit on pods per cluster is far below this.
+inline constexpr int32_t kMaxReplicasPerType = 100000;
+
 struct ValidationResult {
   FieldErrorList errors;
   std::vector<std::string> warnings;  // e.g. deprecated fields; not errors

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "api/json_bounds.h"
+#include "api/json_fields.h"
 #include "api/manifest.h"
 #include "cli/backend.h"
 #include "cli/cluster_commands.h"
@@ -163,10 +164,7 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   bool from_stdin = options.file == "-";
   std::string source = from_stdin ? "<stdin>" : options.file;
   StatusOr<std::vector<api::LoadedJob>> loaded =
-      from_stdin ? api::LoadJobsFromText(std::string(std::istreambuf_iterator<char>(std::cin),
-                                                     std::istreambuf_iterator<char>()),
-                                         source)
-                 : api::LoadJobsFromFile(options.file);
+      from_stdin ? api::LoadJobsFromStream(std::cin, source) : api::LoadJobsFromFile(options.file);
   if (!loaded.ok()) return Fail(loaded.status().message(), 2);
   const api::LoadedJob* chosen = nullptr;
   if (!options.job_name.empty()) {
@@ -265,8 +263,8 @@ int LocalBackend::Get(const std::vector<std::string>& args, const std::string& o
   }
   if (output == "name") {
     for (const json& j : jobs)
-      std::cout << ResourceName(*api::KindFromName(j.value("kind", ""))) << "/"
-                << j["metadata"].value("name", "") << "\n";
+      std::cout << ResourceName(*api::KindFromName(api::StringAt(j, "kind"))) << "/"
+                << api::StringAt(j["metadata"], "name") << "\n";
     return 0;
   }
   if (!output.empty() && output != "wide")
@@ -332,9 +330,10 @@ int LocalBackend::Logs(const std::vector<std::string>& args, const std::string& 
   local::LogTailer tailer;
   for (;;) {
     bool active = dir.RunnerActive();
-    for (const auto& [short_name, path] : files()) {
+    for (const auto& file : files()) {
+      const std::string& short_name = file.first;
       tailer.Poll(
-          short_name, path,
+          short_name, file.second,
           [&](const std::string& line) {
             if (prefixed) std::cout << "[" << short_name << "] ";
             std::cout << line << "\n";

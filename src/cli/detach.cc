@@ -24,7 +24,7 @@ void WriteAll(int fd, const std::string& data) {
 }
 
 void Redirect(int target_fd, const char* path, int flags) {
-  int fd = open(path, flags | O_CLOEXEC, 0644);
+  int fd = open(path, flags | O_CLOEXEC, 0600);
   if (fd < 0) return;
   dup2(fd, target_fd);
   close(fd);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "api/json_fields.h"
+
 namespace trainctl::cli {
 
 using nlohmann::json;
@@ -51,8 +53,8 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
 }
 
 json JobWhy(const json& job) {
-  json out = {{"reason", nullptr}, {"message", nullptr}, {"since", nullptr},
-              {"firstFailure", nullptr}};
+  json out = {
+      {"reason", nullptr}, {"message", nullptr}, {"since", nullptr}, {"firstFailure", nullptr}};
   const json& status = job.value("status", json::object());
   if (!status.contains("conditions") || !status["conditions"].is_array()) return out;
   for (const json& c : status["conditions"]) {
@@ -147,8 +149,9 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
     if (why["firstFailure"].is_string()) {
       std::string text = why["firstFailure"].get<std::string>();
       size_t start = 0;
-      for (size_t nl = text.find('\n'); ; nl = text.find('\n', start)) {
-        std::string part = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      for (size_t nl = text.find('\n');; nl = text.find('\n', start)) {
+        std::string part =
+            text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
         out += (start == 0 ? "  " : "    ") + part + "\n";
         if (nl == std::string::npos) break;
         start = nl + 1;
@@ -176,18 +179,17 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
     if (local) header.insert(header.end(), {"PID", "PORT", "COMMAND"});
     rows = {header};
     for (const json& r : replicas) {
-      std::vector<std::string> row = {
-          "  " + Str(r, "name"), Str(r, "state"),
-          r.contains("exitCode") && r["exitCode"].is_number_integer()
-              ? std::to_string(r["exitCode"].get<int>())
-              : "",
-          std::to_string(r.value("restarts", 0))};
+      std::vector<std::string> row = {"  " + Str(r, "name"), Str(r, "state"),
+                                      r.contains("exitCode") && r["exitCode"].is_number_integer()
+                                          ? std::to_string(r["exitCode"].get<int>())
+                                          : "",
+                                      std::to_string(api::IntAt(r, "restarts", 0))};
       if (cluster) row.insert(row.end(), {Str(r, "node"), Str(r, "podIP")});
       if (local)
         row.insert(row.end(), {r.contains("pid") && r["pid"].is_number_integer()
                                    ? std::to_string(r["pid"].get<int>())
                                    : "",
-                               std::to_string(r.value("port", 0)), Str(r, "command")});
+                               std::to_string(api::IntAt(r, "port", 0)), Str(r, "command")});
       rows.push_back(std::move(row));
     }
     out += FormatTable(rows);

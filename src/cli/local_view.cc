@@ -3,6 +3,7 @@
 #include <deque>
 #include <fstream>
 
+#include "api/json_fields.h"
 #include "cli/format.h"
 #include "local/job_view.h"
 
@@ -65,9 +66,9 @@ StatusOr<LocalJobSnapshot> ReadLocalJob(local::JobDir& dir, Time now, bool with_
       // Best effort: the status above already says what happened.
       dir.AppendEvent({{"type", "Warning"},
                        {"reason", local::kRunnerLostReason},
-                       {"message", last.value("message", "")},
-                       {"object", update->job.value("kind", "") + "/" +
-                                      update->job["metadata"].value("name", "")},
+                       {"message", api::StringAt(last, "message")},
+                       {"object", api::StringAt(update->job, "kind") + "/" +
+                                      api::StringAt(update->job["metadata"], "name")},
                        {"time", FormatRfc3339(now)}})
           .IgnoreError();
     }
@@ -100,8 +101,7 @@ std::vector<std::string> TailLines(const std::string& path, size_t n) {
   return {lines.begin(), lines.end()};
 }
 
-json DescribeDocument(const LocalJobSnapshot& snapshot,
-                      const std::optional<json>& failed_replica,
+json DescribeDocument(const LocalJobSnapshot& snapshot, const std::optional<json>& failed_replica,
                       const std::vector<std::string>& failed_log_tail) {
   json replicas = json::array();
   for (const json& r : snapshot.replicas) {
@@ -119,9 +119,9 @@ json DescribeDocument(const LocalJobSnapshot& snapshot,
   }
   json runner = {{"active", snapshot.runner_active}};
   if (snapshot.runner_active && snapshot.runner_pid > 0) runner["pid"] = snapshot.runner_pid;
-  return {{"job", snapshot.job},   {"replicas", replicas},       {"events", snapshot.events},
-          {"runner", runner},      {"path", snapshot.path},      {"logDir", snapshot.log_dir},
-          {"failure", failure},    {"why", JobWhy(snapshot.job)}};
+  return {{"job", snapshot.job}, {"replicas", replicas},       {"events", snapshot.events},
+          {"runner", runner},    {"path", snapshot.path},      {"logDir", snapshot.log_dir},
+          {"failure", failure},  {"why", JobWhy(snapshot.job)}};
 }
 
 }  // namespace trainctl::cli

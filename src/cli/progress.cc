@@ -1,5 +1,6 @@
 #include "cli/progress.h"
 
+#include "api/json_fields.h"
 #include "engine/conditions.h"
 
 namespace trainctl::cli {
@@ -58,8 +59,8 @@ void ProgressPrinter::OnConditions(const api::JobStatus& status) {
 
 void ProgressPrinter::OnReplicas(const nlohmann::json& replicas) {
   for (const nlohmann::json& r : replicas) {
-    std::string name = r.value("name", "");
-    std::string state = r.value("state", "");
+    std::string name = api::StringAt(r, "name");
+    std::string state = api::StringAt(r, "state");
     if (replica_states_[name] == state) continue;
     replica_states_[name] = state;
     if (!terminal_) PrintLine("--- replica " + name + ": " + state);
@@ -72,9 +73,9 @@ void ProgressPrinter::OnTick(const api::Job& job, const nlohmann::json& replicas
   long long secs = std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
   std::string line = "\033[7m " + job.name + " " + state + " " + std::to_string(secs) + "s \033[0m";
   for (const nlohmann::json& r : replicas) {
-    std::string name = r.value("name", "");
+    std::string name = api::StringAt(r, "name");
     if (name.size() > job.name.size()) name = name.substr(job.name.size() + 1);
-    line += " " + name + ":" + r.value("state", "");
+    line += " " + name + ":" + api::StringAt(r, "state");
   }
   ClearStatusLine();
   std::fputs(line.c_str(), out_);

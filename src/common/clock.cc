@@ -12,9 +12,7 @@ void RealClock::SleepFor(Duration d) const {
   if (d > Duration::zero()) std::this_thread::sleep_for(d);
 }
 
-Time TruncateToSeconds(Time t) {
-  return std::chrono::time_point_cast<std::chrono::seconds>(t);
-}
+Time TruncateToSeconds(Time t) { return std::chrono::time_point_cast<std::chrono::seconds>(t); }
 
 std::string FormatRfc3339(Time t) {
   std::time_t secs = std::chrono::system_clock::to_time_t(t);
@@ -59,6 +57,12 @@ std::optional<Time> ParseRfc3339(const std::string& text) {
   tm.tm_min = mi;
   tm.tm_sec = s;
   std::time_t secs = timegm(&tm) - offset;
+  // Valid text, but past what Time (nanoseconds, about 1678-2262) holds: the nearest end, so
+  // "9999-12-31T00:00:00Z" (a credential that never expires) means "never" (found by fuzzing).
+  constexpr std::time_t kLimit =
+      std::chrono::duration_cast<std::chrono::seconds>(Time::duration::max()).count();
+  if (secs >= kLimit) return Time::max();
+  if (secs <= -kLimit) return Time::min();
   return std::chrono::system_clock::from_time_t(secs);
 }
 

@@ -67,7 +67,8 @@ class FakeClock final : public Clock {
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time: 2024-05-01T12:00:00Z.
 std::string FormatRfc3339(Time t);
-// Parses the forms Kubernetes emits (Z or numeric offset, optional fractional seconds).
+// Parses the forms Kubernetes emits (Z or numeric offset, optional fractional seconds). A valid
+// time beyond what Time holds (after 2262 or before 1678) becomes Time::max() / Time::min().
 std::optional<Time> ParseRfc3339(const std::string& text);
 // Truncates to whole seconds, the precision a Kubernetes timestamp keeps.
 Time TruncateToSeconds(Time t);

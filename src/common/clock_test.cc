@@ -43,4 +43,17 @@ TEST(RealClockTest, MonotonicNeverGoesBack) {
 }
 
 }  // namespace
+TEST(Rfc3339Test, ParsesKubernetesFormsAndClampsTimesTheClockCannotHold) {
+  std::optional<Time> t = ParseRfc3339("2026-11-23T10:01:00Z");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(FormatRfc3339(*t), "2026-11-23T10:01:00Z");
+  EXPECT_EQ(ParseRfc3339("2026-11-23T12:01:00.123+02:00"), t);
+  EXPECT_FALSE(ParseRfc3339("2026-11-23 10:01:00Z"));
+  EXPECT_FALSE(ParseRfc3339("2026-13-23T10:01:00Z"));
+  // Found by fuzzing (watch_fuzz, exec_credential_fuzz): converting these overflowed.
+  EXPECT_EQ(ParseRfc3339("9999-12-31T23:59:59Z"), Time::max());
+  EXPECT_EQ(ParseRfc3339("4052-12-31T00:00:00Z"), Time::max());
+  EXPECT_EQ(ParseRfc3339("0001-01-01T00:00:00Z"), Time::min());
+}
+
 }  // namespace trainctl

@@ -63,32 +63,46 @@ const ReadinessRow kReadinessRows[] = {
     {"AllRunning",
      {Pod("Master", 0, Phase::kRunning), Pod("Worker", 0, Phase::kRunning),
       Pod("Worker", 1, Phase::kRunning), Pod("Worker", 2, Phase::kRunning)},
-     true, "AllReplicasRunning", "Every replica is running (or has completed).", false},
+     true,
+     "AllReplicasRunning",
+     "Every replica is running (or has completed).",
+     false},
     {"SucceededCountsAsDone",
      {Pod("Master", 0, Phase::kRunning), Pod("Worker", 0, Phase::kSucceeded, 0),
       Pod("Worker", 1, Phase::kRunning), Pod("Worker", 2, Phase::kRunning)},
-     true, "AllReplicasRunning", "Every replica is running (or has completed).", false},
+     true,
+     "AllReplicasRunning",
+     "Every replica is running (or has completed).",
+     false},
     {"NothingCreatedYet",
      {},
-     false, "Starting", "4/4 replicas not running yet (Master 0; Worker 0, 1, 2): 4 not created yet",
+     false,
+     "Starting",
+     "4/4 replicas not running yet (Master 0; Worker 0, 1, 2): 4 not created yet",
      false},
     {"BenignStatesFoldIntoStarting",
      {Pod("Master", 0, Phase::kRunning), Pod("Worker", 0, Phase::kPending),
       Waiting("Worker", 1, Phase::kPending, "PodInitializing", "init container init-pytorch")},
-     false, "Starting",
+     false,
+     "Starting",
      "3/4 replicas not running yet (Worker 0, 1, 2): 1 not created yet, 1 pending, 1 "
      "PodInitializing; init container init-pytorch",
      false},
     {"UnschedulableWinsOverStarting",
-     {Pod("Master", 0, Phase::kRunning), Waiting("Worker", 0, Phase::kPending, "Unschedulable", kNoGpu),
-      Waiting("Worker", 1, Phase::kPending, "Unschedulable", kNoGpu), Pod("Worker", 2, Phase::kPending)},
-     false, "Unschedulable",
-     "2/4 replicas are unschedulable (Worker 0, 1): " + kNoGpu + " (1 more not running)", true},
+     {Pod("Master", 0, Phase::kRunning),
+      Waiting("Worker", 0, Phase::kPending, "Unschedulable", kNoGpu),
+      Waiting("Worker", 1, Phase::kPending, "Unschedulable", kNoGpu),
+      Pod("Worker", 2, Phase::kPending)},
+     false,
+     "Unschedulable",
+     "2/4 replicas are unschedulable (Worker 0, 1): " + kNoGpu + " (1 more not running)",
+     true},
     {"ImagePullWinsOverUnschedulable",
      {Waiting("Master", 0, Phase::kPending, "Unschedulable", kNoGpu),
       Waiting("Worker", 0, Phase::kPending, "ImagePullBackOff", "Back-off pulling image \"bad:1\""),
       Pod("Worker", 1, Phase::kRunning), Pod("Worker", 2, Phase::kRunning)},
-     false, "ImagePullBackOff",
+     false,
+     "ImagePullBackOff",
      "1/4 replicas cannot pull their image (Worker 0): Back-off pulling image \"bad:1\" (1 more "
      "not running)",
      true},
@@ -96,7 +110,8 @@ const ReadinessRow kReadinessRows[] = {
      {Pod("Master", 0, Phase::kRunning), Pod("Worker", 0, Phase::kRunning),
       Waiting("Worker", 1, Phase::kRunning, "CrashLoopBackOff", "back-off 40s restarting"),
       Pod("Worker", 2, Phase::kRunning)},
-     false, "CrashLoopBackOff",
+     false,
+     "CrashLoopBackOff",
      "1/4 replicas keep crashing (back-off before the next restart) (Worker 1): back-off 40s "
      "restarting",
      true},
@@ -105,16 +120,24 @@ const ReadinessRow kReadinessRows[] = {
               "configmap \"cfg\" not found"),
       Pod("Worker", 0, Phase::kRunning), Pod("Worker", 1, Phase::kRunning),
       Pod("Worker", 2, Phase::kRunning)},
-     false, "CreateContainerConfigError",
-     "1/4 replicas cannot create their container (Master 0): configmap \"cfg\" not found", true},
+     false,
+     "CreateContainerConfigError",
+     "1/4 replicas cannot create their container (Master 0): configmap \"cfg\" not found",
+     true},
     {"FailedReplicaNamesItsExit",
      {Pod("Master", 0, Phase::kRunning), Pod("Worker", 0, Phase::kFailed, 137),
       Pod("Worker", 1, Phase::kRunning), Pod("Worker", 2, Phase::kRunning)},
-     false, "ReplicaFailed", "1/4 replicas failed (Worker 0): exit code 137", true},
+     false,
+     "ReplicaFailed",
+     "1/4 replicas failed (Worker 0): exit code 137",
+     true},
     {"TerminatingReplicaIsBeingReplaced",
      {Pod("Master", 0, Phase::kRunning), Pod("Worker", 0, Phase::kRunning),
       Pod("Worker", 1, Phase::kRunning), Terminating(Pod("Worker", 2, Phase::kFailed, 1))},
-     false, "Starting", "1/4 replicas not running yet (Worker 2): 1 being replaced", false},
+     false,
+     "Starting",
+     "1/4 replicas not running yet (Worker 2): 1 being replaced",
+     false},
 };
 
 INSTANTIATE_TEST_SUITE_P(Why, AssessTest, ::testing::ValuesIn(kReadinessRows),
@@ -177,8 +200,9 @@ TEST(ReadinessConditionTest, ProblemIsAWarningEventAndItsEndANormalOne) {
 
 TEST(ReadinessConditionTest, SameReasonNewMessageWaitsForTheRefreshInterval) {
   api::Job job = MakeJob("PyTorchJob", {{"Worker", 2, ""}});
-  Step(&job, {Waiting("Worker", 0, Phase::kPending, "Unschedulable", "full"),
-              Waiting("Worker", 1, Phase::kPending, "Unschedulable", "full")},
+  Step(&job,
+       {Waiting("Worker", 0, Phase::kPending, "Unschedulable", "full"),
+        Waiting("Worker", 1, Phase::kPending, "Unschedulable", "full")},
        kT0);
   const std::string two = FindCondition(job.status, kReplicasReady)->message;
   std::vector<ReplicaObservation> one = {
@@ -210,7 +234,8 @@ TEST(ReadinessConditionTest, SuspendedByKueueWaitsForAdmission) {
 
 TEST(FirstFailureTest, TheEarliestEndWinsWithItsReasonAndLastLines) {
   std::vector<ReplicaObservation> observed = {
-      Ended(Pod("Worker", 1, Phase::kFailed, 1), kT0 + seconds(9), "Error", "worker 1 saw rank 0 go"),
+      Ended(Pod("Worker", 1, Phase::kFailed, 1), kT0 + seconds(9), "Error",
+            "worker 1 saw rank 0 go"),
       Ended(Pod("Worker", 0, Phase::kFailed, 137), kT0 + seconds(3), "OOMKilled",
             "step 10\nstep 11\nCUDA out of memory\n"),
       Pod("Master", 0, Phase::kRunning)};
@@ -223,7 +248,8 @@ TEST(FirstFailureTest, TheEarliestEndWinsWithItsReasonAndLastLines) {
 }
 
 TEST(FirstFailureTest, NoFailureNoText) {
-  EXPECT_FALSE(FirstFailure({Pod("Worker", 0, Phase::kRunning), Pod("Master", 0, Phase::kSucceeded, 0)}));
+  EXPECT_FALSE(
+      FirstFailure({Pod("Worker", 0, Phase::kRunning), Pod("Master", 0, Phase::kSucceeded, 0)}));
 }
 
 TEST(FirstFailureTest, LongOutputKeepsItsTailWithinTheBound) {
@@ -238,12 +264,13 @@ TEST(FirstFailureTest, LongOutputKeepsItsTailWithinTheBound) {
 }
 
 TEST(FirstFailureTest, BinaryOutputBecomesValidUtf8) {
-  std::string log = std::string("caf\xC3\xA9 ok\n\xFF\xFE binary \xE2\x82 cut\n", 30);
+  std::string log = "caf\xC3\xA9 ok\n\xFF\xFE binary \xE2\x82 cut\n";
   std::optional<std::string> text =
       FirstFailure({Ended(Pod("Worker", 0, Phase::kFailed, 1), kT0, "Error", log)});
   ASSERT_TRUE(text);
-  EXPECT_NE(text->find("caf\xC3\xA9 ok\n\xEF\xBF\xBD\xEF\xBF\xBD binary \xEF\xBF\xBD\xEF\xBF\xBD cut"),
-            std::string::npos)
+  EXPECT_NE(
+      text->find("caf\xC3\xA9 ok\n\xEF\xBF\xBD\xEF\xBF\xBD binary \xEF\xBF\xBD\xEF\xBF\xBD cut"),
+      std::string::npos)
       << *text;
   api::JobStatus status;
   status.conditions.push_back({"Failed", "True", "x", *text, kT0, kT0});
@@ -253,11 +280,12 @@ TEST(FirstFailureTest, BinaryOutputBecomesValidUtf8) {
 TEST(FirstFailureTest, FailedConditionAndEventNameTheFirstReplica) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "ExitCode"}, {"Worker", 2, "ExitCode"}});
   Step(&job, {}, kT0);
-  Plan failed = Step(&job,
-                     {Pod("Master", 0, Phase::kRunning),
-                      Ended(Pod("Worker", 0, Phase::kFailed, 1), kT0 + seconds(5), "Error", "boom"),
-                      Ended(Pod("Worker", 1, Phase::kFailed, 2), kT0 + seconds(4), "Error", "bang")},
-                     kT0 + seconds(6));
+  Plan failed =
+      Step(&job,
+           {Pod("Master", 0, Phase::kRunning),
+            Ended(Pod("Worker", 0, Phase::kFailed, 1), kT0 + seconds(5), "Error", "boom"),
+            Ended(Pod("Worker", 1, Phase::kFailed, 2), kT0 + seconds(4), "Error", "bang")},
+           kT0 + seconds(6));
   ASSERT_EQ(Last(job.status), "Failed");
   const std::string& message = job.status.conditions.back().message;
   EXPECT_NE(message.find("First failure: job-worker-1 (Worker 1) exited with code 2"),

@@ -1,5 +1,6 @@
 #include "kinds/common.h"
 
+#include "api/json_fields.h"
 #include "api/validation.h"
 
 namespace trainctl::kinds {
@@ -49,8 +50,10 @@ void EncodeElasticPolicy(const api::Job& job, json* spec) {
 void DefaultElasticPolicy(api::Job* job) {
   if (!job->elastic_policy) return;
   api::ElasticPolicy& ep = *job->elastic_policy;
-  if (ep.min_replicas && !ep.max_replicas) ep.max_replicas = ep.min_replicas;
-  else if (!ep.min_replicas && ep.max_replicas) ep.min_replicas = ep.max_replicas;
+  if (ep.min_replicas && !ep.max_replicas)
+    ep.max_replicas = ep.min_replicas;
+  else if (!ep.min_replicas && ep.max_replicas)
+    ep.min_replicas = ep.max_replicas;
   else if (!ep.min_replicas && !ep.max_replicas && job->HasType("Worker")) {
     ep.min_replicas = job->ReplicasOf("Worker");
     ep.max_replicas = ep.min_replicas;
@@ -80,10 +83,10 @@ void ValidateReplicaTemplates(const api::Job& job, const std::string& shown_name
       for (size_t i = 0; i < containers->size(); ++i) {
         const json& c = (*containers)[i];
         if (!c.is_object()) continue;
-        if (c.value("image", "").empty())
+        if (api::StringAt(c, "image").empty())
           errors->push_back(
               api::Required(base + "[" + std::to_string(i) + "].image", "must be required"));
-        if (c.value("name", "") == info.default_container) found_default = true;
+        if (api::StringAt(c, "name") == info.default_container) found_default = true;
       }
     }
     if (!found_default)

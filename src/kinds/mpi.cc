@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "kinds/common.h"
 
@@ -19,7 +20,7 @@ bool UserSetEnv(const api::Job& job, const std::string& name) {
   const nlohmann::json* containers = api::Containers(launcher->second.pod_template);
   if (!containers || containers->empty() || !(*containers)[0].contains("env")) return false;
   for (const nlohmann::json& e : (*containers)[0]["env"])
-    if (e.is_object() && e.value("name", "") == name) return true;
+    if (e.is_object() && api::StringAt(e, "name") == name) return true;
   return false;
 }
 
@@ -69,8 +70,10 @@ void MpiKind::Default(api::Job* job) const {
     job->mpi_clean_pod_policy = "None";
   }
   // Reconcile keeps the two fields in step; the runPolicy value wins when set.
-  if (rp.clean_pod_policy) job->mpi_clean_pod_policy = rp.clean_pod_policy;
-  else rp.clean_pod_policy = job->mpi_clean_pod_policy;
+  if (rp.clean_pod_policy)
+    job->mpi_clean_pod_policy = rp.clean_pod_policy;
+  else
+    rp.clean_pod_policy = job->mpi_clean_pod_policy;
   for (auto& [type, spec] : job->replica_specs)
     if (!spec.replicas && type == "Worker") spec.replicas = 0;
 }
@@ -92,10 +95,10 @@ void MpiKind::Validate(const api::Job& job, api::ValidationResult* out) const {
     for (size_t i = 0; i < containers->size(); ++i) {
       const nlohmann::json& c = (*containers)[i];
       if (!c.is_object()) continue;
-      if (c.value("image", "").empty())
+      if (api::StringAt(c, "image").empty())
         errors->push_back(api::Required(base + "[" + std::to_string(i) + "].image",
                                         "image is undefined in the container of " + type));
-      if (c.value("name", "").empty())
+      if (api::StringAt(c, "name").empty())
         errors->push_back(api::Required(base + "[" + std::to_string(i) + "].name",
                                         "name is undefined in the container of " + type));
     }

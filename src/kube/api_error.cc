@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_bounds.h"
+#include "api/json_fields.h"
 
 namespace trainctl::kube {
 namespace {
@@ -57,7 +58,7 @@ StatusCode CodeFor(long http, const std::string& reason) {
 Status ErrorFromResponse(const HttpResponse& response, const std::string& what) {
   std::string reason, message;
   json body = api::ParseJsonWithin(response.body, api::kApiJsonLimits);
-  if (body.is_object() && body.value("kind", "") == "Status") {
+  if (body.is_object() && api::StringAt(body, "kind") == "Status") {
     if (body.contains("reason") && body["reason"].is_string()) reason = body["reason"];
     if (body.contains("message") && body["message"].is_string()) message = body["message"];
     const json* causes = nullptr;

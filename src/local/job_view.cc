@@ -1,6 +1,7 @@
 #include "local/job_view.h"
 
 #include "api/job.h"
+#include "api/json_fields.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 
@@ -10,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 bool Unfinished(const json& replica) {
-  std::string phase = replica.value("phase", "");
+  std::string phase = api::StringAt(replica, "phase");
   return phase == "Pending" || phase == "Running";
 }
 
@@ -32,9 +33,9 @@ std::optional<LostRunnerUpdate> DecideLostRunner(const json& job, const json& re
                                                  int runner_pid, Time now) {
   StatusOr<api::Job> decoded = api::DecodeJob(job);
   if (!decoded.ok() || engine::IsFinished(decoded->status)) return std::nullopt;
-  std::string who = runner_pid > 0 ? "its runner (trainctl run, pid " +
-                                         std::to_string(runner_pid) + ")"
-                                   : "its runner (trainctl run)";
+  std::string who = runner_pid > 0
+                        ? "its runner (trainctl run, pid " + std::to_string(runner_pid) + ")"
+                        : "its runner (trainctl run)";
   std::string message = std::string(decoded->info().name) + " " + decoded->name +
                         " did not finish: " + who +
                         " is gone (killed, out of memory, or the machine restarted); its "
@@ -66,10 +67,9 @@ std::optional<json> FirstFailedReplica(const json& replicas) {
   const json* restarted = nullptr;
   for (const json& r : replicas) {
     if (!r.is_object()) continue;
-    int code = r.contains("exitCode") && r["exitCode"].is_number_integer()
-                   ? r["exitCode"].get<int>()
-                   : 0;
-    if (r.value("phase", "") == "Failed") {
+    int code =
+        r.contains("exitCode") && r["exitCode"].is_number_integer() ? r["exitCode"].get<int>() : 0;
+    if (api::StringAt(r, "phase") == "Failed") {
       if (!failed || ExitOrder(r) < ExitOrder(*failed)) failed = &r;
     } else if (code != 0) {
       if (!restarted || ExitOrder(r) < ExitOrder(*restarted)) restarted = &r;

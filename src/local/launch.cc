@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "api/json_fields.h"
 #include "local/mpi_local.h"
 
 namespace trainctl::local {
@@ -14,7 +15,7 @@ std::string EnvName(const std::string& entry) { return entry.substr(0, entry.fin
 StatusOr<std::string> ResolveFieldRef(const json& field_ref, const api::Job& job,
                                       const std::string& pod_name, const LaunchContext& context,
                                       const std::string& path) {
-  std::string field = field_ref.value("fieldPath", "");
+  std::string field = api::StringAt(field_ref, "fieldPath");
   if (field == "metadata.name") return pod_name;
   if (field == "metadata.namespace") return job.namespace_;
   if (field == "status.podIP" || field == "status.hostIP") return context.pod_ip;
@@ -77,7 +78,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   for (size_t i = 0; i < containers->size(); ++i)
     if (i != ci)
       out.warnings.push_back(cpath.substr(0, cpath.rfind('[')) + "[" + std::to_string(i) + "] (" +
-                             (*containers)[i].value("name", "") +
+                             api::StringAt((*containers)[i], "name") +
                              ") is not started locally: trainctl run runs the " +
                              info.default_container + " container only");
   if (spec.pod_template["spec"].contains("initContainers"))
@@ -90,7 +91,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     return InvalidError(cpath +
                         ".command: Required value: trainctl run starts the container's "
                         "command itself and cannot know the image's entrypoint (image " +
-                        c.value("image", "") + "); set command: [...]");
+                        api::StringAt(c, "image") + "); set command: [...]");
   if (c.contains("args") && c["args"].is_array())
     for (const json& a : c["args"]) argv.push_back(a.get<std::string>());
 
@@ -102,7 +103,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     const json& env = c["env"];
     for (size_t i = 0; i < env.size(); ++i) {
       std::string epath = cpath + ".env[" + std::to_string(i) + "]";
-      std::string name = env[i].value("name", "");
+      std::string name = api::StringAt(env[i], "name");
       std::string value;
       if (env[i].contains("valueFrom") && env[i]["valueFrom"].is_object()) {
         const json& from = env[i]["valueFrom"];
@@ -113,14 +114,14 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
         if (!v.ok()) return v.status();
         value = *v;
       } else {
-        value = ExpandReferences(env[i].value("value", ""), defined);
+        value = ExpandReferences(api::StringAt(env[i], "value"), defined);
       }
       defined[name] = value;
       pod_env.emplace_back(name, value);
     }
   }
   bool to_this_container =
-      !injected.default_container_only || c.value("name", "") == info.default_container;
+      !injected.default_container_only || api::StringAt(c, "name") == info.default_container;
   if (to_this_container) {
     for (const api::EnvVar& e : injected.env) {
       std::string value = e.value;
@@ -152,7 +153,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   for (const std::string& name : order) out.spec.env.push_back(name + "=" + final_env[name]);
 
   std::string cwd = context.manifest_dir;
-  std::string working_dir = c.value("workingDir", "");
+  std::string working_dir = api::StringAt(c, "workingDir");
   if (!working_dir.empty()) {
     cwd = working_dir[0] == '/' ? working_dir : context.manifest_dir + "/" + working_dir;
     struct stat st;

@@ -63,7 +63,7 @@ StatusOr<ProcessGroup> ProcessGroup::Spawn(const LaunchSpec& spec, const Supervi
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, spec.log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
@@ -98,7 +98,7 @@ StatusOr<ProcessGroup> ProcessGroup::Spawn(const LaunchSpec& spec, const Supervi
   if (rc != 0) {
     if (supervision) close(report[0]);
     std::string message = "cannot start " + program + ": " + std::strerror(rc);
-    int fd = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd >= 0) {
       std::string line = "trainctl: " + message + "\n";
       (void)!write(fd, line.data(), line.size());

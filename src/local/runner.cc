@@ -11,6 +11,7 @@
 
 #include "api/kind_plugin.h"
 #include "api/restart_policy.h"
+#include "api/validation.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "local/endpoints.h"
@@ -570,6 +571,20 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
     return InvalidError(
         "spec.runPolicy.suspend: true: a suspended job would never start "
         "locally; remove suspend or set it to false");
+  if (job.TotalReplicas() > kMaxLocalReplicas) {
+    std::string largest;
+    int most = -1;
+    for (const auto& [type, spec] : job.replica_specs)
+      if (spec.replicas.value_or(1) > most) {
+        most = spec.replicas.value_or(1);
+        largest = type;
+      }
+    return InvalidError(api::ReplicaSpecPath(job, largest) + ".replicas: " + std::to_string(most) +
+                        ": the job has " + std::to_string(job.TotalReplicas()) +
+                        " replicas; trainctl run starts a process group for each and takes at "
+                        "most " +
+                        std::to_string(kMaxLocalReplicas) + " in one job");
+  }
   api::ServiceEndpoints placeholder(job.name, job.namespace_);
   for (const auto& [type, spec] : job.replica_specs) {
     if (spec.replicas.value_or(1) == 0) continue;

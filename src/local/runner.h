@@ -58,6 +58,9 @@ struct RunResult {
   int interrupted_by = 0;  // signal number when stopped by SIGINT/SIGTERM
 };
 
+// The most replicas `trainctl run` starts for one job (each is a process group).
+inline constexpr int32_t kMaxLocalReplicas = 1024;
+
 // Checks everything that can be checked before starting (each replica's command exists, the
 // job is not managed elsewhere, no runner holds the job); errors are kInvalid/kAlreadyExists.
 Status PreflightCheck(const api::Job& job, const RunOptions& options);

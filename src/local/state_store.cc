@@ -1,7 +1,9 @@
 #include "local/state_store.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,7 +23,11 @@ std::string DefaultStateRoot() {
   if (const char* d = std::getenv("TRAINCTL_STATE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x) return std::string(x) + "/trainctl";
   const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.local/state/trainctl";
+  if (!home || !*home) {  // never a shared folder such as /tmp: the account's own home
+    const passwd* account = getpwuid(getuid());
+    home = account && account->pw_dir ? account->pw_dir : "/nonexistent";
+  }
+  return std::string(home) + "/.local/state/trainctl";
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
@@ -78,6 +84,13 @@ Status JobDir::Create() {
                           "\"..\" or contain \"/\"");
   }
   std::error_code ec;
+  // A new state root is private (0700): job.json holds the replicas' env, and logs may hold
+  // anything. An existing folder (e.g. $TRAINCTL_STATE_DIR) keeps the mode its owner gave it.
+  if (!fs::exists(root_, ec)) {
+    fs::create_directories(fs::path(root_).parent_path(), ec);
+    if (mkdir(root_.c_str(), 0700) != 0 && errno != EEXIST)
+      return IoError("cannot create " + root_ + ": " + std::strerror(errno));
+  }
   fs::create_directories(LogDir(), ec);
   if (ec) return IoError("cannot create " + LogDir() + ": " + ec.message());
   return Status::Ok();
@@ -142,7 +155,7 @@ StatusOr<std::vector<nlohmann::json>> JobDir::ReadEvents() const {
 
 Status JobDir::AcquireRunnerLock() {
   std::string lock_path = path_ + "/runner.lock";
-  int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return IoError("cannot open " + lock_path + ": " + std::strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     close(fd);

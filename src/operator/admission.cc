@@ -2,6 +2,7 @@
 
 #include "api/job.h"
 #include "api/json_bounds.h"
+#include "api/json_fields.h"
 #include "api/validation.h"
 
 namespace trainctl::op {
@@ -39,8 +40,8 @@ json ReviewAdmission(api::Kind kind, const std::string& body) {
   if (!review.is_object() || !review.contains("request") || !review["request"].is_object())
     return Review("", false, "the request body is not an AdmissionReview", {});
   const json& request = review["request"];
-  std::string uid = request.value("uid", "");
-  std::string operation = request.value("operation", "");
+  std::string uid = api::StringAt(request, "uid");
+  std::string operation = api::StringAt(request, "operation");
   if (operation == "DELETE" || operation == "CONNECT") return Review(uid, true, "", {});
   if (!request.contains("object") || !request["object"].is_object())
     return Review(uid, false, "the AdmissionReview has no object", {});

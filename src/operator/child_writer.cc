@@ -4,6 +4,7 @@
 #include <future>
 #include <vector>
 
+#include "api/json_fields.h"
 #include "api/replica_env.h"
 
 namespace trainctl::op {
@@ -24,7 +25,7 @@ void ChildWriter::Event(const api::Job& job, const std::string& type, const std:
   if (!recorder_) return;
   kube::EventInput e;
   e.object = {api::kApiVersion, job.info().name, job.namespace_, job.name,
-              job.metadata.is_object() ? job.metadata.value("uid", "") : ""};
+              job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : ""};
   e.type = type;
   e.reason = reason;
   e.message = message;

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "api/json_bounds.h"
+#include "api/json_fields.h"
 #include "api/manifest.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
@@ -214,8 +215,8 @@ std::optional<nlohmann::json> Controller::LatestJob(const KindInformer& informer
     std::lock_guard<std::mutex> lock(mu_);
     auto it = written_.find(qkey);
     if (it != written_.end()) {
-      std::string rv = it->second["metadata"].value("resourceVersion", "");
-      const std::string uid = it->second["metadata"].value("uid", "");
+      std::string rv = api::StringAt(it->second["metadata"], "resourceVersion");
+      const std::string uid = api::StringAt(it->second["metadata"], "uid");
       if (uid == cached->uid && NewerResourceVersion(rv, cached->resource_version))
         return it->second;
       written_.erase(it);  // the cache caught up
@@ -235,12 +236,12 @@ std::vector<std::string> Controller::ServiceNames(const std::string& uid) const 
 Status Controller::WriteStatus(const KindInformer& informer, nlohmann::json object,
                                const nlohmann::json& status) {
   object["status"] = status;
-  std::string ns = object["metadata"].value("namespace", "");
+  std::string ns = api::StringAt(object["metadata"], "namespace");
   StatusOr<nlohmann::json> written = client_->UpdateStatus(JobResource(informer.kind), ns, object);
   if (metrics_) metrics_->CountRequest("update", "status", written.ok());
   if (!written.ok()) return written.status();
   std::string qkey = std::string(api::Info(informer.kind).plural) + "/" + ns + "/" +
-                     object["metadata"].value("name", "");
+                     api::StringAt(object["metadata"], "name");
   written->erase("managedFields");
   if (written->contains("metadata")) (*written)["metadata"].erase("managedFields");
   std::lock_guard<std::mutex> lock(mu_);
@@ -256,8 +257,8 @@ SyncResult Controller::SyncInvalid(const KindInformer& informer, const nlohmann:
   if (recorder_) {
     kube::EventInput e;
     const nlohmann::json& meta = object["metadata"];
-    e.object = {api::kApiVersion, kind, meta.value("namespace", ""), meta.value("name", ""),
-                meta.value("uid", "")};
+    e.object = {api::kApiVersion, kind, api::StringAt(meta, "namespace"),
+                api::StringAt(meta, "name"), api::StringAt(meta, "uid")};
     e.type = "Warning";
     e.reason = kind + "FailedValidation";
     e.message = message;
@@ -297,7 +298,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   input.stored = input.job.status;
   PrepareStatusForEngine(&input.job);
   input.now = clock_->Now();
-  const std::string uid = meta.value("uid", "");
+  const std::string uid = api::StringAt(meta, "uid");
   input.observed = expectations_.Overlay(
       qkey, ObserveReplicas(input.job, pods_.ByIndex(kOwnerIndex, uid)), input.now);
   input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);

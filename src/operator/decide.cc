@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 
+#include "api/json_fields.h"
 #include "api/replica_env.h"
 #include "engine/conditions.h"
 #include "operator/mpi_children.h"
@@ -11,7 +12,8 @@ namespace trainctl::op {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Index of `name` when it is "<job>-<lowercase type>-<n>", else -1.
@@ -110,8 +112,8 @@ void MarkCreateFailure(const api::Job& job, api::JobStatus* status, const std::s
 }
 
 std::optional<nlohmann::json> InvalidJobStatus(const nlohmann::json& object,
-                                               const std::string& kind,
-                                               const std::string& message, Time now) {
+                                               const std::string& kind, const std::string& message,
+                                               Time now) {
   nlohmann::json status = nlohmann::json::object();
   if (object.is_object() && object.contains("status") && object["status"].is_object())
     status = object["status"];
@@ -119,9 +121,9 @@ std::optional<nlohmann::json> InvalidJobStatus(const nlohmann::json& object,
   std::string reason = kind + "FailedValidation";
   if (status.contains("conditions") && status["conditions"].is_array()) {
     for (const nlohmann::json& c : status["conditions"]) {
-      if (c.is_object() && c.value("type", "") == engine::kCreated && c["type"].is_string()) {
-        if (c.value("status", "") == "False" && c.value("reason", "") == reason &&
-            c.value("message", "") == message)
+      if (c.is_object() && api::StringAt(c, "type") == engine::kCreated && c["type"].is_string()) {
+        if (api::StringAt(c, "status") == "False" && api::StringAt(c, "reason") == reason &&
+            api::StringAt(c, "message") == message)
           return std::nullopt;
         continue;
       }

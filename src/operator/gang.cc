@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/json_fields.h"
 #include "api/kinds.h"
 #include "api/quantity.h"
 #include "operator/pod_builder.h"
@@ -17,7 +18,6 @@ const json& Policy(const api::Job& job) {
   static const json kEmpty = json::object();
   return job.run_policy.scheduling_policy.is_object() ? job.run_policy.scheduling_policy : kEmpty;
 }
-
 
 // One pod's requests of a replica type (limits for a container without requests), in milli.
 StatusOr<std::map<std::string, int64_t>> PodRequests(const std::string& type,
@@ -34,8 +34,8 @@ StatusOr<std::map<std::string, int64_t>> PodRequests(const std::string& type,
       std::string text = it->is_string() ? it->get<std::string>() : it->dump();
       StatusOr<int64_t> milli = api::ParseQuantityMilli(text);
       if (!milli.ok())
-        return InvalidError(type + " container " + c.value("name", "") + " resource " + it.key() +
-                            ": " + milli.status().message());
+        return InvalidError(type + " container " + api::StringAt(c, "name") + " resource " +
+                            it.key() + ": " + milli.status().message());
       sum[it.key()] += *milli;
     }
   }
@@ -85,8 +85,7 @@ StatusOr<json> MinResources(const api::Job& job) {
   return out;
 }
 
-StatusOr<json> DesiredPodGroup(const api::Job& job, const GangConfig& gang,
-                               const json& existing) {
+StatusOr<json> DesiredPodGroup(const api::Job& job, const GangConfig& gang, const json& existing) {
   StatusOr<json> resources = MinResources(job);
   if (!resources.ok()) return resources.status();
   const json& p = Policy(job);
@@ -101,13 +100,14 @@ StatusOr<json> DesiredPodGroup(const api::Job& job, const GangConfig& gang,
   if (gang.kind == GangKind::kVolcano) {
     std::string queue;
     if (existing.is_object())
-      queue = existing.value("spec", json::object()).value("queue", "");
+      queue = api::StringAt(existing.value("spec", json::object()), "queue");
     if (queue.empty() && p.contains("queue") && p["queue"].is_string()) queue = p["queue"];
     spec["queue"] = queue.empty() ? "default" : queue;
     if (p.contains("priorityClass") && p["priorityClass"].is_string() &&
         !p["priorityClass"].get<std::string>().empty())
       spec["priorityClassName"] = p["priorityClass"];
-  } else if (p.contains("scheduleTimeoutSeconds") && p["scheduleTimeoutSeconds"].is_number_integer()) {
+  } else if (p.contains("scheduleTimeoutSeconds") &&
+             p["scheduleTimeoutSeconds"].is_number_integer()) {
     spec["scheduleTimeoutSeconds"] = p["scheduleTimeoutSeconds"];
   }
   kube::Resource r = PodGroupResource(gang.kind);
@@ -139,7 +139,7 @@ bool VolcanoHoldsPods(const GangConfig& gang, const json& pod_group) {
   if (gang.kind != GangKind::kVolcano) return false;
   std::string phase;
   if (pod_group.is_object() && pod_group.contains("status") && pod_group["status"].is_object())
-    phase = pod_group["status"].value("phase", "");
+    phase = api::StringAt(pod_group["status"], "phase");
   return phase.empty() || phase == "Pending";
 }
 
@@ -150,12 +150,12 @@ GangHold GangHoldOf(const GangConfig& gang, const json& pod_group) {
   std::string name, phase, queue, detail;
   if (pod_group.is_object()) {
     if (pod_group.contains("metadata") && pod_group["metadata"].is_object())
-      name = pod_group["metadata"].value("name", "");
+      name = api::StringAt(pod_group["metadata"], "name");
     if (pod_group.contains("spec") && pod_group["spec"].is_object())
-      queue = pod_group["spec"].value("queue", "");
+      queue = api::StringAt(pod_group["spec"], "queue");
     if (pod_group.contains("status") && pod_group["status"].is_object()) {
       const json& status = pod_group["status"];
-      phase = status.value("phase", "");
+      phase = api::StringAt(status, "phase");
       if (status.contains("conditions") && status["conditions"].is_array())
         for (const json& c : status["conditions"])
           if (c.is_object() && c.contains("message") && c["message"].is_string())
@@ -175,8 +175,9 @@ void DecoratePodForGang(const api::Job& job, const std::string& type, const Gang
                         std::vector<engine::Event>* events) {
   if (gang.kind == GangKind::kNone) return;
   json& spec = (*pod)["spec"];
-  std::string current =
-      spec.contains("schedulerName") && spec["schedulerName"].is_string() ? spec["schedulerName"].get<std::string>() : "";
+  std::string current = spec.contains("schedulerName") && spec["schedulerName"].is_string()
+                            ? spec["schedulerName"].get<std::string>()
+                            : "";
   if (current.empty()) {
     spec["schedulerName"] = gang.scheduler_name;
   } else if (current != gang.scheduler_name) {
@@ -196,7 +197,7 @@ void DecoratePodForGang(const api::Job& job, const std::string& type, const Gang
     if (!metadata.contains("annotations") || !metadata["annotations"].is_object())
       metadata["annotations"] = json::object();
     json& annotations = metadata["annotations"];
-    std::string app = job.metadata.is_object() ? job.metadata.value("uid", "") : "";
+    std::string app = job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : "";
     if (app.empty()) app = job.namespace_ + "-" + job.name;
     metadata["labels"]["applicationId"] = app;
     annotations["yunikorn.apache.org/app-id"] = app;

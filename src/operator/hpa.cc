@@ -1,5 +1,6 @@
 #include "operator/hpa.h"
 
+#include "api/json_fields.h"
 #include "operator/cache_types.h"
 #include "operator/pod_builder.h"
 
@@ -28,10 +29,9 @@ std::optional<json> DesiredHpa(const api::Job& job) {
               {"spec", spec}};
 }
 
-HpaAction DecideHpa(const api::Job& job, const std::optional<json>& desired,
-                    const json& existing) {
+HpaAction DecideHpa(const api::Job& job, const std::optional<json>& desired, const json& existing) {
   bool exists = existing.is_object();
-  std::string uid = job.metadata.is_object() ? job.metadata.value("uid", "") : "";
+  std::string uid = job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : "";
   if (exists && ControllerOwnerUid(existing) != uid) return HpaAction::kNone;
   bool suspended = job.run_policy.suspend.value_or(false);
   if (!desired || suspended) return exists ? HpaAction::kDelete : HpaAction::kNone;

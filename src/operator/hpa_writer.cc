@@ -1,5 +1,6 @@
 #include "operator/hpa_writer.h"
 
+#include "api/json_fields.h"
 #include "operator/hpa.h"
 
 namespace trainctl::op {
@@ -11,7 +12,7 @@ void HpaWriter::Count(const std::string& verb, bool ok) {
 }
 
 Status HpaWriter::Sync(const api::Job& job) {
-  std::string uid = job.metadata.is_object() ? job.metadata.value("uid", "") : "";
+  std::string uid = job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : "";
   std::optional<json> desired = DesiredHpa(job);
   bool suspended = job.run_policy.suspend.value_or(false);
   std::string target = desired && !suspended ? (*desired)["spec"].dump() : "absent";
@@ -48,7 +49,7 @@ Status HpaWriter::Sync(const api::Job& job) {
     }
     case HpaAction::kDelete: {
       kube::DeleteOptions options;
-      options.precondition_uid = existing["metadata"].value("uid", "");
+      options.precondition_uid = api::StringAt(existing["metadata"], "uid");
       st = client_->Delete(kHorizontalPodAutoscalers, job.namespace_, job.name, options);
       Count("delete", st.ok() || st.code() == StatusCode::kNotFound);
       if (st.code() == StatusCode::kNotFound) st = Status::Ok();

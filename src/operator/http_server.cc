@@ -4,7 +4,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <charconv>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
+#include "common/clock.h"
+#include "operator/connection_deadlines.h"
 #include "operator/listener.h"
 
 namespace trainctl::op {
@@ -17,11 +22,16 @@ using tcp = asio::ip::tcp;
 namespace {
 
 // One request, one response, then the connection is closed.
-void ServeRequest(const std::map<std::string, HttpServer::Handler>& handlers, tcp::socket socket) {
+// The deadline is cleared (scope) before the socket, a parameter, is closed.
+void ServeRequest(const std::map<std::string, HttpServer::Handler>& handlers,
+                  ConnectionDeadlines& deadlines, tcp::socket socket) {
+  DeadlineScope scope(deadlines, socket.native_handle());
   boost::system::error_code ec;
-  // A client that sends nothing must not hold the server: 5 s receive timeout.
-  struct timeval tv{5, 0};
+  struct timeval tv {
+    5, 0
+  };
   setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   beast::flat_buffer buffer;
   http::request<http::string_body> request;
   http::read(socket, buffer, request, ec);
@@ -51,6 +61,11 @@ void ServeRequest(const std::map<std::string, HttpServer::Handler>& handlers, tc
 }  // namespace
 
 struct HttpServer::Impl {
+  RealClock clock;
+  ConnectionDeadlines deadlines{clock};
+  std::mutex mu;
+  std::condition_variable idle;
+  int open = 0;  // guarded by mu
   Listener listener;
 };
 
@@ -79,11 +94,29 @@ StatusOr<std::pair<std::string, int>> ParseBindAddress(const std::string& addres
 
 Status HttpServer::Start(const std::string& address) {
   if (address == "0") return Status::Ok();
-  return impl_->listener.Start(
-      address, [this](tcp::socket socket) { ServeRequest(handlers_, std::move(socket)); });
+  return impl_->listener.Start(address, [this](tcp::socket socket) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      if (impl_->open >= kMaxHttpConnections) return;  // the socket closes here
+      ++impl_->open;
+    }
+    std::thread([this, socket = std::move(socket)]() mutable {
+      int fd = socket.native_handle();
+      impl_->deadlines.Set(fd, impl_->clock.Monotonic() + kHttpRequestDeadline);
+      ServeRequest(handlers_, impl_->deadlines, std::move(socket));  // closes the socket
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      --impl_->open;
+      impl_->idle.notify_all();
+    }).detach();
+  });
 }
 
-void HttpServer::Stop() { impl_->listener.Stop(); }
+void HttpServer::Stop() {
+  impl_->listener.Stop();
+  impl_->deadlines.Enforce(MonoTime::max());
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->idle.wait(lock, [this] { return impl_->open == 0; });
+}
 
 int HttpServer::port() const { return impl_->listener.port(); }
 

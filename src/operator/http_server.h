@@ -2,12 +2,16 @@
 // /healthz and /readyz endpoints. Each path maps to a handler returning (status, body); other
 // paths get 404, other methods than GET/HEAD 405.
 //
-// Start() binds (":8080", "127.0.0.1:0", "[::]:8081"; port 0 picks a free one, see port()) and
-// serves on its own thread, one connection at a time with a 5 s read timeout. An address of "0"
-// disables the server (as controller-runtime's "0" does). Stop() closes the listener and joins.
+// Start() binds (":8080", "127.0.0.1:0", "[::]:8081"; port 0 picks a free one, see port()).
+// Each connection gets its own thread, one request, and kHttpRequestDeadline to send it and
+// get the answer (operator/connection_deadlines.h), so a slow client cannot hold the kubelet's
+// probes; at most kMaxHttpConnections at once, more are closed at accept. An address of "0"
+// disables the server (as controller-runtime's "0" does). Stop() closes the listener, cuts
+// open connections and waits for their threads.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +21,9 @@
 #include "common/status.h"
 
 namespace trainctl::op {
+
+inline constexpr int kMaxHttpConnections = 16;
+inline constexpr std::chrono::seconds kHttpRequestDeadline{5};
 
 struct HttpReply {
   int status = 200;

@@ -28,7 +28,8 @@ json Template(const api::Job& job, const std::string& type) {
 std::string RestartPolicyOf(const api::Job& job, const std::string& type) {
   auto it = job.replica_specs.find(type);
   if (it == job.replica_specs.end()) return "";
-  return api::RestartPolicyName(api::PodRestartPolicy(api::ParseRestartPolicy(it->second.restart_policy)));
+  return api::RestartPolicyName(
+      api::PodRestartPolicy(api::ParseRestartPolicy(it->second.restart_policy)));
 }
 
 void AppendTo(json& object, const char* key, json item) {
@@ -53,11 +54,13 @@ std::string PodName(const api::Job& job, const std::string& type, int index) {
 }
 
 bool IsGpuLauncher(const api::Job& job) {
-  const json* containers = api::Containers(Template(job, "Launcher"));
+  // Template() returns a copy: keep it alive while `containers` points into it.
+  const json launcher = Template(job, "Launcher");
+  const json* containers = api::Containers(launcher);
   if (!containers) return false;
   for (const json& c : *containers) {
     if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
-    const json& limits = c["resources"].value("limits", json::object());
+    const json limits = c["resources"].value("limits", json::object());
     if (!limits.is_object()) continue;
     for (auto it = limits.begin(); it != limits.end(); ++it) {
       const std::string& key = it.key();
@@ -125,10 +128,9 @@ json MpiLauncherRoleBinding(const api::Job& job) {
            {{"apiGroup", "rbac.authorization.k8s.io"},
             {"kind", "Role"},
             {"name", job.name + "-launcher"}}},
-          {"subjects",
-           json::array({{{"kind", "ServiceAccount"},
-                         {"name", MpiLauncherServiceAccountName(job)},
-                         {"namespace", job.namespace_}}})}};
+          {"subjects", json::array({{{"kind", "ServiceAccount"},
+                                     {"name", MpiLauncherServiceAccountName(job)},
+                                     {"namespace", job.namespace_}}})}};
 }
 
 StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int index,
@@ -158,8 +160,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
   for (const char* key : {"annotations", "finalizers"})
     if (metadata.is_object() && metadata.contains(key)) pod_metadata[key] = metadata[key];
 
-  if (!spec.contains("containers") || !spec["containers"].is_array() ||
-      spec["containers"].empty())
+  if (!spec.contains("containers") || !spec["containers"].is_array() || spec["containers"].empty())
     return InvalidError("MPIJob " + job.name + ": the " + type + " template has no containers");
   json& first = spec["containers"][0];
   if (launcher) {
@@ -173,9 +174,8 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
              {{"name", "kubectl-delivery"},
               {"image", settings.mpi_kubectl_delivery_image},
               {"imagePullPolicy", "IfNotPresent"},
-              {"env",
-               json::array({{{"name", "TARGET_DIR"}, {"value", kMpiKubectlDir}},
-                            {{"name", "NAMESPACE"}, {"value", job.namespace_}}})},
+              {"env", json::array({{{"name", "TARGET_DIR"}, {"value", kMpiKubectlDir}},
+                                   {{"name", "NAMESPACE"}, {"value", job.namespace_}}})},
               {"volumeMounts",
                json::array({{{"name", kMpiKubectlVolume}, {"mountPath", kMpiKubectlDir}},
                             {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}}})},

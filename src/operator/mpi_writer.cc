@@ -1,5 +1,6 @@
 #include "operator/mpi_writer.h"
 
+#include "api/json_fields.h"
 #include "api/kinds.h"
 #include "operator/cache_types.h"
 #include "operator/mpi_children.h"
@@ -15,7 +16,7 @@ const kube::Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles"};
 const kube::Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings"};
 
 std::string Uid(const api::Job& job) {
-  return job.metadata.is_object() ? job.metadata.value("uid", "") : "";
+  return job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : "";
 }
 
 }  // namespace
@@ -48,8 +49,8 @@ Status MpiWriter::Upsert(const api::Job& job, const kube::Resource& resource, co
     }
     return AlreadyExistsError(message);
   }
-  if (!compared_field || (current->contains(compared_field) &&
-                          (*current)[compared_field] == object[compared_field]))
+  if (!compared_field ||
+      (current->contains(compared_field) && (*current)[compared_field] == object[compared_field]))
     return Status::Ok();
   json updated = *current;
   updated[compared_field] = object[compared_field];

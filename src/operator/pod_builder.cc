@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "api/kinds.h"
 #include "api/restart_policy.h"
@@ -57,8 +58,8 @@ json PyTorchInitContainer(const api::Job& job, const PodSettings& settings) {
 }  // namespace
 
 StatusOr<json> RenderInitContainerTemplate(const std::string& text, const std::string& source,
-                                           const std::string& master_addr,
-                                           const std::string& image, int max_tries) {
+                                           const std::string& master_addr, const std::string& image,
+                                           int max_tries) {
   std::string out;
   size_t pos = 0;
   int line = 1;
@@ -83,8 +84,9 @@ StatusOr<json> RenderInitContainerTemplate(const std::string& text, const std::s
     } else if (action == ".MaxTries") {
       out += std::to_string(max_tries);
     } else {
-      return InvalidError(source + ":" + std::to_string(line) + ": unsupported template action \"{{" +
-                          action + "}}\" (supported: .MasterAddr, .InitContainerImage, .MaxTries)");
+      return InvalidError(source + ":" + std::to_string(line) +
+                          ": unsupported template action \"{{" + action +
+                          "}}\" (supported: .MasterAddr, .InitContainerImage, .MaxTries)");
     }
     pos = close + 2;
   }
@@ -106,7 +108,7 @@ json OwnerReference(const api::Job& job) {
   return {{"apiVersion", api::kApiVersion},
           {"kind", job.info().name},
           {"name", job.name},
-          {"uid", job.metadata.value("uid", "")},
+          {"uid", api::StringAt(job.metadata, "uid")},
           {"controller", true},
           {"blockOwnerDeletion", true}};
 }
@@ -161,7 +163,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
   const char* default_container = job.info().default_container;
   if (pod_spec.contains("containers") && pod_spec["containers"].is_array()) {
     for (json& c : pod_spec["containers"]) {
-      if (env->default_container_only && c.value("name", "") != default_container) continue;
+      if (env->default_container_only && api::StringAt(c, "name") != default_container) continue;
       if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
       for (const api::EnvVar& e : env->env) c["env"].push_back(EnvVarJson(e));
     }
@@ -203,14 +205,15 @@ StatusOr<json> BuildService(const api::Job& job, const std::string& type, int in
   const json* container = nullptr;
   if (containers)
     for (const json& c : *containers)
-      if (c.value("name", "") == job.info().default_container) container = &c;
+      if (api::StringAt(c, "name") == job.info().default_container) container = &c;
   if (!container)
     return InvalidError("failed to find the port: no container named " +
                         std::string(job.info().default_container));
   json ports = json::array();
   if (container->contains("ports") && (*container)["ports"].is_array())
     for (const json& p : (*container)["ports"])
-      ports.push_back({{"name", p.value("name", "")}, {"port", p.value("containerPort", 0)}});
+      ports.push_back(
+          {{"name", api::StringAt(p, "name")}, {"port", api::IntAt(p, "containerPort", 0)}});
   json selector = ReplicaSelector(job, type, index);
   json service = {{"apiVersion", "v1"},
                   {"kind", "Service"},

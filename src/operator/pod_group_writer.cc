@@ -1,5 +1,6 @@
 #include "operator/pod_group_writer.h"
 
+#include "api/json_fields.h"
 #include "api/kinds.h"
 #include "operator/cache_types.h"
 
@@ -10,7 +11,7 @@ using nlohmann::json;
 namespace {
 
 std::string Uid(const api::Job& job) {
-  return job.metadata.is_object() ? job.metadata.value("uid", "") : "";
+  return job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : "";
 }
 
 }  // namespace

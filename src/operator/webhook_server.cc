@@ -7,6 +7,8 @@
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 
+#include "common/clock.h"
+#include "operator/connection_deadlines.h"
 #include "operator/listener.h"
 
 namespace trainctl::op {
@@ -18,6 +20,8 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 struct WebhookServer::Impl {
+  RealClock clock;
+  ConnectionDeadlines deadlines{clock};
   Listener listener;
   std::mutex mu;
   std::shared_ptr<ssl::context> context;  // guarded by mu
@@ -87,10 +91,15 @@ void WebhookServer::ServeConnection(int fd) {
     ::close(fd);
     return;
   }
+  // Declared after the stream: clears the deadline before the stream closes the descriptor.
+  DeadlineScope deadline(impl_->deadlines, fd);
+  auto step_deadline = [&] { return impl_->clock.Monotonic() + kWebhookRequestDeadline; };
+  impl_->deadlines.Set(fd, step_deadline());
   stream.handshake(ssl::stream_base::server, ec);
   if (ec) return;
   beast::flat_buffer buffer;
   while (!impl_->listener.stopping()) {
+    impl_->deadlines.Set(fd, step_deadline());  // waiting for, reading and answering a request
     http::request_parser<http::string_body> parser;
     parser.header_limit(kMaxWebhookHeaderBytes);
     parser.body_limit(kMaxWebhookBodyBytes);
@@ -132,6 +141,7 @@ void WebhookServer::ServeConnection(int fd) {
 
 void WebhookServer::Stop() {
   impl_->listener.Stop();
+  impl_->deadlines.Enforce(MonoTime::max());  // cut open connections now
   for (int i = 0; i < 100 && open_ > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }

@@ -4,7 +4,9 @@
 // thread and may carry several requests (keep-alive), with a 10 s idle timeout.
 //
 // Bounded for hostile clients: at most kMaxWebhookConnections open connections (more are closed
-// at once), headers up to kMaxWebhookHeaderBytes, bodies up to kMaxWebhookBodyBytes (an
+// at once), each step (the TLS handshake; waiting for, reading and answering one request) done
+// within kWebhookRequestDeadline or the connection is cut (operator/connection_deadlines.h),
+// headers up to kMaxWebhookHeaderBytes, bodies up to kMaxWebhookBodyBytes (an
 // AdmissionReview carries the object and the old object, each at most etcd's 1.5 MiB; larger
 // gets 413), and the body's JSON is depth-checked before it is decoded (api/json_bounds.h).
 //
@@ -14,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -27,6 +30,7 @@
 namespace trainctl::op {
 
 inline constexpr int kMaxWebhookConnections = 64;
+inline constexpr std::chrono::seconds kWebhookRequestDeadline{15};
 inline constexpr size_t kMaxWebhookHeaderBytes = 16u << 10;
 inline constexpr size_t kMaxWebhookBodyBytes = 8u << 20;
 

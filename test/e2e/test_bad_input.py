@@ -2,9 +2,10 @@
 file and the field path, and nothing is started or written to the state folder."""
 
 import os
+import subprocess
 import unittest
 
-from harness import TrainctlTestCase
+from harness import TRAINCTL, TrainctlTestCase
 
 HEADER = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: bad\n"
 
@@ -154,3 +155,37 @@ class HostileInputTest(TrainctlTestCase):
             "'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "escape")))
         self.assertFalse(os.path.exists(os.path.join(os.path.dirname(self.tmp), "escape")))
+
+    def test_endless_input_is_cut_at_the_manifest_limit(self):
+        for source, args in (("/dev/zero", ["/dev/zero"]), ("<stdin>", ["-"])):
+            with open("/dev/zero") as zero:
+                proc = subprocess.run([TRAINCTL, "run", *args], stdin=zero, cwd=self.work,
+                                      env=self.env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 2, self.explain(proc))
+            self.assertEqual(proc.stderr, f"error: {source}: more than 16777216 bytes: manifests "
+                             "larger than 16 MiB are refused\n")
+
+    @staticmethod
+    def with_workers(count):
+        return ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: many}\nspec:\n"
+                "  pytorchReplicaSpecs:\n"
+                "    Master: {replicas: 1, template: {spec: {containers: "
+                "[{name: pytorch, image: i, command: [\"true\"]}]}}}\n"
+                f"    Worker: {{replicas: {count}, template: {{spec: {{containers: "
+                "[{name: pytorch, image: i, command: [\"true\"]}]}}}\n")
+
+    def test_absurd_replica_count(self):
+        # Two billion replicas once hung `trainctl run` silently; the operator would hold a
+        # record for each. Validation refuses it on both substrates.
+        self.expect_refused(
+            "many.yaml", self.with_workers(2000000000),
+            "error: many.yaml: PyTorchJob \"many\" is invalid: "
+            "spec.pytorchReplicaSpecs[Worker].replicas: Invalid value: 2000000000: must be less "
+            "than or equal to 100000")
+
+    def test_more_replicas_than_one_machine_runs(self):
+        self.expect_refused(
+            "many.yaml", self.with_workers(5000),
+            "error: many.yaml: spec.pytorchReplicaSpecs[Worker].replicas: 5000: the job has 5001 "
+            "replicas; trainctl run starts a process group for each and takes at most 1024 in "
+            "one job")

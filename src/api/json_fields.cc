@@ -1,0 +1,19 @@
+#include "api/json_fields.h"
+
+namespace trainctl::api {
+
+std::string StringAt(const nlohmann::json& object, std::string_view key, std::string fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return fallback;
+  return it->get<std::string>();
+}
+
+int64_t IntAt(const nlohmann::json& object, std::string_view key, int64_t fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return fallback;
+  return it->get<int64_t>();
+}
+
+}  // namespace trainctl::api
