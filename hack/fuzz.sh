@@ -45,15 +45,15 @@ for bin in "${targets[@]}"; do
     -print_final_stats=1 -artifact_prefix="$dir/artifacts/" "$dir/corpus" "$seeds" >"$log" 2>&1
   rc=$?
   set -e
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   size=$(find "$dir/corpus" -type f | wc -l)
   if ((rc == 0)); then
-    printf '%-22s %12s runs %8s/s  corpus %6s  ok\n' "$name" "${runs:-?}" "${speed:-?}" "$size"
+    printf '%-22s %12s runs %8s/s  corpus %6s  ok\n' "$name" "${executed:-?}" "${speed:-?}" "$size"
   else
     status=1
     found=$(grep -o "Test unit written to [^ ]*" "$log" | tail -1 | sed 's/Test unit written to //')
-    printf '%-22s %12s runs %8s/s  corpus %6s  FAILED (exit %d) %s\n' "$name" "${runs:-?}" \
+    printf '%-22s %12s runs %8s/s  corpus %6s  FAILED (exit %d) %s\n' "$name" "${executed:-?}" \
       "${speed:-?}" "$size" "$rc" "${found:-see $log}"
     grep -E "ERROR: |SUMMARY: |runtime error" "$log" | head -5 >&2 || true
   fi

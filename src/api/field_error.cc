@@ -19,7 +19,8 @@ std::string FieldError::ToString() const {
     case FieldErrorType::kForbidden:
       return path + ": Forbidden" + (detail.empty() ? "" : ": " + detail);
     case FieldErrorType::kInvalid:
-      return path + ": Invalid value: " + FormatValue(value) + (detail.empty() ? "" : ": " + detail);
+      return path + ": Invalid value: " + FormatValue(value) +
+             (detail.empty() ? "" : ": " + detail);
     case FieldErrorType::kNotSupported: {
       std::string out = path + ": Unsupported value: " + FormatValue(value);
       if (!supported.empty()) {

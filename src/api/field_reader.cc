@@ -1,5 +1,6 @@
 #include "api/field_reader.h"
 
+#include <cmath>
 #include <limits>
 
 namespace trainctl::api {
@@ -8,15 +9,23 @@ using nlohmann::json;
 
 const char* TypeName(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    default: return "unknown";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    default:
+      return "unknown";
   }
 }
 
@@ -29,8 +38,7 @@ const json* FieldReader::Get(const std::string& field) const {
 
 void FieldReader::TypeError(const std::string& field, const json& v, const char* expected) {
   errors_->push_back(Invalid(Path(field), v.is_string() ? v : json(TypeName(v)),
-                             std::string("must be of type ") + expected + ", got " +
-                                 TypeName(v)));
+                             std::string("must be of type ") + expected + ", got " + TypeName(v)));
 }
 
 template <typename Int>
@@ -48,7 +56,15 @@ std::optional<Int> FieldReader::Integer(const std::string& field) {
   }
   if (v->is_number_float()) {
     double d = v->get<double>();
-    if (d == static_cast<double>(static_cast<long long>(d))) return static_cast<Int>(d);
+    if (std::isfinite(d) && d == std::trunc(d)) {  // an integer written as 3.0 or 1e3
+      // Range first: converting a double outside Int is undefined (found by fuzzing).
+      if (d < static_cast<double>(std::numeric_limits<Int>::min()) ||
+          d > static_cast<double>(std::numeric_limits<Int>::max())) {
+        errors_->push_back(Invalid(Path(field), *v, "out of range"));
+        return std::nullopt;
+      }
+      return static_cast<Int>(d);
+    }
   }
   TypeError(field, *v, "integer");
   return std::nullopt;

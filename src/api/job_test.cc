@@ -85,8 +85,9 @@ TEST(JobTest, UnknownFieldsSurviveRoundTrip) {
   EXPECT_EQ(c["unknownContainerField"], 7);
   EXPECT_EQ(out["spec"]["pytorchReplicaSpecs"]["MASTER"]["template"]["spec"]["nodeSelector"]["x"],
             "z");
-  EXPECT_EQ(out["spec"]["pytorchReplicaSpecs"]["MASTER"]["template"]["metadata"]["annotations"]["a"],
-            "b");
+  EXPECT_EQ(
+      out["spec"]["pytorchReplicaSpecs"]["MASTER"]["template"]["metadata"]["annotations"]["a"],
+      "b");
 }
 
 TEST(JobTest, WrongTypesAreReportedWithPaths) {
@@ -119,6 +120,33 @@ spec:
       << m;
 }
 
+// Found by fuzzing: a float outside the integer's range was converted (undefined behaviour).
+TEST(JobTest, IntegersWrittenAsHugeFloatsAreOutOfRange) {
+  auto docs = ParseYamlDocuments(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: x}
+spec:
+  runPolicy: {backoffLimit: 4.4e44, activeDeadlineSeconds: 3.0e3}
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 3.0e9
+      template: {spec: {containers: [{name: pytorch, image: i, command: [python3]}]}}
+)",
+                                 "j.yaml");
+  auto job = DecodeJob((*docs)[0]);
+  ASSERT_FALSE(job.ok());
+  const std::string& m = job.status().message();
+  EXPECT_NE(m.find("spec.runPolicy.backoffLimit: Invalid value: 4.4e+44: out of range"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("spec.pytorchReplicaSpecs[Worker].replicas: Invalid value: 3000000000.0: "
+                   "out of range"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("activeDeadlineSeconds"), std::string::npos) << m;  // 3.0e3 is 3000
+}
+
 TEST(JobTest, UnknownKindAndApiVersion) {
   auto bad_kind = DecodeJob(json::parse(R"({"apiVersion":"kubeflow.org/v1","kind":"FooJob"})"));
   ASSERT_FALSE(bad_kind.ok());
@@ -127,8 +155,9 @@ TEST(JobTest, UnknownKindAndApiVersion) {
   auto bad_version =
       DecodeJob(json::parse(R"({"apiVersion":"kubeflow.org/v2","kind":"PyTorchJob"})"));
   ASSERT_FALSE(bad_version.ok());
-  EXPECT_NE(bad_version.status().message().find("apiVersion: Unsupported value: \"kubeflow.org/v2\""),
-            std::string::npos);
+  EXPECT_NE(
+      bad_version.status().message().find("apiVersion: Unsupported value: \"kubeflow.org/v2\""),
+      std::string::npos);
 }
 
 TEST(JobTest, StatusRoundTrip) {

@@ -21,9 +21,12 @@ std::string PathOf(const char* key) { return std::string("metadata.annotations["
 
 const char* ProgressActionName(ProgressAction action) {
   switch (action) {
-    case ProgressAction::kWarn: return "Warn";
-    case ProgressAction::kFail: return "Fail";
-    case ProgressAction::kRestart: return "Restart";
+    case ProgressAction::kWarn:
+      return "Warn";
+    case ProgressAction::kFail:
+      return "Fail";
+    case ProgressAction::kRestart:
+      return "Restart";
   }
   return "Warn";
 }
@@ -33,9 +36,9 @@ std::optional<ProgressPolicy> ProgressPolicyOf(const Job& job, FieldErrorList* e
   const nlohmann::json* policy = Annotation(job, kProgressPolicyAnnotation);
   if (!timeout) {
     if (policy && errors)
-      errors->push_back(Required(PathOf(kProgressTimeoutAnnotation),
-                                 std::string("required when ") + kProgressPolicyAnnotation +
-                                     " is set"));
+      errors->push_back(
+          Required(PathOf(kProgressTimeoutAnnotation),
+                   std::string("required when ") + kProgressPolicyAnnotation + " is set"));
     return std::nullopt;
   }
   ProgressPolicy out;

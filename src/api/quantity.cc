@@ -22,13 +22,25 @@ StatusOr<int64_t> ParseQuantityMilli(const std::string& text) {
   std::string suffix = text.substr(i);
   // value = (whole.fraction) × base^exp; computed in long double, checked, rounded up to milli.
   long double multiplier = 1;
-  static const struct { const char* s; long double m; } kSuffixes[] = {
-      {"Ki", 1024.0L},           {"Mi", 1048576.0L},          {"Gi", 1073741824.0L},
-      {"Ti", 1099511627776.0L},  {"Pi", 1125899906842624.0L}, {"Ei", 1152921504606846976.0L},
-      {"n", 1e-9L},              {"u", 1e-6L},                {"m", 1e-3L},
-      {"", 1.0L},                {"k", 1e3L},                 {"M", 1e6L},
-      {"G", 1e9L},               {"T", 1e12L},                {"P", 1e15L},
-      {"E", 1e18L}};
+  static const struct {
+    const char* s;
+    long double m;
+  } kSuffixes[] = {{"Ki", 1024.0L},
+                   {"Mi", 1048576.0L},
+                   {"Gi", 1073741824.0L},
+                   {"Ti", 1099511627776.0L},
+                   {"Pi", 1125899906842624.0L},
+                   {"Ei", 1152921504606846976.0L},
+                   {"n", 1e-9L},
+                   {"u", 1e-6L},
+                   {"m", 1e-3L},
+                   {"", 1.0L},
+                   {"k", 1e3L},
+                   {"M", 1e6L},
+                   {"G", 1e9L},
+                   {"T", 1e12L},
+                   {"P", 1e15L},
+                   {"E", 1e18L}};
   bool known = false;
   for (const auto& s : kSuffixes)
     if (suffix == s.s) {
@@ -48,9 +60,9 @@ StatusOr<int64_t> ParseQuantityMilli(const std::string& text) {
     }
     multiplier = std::pow(10.0L, neg_exp ? -exponent : exponent);
   }
-  long double value = std::stold((whole.empty() ? "0" : whole) + "." +
-                                 (fraction.empty() ? "0" : fraction)) *
-                      multiplier * 1000.0L;
+  long double value =
+      std::stold((whole.empty() ? "0" : whole) + "." + (fraction.empty() ? "0" : fraction)) *
+      multiplier * 1000.0L;
   long double rounded = std::ceil(value - 1e-9L);  // absorbs binary noise like 0.1 × 1000
   if (rounded > 9.2e18L) return InvalidError("\"" + text + "\" is too large a quantity");
   int64_t milli = static_cast<int64_t>(rounded);

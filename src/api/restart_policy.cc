@@ -13,12 +13,17 @@ RestartPolicy ParseRestartPolicy(std::string_view text) {
 
 const char* RestartPolicyName(RestartPolicy policy) {
   switch (policy) {
-    case RestartPolicy::kAlways: return "Always";
-    case RestartPolicy::kOnFailure: return "OnFailure";
-    case RestartPolicy::kNever: return "Never";
-    case RestartPolicy::kExitCode: return "ExitCode";
+    case RestartPolicy::kAlways:
+      return "Always";
+    case RestartPolicy::kOnFailure:
+      return "OnFailure";
+    case RestartPolicy::kNever:
+      return "Never";
+    case RestartPolicy::kExitCode:
+      return "ExitCode";
     case RestartPolicy::kUnset:
-    case RestartPolicy::kUnknown: return "";
+    case RestartPolicy::kUnknown:
+      return "";
   }
   return "";
 }

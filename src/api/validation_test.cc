@@ -30,8 +30,9 @@ TEST(ValidationTest, ValidPyTorchJobHasNoErrors) {
 }
 
 TEST(ValidationTest, MasterReplicasMustBeOne) {
-  EXPECT_EQ(Errors(PyTorch(std::string("    Master: {replicas: 2, template: ") + kContainer + "}\n")),
-            "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1");
+  EXPECT_EQ(
+      Errors(PyTorch(std::string("    Master: {replicas: 2, template: ") + kContainer + "}\n")),
+      "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1");
 }
 
 TEST(ValidationTest, MissingReplicaSpecs) {
@@ -40,10 +41,11 @@ TEST(ValidationTest, MissingReplicaSpecs) {
 }
 
 TEST(ValidationTest, EmptyImageAndMissingDefaultContainer) {
-  EXPECT_EQ(Errors(PyTorch("    Worker: {template: {spec: {containers: [{name: main, image: ''}]}}}\n")),
-            "[spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].image: Required value: "
-            "must be required, spec.pytorchReplicaSpecs[Worker].template.spec.containers: Required "
-            "value: must have at least one container with name pytorch]");
+  EXPECT_EQ(
+      Errors(PyTorch("    Worker: {template: {spec: {containers: [{name: main, image: ''}]}}}\n")),
+      "[spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].image: Required value: "
+      "must be required, spec.pytorchReplicaSpecs[Worker].template.spec.containers: Required "
+      "value: must have at least one container with name pytorch]");
 }
 
 TEST(ValidationTest, ZeroContainersGivesTwoErrorsOnTheSamePath) {
@@ -79,22 +81,23 @@ TEST(ValidationTest, NameMustBeDns1035) {
   std::string e = Errors(
       "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: 1Bad}\nspec:\n  "
       "jaxReplicaSpecs:\n    Worker: {template: {spec: {containers: [{name: jax, image: i}]}}}\n");
-  EXPECT_EQ(e.rfind("metadata.name: Invalid value: \"1Bad\": should match: a DNS-1035 label", 0), 0u)
+  EXPECT_EQ(e.rfind("metadata.name: Invalid value: \"1Bad\": should match: a DNS-1035 label", 0),
+            0u)
       << e;
 }
 
 TEST(ValidationTest, XGBoostNeedsMaster) {
-  EXPECT_EQ(
-      Errors("apiVersion: kubeflow.org/v1\nkind: XGBoostJob\nmetadata: {name: x}\nspec:\n  "
-             "xgbReplicaSpecs:\n    Worker: {template: {spec: {containers: [{name: xgboost, "
-             "image: i}]}}}\n"),
-      "spec.xgbReplicaSpecs[Master]: Required value: must be present");
+  EXPECT_EQ(Errors("apiVersion: kubeflow.org/v1\nkind: XGBoostJob\nmetadata: {name: x}\nspec:\n  "
+                   "xgbReplicaSpecs:\n    Worker: {template: {spec: {containers: [{name: xgboost, "
+                   "image: i}]}}}\n"),
+            "spec.xgbReplicaSpecs[Master]: Required value: must be present");
 }
 
 TEST(ValidationTest, TFChiefAndMasterTogether) {
   std::string c = "{template: {spec: {containers: [{name: tensorflow, image: i}]}}}";
   EXPECT_EQ(Errors("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\nspec:\n  "
-                   "tfReplicaSpecs:\n    Chief: " + c + "\n    Master: " + c + "\n"),
+                   "tfReplicaSpecs:\n    Chief: " +
+                   c + "\n    Master: " + c + "\n"),
             "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role");
 }
 

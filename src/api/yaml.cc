@@ -203,10 +203,20 @@ class Converter {
                       std::string_view(reinterpret_cast<const char*>(key_event.data.scalar.value),
                                        key_event.data.scalar.length) == "<<";
       std::string where = Where(key_event);
+      // JSON keys are strings: a collection as a key has no meaning in a manifest, and turning
+      // nested ones into text grew exponentially (found by fuzzing).
+      if (key_event.type == YAML_MAPPING_START_EVENT ||
+          key_event.type == YAML_SEQUENCE_START_EVENT) {
+        yaml_event_delete(&key_event);
+        return InvalidError(where + ": a mapping key must be a scalar, not a collection");
+      }
       json key;
       Status st = ParseNode(&key_event, &key);
       yaml_event_delete(&key_event);
       TRAINCTL_RETURN_IF_ERROR(st);
+      if (key.is_structured())
+        return InvalidError(where +
+                            ": a mapping key must be a scalar, not an alias of a collection");
       yaml_event_t value_event;
       TRAINCTL_RETURN_IF_ERROR(Next(&value_event));
       json value;

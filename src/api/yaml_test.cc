@@ -73,6 +73,23 @@ TEST(YamlTest, TabIndentationIsAnErrorWithPosition) {
       << docs.status().message();
 }
 
+// Found by fuzzing (kubeconfig_fuzz): nested collections as keys were turned into text that
+// doubled at every level; 147 bytes took minutes.
+TEST(YamlTest, CollectionsAsKeysAreRefused) {
+  std::string nested = std::string(75, '{') + std::string(75, '}') + ": 1\n";
+  auto docs = ParseYamlDocuments(nested, "k.yaml");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(),
+            "k.yaml:1:1: a mapping key must be a scalar, not a collection");
+  auto sequence = ParseYamlDocuments("? [a, b]\n: 1\n", "s.yaml");
+  ASSERT_FALSE(sequence.ok());
+  EXPECT_NE(sequence.status().message().find("not a collection"), std::string::npos);
+  auto alias = ParseYamlDocuments("a: &x [1]\n*x : 2\n", "a.yaml");
+  ASSERT_FALSE(alias.ok());
+  EXPECT_NE(alias.status().message().find("not an alias of a collection"), std::string::npos)
+      << alias.status().message();
+}
+
 TEST(YamlTest, DuplicateKeyIsAnError) {
   auto docs = ParseYamlDocuments("a: 1\na: 2\n", "dup.yaml");
   ASSERT_FALSE(docs.ok());
