@@ -114,4 +114,23 @@ StatusOr<Time> CertNotAfter(const std::string& pem) {
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
+StatusOr<std::vector<std::string>> CertDnsNames(const std::string& pem) {
+  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  Cert cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  if (!cert) return InvalidError("not a PEM certificate");
+  std::vector<std::string> names;
+  auto* sans = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert.get(), NID_subject_alt_name, nullptr, nullptr));
+  if (!sans) return names;
+  for (int i = 0; i < sk_GENERAL_NAME_num(sans); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(sans, i);
+    if (name->type != GEN_DNS) continue;
+    const ASN1_IA5STRING* dns = name->d.dNSName;
+    names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                       static_cast<size_t>(ASN1_STRING_length(dns)));
+  }
+  GENERAL_NAMES_free(sans);
+  return names;
+}
+
 }  // namespace trainctl::op

@@ -25,5 +25,8 @@ StatusOr<CertBundle> GenerateWebhookCerts(const std::vector<std::string>& dns_na
 
 // notAfter of the first certificate in `pem`; kInvalid when it cannot be read.
 StatusOr<Time> CertNotAfter(const std::string& pem);
+// The DNS names in the subjectAltName of the first certificate in `pem`; kInvalid when it
+// cannot be read.
+StatusOr<std::vector<std::string>> CertDnsNames(const std::string& pem);
 
 }  // namespace trainctl::op

@@ -21,6 +21,7 @@
 #include "operator/log.h"
 #include "operator/metrics.h"
 #include "operator/test_jobs.h"
+#include "operator/webhook_certs.h"
 
 namespace trainctl::op {
 namespace {
@@ -385,6 +386,22 @@ TEST(CertsTest, GeneratesACaSignedServingCertificate) {
   EXPECT_EQ(*expiry, now + std::chrono::hours(24));
   EXPECT_FALSE(CertNotAfter("garbage").ok());
   EXPECT_FALSE(GenerateWebhookCerts({}, {}, now, std::chrono::hours(1)).ok());
+  StatusOr<std::vector<std::string>> names = CertDnsNames(b->cert_pem);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, std::vector<std::string>{"svc.ns.svc"});  // the IP is not a DNS name
+  EXPECT_FALSE(CertDnsNames("garbage").ok());
+}
+
+// A stored certificate is reused only when it names the service as configured now.
+TEST(CertsTest, ReusedOnlyWhenItNamesTheService) {
+  Time now = std::chrono::system_clock::from_time_t(1800000000);
+  StatusOr<CertBundle> b =
+      GenerateWebhookCerts({"a.ns.svc", "a.ns.svc.cluster.local"}, {}, now, std::chrono::hours(24));
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(CertCovers(b->cert_pem, {"a.ns.svc", "a.ns.svc.cluster.local"}));
+  EXPECT_TRUE(CertCovers(b->cert_pem, {"a.ns.svc"}));
+  EXPECT_FALSE(CertCovers(b->cert_pem, {"b.ns.svc", "b.ns.svc.cluster.local"}));
+  EXPECT_FALSE(CertCovers("-----BEGIN CERTIFICATE-----\nnot one\n", {"a.ns.svc"}));
 }
 
 }  // namespace

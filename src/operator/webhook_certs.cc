@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "kube/base64.h"
 
 namespace trainctl::op {
@@ -11,8 +13,8 @@ using nlohmann::json;
 namespace {
 
 const kube::Resource kSecrets{"", "v1", "secrets"};
-const kube::Resource kValidatingWebhookConfigurations{
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", false};
+const kube::Resource kValidatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
+                                                      "validatingwebhookconfigurations", false};
 constexpr Duration kValidity = std::chrono::hours(24 * 365);
 constexpr Duration kRenewBefore = std::chrono::hours(24 * 30);
 
@@ -38,16 +40,26 @@ std::vector<std::string> WebhookDnsNames(const WebhookCertOptions& o) {
   return names;
 }
 
+bool CertCovers(const std::string& cert_pem, const std::vector<std::string>& dns_names) {
+  StatusOr<std::vector<std::string>> have = CertDnsNames(cert_pem);
+  if (!have.ok()) return false;
+  for (const std::string& name : dns_names)
+    if (std::find(have->begin(), have->end(), name) == have->end()) return false;
+  return true;
+}
+
 StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
   if (renewed) *renewed = false;
   StatusOr<json> secret = client_->Get(kSecrets, options_.namespace_, options_.secret_name);
   if (!secret.ok() && secret.status().code() != StatusCode::kNotFound) return secret.status();
   Time now = clock_->Now();
   if (secret.ok()) {
-    CertBundle stored{Field(*secret, "ca.crt"), Field(*secret, "tls.crt"), Field(*secret, "tls.key")};
+    CertBundle stored{Field(*secret, "ca.crt"), Field(*secret, "tls.crt"),
+                      Field(*secret, "tls.key")};
     StatusOr<Time> expiry = CertNotAfter(stored.cert_pem);
-    // Extra hosts (tests) are not checked: a Secret made for them is replaced when they change.
-    bool covers = stored.cert_pem.find("-----BEGIN CERTIFICATE-----") != std::string::npos;
+    // Reused only when it names the service as configured now (--webhook-service-name may have
+    // changed). Extra hosts (tests) are not checked: with them a new pair is always made.
+    bool covers = CertCovers(stored.cert_pem, WebhookDnsNames(options_));
     if (covers && expiry.ok() && *expiry - now > kRenewBefore && !stored.key_pem.empty() &&
         !stored.ca_cert_pem.empty() && options_.extra_hosts.empty())
       return stored;
@@ -67,11 +79,12 @@ StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
     StatusOr<json> st = client_->Update(kSecrets, options_.namespace_, updated);
     if (!st.ok()) return st.status();  // a Conflict: another replica renewed; retried by caller
   } else {
-    json object = {{"apiVersion", "v1"},
-                   {"kind", "Secret"},
-                   {"type", "kubernetes.io/tls"},
-                   {"metadata", {{"name", options_.secret_name}, {"namespace", options_.namespace_}}},
-                   {"data", data}};
+    json object = {
+        {"apiVersion", "v1"},
+        {"kind", "Secret"},
+        {"type", "kubernetes.io/tls"},
+        {"metadata", {{"name", options_.secret_name}, {"namespace", options_.namespace_}}},
+        {"data", data}};
     StatusOr<json> st = client_->Create(kSecrets, options_.namespace_, object);
     if (!st.ok() && st.status().code() == StatusCode::kAlreadyExists) return Ensure(renewed);
     if (!st.ok()) return st.status();

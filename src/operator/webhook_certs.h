@@ -16,12 +16,15 @@
 namespace trainctl::op {
 
 struct WebhookCertOptions {
-  std::string namespace_;     // of the Secret and the Service
-  std::string service_name;   // DNS names <svc>.<ns>.svc[.cluster.local]
+  std::string namespace_;    // of the Secret and the Service
+  std::string service_name;  // DNS names <svc>.<ns>.svc[.cluster.local]
   std::string secret_name;
-  std::string config_name;    // ValidatingWebhookConfiguration to inject the CA into
+  std::string config_name;               // ValidatingWebhookConfiguration to inject the CA into
   std::vector<std::string> extra_hosts;  // more names or IPs for the certificate (e.g. 127.0.0.1)
 };
+
+// Whether the certificate in `cert_pem` names every one of `dns_names` (false when unreadable).
+bool CertCovers(const std::string& cert_pem, const std::vector<std::string>& dns_names);
 
 class WebhookCerts {
  public:
