@@ -1,7 +1,6 @@
 #include "local/supervisor.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>

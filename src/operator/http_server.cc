@@ -21,10 +21,11 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-// One request, one response, then the connection is closed.
-// The deadline is cleared (scope) before the socket, a parameter, is closed.
+// One request, one response by `deadline`, then the connection is closed. The deadline is
+// cleared (scope) before the socket, a parameter, is closed.
 void ServeRequest(const std::map<std::string, HttpServer::Handler>& handlers,
-                  ConnectionDeadlines& deadlines, tcp::socket socket) {
+                  ConnectionDeadlines& deadlines, MonoTime deadline, tcp::socket socket) {
+  deadlines.Set(socket.native_handle(), deadline);
   DeadlineScope scope(deadlines, socket.native_handle());
   boost::system::error_code ec;
   struct timeval tv {
@@ -101,9 +102,8 @@ Status HttpServer::Start(const std::string& address) {
       ++impl_->open;
     }
     std::thread([this, socket = std::move(socket)]() mutable {
-      int fd = socket.native_handle();
-      impl_->deadlines.Set(fd, impl_->clock.Monotonic() + kHttpRequestDeadline);
-      ServeRequest(handlers_, impl_->deadlines, std::move(socket));  // closes the socket
+      ServeRequest(handlers_, impl_->deadlines, impl_->clock.Monotonic() + kHttpRequestDeadline,
+                   std::move(socket));  // closes the socket
       std::lock_guard<std::mutex> lock(impl_->mu);
       --impl_->open;
       impl_->idle.notify_all();
