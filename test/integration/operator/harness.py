@@ -70,9 +70,11 @@ def install_crds():
 class Operator:
     """The real `trainctl operator` binary against the test cluster."""
 
-    def __init__(self, namespace, *extra):
+    def __init__(self, namespace, *extra, kubeconfig=None, env=None):
         self.namespace = namespace
         self.extra = list(extra)
+        self.kubeconfig = kubeconfig or KUBECONFIG
+        self.env = env
         self.proc = None
         self.metrics_port = free_port()
         self.health_port = free_port()
@@ -81,10 +83,10 @@ class Operator:
     def start(self):
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
-            [TRAINCTL, "operator", "--kubeconfig", KUBECONFIG, "--namespace", self.namespace,
+            [TRAINCTL, "operator", "--kubeconfig", self.kubeconfig, "--namespace", self.namespace,
              "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
              "--health-probe-bind-address", f"127.0.0.1:{self.health_port}", *self.extra],
-            stdout=log, stderr=subprocess.STDOUT)
+            stdout=log, stderr=subprocess.STDOUT, env=None if self.env is None else {**os.environ, **self.env})
         log.close()
         wait_for("operator readiness", lambda: self.http(self.health_port, "/readyz") == "ok\n"
                  or self.proc.poll() is not None, timeout=60)
@@ -123,10 +125,11 @@ class Operator:
                 self.proc.wait()
         return self.proc.returncode if self.proc else None
 
-    def log(self):
+    def log(self, tail=4000):
         try:
             with open(self.log_path) as f:
-                return f.read()[-4000:]
+                text = f.read()
+                return text[-tail:] if tail else text
         except OSError:
             return ""
 
