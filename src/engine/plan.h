@@ -18,6 +18,9 @@ const char* PhaseName(Phase phase);
 // One replica (a pod, or a local process group) as the substrate sees it.
 struct ReplicaObservation {
   std::string name;  // "<job>-<type>-<index>"
+  // This incarnation's identity where the substrate has one (a pod's metadata.uid): a removal
+  // applies to the incarnation observed, never to a newer one under the same name.
+  std::string uid;
   std::string type;  // exact replica type, e.g. "Worker"
   int index = 0;
   Phase phase = Phase::kPending;

@@ -6,7 +6,8 @@
 //   PUT    <object>[/status]       replaces it (409 Conflict when the body's resourceVersion is
 //                                  set and stale; 404 when absent) → 200, resourceVersion bumped
 //   PATCH  <object>                → 200 with the stored object unchanged (404 when absent)
-//   DELETE <object>                removes it → 200 (404 when absent)
+//   DELETE <object>                removes it → 200 (404 when absent, 409 when a
+//                                  precondition uid differs)
 //   GET    <object>                → 200 with it (404 when absent)
 //   GET    <pod>/log               → 200 with the text SetLog gave (404 when none)
 // Paths are compared without their query. Fail() makes matching requests answer a Kubernetes
@@ -113,6 +114,15 @@ class FakeApi final : public Transport {
     if (it == objects_.end()) return Error(404, "NotFound", "\"" + object_path + "\" not found");
     if (request.method == "GET" || request.method == "PATCH") return Ok(200, it->second);
     if (request.method == "DELETE") {
+      nlohmann::json options = nlohmann::json::parse(request.body, nullptr, false);
+      if (options.is_object() && options.contains("preconditions")) {
+        const std::string want = options["preconditions"].value("uid", "");
+        const std::string have = it->second["metadata"].value("uid", "");
+        if (!want.empty() && want != have)
+          return Error(409, "Conflict",
+                       "Precondition failed: UID in precondition: " + want +
+                           ", UID in object meta: " + have);
+      }
       objects_.erase(it);
       return Ok(200, nlohmann::json{{"kind", "Status"}, {"status", "Success"}});
     }

@@ -95,13 +95,20 @@ Status ChildWriter::CreateService(const std::string& job_key, const api::Job& jo
 WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,
                                 const ChildActions& actions) {
   WriteOutcome out;
-  for (const std::string& name : actions.delete_pods) {
+  for (const PodDelete& pod : actions.delete_pods) {
+    const std::string& name = pod.name;
     expectations_->ExpectDelete(job_key, name, clock_->Now());
-    Status st = client_->Delete(kube::kPods, job.namespace_, name);
+    kube::DeleteOptions options;
+    options.precondition_uid = pod.uid;  // only the incarnation the decision was made on
+    Status st = client_->Delete(kube::kPods, job.namespace_, name, options);
     if (metrics_) metrics_->CountRequest("delete", "pods", st.ok());
     if (st.ok()) {
       ++out.deleted;
       Event(job, "Normal", "SuccessfulDeletePod", "Deleted pod: " + name);
+    } else if (st.code() == StatusCode::kConflict) {
+      // A newer incarnation holds the name: the observed one is gone already. The cache is
+      // behind; the next sync sees the new pod.
+      expectations_->Cancel(job_key, name);
     } else if (st.code() != StatusCode::kNotFound) {
       expectations_->Cancel(job_key, name);
       Event(job, "Warning", "FailedDeletePod", "Error deleting: " + st.message());

@@ -146,6 +146,23 @@ bool Controller::Synced() const {
   return true;
 }
 
+kube::ReflectorStats Controller::watch_stats() const {
+  kube::ReflectorStats sum;
+  auto add = [&sum](const kube::Reflector* r) {
+    if (!r) return;
+    kube::ReflectorStats s = r->stats();
+    sum.lists += s.lists;
+    sum.watches += s.watches;
+    sum.events += s.events;
+    sum.relists_after_gone += s.relists_after_gone;
+    sum.errors += s.errors;
+  };
+  add(pod_reflector_.get());
+  add(service_reflector_.get());
+  for (const KindInformer& informer : jobs_) add(informer.reflector.get());
+  return sum;
+}
+
 bool Controller::WaitForSync(Duration timeout) {
   Time until = clock_->Now() + timeout;
   for (const KindInformer& informer : jobs_)

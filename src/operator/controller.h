@@ -31,8 +31,8 @@
 #include "operator/expectations.h"
 #include "operator/hpa_writer.h"
 #include "operator/metrics.h"
-#include "operator/pod_group_writer.h"
 #include "operator/mpi_writer.h"
+#include "operator/pod_group_writer.h"
 #include "operator/progress_probe.h"
 
 namespace trainctl::op {
@@ -74,6 +74,8 @@ class Controller {
   kube::ReflectorConsumer* PodCache() { return &pods_; }
   kube::ReflectorConsumer* ServiceCache() { return &services_; }
   size_t cached_pods() const { return pods_.size(); }
+  // The informers' list and watch counts, summed (zero before Start).
+  kube::ReflectorStats watch_stats() const;
 
  private:
   struct KindInformer {

@@ -47,7 +47,12 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
     }
     out.create_pods.push_back(std::move(ref));
   }
-  for (const engine::ReplicaRef& ref : plan.remove) out.delete_pods.push_back(ref.name);
+  for (const engine::ReplicaRef& ref : plan.remove) {
+    std::string uid;
+    for (const engine::ReplicaObservation& o : observed)
+      if (o.name == ref.name && !o.terminating) uid = o.uid;
+    out.delete_pods.push_back({ref.name, uid});
+  }
   if (mpi) return out;  // MPI replicas have no services
 
   std::set<std::string> existing(services.begin(), services.end());
@@ -57,8 +62,8 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   if (suspended) {
     removing = existing;
   } else if (finished) {
-    for (const std::string& pod : out.delete_pods)
-      if (existing.count(pod)) removing.insert(pod);
+    for (const PodDelete& pod : out.delete_pods)
+      if (existing.count(pod.name)) removing.insert(pod.name);
   } else {
     for (const auto& [type, spec] : job.replica_specs) {
       int replicas = spec.replicas.value_or(1);

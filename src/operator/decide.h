@@ -23,9 +23,16 @@
 
 namespace trainctl::op {
 
+// A pod to delete: the incarnation observed (uid, when known), not whatever has its name now.
+struct PodDelete {
+  std::string name;
+  std::string uid;
+  bool operator==(const PodDelete&) const = default;
+};
+
 struct ChildActions {
   std::vector<engine::ReplicaRef> create_pods;  // names filled in
-  std::vector<std::string> delete_pods;
+  std::vector<PodDelete> delete_pods;
   std::vector<engine::ReplicaRef> create_services;
   std::vector<std::string> delete_services;
   bool launcher_held = false;  // MPIJob: the launcher waits for its workers to be Running
@@ -55,8 +62,8 @@ void MarkCreateFailure(const api::Job& job, api::JobStatus* status, const std::s
 // The status (JSON) to write for a stored job that cannot be decoded or validated; nullopt when
 // the stored status already says exactly this. `kind` is the job's kind name.
 std::optional<nlohmann::json> InvalidJobStatus(const nlohmann::json& object,
-                                               const std::string& kind,
-                                               const std::string& message, Time now);
+                                               const std::string& kind, const std::string& message,
+                                               Time now);
 
 // Equal except for lastReconcileTime.
 bool SameStatus(api::JobStatus a, api::JobStatus b);

@@ -65,7 +65,6 @@ void RotateCertificates(const Clock* clock, const std::atomic<bool>* stop, Webho
   }
 }
 
-
 // Which enabled kinds the API server serves (into `options->kinds`), and whether the gang
 // scheduler's PodGroup CRD is there when one is configured.
 Status ProbeServed(kube::Client& client, const ManagerOptions& o, ControllerOptions* options) {
@@ -79,10 +78,9 @@ Status ProbeServed(kube::Client& client, const ManagerOptions& o, ControllerOpti
     StatusOr<nlohmann::json> list =
         client.List(PodGroupResource(options->pod_settings.gang.kind), options->namespace_, probe);
     if (!list.ok() && list.status().code() == StatusCode::kNotFound)
-      return FailedPreconditionError(
-          "--gang-scheduler-name " + o.gang_scheduler_name + ": " +
-          PodGroupCrdName(options->pod_settings.gang.kind) +
-          " is not served; crd might be missing, please install crd");
+      return FailedPreconditionError("--gang-scheduler-name " + o.gang_scheduler_name + ": " +
+                                     PodGroupCrdName(options->pod_settings.gang.kind) +
+                                     " is not served; crd might be missing, please install crd");
   }
   return Status::Ok();
 }
@@ -94,13 +92,18 @@ void AddProcessGauges(Metrics* metrics, Controller* controller) {
   });
   metrics->AddGauge("process_resident_memory_bytes", "Resident memory size in bytes",
                     [] { return ProcStatusBytes("VmRSS"); });
-  metrics->AddGauge("trainctl_process_peak_resident_memory_bytes",
-                    "Peak resident memory in bytes", [] { return ProcStatusBytes("VmHWM"); });
+  metrics->AddGauge("trainctl_process_peak_resident_memory_bytes", "Peak resident memory in bytes",
+                    [] { return ProcStatusBytes("VmHWM"); });
   metrics->AddGauge("process_cpu_seconds_total", "User and system CPU time spent in seconds",
                     [] { return CpuSeconds(); });
-  metrics->AddGauge("trainctl_cached_pods", "Pods in the operator's cache", [controller] {
-    return static_cast<double>(controller->cached_pods());
-  });
+  metrics->AddGauge("trainctl_cached_pods", "Pods in the operator's cache",
+                    [controller] { return static_cast<double>(controller->cached_pods()); });
+  metrics->AddGauge("trainctl_watch_lists_total", "Lists made by the informers",
+                    [controller] { return static_cast<double>(controller->watch_stats().lists); });
+  metrics->AddGauge(
+      "trainctl_watch_relists_after_gone_total",
+      "Watches that expired (410 Gone) and were followed by a fresh list",
+      [controller] { return static_cast<double>(controller->watch_stats().relists_after_gone); });
 }
 
 // Serves the validating webhooks over TLS with a certificate from (or created in) the Secret,
@@ -230,8 +233,8 @@ int Manager::Run(std::atomic<bool>* stop) {
     while (!leading && !*stop) clock.SleepFor(Duration(100));
   }
   if (!*stop) {
-    std::string scope = controller_options.namespace_.empty() ? "all namespaces"
-                                                              : controller_options.namespace_;
+    std::string scope =
+        controller_options.namespace_.empty() ? "all namespaces" : controller_options.namespace_;
     LogInfo("starting controllers for {} kinds in {} with {} worker(s), API qps {} burst {}",
             controller_options.kinds.size(), scope, controller_options.threads, o.client.qps,
             o.client.burst);

@@ -34,7 +34,8 @@ void Explain(const kube::PodDetail& d, const std::string& default_container,
     if (end.finished_at > 0) o->finished_at = Time(std::chrono::seconds(end.finished_at));
   }
   if (o->phase == engine::Phase::kFailed && !d.pod_reason.empty()) {
-    o->end_reason = d.pod_reason;  // Evicted, NodeLost, DeadlineExceeded: the pod's, not a container's
+    o->end_reason =
+        d.pod_reason;  // Evicted, NodeLost, DeadlineExceeded: the pod's, not a container's
     if (o->end_message.empty()) o->end_message = d.pod_message;
   }
 }
@@ -72,6 +73,7 @@ std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,
     }
     engine::ReplicaObservation o;
     o.name = pod.name;
+    o.uid = kube::FormatUid(pod.uid);
     o.type = type;
     o.index = index;
     switch (pod.phase) {
