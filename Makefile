@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build build-sanitized run test unit e2e integration sanitized fuzz bench \
+.PHONY: all deps build build-sanitized run test unit e2e integration sanitized fuzz bench soak \
 	cluster-up cluster-down format clean
 
 all: build
@@ -54,6 +54,11 @@ integration: build
 
 bench: build
 	@bench/local_overhead.py --trainctl $(TRAINCTL)
+
+# The operator's chaos soak on a private test cluster (docs/reliability.md); SOAK_ARGS passes
+# options to bench/soak.py (e.g. SOAK_ARGS="--jobs 100 --kills 10").
+soak: build
+	@bench/soak.sh $(SOAK_ARGS)
 
 cluster-up:
 	@hack/cluster/up.sh

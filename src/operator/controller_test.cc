@@ -141,6 +141,20 @@ class SyncTest : public ::testing::Test {
     return path;
   }
 
+  // A PyTorchJob "pt" with `run_policy` (a flow mapping), synced once, its children in the caches
+  // with pods in `phase`; returns its API path.
+  std::string JobWithPodsIn(const std::string& run_policy, const std::string& phase) {
+    std::string yaml = kPyTorch;
+    yaml += "  runPolicy: " + run_policy + "\n";
+    AddJob(yaml);
+    const std::string path = std::string(kPyTorchJobs) + "/pt";
+    EXPECT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+    CatchUp(path);
+    ServicesCaughtUp();
+    PodsAre(phase);
+    return path;
+  }
+
   void ServicesCaughtUp() {
     for (const json& s : api_->Objects(kServices))
       controller_->ServiceCache()->Apply(kube::WatchEventType::kAdded, s);
@@ -234,14 +248,7 @@ TEST_F(SyncTest, RunningPodsMakeTheJobRunningAndSucceededMasterFinishesIt) {
 
 TEST_F(SyncTest, FinishedJobWithTtlIsDeletedWhenItRunsOut) {
   Make();
-  std::string yaml = kPyTorch;
-  yaml += "  runPolicy: {ttlSecondsAfterFinished: 60}\n";
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  CatchUp(path);
-  ServicesCaughtUp();
-  PodsAre("Succeeded");
+  const std::string path = JobWithPodsIn("{ttlSecondsAfterFinished: 60}", "Succeeded");
   SyncResult finished = Sync("pytorchjobs/ns/pt");
   ASSERT_TRUE(finished.status.ok()) << finished.status.message();
   ASSERT_TRUE(finished.requeue_after.has_value());
@@ -257,14 +264,8 @@ TEST_F(SyncTest, FinishedJobWithTtlIsDeletedWhenItRunsOut) {
 
 TEST_F(SyncTest, ActiveDeadlineIsARequeueAndThenAFailureThatStopsRunningPods) {
   Make();
-  std::string yaml = kPyTorch;
-  yaml += "  runPolicy: {activeDeadlineSeconds: 100, cleanPodPolicy: Running}\n";
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  CatchUp(path);
-  ServicesCaughtUp();
-  PodsAre("Running");
+  const std::string path =
+      JobWithPodsIn("{activeDeadlineSeconds: 100, cleanPodPolicy: Running}", "Running");
   SyncResult running = Sync("pytorchjobs/ns/pt");
   ASSERT_TRUE(running.requeue_after.has_value());
   EXPECT_EQ(*running.requeue_after, Duration(100000));
@@ -284,14 +285,8 @@ TEST_F(SyncTest, ActiveDeadlineIsARequeueAndThenAFailureThatStopsRunningPods) {
 // incarnation the decision was made on, so the newer pod stays.
 TEST_F(SyncTest, DeletesApplyToTheIncarnationSeenNotANewerOneWithItsName) {
   Make();
-  std::string yaml = kPyTorch;
-  yaml += "  runPolicy: {activeDeadlineSeconds: 100, cleanPodPolicy: Running}\n";
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  CatchUp(path);
-  ServicesCaughtUp();
-  PodsAre("Running");
+  const std::string path =
+      JobWithPodsIn("{activeDeadlineSeconds: 100, cleanPodPolicy: Running}", "Running");
   const std::string master = std::string(kPods) + "/pt-master-0";
   json newer = *api_->Object(master);
   newer["metadata"]["uid"] = "00000000-0000-4000-8000-00000000beef";

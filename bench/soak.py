@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Chaos soak for `trainctl operator` on the test control plane (bench/soak.sh starts a private
+one; `integration.soak` runs the short version on the test suite's).
+
+A few hundred jobs of every kind with mixed outcomes (success, permanent failure, retryable
+failure until the backoff limit, active deadline, TTL, suspended then resumed) are submitted
+while the operator is SIGKILLed at random moments and restarted, and the API server is killed
+after etcd's history was compacted (so every watch resumes into 410 Gone). A last kill ends the
+fault window; the operator that starts then runs undisturbed. The report gives each invariant as
+a number, from a history recorded by etcd's own watch (gapless across the faults):
+
+  jobs_wrong_terminal_state     jobs whose end differs from what their spec implies
+  pods_created_unwarranted      pod creations that replaced an incarnation that had not failed,
+                                or beyond the backoff limit's replacements
+  services_created_twice        services created more than once
+  children_created_after_delete pods or services created after their job was deleted
+  children_left_after_delete    pods and services still there 120 s after every job was deleted
+  counter_mismatches            the last operator's job counters minus the transitions it made
+                                (created, successful, failed, restarted, deleted), per counter
+  history_gaps                  etcd watches cancelled before the end (then nothing above holds)
+  converge_seconds              from the last fault until every job reached its end
+
+Exit status 0 when every invariant holds, 1 when one does not, 2 on a setup error.
+"""
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "integration", "operator"))
+sys.path.insert(0, HERE)
+
+import soak_history  # noqa: E402
+from harness import (CLUSTER_DIR, FOREVER, KIND_INFO, REPO, Operator, get_json, install_crds,  # noqa: E402
+                     kubectl, make_job, run_for)
+
+# kind → replica types of a successful job (the last one carries the outcome for failures).
+SHAPES = {
+    "PyTorchJob": [("Master", 1), ("Worker", 2)],
+    "TFJob": [("PS", 1), ("Worker", 2)],
+    "XGBoostJob": [("Master", 1), ("Worker", 1)],
+    "PaddleJob": [("Worker", 2)],
+    "JAXJob": [("Worker", 2)],
+    "MXJob": [("Scheduler", 1), ("Server", 1), ("Worker", 1)],
+    "MPIJob": [("Launcher", 1), ("Worker", 2)],
+}
+# Replicas that run until the job ends (PS, MPI workers) and the operator removes them.
+LONG_LIVED = {("TFJob", "PS"), ("MPIJob", "Worker")}
+# The replica whose non-zero exit fails the job under restartPolicy Never.
+FAILS_JOB = {"PyTorchJob": "Master", "XGBoostJob": "Master", "MPIJob": "Launcher", "JAXJob": "Worker",
+             "PaddleJob": "Worker", "TFJob": "Worker"}
+
+OUTCOMES = [("succeed", 40), ("fail", 15), ("retry", 15), ("deadline", 10), ("ttl", 10), ("suspend", 10)]
+
+
+def plan_jobs(n, rng, ns):
+    """[(job manifest, expected end, {pod name: allowed replacements})]."""
+    kinds = list(SHAPES)
+    weights = [w for _, w in OUTCOMES]
+    jobs = []
+    for i in range(n):
+        outcome = rng.choices([o for o, _ in OUTCOMES], weights)[0]
+        kind = rng.choice(list(FAILS_JOB) if outcome == "fail" else kinds)
+        if outcome in ("retry", "deadline"):
+            kind = "PyTorchJob"
+        name = f"{outcome}-{i}"
+        secs = rng.randint(1, 5)
+        replicas, run_policy, restart = {}, {"cleanPodPolicy": "Running"}, "Never"
+        allowed = {}
+        if outcome == "retry":
+            replicas["Master"] = (1, run_for(secs, exit_code=137))
+            run_policy["backoffLimit"] = 2
+            restart = "ExitCode"
+            allowed[f"{name}-master-0"] = 2
+        elif outcome == "deadline":
+            replicas["Master"] = (1, FOREVER)
+            run_policy["activeDeadlineSeconds"] = rng.randint(5, 15)
+        else:
+            for rtype, count in SHAPES[kind]:
+                ann = FOREVER if (kind, rtype) in LONG_LIVED else run_for(secs)
+                if outcome == "fail" and rtype == FAILS_JOB[kind]:
+                    ann = run_for(secs, exit_code=1)
+                replicas[rtype] = (count, ann)
+        if outcome == "ttl":
+            run_policy["ttlSecondsAfterFinished"] = 2
+        if outcome == "suspend":
+            run_policy["suspend"] = True
+        job = make_job(kind, name, ns, replicas, run_policy=run_policy, restart_policy=restart)
+        expected = {"succeed": "Succeeded", "suspend": "Succeeded", "ttl": "Deleted"}.get(outcome, "Failed")
+        jobs.append((job, expected, allowed))
+    return jobs
+
+
+def pod_names(job):
+    field = KIND_INFO[job["kind"]][1]
+    return [f"{job['metadata']['name']}-{rtype.lower()}-{i}"
+            for rtype, spec in job["spec"][field].items() for i in range(spec["replicas"])]
+
+
+def list_jobs(ns):
+    out = {}
+    for kind, info in KIND_INFO.items():
+        items = (get_json(info[0], "-n", ns) or {}).get("items", [])
+        for j in items:
+            out[j["metadata"]["name"]] = j
+    return out
+
+
+def end_of(job):
+    if job is None:
+        return "Deleted"
+    conds = soak_history.true_conditions(job.get("status", {}))
+    for c in ("Succeeded", "Failed"):
+        if c in conds:
+            return c
+    return "Suspended" if "Suspended" in conds else "Running" if "Running" in conds else "Pending"
+
+
+def kill_apiserver_after_compaction(etcd):
+    """Compacts etcd at the current revision, then kills the API server and starts it again:
+    every watch resumes from a revision that is gone and gets 410."""
+    etcd.compact(etcd.revision())
+    # kwok (the stand-in for every kubelet) goes with it: kwok v0.8 does not resume its pod watch
+    # after an API server restart and would leave pods unplayed for minutes, where a kubelet
+    # reconnects by itself.
+    pids = " ".join(f'$(cat "{os.path.join(CLUSTER_DIR, "run", c + ".pid")}")' for c in ("kube-apiserver", "kwok"))
+    # up.sh finds the cluster by its state folder and port base (etcd listens on base + 79).
+    env = dict(os.environ, TRAINCTL_CLUSTER_DIR=CLUSTER_DIR, TRAINCTL_PORT_BASE=str(etcd.port - 79))
+    subprocess.run(["bash", "-c", f"kill -9 {pids}; while kill -0 {pids} 2>/dev/null; do sleep 0.1; done; "
+                    f'"{REPO}/hack/cluster/up.sh" -q'], check=True, timeout=300, env=env)
+
+
+def scrape_counters(op, ns):
+    names = {"created": "training_operator_jobs_created_total",
+             "successful": "training_operator_jobs_successful_total",
+             "failed": "training_operator_jobs_failed_total",
+             "restarted": "training_operator_jobs_restarted_total",
+             "deleted": "training_operator_jobs_deleted_total"}
+    text = op.metrics()
+    out = {k: 0 for k in names}
+    relists = 0.0
+    for line in text.splitlines():
+        for k, metric in names.items():
+            if line.startswith(metric + "{") and f'job_namespace="{ns}"' in line:
+                out[k] += int(float(line.split()[-1]))
+        if line.startswith("trainctl_watch_relists_after_gone_total "):
+            relists = float(line.split()[-1])
+    return out, int(relists)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--jobs", type=int, default=300)
+    p.add_argument("--kills", type=int, default=40, help="operator SIGKILLs, the last one ends the faults")
+    p.add_argument("--apiserver-restarts", type=int, default=3)
+    p.add_argument("--window", type=float, default=240, help="seconds of faults")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--converge-timeout", type=float, default=300)
+    p.add_argument("--report", help="also write the report here (JSON)")
+    p.add_argument("--operator-args", default="--controller-threads 4 --kube-api-qps 100 --kube-api-burst 200")
+    a = p.parse_args()
+    rng = random.Random(a.seed)
+
+    env = {}
+    with open(os.path.join(CLUSTER_DIR, "env")) as f:
+        for line in f:
+            if line.startswith("export TRAINCTL_ETCD_URL="):
+                env["etcd"] = line.split("=", 1)[1].strip().strip("'")
+    if "etcd" not in env:
+        print(f"soak: no TRAINCTL_ETCD_URL in {CLUSTER_DIR}/env (is the cluster up?)", file=sys.stderr)
+        return 2
+    etcd = soak_history.Etcd(env["etcd"])
+    install_crds()
+    ns = "soak-" + uuid.uuid4().hex[:6]
+    kubectl("create", "namespace", ns)
+    history = soak_history.History(ns)
+    start_rev = etcd.revision() + 1
+    watches = [soak_history.EtcdWatch(etcd, prefix, start_rev, history.sink)
+               for prefix in ("/registry/pods/", "/registry/services/specs/", "/registry/kubeflow.org/")]
+    for w in watches:
+        w.start()
+        w.ready.wait(10)
+
+    plan = plan_jobs(a.jobs, rng, ns)
+    expected = {j["metadata"]["name"]: e for j, e, _ in plan}
+    allowed = {}
+    for _, _, al in plan:
+        allowed.update(al)
+    suspended = [j["metadata"]["name"] for j, _, _ in plan if j["spec"]["runPolicy"].get("suspend")]
+    kinds_of = {j["metadata"]["name"]: j["kind"] for j, _, _ in plan}
+
+    # The timeline: submissions over the first 60 % of the window in batches, resumes in the
+    # second half, kills and API server restarts anywhere in it, the last kill at its end.
+    t0 = time.monotonic()
+    actions = []
+    batch = max(1, a.jobs // 20)
+    submitted_at = {}
+    for k in range(0, a.jobs, batch):
+        at = a.window * 0.6 * k / a.jobs
+        actions.append((at, "submit", [j for j, _, _ in plan[k:k + batch]]))
+        for j, _, _ in plan[k:k + batch]:
+            submitted_at[j["metadata"]["name"]] = at
+    for name in suspended:  # resumed at least 2 s after it was submitted
+        actions.append((rng.uniform(min(submitted_at[name] + 2, a.window * 0.95), a.window * 0.95), "resume", name))
+    for _ in range(max(0, a.kills - 1)):
+        actions.append((rng.uniform(0.02, 0.98) * a.window, "kill", None))
+    for _ in range(a.apiserver_restarts):
+        actions.append((rng.uniform(0.1, 0.9) * a.window, "apiserver", None))
+    actions.append((a.window, "kill", None))
+    actions.sort(key=lambda x: x[0])
+
+    op = Operator(ns, *a.operator_args.split())
+    op.log_path = os.path.join(CLUSTER_DIR, f"soak-operator-{ns}.log")
+    op.start()
+    faults = {"operator_kills": 0, "apiserver_restarts": 0}
+    print(f"soak: namespace {ns}, {a.jobs} jobs, {a.kills} operator kills, "
+          f"{a.apiserver_restarts} API server restarts over {a.window:.0f} s", flush=True)
+    action_errors = []
+    state = {"last_fault": None, "final_start_rev": None}
+
+    def act(what, arg):
+        if what == "submit":
+            kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": arg}))
+        elif what == "resume":
+            kubectl("patch", KIND_INFO[kinds_of[arg]][0], arg, "-n", ns, "--type=merge",
+                    "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+        elif what == "apiserver":
+            kill_apiserver_after_compaction(etcd)
+            faults["apiserver_restarts"] += 1
+            state["last_fault"] = time.monotonic()
+        elif what == "kill":
+            counters, relists = scrape_counters(op, ns)
+            state["relists"] = state.get("relists", 0) + relists
+            op.kill()
+            faults["operator_kills"] += 1
+            time.sleep(rng.uniform(0.2, 2.0))
+            state["last_fault"] = time.monotonic()
+            state["final_start_rev"] = etcd.revision()
+            op.start()
+
+    for at, what, arg in actions:
+        delay = at - (time.monotonic() - t0)
+        if delay > 0:
+            time.sleep(delay)
+        try:
+            act(what, arg)
+        except Exception as e:  # a failed action is a finding, not the end of the run
+            action_errors.append(f"{time.monotonic() - t0:.1f} s {what}: {e}")
+        print(f"soak: {time.monotonic() - t0:6.1f} s {what}", flush=True)
+    last_fault, final_start_rev = state["last_fault"], state["final_start_rev"]
+    relists_seen = state.get("relists", 0)
+
+    # The last operator runs undisturbed until every job reached its end.
+    deadline = time.monotonic() + a.converge_timeout
+    ends = {}
+    while time.monotonic() < deadline:
+        current = list_jobs(ns)
+        ends = {name: end_of(current.get(name)) for name in expected}
+        if all(ends[n] == e for n, e in expected.items()):
+            break
+        time.sleep(1)
+    converge_s = time.monotonic() - last_fault
+    wrong = {n: (ends.get(n), e) for n, e in expected.items() if ends.get(n) != e}
+    time.sleep(2)  # the last status writes' events reach the history
+    end_rev = etcd.revision() + 1
+    counters, relists = scrape_counters(op, ns)
+    relists_seen += relists
+
+    # Delete every job; the garbage collector removes the children, the operator creates none.
+    for kind, info in KIND_INFO.items():
+        kubectl("delete", info[0], "--all", "-n", ns, "--wait=false", check=False)
+    t_del = time.monotonic()
+    left = None
+    while time.monotonic() - t_del < 120:
+        pods = (get_json("pods", "-n", ns) or {}).get("items", [])
+        services = (get_json("services", "-n", ns) or {}).get("items", [])
+        left = len(pods) + len(services)
+        if left == 0:
+            break
+        time.sleep(1)
+    cleanup_s = time.monotonic() - t_del
+    time.sleep(1)
+    rc = op.stop()
+    for w in watches:
+        w.stop()
+
+    with history.lock:
+        transitions = soak_history.transitions_after(history.jobs, final_start_rev, end_rev)
+        unwarranted = soak_history.unwarranted_creations(history.pods, allowed)
+        dup_services = soak_history.duplicate_services(history.services)
+        job_deleted_at = {name: max(e[0] for e in ev if e[1] == "DELETE")
+                          for (_, name), ev in history.jobs.items() if any(e[1] == "DELETE" for e in ev)}
+        owners = {pod: j["metadata"]["name"] for j, _, _ in plan for pod in pod_names(j)}
+        late = [pod for pod, ev in history.pods.items()
+                if owners.get(pod) in job_deleted_at and
+                any(e[1] == "PUT" and e[2] == e[0] and e[0] > job_deleted_at[owners[pod]] for e in ev)]
+        late += [svc for svc, ev in history.services.items()
+                 if owners.get(svc) in job_deleted_at and
+                 any(e[1] == "PUT" and e[2] == e[0] and e[0] > job_deleted_at[owners[svc]] for e in ev)]
+        suspicious = {name: history.pods[name] for name, _ in unwarranted}
+        pod_creations = sum(len(soak_history.incarnations(ev)) for ev in history.pods.values())
+        recorded_jobs = len(history.jobs)
+    mismatch = {k: counters[k] - transitions[k] for k in counters if counters[k] != transitions[k]}
+    gaps = sum(len(w.gaps) for w in watches) + sum(1 for w in watches if w.error)
+
+    report = {
+        "jobs": a.jobs, "expected": {e: sum(1 for v in expected.values() if v == e) for e in set(expected.values())},
+        "faults": faults, "watch_relists_after_410_seen_by_operator": relists_seen,
+        "fault_window_seconds": a.window,
+        "jobs_wrong_terminal_state": len(wrong),
+        "pods_created_unwarranted": len(unwarranted),
+        "services_created_twice": len(dup_services),
+        "children_created_after_delete": len(late),
+        "children_left_after_delete": left,
+        "counter_mismatches": mismatch,
+        "last_operator_counters": counters, "last_operator_transitions": transitions,
+        "history_gaps": gaps,
+        "action_errors": len(action_errors),
+        "converge_seconds": round(converge_s, 1),
+        "cleanup_seconds": round(cleanup_s, 1),
+        "pod_creations_recorded": pod_creations, "jobs_recorded": recorded_jobs,
+        "operator_exit_status": rc,
+        "details": {"wrong": dict(list(wrong.items())[:20]), "unwarranted": unwarranted[:20],
+                    "unwarranted_history": {k: v for k, v in list(suspicious.items())[:5]},
+                    "services_twice": dup_services[:20], "late": late[:20],
+                    "watch_errors": [w.error for w in watches if w.error],
+                    "action_errors": action_errors[:20]},
+    }
+    text = json.dumps(report, indent=2, sort_keys=True)
+    print(text)
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text + "\n")
+    ok = (not wrong and not unwarranted and not dup_services and not late and left == 0 and not mismatch
+          and gaps == 0 and not action_errors and rc == 0 and (faults["apiserver_restarts"] == 0 or relists_seen > 0))
+    print("soak: every invariant holds" if ok else "soak: INVARIANT BROKEN (see the report above)")
+    kubectl("delete", "namespace", ns, "--wait=false", check=False)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
