@@ -200,14 +200,18 @@ def main():
     t0 = time.monotonic()
     actions = []
     batch = max(1, a.jobs // 20)
+    # The last batch goes to the operator that starts after the last fault, so that its counters
+    # have transitions to match.
     submitted_at = {}
-    for k in range(0, a.jobs, batch):
-        at = a.window * 0.6 * k / a.jobs
+    starts = list(range(0, a.jobs, batch))
+    for k in starts:
+        at = a.window * 0.6 * k / a.jobs if k != starts[-1] or len(starts) == 1 else a.window + 0.5
         actions.append((at, "submit", [j for j, _, _ in plan[k:k + batch]]))
         for j, _, _ in plan[k:k + batch]:
             submitted_at[j["metadata"]["name"]] = at
-    for name in suspended:  # resumed at least 2 s after it was submitted
-        actions.append((rng.uniform(min(submitted_at[name] + 2, a.window * 0.95), a.window * 0.95), "resume", name))
+    for name in suspended:  # resumed 2 s or more after it was submitted
+        at = submitted_at[name] + 2
+        actions.append((at + rng.uniform(0, max(0.0, a.window * 0.95 - at)), "resume", name))
     for _ in range(max(0, a.kills - 1)):
         actions.append((rng.uniform(0.02, 0.98) * a.window, "kill", None))
     for _ in range(a.apiserver_restarts):
