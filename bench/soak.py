@@ -23,6 +23,7 @@ a number, from a history recorded by etcd's own watch (gapless across the faults
 Exit status 0 when every invariant holds, 1 when one does not, 2 on a setup error.
 """
 import argparse
+import atexit
 import json
 import os
 import random
@@ -168,10 +169,15 @@ def main():
     rng = random.Random(a.seed)
 
     env = {}
-    with open(os.path.join(CLUSTER_DIR, "env")) as f:
-        for line in f:
-            if line.startswith("export TRAINCTL_ETCD_URL="):
-                env["etcd"] = line.split("=", 1)[1].strip().strip("'")
+    try:
+        with open(os.path.join(CLUSTER_DIR, "env")) as f:
+            for line in f:
+                if line.startswith("export TRAINCTL_ETCD_URL="):
+                    env["etcd"] = line.split("=", 1)[1].strip().strip("'")
+    except OSError as e:
+        print(f"soak: {e.filename}: {e.strerror} (TRAINCTL_CLUSTER_DIR must name a started test cluster: "
+              "hack/cluster/up.sh, or use bench/soak.sh)", file=sys.stderr)
+        return 2
     if "etcd" not in env:
         print(f"soak: no TRAINCTL_ETCD_URL in {CLUSTER_DIR}/env (is the cluster up?)", file=sys.stderr)
         return 2
@@ -221,6 +227,7 @@ def main():
 
     op = Operator(ns, *a.operator_args.split())
     op.log_path = os.path.join(CLUSTER_DIR, f"soak-operator-{ns}.log")
+    atexit.register(op.kill)  # nothing left running when the soak itself fails
     op.start()
     faults = {"operator_kills": 0, "apiserver_restarts": 0}
     print(f"soak: namespace {ns}, {a.jobs} jobs, {a.kills} operator kills, "
