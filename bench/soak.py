@@ -305,15 +305,9 @@ def main():
         transitions = soak_history.transitions_after(history.jobs, final_start_rev, end_rev)
         unwarranted = soak_history.unwarranted_creations(history.pods, allowed)
         dup_services = soak_history.duplicate_services(history.services)
-        job_deleted_at = {name: max(e[0] for e in ev if e[1] == "DELETE")
-                          for (_, name), ev in history.jobs.items() if any(e[1] == "DELETE" for e in ev)}
         owners = {pod: j["metadata"]["name"] for j, _, _ in plan for pod in pod_names(j)}
-        late = [pod for pod, ev in history.pods.items()
-                if owners.get(pod) in job_deleted_at and
-                any(e[1] == "PUT" and e[2] == e[0] and e[0] > job_deleted_at[owners[pod]] for e in ev)]
-        late += [svc for svc, ev in history.services.items()
-                 if owners.get(svc) in job_deleted_at and
-                 any(e[1] == "PUT" and e[2] == e[0] and e[0] > job_deleted_at[owners[svc]] for e in ev)]
+        late = (soak_history.created_after_delete(history.pods, owners, history.jobs) +
+                soak_history.created_after_delete(history.services, owners, history.jobs))
         suspicious = {name: history.pods[name] for name, _ in unwarranted}
         pod_creations = sum(len(soak_history.incarnations(ev)) for ev in history.pods.values())
         recorded_jobs = len(history.jobs)

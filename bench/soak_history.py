@@ -248,6 +248,17 @@ def duplicate_services(service_events):
             if len(incarnations(ev)) > 1]
 
 
+def created_after_delete(child_events, owners, job_events):
+    """Children (pods or services; `owners` maps a child's name to its job's) created after
+    their job was deleted."""
+    deleted_at = {name: max(e[0] for e in ev if e[1] == "DELETE")
+                  for (_, name), ev in job_events.items() if any(e[1] == "DELETE" for e in ev)}
+    return [child for child, ev in sorted(child_events.items())
+            if owners.get(child) in deleted_at and
+            any(typ == "PUT" and create_rev == rev and rev > deleted_at[owners[child]]
+                for rev, typ, create_rev, *_ in ev)]
+
+
 def transitions_after(job_events, after_revision, before_revision):
     """What the operator changed on the jobs between two revisions, as its counters count it:
     created/successful/failed (a condition first True), restarted (restarts going up),

@@ -169,6 +169,16 @@ def make_job(kind, name, namespace, replicas, run_policy=None, restart_policy="N
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
+def elastic_pytorch_job(name, namespace, workers=2):
+    """An elastic PyTorchJob (1–3 Workers) whose elasticPolicy.metrics gives it an HPA."""
+    job = make_job("PyTorchJob", name, namespace, {"Worker": (workers, FOREVER)})
+    job["spec"]["elasticPolicy"] = {
+        "minReplicas": 1, "maxReplicas": 3, "rdzvBackend": "c10d",
+        "metrics": [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
+    return job
+
+
 def run_for(seconds, exit_code=0):
     return {"trainctl.dev/kwok-run-seconds": str(seconds), "trainctl.dev/kwok-exit-code": str(exit_code)}
 

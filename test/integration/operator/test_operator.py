@@ -7,8 +7,8 @@ import time
 import unittest
 import uuid
 
-from harness import (FOREVER, KIND_INFO, Operator, OperatorTestCase, env_of, get_json, install_crds, kubectl,
-                     make_job, run_for, wait_for)
+from harness import (FOREVER, KIND_INFO, Operator, OperatorTestCase, elastic_pytorch_job, env_of, get_json,
+                     install_crds, kubectl, make_job, run_for, wait_for)
 
 
 class EveryKindSucceeds(OperatorTestCase):
@@ -447,12 +447,7 @@ class ElasticPyTorchHpa(OperatorTestCase):
         return get_json("horizontalpodautoscalers.v2.autoscaling", name, "-n", self.ns)
 
     def test_hpa_created_updated_and_deleted_while_suspended(self):
-        job = make_job("PyTorchJob", "elastic", self.ns, {"Worker": (2, FOREVER)})
-        job["spec"]["elasticPolicy"] = {
-            "minReplicas": 1, "maxReplicas": 3, "rdzvBackend": "c10d",
-            "metrics": [{"type": "Resource", "resource": {
-                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
-        self.create(job)
+        self.create(elastic_pytorch_job("elastic", self.ns))
         hpa = wait_for("the HPA", lambda: self.hpa("elastic"))
         self.assertEqual(hpa["spec"]["scaleTargetRef"],
                          {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "elastic"})

@@ -17,8 +17,8 @@ import time
 import unittest
 import uuid
 
-from harness import (FOREVER, REPO, Operator, OperatorTestCase, free_port, get_json, install_crds, kubectl,
-                     make_job, run_for, wait_for)
+from harness import (FOREVER, REPO, Operator, OperatorTestCase, elastic_pytorch_job, free_port, get_json,
+                     install_crds, kubectl, make_job, run_for, wait_for)
 
 SYSTEM_NS = "trainctl-system"
 SA = f"system:serviceaccount:{SYSTEM_NS}:trainctl-operator"
@@ -128,12 +128,7 @@ class ShippedRbac(OperatorTestCase):
         # RoleBinding for the launcher.
         self.create(make_job("MPIJob", "mpi", self.ns, {"Launcher": (1, run_for(2)), "Worker": (2, run_for(4))}))
         # Elastic PyTorchJob: its HPA.
-        elastic = make_job("PyTorchJob", "elastic", self.ns, {"Worker": (2, FOREVER)})
-        elastic["spec"]["elasticPolicy"] = {
-            "minReplicas": 1, "maxReplicas": 3, "rdzvBackend": "c10d",
-            "metrics": [{"type": "Resource", "resource": {
-                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
-        self.create(elastic)
+        self.create(elastic_pytorch_job("elastic", self.ns))
 
         self.wait_condition("PyTorchJob", "ok", "Succeeded", timeout=60)
         self.assertIn("SuccessfulCreatePod", {e[1] for e in self.events("ok")})
