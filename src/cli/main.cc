@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
   operator_cmd->add_option("--progress-probes-per-minute", op.progress_probes_per_minute,
                            "Pod log probes for jobs with a progress timeout, all jobs together "
                            "(default 120; 0 = no limit)");
+  operator_cmd->add_option("--status-count-window-ms", op.status_count_window_ms,
+                           "Write a job's replica counts alone at most once per this many ms; "
+                           "conditions are never held (default 1000; 0 = every change)");
   operator_cmd->add_option("--kube-api-qps", op.kube_api_qps, "Client QPS (default 20)");
   operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Client burst (default 30)");
   operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,

@@ -110,6 +110,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
             std::lock_guard<std::mutex> lock(mu_);
             owner_keys_.erase(j.uid);
             written_.erase(qkey);
+            counts_held_.erase(qkey);
           }
           expectations_.Forget(qkey);
           mpi_writer_.Forget(j.uid);
@@ -355,8 +356,21 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
 
   // Decide the status, then write it.
-  StatusDecision status =
-      DecideStatus(job, plan.status, input.stored, outcome.pods, outcome.services, now, gang_held);
+  CountCoalescing coalescing{options_.status_count_window, std::nullopt};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto held = counts_held_.find(qkey); held != counts_held_.end())
+      coalescing.held_since = held->second;
+  }
+  StatusDecision status = DecideStatus(job, plan.status, input.stored, outcome.pods,
+                                       outcome.services, now, gang_held, coalescing);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status.held_since)
+      counts_held_[qkey] = *status.held_since;
+    else
+      counts_held_.erase(qkey);
+  }
   if (!status.error.ok()) result.status = status.error;
   if (status.write) {
     nlohmann::json encoded = api::EncodeStatus(*status.write);

@@ -45,6 +45,7 @@ struct ControllerOptions {
   std::string cluster_domain;  // CUSTOM_CLUSTER_DOMAIN
   ChildOptions children;
   int progress_probes_per_minute = 120;  // 0: no limit
+  Duration status_count_window{0};       // CountCoalescing's window (0: no holding)
 };
 
 // The outcome of one sync, for the worker loop.
@@ -114,6 +115,8 @@ class Controller {
   std::map<std::string, std::string> owner_keys_;  // job uid → queue key; guarded by mu_
   // Objects returned by our own status writes, newer than the cache until the watch catches up.
   std::map<std::string, nlohmann::json> written_;  // guarded by mu_
+  // Jobs whose replica-count change is held back, and since when (CountCoalescing).
+  std::map<std::string, Time> counts_held_;  // guarded by mu_
   std::vector<std::thread> workers_;
   std::atomic<bool> stopping_{false};
 };

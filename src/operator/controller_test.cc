@@ -246,6 +246,48 @@ TEST_F(SyncTest, RunningPodsMakeTheJobRunningAndSucceededMasterFinishesIt) {
   EXPECT_TRUE(api_->Requests("DELETE", kPods).empty());  // cleanPodPolicy None keeps them
 }
 
+TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
+  options_.status_count_window = Duration(1000);
+  Make();
+  AddJob(kPyTorch);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  const std::string status_path = path + "/status";
+  CatchUp(path);
+  ServicesCaughtUp();
+  api_->ClearRequests();
+
+  // One Worker starts: its count is held, and the sync asks to come back when it is due.
+  PodsAre("Running", 0, "pt-worker-0");
+  SyncResult held = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(held.status.ok()) << held.status.message();
+  EXPECT_TRUE(api_->Requests("PUT", status_path).empty());
+  ASSERT_TRUE(held.requeue_after);
+  EXPECT_LE(*held.requeue_after, Duration(1000));
+
+  // The second Worker starts 400 ms later: still held, the wait is what is left of the window.
+  clock_.Advance(Duration(400));
+  PodsAre("Running", 0, "pt-worker-1");
+  SyncResult still = Sync("pytorchjobs/ns/pt");
+  EXPECT_TRUE(api_->Requests("PUT", status_path).empty());
+  ASSERT_TRUE(still.requeue_after);
+  EXPECT_LE(*still.requeue_after, Duration(600));
+
+  // Due: one write carries both.
+  clock_.Advance(Duration(600));
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
+  EXPECT_EQ((*api_->Object(path))["status"]["replicaStatuses"]["Worker"].value("active", 0), 2);
+  CatchUp(path);
+
+  // The Master starts: Running is a condition, written at once.
+  api_->ClearRequests();
+  PodsAre("Running", 0, "pt-master");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
+  EXPECT_EQ(Condition(*api_->Object(path), "Running").value("status", ""), "True");
+}
+
 TEST_F(SyncTest, FinishedJobWithTtlIsDeletedWhenItRunsOut) {
   Make();
   const std::string path = JobWithPodsIn("{ttlSecondsAfterFinished: 60}", "Succeeded");

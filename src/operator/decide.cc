@@ -155,4 +155,10 @@ bool SameStatus(api::JobStatus a, api::JobStatus b) {
   return a == b;
 }
 
+bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b) {
+  for (api::JobStatus* s : {&a, &b})
+    for (auto& [type, rs] : s->replica_statuses) rs.active = rs.succeeded = rs.failed = 0;
+  return SameStatus(std::move(a), std::move(b));
+}
+
 }  // namespace trainctl::op

@@ -68,4 +68,9 @@ std::optional<nlohmann::json> InvalidJobStatus(const nlohmann::json& object,
 // Equal except for lastReconcileTime.
 bool SameStatus(api::JobStatus a, api::JobStatus b);
 
+// Equal except for lastReconcileTime and the replica counts active/succeeded/failed: the change
+// from `b` to `a` is pods starting or finishing, nothing a condition, a time or the restart
+// count (backoffLimit's ledger) records.
+bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b);
+
 }  // namespace trainctl::op

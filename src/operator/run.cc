@@ -85,6 +85,10 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
     return InvalidError("--progress-probes-per-minute must not be negative, got " +
                         std::to_string(flags.progress_probes_per_minute));
   c.progress_probes_per_minute = flags.progress_probes_per_minute;
+  if (flags.status_count_window_ms < 0 || flags.status_count_window_ms > 60000)
+    return InvalidError("--status-count-window-ms must be between 0 and 60000, got " +
+                        std::to_string(flags.status_count_window_ms));
+  c.status_count_window = Duration(flags.status_count_window_ms);
   c.pod_settings.gang = GangFromFlag(flags.gang_scheduler_name);
   c.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;
   c.pod_settings.pytorch_init_max_tries = flags.pytorch_init_container_max_tries;

@@ -18,11 +18,13 @@ struct OperatorFlags {
   std::string health_probe_bind_address = ":8081";
   bool leader_elect = false;
   std::string leader_election_id = "1ca428e5.training-operator.kubeflow.org";
-  std::string leader_election_namespace;  // empty: $MY_POD_NAMESPACE, else the config's
+  std::string leader_election_namespace;    // empty: $MY_POD_NAMESPACE, else the config's
   std::vector<std::string> enable_schemes;  // empty: every kind
   std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else all
   int controller_threads = 1;
   int progress_probes_per_minute = 120;  // pod log probes for progress timeouts, all jobs
+  // A job's replica counts alone are written at most once per this many ms (0: at once).
+  int status_count_window_ms = 1000;
   double kube_api_qps = 20;
   int kube_api_burst = 30;
   std::string gang_scheduler_name;

@@ -6,7 +6,8 @@
 
 namespace trainctl::op {
 
-std::vector<std::string> RunningMpiWorkers(const std::vector<engine::ReplicaObservation>& observed) {
+std::vector<std::string> RunningMpiWorkers(
+    const std::vector<engine::ReplicaObservation>& observed) {
   std::vector<std::string> names;
   for (const engine::ReplicaObservation& o : observed)
     if (o.type == "Worker" && o.phase == engine::Phase::kRunning && !o.terminating)
@@ -61,7 +62,8 @@ void KeepStoredTimes(const api::JobStatus& stored, const char* type, api::JobSta
 
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
-                            const Status& services, Time now, const std::string& gang_held) {
+                            const Status& services, Time now, const std::string& gang_held,
+                            const CountCoalescing& coalescing) {
   StatusDecision out;
   api::JobStatus status = planned;
   std::optional<engine::Readiness> why;
@@ -83,13 +85,22 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
     engine::ClearReadiness(&status);
     if (const api::Condition* c = engine::FindCondition(stored, engine::kReplicasReady))
       status.conditions.insert(status.conditions.begin(), *c);
-    engine::ApplyReadiness(*why, TruncateToSeconds(now), &status, &out.events,
-                           &out.requeue_after);
+    engine::ApplyReadiness(*why, TruncateToSeconds(now), &status, &out.events, &out.requeue_after);
   }
-  if (!SameStatus(status, stored)) {
-    status.last_reconcile_time = TruncateToSeconds(now);
-    out.write = std::move(status);
+  if (SameStatus(status, stored)) return out;
+  if (coalescing.window > Duration(0) && out.error.ok() &&
+      OnlyReplicaCountsDiffer(status, stored)) {
+    const Time since = coalescing.held_since.value_or(now);
+    const Time due = since + coalescing.window;
+    if (now < due) {
+      out.held_since = since;
+      const Duration wait = std::chrono::duration_cast<Duration>(due - now);
+      if (!out.requeue_after || wait < *out.requeue_after) out.requeue_after = wait;
+      return out;
+    }
   }
+  status.last_reconcile_time = TruncateToSeconds(now);
+  out.write = std::move(status);
   return out;
 }
 

@@ -12,7 +12,8 @@
 //   one second (PodGroups are not watched).
 // - DecideStatus: after the writes, the status to store: the planned status with a
 //   FailedCreatePod/FailedCreateService mark when a child write failed, written only when it
-//   differs from what is stored (lastReconcileTime aside).
+//   differs from what is stored (lastReconcileTime aside), and a change of replica counts alone
+//   held back for a bounded window (CountCoalescing).
 #pragma once
 
 #include <optional>
@@ -28,8 +29,8 @@
 namespace trainctl::op {
 
 struct SyncInput {
-  api::Job job;               // decoded, defaulted, validated; status prepared for the engine
-  api::JobStatus stored;      // the status as stored (before PrepareStatusForEngine)
+  api::Job job;           // decoded, defaulted, validated; status prepared for the engine
+  api::JobStatus stored;  // the status as stored (before PrepareStatusForEngine)
   std::vector<engine::ReplicaObservation> observed;  // expectations overlaid
   std::vector<std::string> services;                 // names of the services the job owns
   Time now{};
@@ -58,20 +59,32 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options);
 Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
                    std::optional<Duration>* requeue);
 
+// Replica counts that change while nothing else does (pods starting or finishing one by one)
+// are written at most once per `window`: the first such change is held until `window` after it
+// was first seen, and goes out with whatever came after it. A change of a condition, a time, the
+// restart count, or a failed child write is written at once, with the counts held so far.
+struct CountCoalescing {
+  Duration window{0};              // 0: every change is written at once
+  std::optional<Time> held_since;  // when the change still held back was first seen
+};
+
 struct StatusDecision {
-  std::optional<api::JobStatus> write;  // nullopt: the stored status already says this
+  std::optional<api::JobStatus> write;  // nullopt: the stored status already says this (or held)
   Status error = Status::Ok();          // the child write that failed, to retry with
   std::vector<engine::Event> events;    // a new ReplicasReady reason learnt from the writes
-  std::optional<Duration> requeue_after;  // a ReplicasReady message waits for its refresh
+  // When to look again: a ReplicasReady message waits for its refresh, or held counts are due.
+  std::optional<Duration> requeue_after;
+  std::optional<Time> held_since;  // set: a count-only change is held back since then
 };
 
 // `pods`/`services`: the outcome of the child writes (the MPI step's error counts as pods').
 // `gang_held`: why the gang holds the pods back ("" when it does not). A failed pod create
 // (QuotaExceeded when a ResourceQuota refused it, else FailedCreatePod) or a held gang
-// (GangNotAdmitted) becomes the job's ReplicasReady reason.
+// (GangNotAdmitted) becomes the job's ReplicasReady reason. `coalescing`: see CountCoalescing.
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
-                            const Status& services, Time now, const std::string& gang_held = "");
+                            const Status& services, Time now, const std::string& gang_held = "",
+                            const CountCoalescing& coalescing = {});
 
 // Workers of an MPIJob that are Running and not being deleted (the launcher's hosts).
 std::vector<std::string> RunningMpiWorkers(const std::vector<engine::ReplicaObservation>& observed);

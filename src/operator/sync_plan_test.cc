@@ -125,7 +125,8 @@ TEST(HoldForGang, HeldOrFailedPodGroupHoldsEveryCreation) {
   EXPECT_EQ(requeue, Duration(1000));
 
   requeue.reset();
-  Status st = HoldForGang(StatusOr<GangHold>(UnavailableError("podgroups: 503")), &failed, &requeue);
+  Status st =
+      HoldForGang(StatusOr<GangHold>(UnavailableError("podgroups: 503")), &failed, &requeue);
   EXPECT_EQ(st.message(), "podgroups: 503");
   EXPECT_TRUE(failed.create_pods.empty());
   EXPECT_FALSE(requeue);
@@ -151,8 +152,8 @@ TEST(DecideStatus, WritesOnlyAChangeAndMarksAFailedChildWrite) {
   EXPECT_EQ(failed.write->conditions.back().reason, "FailedCreatePod");
   EXPECT_EQ(failed.write->conditions.back().status, "False");
 
-  StatusDecision service = DecideStatus(job, planned, stored, Status::Ok(),
-                                        InvalidError("service name too long"), T0());
+  StatusDecision service =
+      DecideStatus(job, planned, stored, Status::Ok(), InvalidError("service name too long"), T0());
   ASSERT_TRUE(service.write);
   EXPECT_EQ(service.write->conditions.back().reason, "FailedCreateService");
 }
@@ -173,21 +174,80 @@ TEST(DecideStatus, AHeldGangIsTheReasonAndAnUnchangedReasonIsNoWrite) {
   api::JobStatus planned = *held.write;
   engine::ApplyReadiness({false, "Starting", "1/1 replicas not running yet", false},
                          T0() + std::chrono::seconds(5), &planned, nullptr, nullptr);
-  StatusDecision again = DecideStatus(job, planned, *held.write, Status::Ok(), Status::Ok(),
-                                      T0() + std::chrono::seconds(5), "PodGroup pt is Pending in Volcano");
+  StatusDecision again =
+      DecideStatus(job, planned, *held.write, Status::Ok(), Status::Ok(),
+                   T0() + std::chrono::seconds(5), "PodGroup pt is Pending in Volcano");
   EXPECT_FALSE(again.write);
   EXPECT_TRUE(again.events.empty());
+}
+
+TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrARestart) {
+  using std::chrono::milliseconds;
+  api::Job job = LoadJob(kPyTorch);
+  api::JobStatus stored = job.status;
+  engine::SetCondition(&stored, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
+  stored.replica_statuses["Master"] = {};
+  stored.replica_statuses["Worker"] = {};
+  const CountCoalescing window{milliseconds(1000), std::nullopt};
+
+  api::JobStatus one_running = stored;
+  one_running.replica_statuses["Worker"].active = 1;
+  StatusDecision first =
+      DecideStatus(job, one_running, stored, Status::Ok(), Status::Ok(), T0(), "", window);
+  EXPECT_FALSE(first.write);
+  EXPECT_EQ(first.held_since, T0());
+  EXPECT_EQ(first.requeue_after, milliseconds(1000));
+
+  // A later count change inside the window keeps the first time; the wait shrinks.
+  api::JobStatus two_running = one_running;
+  two_running.replica_statuses["Master"].active = 1;
+  StatusDecision later = DecideStatus(job, two_running, stored, Status::Ok(), Status::Ok(),
+                                      T0() + milliseconds(600), "", {milliseconds(1000), T0()});
+  EXPECT_FALSE(later.write);
+  EXPECT_EQ(later.held_since, T0());
+  EXPECT_EQ(later.requeue_after, milliseconds(400));
+
+  // Due: written with everything counted so far.
+  StatusDecision due = DecideStatus(job, two_running, stored, Status::Ok(), Status::Ok(),
+                                    T0() + milliseconds(1000), "", {milliseconds(1000), T0()});
+  ASSERT_TRUE(due.write);
+  EXPECT_EQ(due.write->replica_statuses["Master"].active, 1);
+  EXPECT_EQ(due.write->replica_statuses["Worker"].active, 1);
+  EXPECT_FALSE(due.held_since);
+
+  // A condition change goes out at once, counts included.
+  api::JobStatus running = two_running;
+  engine::SetCondition(&running, engine::kRunning, "True", "PyTorchJobRunning", "running",
+                       T0() + milliseconds(100));
+  StatusDecision condition = DecideStatus(job, running, stored, Status::Ok(), Status::Ok(),
+                                          T0() + milliseconds(100), "", {milliseconds(1000), T0()});
+  ASSERT_TRUE(condition.write);
+  EXPECT_EQ(condition.write->replica_statuses["Worker"].active, 1);
+  EXPECT_FALSE(condition.held_since);
+
+  // So does a restart (backoffLimit's ledger) and a failed child write.
+  api::JobStatus restarted = one_running;
+  restarted.replica_statuses["Worker"].restarts = 1;
+  EXPECT_TRUE(
+      DecideStatus(job, restarted, stored, Status::Ok(), Status::Ok(), T0(), "", window).write);
+  EXPECT_TRUE(
+      DecideStatus(job, one_running, stored, ForbiddenLike(), Status::Ok(), T0(), "", window)
+          .write);
+
+  // Without a window every change is written.
+  EXPECT_TRUE(DecideStatus(job, one_running, stored, Status::Ok(), Status::Ok(), T0()).write);
 }
 
 TEST(GangHoldOf, NamesThePhaseTheQueueAndVolcanosWord) {
   GangConfig volcano = GangFromFlag("volcano");
   GangHold hold = GangHoldOf(
-      volcano, {{"metadata", {{"name", "pt"}}},
-                {"spec", {{"queue", "research"}}},
-                {"status",
-                 {{"phase", "Pending"},
-                  {"conditions",
-                   {{{"type", "Unschedulable"}, {"message", "3/3 tasks in gang unschedulable"}}}}}}});
+      volcano,
+      {{"metadata", {{"name", "pt"}}},
+       {"spec", {{"queue", "research"}}},
+       {"status",
+        {{"phase", "Pending"},
+         {"conditions",
+          {{{"type", "Unschedulable"}, {"message", "3/3 tasks in gang unschedulable"}}}}}}});
   EXPECT_TRUE(hold.held);
   EXPECT_EQ(hold.message,
             "PodGroup pt is Pending in Volcano (queue \"research\"): the pods are created once "
