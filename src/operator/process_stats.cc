@@ -8,8 +8,8 @@
 
 namespace trainctl::op {
 
-double ProcStatusBytes(const std::string& field) {
-  std::ifstream in("/proc/self/status");
+double ProcStatusBytes(const std::string& field, const std::string& process) {
+  std::ifstream in("/proc/" + process + "/status");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(field + ":", 0) == 0) return std::atof(line.c_str() + field.size() + 1) * 1024;
@@ -17,8 +17,8 @@ double ProcStatusBytes(const std::string& field) {
   return 0;
 }
 
-double CpuSeconds() {
-  std::ifstream in("/proc/self/stat");
+double CpuSeconds(const std::string& process) {
+  std::ifstream in("/proc/" + process + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t close = text.rfind(')');
   if (close == std::string::npos) return 0;
