@@ -17,20 +17,13 @@
 // server's audit log (the identity's requests only). Needs TRAINCTL_CLUSTER_DIR (kubeconfig),
 // TRAINCTL_BENCH_OPERATOR_KUBECONFIG (the audited identity) and TRAINCTL_BENCH_AUDIT_LOG; run
 // through bench/operator_scale.sh, which prepares all of it. Prints markdown tables.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <functional>
-#include <map>
-#include <mutex>
-#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -38,30 +31,14 @@
 
 #include "api/manifest.h"
 #include "api/replica_env.h"
-#include "kube/base64.h"
-#include "kube/config_loader.h"
-#include "kube/connect.h"
-#include "kube/pod_summary.h"
-#include "kube/reflector.h"
-#include "kube/store.h"
 #include "operator/pod_builder.h"
-#include "operator/process_stats.h"
+#include "operator_harness.h"
 #include "scale_audit.h"
 
-extern char** environ;
-
-namespace trainctl {
+namespace trainctl::bench {
 namespace {
 
 using nlohmann::json;
-using Steady = std::chrono::steady_clock;
-
-const kube::Resource kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs"};
-const kube::Resource kSecrets{"", "v1", "secrets"};
-constexpr int kMetricsPort = 29990, kProbePort = 29991, kWebhookPort = 29992;
-// Upstream's certificate controller waits for its Secret's files here (a mounted volume in a
-// pod); the benchmark copies them out of the Secret.
-constexpr const char* kUpstreamCertDir = "/tmp/k8s-webhook-server/serving-certs";
 
 struct Args {
   int jobs = 1000, replicas = 8, threads = 4, run_seconds = 30, repeat = 1;
@@ -72,103 +49,18 @@ struct Args {
   std::vector<std::string> impls = {"trainctl", "floor"};
 };
 
-double Since(Steady::time_point t) {
-  return std::chrono::duration<double>(Steady::now() - t).count();
+JobShape Shape(const Args& a) {
+  JobShape shape;
+  shape.replicas = a.replicas;
+  shape.pod_annotations["trainctl.dev/kwok-run-seconds"] = std::to_string(a.run_seconds);
+  return shape;
 }
 
-std::string Env(const char* n) {
-  const char* v = std::getenv(n);
-  return v ? v : "";
-}
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "operator_scale_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
-std::string Number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-std::unique_ptr<kube::Client> MakeClient(const Clock* clock, const std::string& kubeconfig,
-                                         double qps, int burst) {
-  auto config = kube::LoadKubeconfig(kubeconfig, "");
-  if (!config.ok()) Die(kubeconfig + ": " + config.status().message());
-  kube::ClientOptions o;
-  o.qps = qps;
-  o.burst = burst;
-  auto client = kube::Connect(*config, clock, o);
-  if (!client.ok()) Die(client.status().message());
-  return std::move(client).value();
-}
-
-std::string AdminKubeconfig() { return Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig"; }
-std::string OperatorKubeconfig() { return Env("TRAINCTL_BENCH_OPERATOR_KUBECONFIG"); }
-
-json JobDoc(const std::string& name, const std::string& ns, int replicas, int run_seconds) {
-  json annotations = {{"trainctl.dev/kwok-run-seconds", std::to_string(run_seconds)}};
-  auto spec = [&](int n) {
-    json container = {{"name", "pytorch"},
-                      {"image", "example.invalid/train:1"},
-                      {"command", {"python3", "train.py"}}};
-    json tmpl = {{"metadata", {{"annotations", annotations}}},
-                 {"spec", {{"containers", json::array({container})}}}};
-    return json{{"replicas", n}, {"restartPolicy", "OnFailure"}, {"template", tmpl}};
-  };
-  json specs = {{"Master", spec(1)}};
-  if (replicas > 1) specs["Worker"] = spec(replicas - 1);
-  return {{"apiVersion", "kubeflow.org/v1"},
-          {"kind", "PyTorchJob"},
-          {"metadata", {{"name", name}, {"namespace", ns}}},
-          // Pods stay after the job ends (as in the floor), so every run can see every pod finish.
-          {"spec", {{"pytorchReplicaSpecs", specs}, {"runPolicy", {{"cleanPodPolicy", "None"}}}}}};
-}
-
-// Watches the namespace's pods; remembers which were seen at all, Running and Succeeded.
-class PodWatch {
- public:
-  PodWatch(kube::Client* client, const std::string& ns)
-      : store_([this](const json& o) -> std::optional<kube::PodSummary> {
-          auto p = kube::ProjectPod(o, {});
-          if (p) Note(*p);
-          return p;
-        }) {
-    kube::ReflectorOptions options;
-    options.namespace_ = ns;
-    reflector_ = std::make_unique<kube::Reflector>(client, kube::kPods, options, &store_);
-    reflector_->Start();
-    reflector_->WaitForSync(Duration(30000));
-  }
-  ~PodWatch() { reflector_->Stop(); }
-  void Note(const kube::PodSummary& p) {
-    std::lock_guard<std::mutex> lock(mu_);
-    created_.insert(p.name);
-    if (p.phase == kube::PodPhase::kRunning || p.phase == kube::PodPhase::kSucceeded)
-      running_.insert(p.name);
-    if (p.phase == kube::PodPhase::kSucceeded) succeeded_.insert(p.name);
-  }
-  struct Counts {
-    size_t created, running, succeeded;
-  };
-  Counts counts() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {created_.size(), running_.size(), succeeded_.size()};
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> created_, running_, succeeded_;
-  kube::Store<kube::PodSummary> store_;
-  std::unique_ptr<kube::Reflector> reflector_;
-};
+std::string Seconds(double s) { return s < 0 ? "—" : Number(std::round(s * 10) / 10) + " s"; }
 
 struct Timing {
   double all_created = -1, all_running = -1, all_succeeded = -1, jobs_succeeded = -1;
 };
-
-std::string Seconds(double s) { return s < 0 ? "—" : Number(std::round(s * 10) / 10) + " s"; }
 
 // Waits until every pod has Succeeded and, when `jobs_done` is given, every job too.
 Timing WaitPods(PodWatch& watch, size_t expected, Steady::time_point start, double limit,
@@ -190,126 +82,6 @@ Timing WaitPods(PodWatch& watch, size_t expected, Steady::time_point start, doub
   return t;
 }
 
-// Deletes the namespace and waits until it is gone: the garbage collection of thousands of pods
-// would otherwise load the control plane during the next run.
-void DeleteNamespace(kube::Client* admin, const std::string& ns) {
-  (void)admin->Delete(kube::kNamespaces, "", ns);
-  auto start = Steady::now();
-  while (Since(start) < 900 &&
-         admin->Get(kube::kNamespaces, "", ns).status().code() != StatusCode::kNotFound)
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  std::fprintf(stderr, "namespace %s removed after %.0f s\n", ns.c_str(), Since(start));
-}
-
-void CreateNamespace(kube::Client* admin, const std::string& ns) {
-  if (!admin->Create(kube::kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok())
-    Die("cannot create namespace " + ns);
-}
-
-std::string Fetch(const std::string& url) {
-  std::string out;
-  if (FILE* f = popen(("curl -s -o /dev/null -w '%{http_code}' " + url).c_str(), "r")) {
-    char buf[64];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    pclose(f);
-  }
-  return out;
-}
-
-bool FileContains(const std::string& path, const std::vector<std::string>& all_on_one_line) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    bool all = true;
-    for (const std::string& s : all_on_one_line) all = all && line.find(s) != std::string::npos;
-    if (all) return true;
-  }
-  return false;
-}
-
-// Copies upstream's webhook certificate from its Secret to the folder its certificate controller
-// waits on, once the Secret has one. True once the files are there.
-bool CopyUpstreamCerts(kube::Client* admin) {
-  StatusOr<json> secret = admin->Get(kSecrets, "kubeflow", "training-operator-webhook-cert");
-  if (!secret.ok() || !secret->contains("data")) return false;
-  const json& data = (*secret)["data"];
-  for (const char* key : {"tls.crt", "tls.key"})
-    if (!data.contains(key)) return false;
-  std::string dir = kUpstreamCertDir;
-  for (size_t i = 1; i <= dir.size(); ++i)
-    if (i == dir.size() || dir[i] == '/') mkdir(dir.substr(0, i).c_str(), 0700);
-  for (const char* key : {"ca.crt", "tls.crt", "tls.key"}) {
-    std::optional<std::string> bytes = kube::Base64Decode(data.value(key, ""));
-    if (!bytes) return false;
-    std::ofstream(dir + "/" + key, std::ios::binary | std::ios::trunc) << *bytes;
-  }
-  return true;
-}
-
-struct Spawned {
-  pid_t pid = 0;
-  std::string log;
-};
-
-Spawned StartOperator(const Args& a, const std::string& impl, const std::string& ns) {
-  std::vector<std::string> argv_s = {impl == "upstream" ? a.upstream : a.trainctl};
-  if (impl == "trainctl") argv_s.push_back("operator");
-  const std::string common[] = {"--kubeconfig",
-                                OperatorKubeconfig(),
-                                "--namespace",
-                                ns,
-                                "--kube-api-qps",
-                                Number(a.qps),
-                                "--kube-api-burst",
-                                std::to_string(a.burst),
-                                "--controller-threads",
-                                std::to_string(a.threads),
-                                "--metrics-bind-address",
-                                "127.0.0.1:" + std::to_string(kMetricsPort),
-                                "--health-probe-bind-address",
-                                "127.0.0.1:" + std::to_string(kProbePort)};
-  argv_s.insert(argv_s.end(), std::begin(common), std::end(common));
-  if (impl == "upstream")
-    argv_s.insert(argv_s.end(), {"--webhook-server-port", std::to_string(kWebhookPort)});
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  Spawned out;
-  out.log = Env("TRAINCTL_CLUSTER_DIR") + "/scale-" + impl + ".log";
-  posix_spawn_file_actions_addopen(&actions, 1, out.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  if (posix_spawn(&out.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0)
-    Die("cannot start " + argv_s[0]);
-  posix_spawn_file_actions_destroy(&actions);
-  return out;
-}
-
-// Ready: /readyz answers 200 (trainctl: its informers synced; upstream: its certificates are in
-// place and its webhook server listens) and, for upstream, its PyTorchJob workers started.
-void WaitReady(const std::string& impl, const Spawned& op, kube::Client* admin) {
-  auto start = Steady::now();
-  bool certs = impl != "upstream";
-  while (Since(start) < 180) {
-    int status = 0;
-    if (waitpid(op.pid, &status, WNOHANG) == op.pid) Die(impl + " exited; see " + op.log);
-    if (!certs) certs = CopyUpstreamCerts(admin);
-    bool ready = Fetch("http://127.0.0.1:" + std::to_string(kProbePort) + "/readyz") == "200";
-    if (ready && impl == "upstream")
-      ready = FileContains(op.log, {"Starting workers", "pytorchjob-controller"});
-    if (ready) {
-      std::fprintf(stderr, "%s ready after %.1f s\n", impl.c_str(), Since(start));
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  kill(op.pid, SIGKILL);
-  Die(impl + " not ready after 180 s; see " + op.log);
-}
-
 struct RunResult {
   std::string impl;
   Timing t;
@@ -329,8 +101,10 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   // starts once it is ready.
   const std::string audit_log = Env("TRAINCTL_BENCH_AUDIT_LOG");
   const uint64_t audit_from = bench::AuditLogSize(audit_log);
-  Spawned op = StartOperator(a, impl, ns);
-  WaitReady(impl, op, admin);
+  OperatorFlags flags{impl,     impl == "upstream" ? a.upstream : a.trainctl, ns, a.qps, a.burst,
+                      a.threads};
+  Operator op = StartOperator(flags);
+  WaitReady(op, admin);
 
   auto start = Steady::now();
   std::atomic<int> next{0}, failed{0};
@@ -338,10 +112,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   for (int w = 0; w < 8; ++w)
     submitters.emplace_back([&] {
       for (int i; (i = next++) < a.jobs;)
-        if (!admin
-                 ->Create(kPyTorchJobs, ns,
-                          JobDoc("job-" + std::to_string(i), ns, a.replicas, a.run_seconds))
-                 .ok())
+        if (!admin->Create(kPyTorchJobs, ns, JobDoc("job-" + std::to_string(i), ns, Shape(a))).ok())
           ++failed;
     });
   for (auto& t : submitters) t.join();
@@ -359,12 +130,9 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   RunResult r;
   r.impl = impl;
   r.t = WaitPods(watch, expected, start, 3600, jobs_done);
-  const std::string pid = std::to_string(op.pid);
-  r.rss_mib = op::ProcStatusBytes("VmHWM", pid) / 1048576.0;
-  r.cpu = op::CpuSeconds(pid);
-  kill(op.pid, SIGTERM);
-  int status = 0;
-  waitpid(op.pid, &status, 0);
+  ProcessFigures figures = StopOperator(op);
+  r.rss_mib = figures.peak_rss_mib;
+  r.cpu = figures.cpu_seconds;
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the audit log's last lines
   r.api = bench::CountAudit(audit_log, audit_from, Env("TRAINCTL_BENCH_AUDIT_USER"));
   DeleteNamespace(admin, ns);
@@ -382,7 +150,7 @@ RunResult RunFloor(const Args& a, kube::Client* admin, const Clock* clock) {
   // Every object built beforehand by the operator's own builder: the floor has no logic.
   std::vector<std::pair<const kube::Resource*, json>> objects;
   for (int i = 0; i < a.jobs; ++i) {
-    json doc = JobDoc("job-" + std::to_string(i), ns, a.replicas, a.run_seconds);
+    json doc = JobDoc("job-" + std::to_string(i), ns, Shape(a));
     doc["metadata"]["uid"] = "00000000-0000-0000-0000-000000000000";
     auto prepared = api::PrepareJob(doc);
     if (!prepared.ok()) Die(prepared.status().message());
@@ -482,11 +250,11 @@ std::vector<std::string> Split(const std::string& list) {
 }
 
 }  // namespace
-}  // namespace trainctl
+}  // namespace trainctl::bench
 
 int main(int argc, char** argv) {
-  using trainctl::Die;
-  trainctl::Args a;
+  using trainctl::bench::Die;
+  trainctl::bench::Args a;
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (i + 1 >= argc) Die("flag " + k + " needs a value");
@@ -510,7 +278,7 @@ int main(int argc, char** argv) {
     else if (k == "--upstream")
       a.upstream = v;
     else if (k == "--impl")
-      a.impls = trainctl::Split(v);
+      a.impls = trainctl::bench::Split(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -528,25 +296,20 @@ int main(int argc, char** argv) {
                  a.upstream.c_str());
     return 2;
   }
-  for (const char* env : {"TRAINCTL_CLUSTER_DIR", "TRAINCTL_BENCH_OPERATOR_KUBECONFIG",
-                          "TRAINCTL_BENCH_AUDIT_LOG", "TRAINCTL_BENCH_AUDIT_USER"})
-    if (trainctl::Env(env).empty()) {
-      std::fprintf(stderr, "%s is not set; run through bench/operator_scale.sh\n", env);
-      return 2;
-    }
+  trainctl::bench::RequireBenchEnvironment();
   signal(SIGPIPE, SIG_IGN);
   trainctl::RealClock clock;
-  auto admin = trainctl::MakeClient(&clock, trainctl::AdminKubeconfig(), -1, 0);
-  std::vector<trainctl::RunResult> runs;
+  auto admin = trainctl::bench::MakeClient(&clock, trainctl::bench::AdminKubeconfig(), -1, 0);
+  std::vector<trainctl::bench::RunResult> runs;
   for (int round = 0; round < a.repeat; ++round) {
     std::vector<std::string> order = a.impls;
     if (round % 2 == 1) std::reverse(order.begin(), order.end());  // alternate when repeated
     for (const std::string& impl : order) {
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
-      runs.push_back(impl == "floor" ? trainctl::RunFloor(a, admin.get(), &clock)
-                                     : trainctl::RunOperator(a, impl, admin.get(), &clock));
+      runs.push_back(impl == "floor" ? trainctl::bench::RunFloor(a, admin.get(), &clock)
+                                     : trainctl::bench::RunOperator(a, impl, admin.get(), &clock));
     }
   }
-  trainctl::PrintTables(a, runs);
+  trainctl::bench::PrintTables(a, runs);
   return 0;
 }

@@ -26,6 +26,10 @@ AuditCounts CountAudit(const std::string& path, uint64_t offset, const std::stri
     std::string resource = ref.value("resource", "");
     const std::string sub = ref.value("subresource", "");
     if (!sub.empty()) resource += "/" + sub;
+    if (resource.empty()) {  // a non-resource URL (/healthz, discovery): its path
+      resource = e.value("requestURI", "");
+      resource = resource.substr(0, resource.find('?'));
+    }
     const std::string verb = e.value("verb", "");
     ++counts.by_request[verb + " " + resource];
     ++counts.total;

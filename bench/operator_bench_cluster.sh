@@ -1,0 +1,103 @@
+# Sourced by bench/operator_scale.sh and bench/operator_latency.sh (not executed): checks the
+# binaries, builds the upstream operator when --impl names it, and starts the private benchmark
+# cluster both use, ready for either operator. Needs `root` (the repository) and `bin` (the
+# benchmark program) set, and the script's arguments passed on:
+#
+#   source "$root/bench/operator_bench_cluster.sh" "$@"
+#
+# Sets `upstream` to the flags that pass the upstream binary on (empty when not asked for).
+# The cluster: state in build/release/bench-cluster, ports 29800+ (a cluster left running there
+# is stopped first: it may have other flags). Its API server writes an audit log of one
+# identity's requests (Metadata level); manifests/crds are installed; that identity is the
+# ServiceAccount trainctl-bench/operator (cluster-admin), with a kubeconfig. When upstream runs,
+# also what it needs to start outside a pod: the namespace kubeflow, its webhook certificate
+# Secret and a ValidatingWebhookConfiguration for it to fill (rules that match no kubeflow.org
+# resource, so neither side pays for admission; the benchmark copies the certificate files to
+# disk). Exports TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE and the TRAINCTL_BENCH_* variables
+# bench/operator_harness.h reads; the cluster is stopped when the script exits.
+# shellcheck shell=bash
+
+[[ -x "$bin" ]] || { echo "$(basename "$0"): $bin is not built (make build)" >&2; exit 2; }
+[[ -x "$root/build/release/trainctl" ]] ||
+  { echo "$(basename "$0"): build/release/trainctl is not built (make build)" >&2; exit 2; }
+upstream=()
+_bench_args=("$@")
+for ((_i = 0; _i < ${#_bench_args[@]}; _i++)); do
+  if [[ "${_bench_args[$_i]}" == --impl && "${_bench_args[$((_i + 1))]:-}" == *upstream* ]]; then
+    upstream=(--upstream "$("$root/hack/upstream/build.sh")")
+  fi
+done
+
+export TRAINCTL_CLUSTER_DIR="$root/build/release/bench-cluster" TRAINCTL_PORT_BASE=29800
+mkdir -p "$TRAINCTL_CLUSTER_DIR"
+_bench_user=system:serviceaccount:trainctl-bench:operator
+_bench_audit_log="$TRAINCTL_CLUSTER_DIR/audit.log"
+cat >"$TRAINCTL_CLUSTER_DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: ["$_bench_user"]
+- level: None
+EOF
+export TRAINCTL_APISERVER_ARGS="${TRAINCTL_APISERVER_ARGS:-} --audit-policy-file=$TRAINCTL_CLUSTER_DIR/audit-policy.yaml --audit-log-path=$_bench_audit_log --audit-log-format=json --audit-log-maxsize=0"
+# shellcheck source=../hack/cluster/lib.sh
+source "$root/hack/cluster/lib.sh"
+"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true
+rm -f "$_bench_audit_log"
+"$root/hack/cluster/up.sh" -q
+trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
+kubectl="$(cluster_bin_dir)/kubectl --kubeconfig $TRAINCTL_CLUSTER_DIR/kubeconfig"
+$kubectl apply --server-side -f "$root/manifests/crds" >/dev/null
+$kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
+
+# The audited identity, and a kubeconfig for it.
+$kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: trainctl-bench}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: operator, namespace: trainctl-bench}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: trainctl-bench-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{kind: ServiceAccount, name: operator, namespace: trainctl-bench}]
+EOF
+_bench_token="$($kubectl -n trainctl-bench create token operator --duration=12h)"
+_bench_kubeconfig="$TRAINCTL_CLUSTER_DIR/operator.kubeconfig"
+cp "$TRAINCTL_CLUSTER_DIR/kubeconfig" "$_bench_kubeconfig"
+_bench_k="$(cluster_bin_dir)/kubectl --kubeconfig $_bench_kubeconfig"
+$_bench_k config set-credentials bench-operator --token="$_bench_token" >/dev/null
+$_bench_k config set-context "$($_bench_k config current-context)" --user=bench-operator >/dev/null
+
+if (( ${#upstream[@]} )); then
+  $kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: kubeflow}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: training-operator-webhook-cert, namespace: kubeflow}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: validator.training-operator.kubeflow.org}
+webhooks:
+- name: validator.bench.training-operator.kubeflow.org
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Ignore
+  clientConfig:
+    service: {name: training-operator, namespace: kubeflow, path: /validate-kubeflow-org-v1-pytorchjob}
+  rules:
+  - {apiGroups: [kubeflow.org], apiVersions: [v1], operations: [CREATE], resources: [bench-matches-nothing]}
+EOF
+fi
+export TRAINCTL_BENCH_OPERATOR_KUBECONFIG="$_bench_kubeconfig"
+export TRAINCTL_BENCH_AUDIT_LOG="$_bench_audit_log" TRAINCTL_BENCH_AUDIT_USER="$_bench_user"

@@ -1,0 +1,263 @@
+#include "operator_harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "kube/base64.h"
+#include "kube/config_loader.h"
+#include "kube/connect.h"
+#include "operator/process_stats.h"
+
+extern char** environ;
+
+namespace trainctl::bench {
+namespace {
+
+using nlohmann::json;
+
+const kube::Resource kSecrets{"", "v1", "secrets"};
+constexpr int kMetricsPort = 29990, kProbePort = 29991, kWebhookPort = 29992;
+// Upstream's certificate controller waits for its Secret's files here (a mounted volume in a
+// pod); the benchmark copies them out of the Secret.
+constexpr const char* kUpstreamCertDir = "/tmp/k8s-webhook-server/serving-certs";
+
+std::string HttpCode(const std::string& url) {
+  std::string out;
+  if (FILE* f = popen(("curl -s -o /dev/null -w '%{http_code}' " + url).c_str(), "r")) {
+    char buf[64];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    pclose(f);
+  }
+  return out;
+}
+
+// Copies upstream's webhook certificate from its Secret to the folder its certificate controller
+// waits on, once the Secret has one. True once the files are there.
+bool CopyUpstreamCerts(kube::Client* admin) {
+  StatusOr<json> secret = admin->Get(kSecrets, "kubeflow", "training-operator-webhook-cert");
+  if (!secret.ok() || !secret->contains("data")) return false;
+  const json& data = (*secret)["data"];
+  for (const char* key : {"tls.crt", "tls.key"})
+    if (!data.contains(key)) return false;
+  std::string dir = kUpstreamCertDir;
+  for (size_t i = 1; i <= dir.size(); ++i)
+    if (i == dir.size() || dir[i] == '/') mkdir(dir.substr(0, i).c_str(), 0700);
+  for (const char* key : {"ca.crt", "tls.crt", "tls.key"}) {
+    std::optional<std::string> bytes = kube::Base64Decode(data.value(key, ""));
+    if (!bytes) return false;
+    std::ofstream(dir + "/" + key, std::ios::binary | std::ios::trunc) << *bytes;
+  }
+  return true;
+}
+
+}  // namespace
+
+double Since(Steady::time_point t) {
+  return std::chrono::duration<double>(Steady::now() - t).count();
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+void Die(const std::string& message) {
+  std::fprintf(stderr, "bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::string Number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+void RequireBenchEnvironment() {
+  for (const char* env : {"TRAINCTL_CLUSTER_DIR", "TRAINCTL_BENCH_OPERATOR_KUBECONFIG",
+                          "TRAINCTL_BENCH_AUDIT_LOG", "TRAINCTL_BENCH_AUDIT_USER"})
+    if (Env(env).empty()) {
+      std::fprintf(stderr,
+                   "bench: %s is not set; run through bench/operator_scale.sh or "
+                   "bench/operator_latency.sh\n",
+                   env);
+      std::exit(2);
+    }
+}
+
+std::string AdminKubeconfig() { return Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig"; }
+std::string OperatorKubeconfig() { return Env("TRAINCTL_BENCH_OPERATOR_KUBECONFIG"); }
+
+std::unique_ptr<kube::Client> MakeClient(const Clock* clock, const std::string& kubeconfig,
+                                         double qps, int burst) {
+  auto config = kube::LoadKubeconfig(kubeconfig, "");
+  if (!config.ok()) Die(kubeconfig + ": " + config.status().message());
+  kube::ClientOptions o;
+  o.qps = qps;
+  o.burst = burst;
+  auto client = kube::Connect(*config, clock, o);
+  if (!client.ok()) Die(client.status().message());
+  return std::move(client).value();
+}
+
+json JobDoc(const std::string& name, const std::string& ns, const JobShape& shape) {
+  json annotations = json::object();
+  for (const auto& [k, v] : shape.pod_annotations) annotations[k] = v;
+  auto spec = [&](int n) {
+    json container = {{"name", "pytorch"},
+                      {"image", "example.invalid/train:1"},
+                      {"command", {"python3", "train.py"}}};
+    json tmpl = {{"metadata", {{"annotations", annotations}}},
+                 {"spec", {{"containers", json::array({container})}}}};
+    return json{{"replicas", n}, {"restartPolicy", shape.restart_policy}, {"template", tmpl}};
+  };
+  json specs = {{"Master", spec(1)}};
+  if (shape.replicas > 1) specs["Worker"] = spec(shape.replicas - 1);
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "PyTorchJob"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          // Pods stay after the job ends (as in the floor), so every run can see every pod finish.
+          {"spec", {{"pytorchReplicaSpecs", specs}, {"runPolicy", {{"cleanPodPolicy", "None"}}}}}};
+}
+
+PodWatch::PodWatch(kube::Client* client, const std::string& ns, OnPod on_pod)
+    : on_pod_(std::move(on_pod)), store_([this](const json& o) -> std::optional<kube::PodSummary> {
+        auto p = kube::ProjectPod(o, {});
+        if (p) Note(*p);
+        return p;
+      }) {
+  kube::ReflectorOptions options;
+  options.namespace_ = ns;
+  reflector_ = std::make_unique<kube::Reflector>(client, kube::kPods, options, &store_);
+  reflector_->Start();
+  if (!reflector_->WaitForSync(Duration(120000))) Die("pod watch of " + ns + " did not sync");
+}
+
+PodWatch::~PodWatch() { reflector_->Stop(); }
+
+void PodWatch::Note(const kube::PodSummary& p) {
+  const Steady::time_point now = Steady::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    created_.insert(p.name);
+    if (p.phase == kube::PodPhase::kRunning || p.phase == kube::PodPhase::kSucceeded)
+      running_.insert(p.name);
+    if (p.phase == kube::PodPhase::kSucceeded) succeeded_.insert(p.name);
+  }
+  if (on_pod_) on_pod_(p, now);
+}
+
+PodWatch::Counts PodWatch::counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {created_.size(), running_.size(), succeeded_.size()};
+}
+
+void CreateNamespace(kube::Client* admin, const std::string& ns) {
+  if (!admin->Create(kube::kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok())
+    Die("cannot create namespace " + ns);
+}
+
+void DeleteNamespace(kube::Client* admin, const std::string& ns) {
+  (void)admin->Delete(kube::kNamespaces, "", ns);
+  auto start = Steady::now();
+  while (Since(start) < 900 &&
+         admin->Get(kube::kNamespaces, "", ns).status().code() != StatusCode::kNotFound)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::fprintf(stderr, "namespace %s removed after %.0f s\n", ns.c_str(), Since(start));
+}
+
+Operator StartOperator(const OperatorFlags& flags) {
+  std::vector<std::string> argv_s = {flags.binary};
+  if (flags.impl == "trainctl") argv_s.push_back("operator");
+  const std::string common[] = {"--kubeconfig",
+                                OperatorKubeconfig(),
+                                "--namespace",
+                                flags.namespace_,
+                                "--kube-api-qps",
+                                Number(flags.qps),
+                                "--kube-api-burst",
+                                std::to_string(flags.burst),
+                                "--controller-threads",
+                                std::to_string(flags.threads),
+                                "--metrics-bind-address",
+                                "127.0.0.1:" + std::to_string(kMetricsPort),
+                                "--health-probe-bind-address",
+                                "127.0.0.1:" + std::to_string(kProbePort)};
+  argv_s.insert(argv_s.end(), std::begin(common), std::end(common));
+  if (flags.impl == "upstream")
+    argv_s.insert(argv_s.end(), {"--webhook-server-port", std::to_string(kWebhookPort)});
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  Operator op;
+  op.impl = flags.impl;
+  op.log = Env("TRAINCTL_CLUSTER_DIR") + "/scale-" + flags.impl + ".log";
+  posix_spawn_file_actions_addopen(&actions, 1, op.log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  if (posix_spawn(&op.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0)
+    Die("cannot start " + argv_s[0]);
+  posix_spawn_file_actions_destroy(&actions);
+  return op;
+}
+
+double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds) {
+  auto start = Steady::now();
+  bool certs = op.impl != "upstream";
+  // The log is appended to across restarts: only lines after this offset count.
+  std::ifstream before(op.log, std::ios::ate);
+  const std::streamoff from = before ? static_cast<std::streamoff>(before.tellg()) : 0;
+  while (Since(start) < limit_seconds) {
+    int status = 0;
+    if (waitpid(op.pid, &status, WNOHANG) == op.pid) Die(op.impl + " exited; see " + op.log);
+    if (!certs) certs = CopyUpstreamCerts(admin);
+    bool ready = HttpCode("http://127.0.0.1:" + std::to_string(kProbePort) + "/readyz") == "200";
+    if (ready && op.impl == "upstream") {
+      std::ifstream in(op.log);
+      in.seekg(from);
+      std::string line;
+      ready = false;
+      while (!ready && std::getline(in, line))
+        ready = line.find("Starting workers") != std::string::npos &&
+                line.find("pytorchjob-controller") != std::string::npos;
+    }
+    if (ready) {
+      double waited = Since(start);
+      std::fprintf(stderr, "%s ready after %.1f s\n", op.impl.c_str(), waited);
+      return waited;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(op.pid, SIGKILL);
+  waitpid(op.pid, nullptr, 0);
+  Die(op.impl + " not ready after " + Number(limit_seconds) + " s; see " + op.log);
+}
+
+ProcessFigures StopOperator(const Operator& op) {
+  const std::string pid = std::to_string(op.pid);
+  ProcessFigures f;
+  f.peak_rss_mib = op::ProcStatusBytes("VmHWM", pid) / 1048576.0;
+  f.cpu_seconds = op::CpuSeconds(pid);
+  kill(op.pid, SIGTERM);
+  waitpid(op.pid, nullptr, 0);
+  return f;
+}
+
+void KillOperator(const Operator& op) {
+  kill(op.pid, SIGKILL);
+  waitpid(op.pid, nullptr, 0);
+}
+
+}  // namespace trainctl::bench

@@ -1,0 +1,113 @@
+// What the operator benchmarks (operator_scale_bench, operator_latency_bench) share: clients for
+// the admin and the audited identity, PyTorchJob documents, a pod watch that notes when each pod
+// was seen in each state, namespaces that are really gone before the next run, and starting,
+// readying and stopping either operator (trainctl or the upstream binary) the same way.
+//
+// Environment (set by bench/operator_scale.sh and bench/operator_latency.sh):
+//   TRAINCTL_CLUSTER_DIR                 the private test cluster (its admin kubeconfig)
+//   TRAINCTL_BENCH_OPERATOR_KUBECONFIG   the audited identity the operators and the floor use
+//   TRAINCTL_BENCH_AUDIT_LOG, TRAINCTL_BENCH_AUDIT_USER   the API server's audit log, that identity
+// Benchmark helpers: errors end the process with a message (Die), nothing is returned half-done.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "kube/client.h"
+#include "kube/pod_summary.h"
+#include "kube/reflector.h"
+#include "kube/store.h"
+
+namespace trainctl::bench {
+
+using Steady = std::chrono::steady_clock;
+
+inline const kube::Resource kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs"};
+
+double Since(Steady::time_point t);
+std::string Env(const char* name);
+[[noreturn]] void Die(const std::string& message);
+std::string Number(double v);  // shortest form: 20, 0.5
+// Fails (exit 2, naming them) when the variables above are not set.
+void RequireBenchEnvironment();
+
+std::string AdminKubeconfig();
+std::string OperatorKubeconfig();
+// qps < 0: unthrottled.
+std::unique_ptr<kube::Client> MakeClient(const Clock* clock, const std::string& kubeconfig,
+                                         double qps, int burst);
+
+struct JobShape {
+  int replicas = 8;  // 1 Master + replicas-1 Workers
+  std::string restart_policy = "OnFailure";
+  std::map<std::string, std::string> pod_annotations;  // kwok's trainctl.dev/kwok-* controls
+};
+nlohmann::json JobDoc(const std::string& name, const std::string& ns, const JobShape& shape);
+
+// Watches one namespace's pods and notes, per pod name, when it was first seen at all, Running
+// (or past it) and Succeeded; `on_pod` (optional) sees every pod update with the time it came.
+class PodWatch {
+ public:
+  using OnPod = std::function<void(const kube::PodSummary&, Steady::time_point)>;
+  PodWatch(kube::Client* client, const std::string& ns, OnPod on_pod = nullptr);
+  ~PodWatch();
+  struct Counts {
+    size_t created = 0, running = 0, succeeded = 0;
+  };
+  Counts counts();
+
+ private:
+  void Note(const kube::PodSummary& p);
+  OnPod on_pod_;
+  std::mutex mu_;
+  std::set<std::string> created_, running_, succeeded_;
+  kube::Store<kube::PodSummary> store_;
+  std::unique_ptr<kube::Reflector> reflector_;
+};
+
+void CreateNamespace(kube::Client* admin, const std::string& ns);
+// Deletes it and waits until it is gone (its pods' garbage collection would load the next run).
+void DeleteNamespace(kube::Client* admin, const std::string& ns);
+
+struct OperatorFlags {
+  std::string impl;  // "trainctl" or "upstream"
+  std::string binary;
+  std::string namespace_;
+  double qps = 20;
+  int burst = 30;
+  int threads = 1;
+};
+
+struct Operator {
+  std::string impl;
+  pid_t pid = 0;
+  std::string log;
+};
+
+// Starts the operator with the same flags for either side, as the audited identity, its output
+// in $TRAINCTL_CLUSTER_DIR/scale-<impl>.log (appended: restarts keep what came before).
+Operator StartOperator(const OperatorFlags& flags);
+// Waits until it is ready: /readyz answers 200 (trainctl: informers synced; upstream: certificates
+// in place and the webhook server up) and, for upstream, its PyTorchJob workers have started.
+// Upstream's certificate files are copied from its Secret meanwhile. Returns the seconds waited.
+double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds = 300);
+
+struct ProcessFigures {
+  double peak_rss_mib = 0, cpu_seconds = 0;
+};
+// Reads the figures from /proc/<pid> (the same way for both sides), then SIGTERMs it and reaps it.
+ProcessFigures StopOperator(const Operator& op);
+// SIGKILLs it and reaps it (a crash: no clean shutdown).
+void KillOperator(const Operator& op);
+
+}  // namespace trainctl::bench
