@@ -38,7 +38,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --print-path) echo "$binary"; exit 0 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) die "hack/upstream/build.sh: unknown argument $arg" ;;
   esac
 done
