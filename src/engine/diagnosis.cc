@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "engine/conditions.h"
 
@@ -64,7 +65,11 @@ std::string ValidUtf8(const std::string& text) {
   size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
     bool ok = len > 0 && i + len <= text.size();
     for (size_t k = 1; ok && k < len; ++k)
       ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
@@ -113,8 +118,10 @@ std::pair<std::string, std::string> StateOf(const ReplicaObservation& r) {
   if (!r.waiting_reason.empty()) return {r.waiting_reason, r.waiting_message};
   switch (r.phase) {
     case Phase::kRunning:
-    case Phase::kSucceeded: return {"", ""};
-    case Phase::kPending: return {"Pending", ""};
+    case Phase::kSucceeded:
+      return {"", ""};
+    case Phase::kPending:
+      return {"Pending", ""};
     case Phase::kFailed: {
       std::string m = "exit code " + (r.exit_code ? std::to_string(*r.exit_code) : "unknown");
       if (!r.end_reason.empty()) m += " (" + r.end_reason + ")";
@@ -133,16 +140,26 @@ std::string BenignPhrase(const std::string& reason) {
 
 std::string SignalName(int signal) {
   switch (signal) {
-    case 1: return "SIGHUP";
-    case 2: return "SIGINT";
-    case 4: return "SIGILL";
-    case 6: return "SIGABRT";
-    case 7: return "SIGBUS";
-    case 8: return "SIGFPE";
-    case 9: return "SIGKILL";
-    case 11: return "SIGSEGV";
-    case 13: return "SIGPIPE";
-    case 15: return "SIGTERM";
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT";
+    case 4:
+      return "SIGILL";
+    case 6:
+      return "SIGABRT";
+    case 7:
+      return "SIGBUS";
+    case 8:
+      return "SIGFPE";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 13:
+      return "SIGPIPE";
+    case 15:
+      return "SIGTERM";
   }
   return "signal " + std::to_string(signal);
 }
@@ -156,19 +173,29 @@ bool IsFailedEnd(const ReplicaObservation& r) {
 }  // namespace
 
 Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed) {
+  // Each slot's first live observation, and whether one of them is being removed: one pass,
+  // so that a job of thousands of replicas costs n log n, not n².
+  struct Seen {
+    const ReplicaObservation* live = nullptr;
+    bool terminating = false;
+  };
+  std::map<std::pair<std::string_view, int>, Seen> seen;
+  for (const ReplicaObservation& r : observed) {
+    Seen& s = seen[{r.type, r.index}];
+    if (r.terminating)
+      s.terminating = true;
+    else if (!s.live)
+      s.live = &r;
+  }
   std::vector<Slot> slots;
   int total = 0;
   for (const auto& [type, spec] : job.replica_specs) {
     int replicas = spec.replicas.value_or(1);
     total += replicas;
     for (int index = 0; index < replicas; ++index) {
-      const ReplicaObservation* live = nullptr;
-      bool terminating = false;
-      for (const ReplicaObservation& r : observed) {
-        if (r.type != type || r.index != index) continue;
-        if (r.terminating) terminating = true;
-        else if (!live) live = &r;
-      }
+      auto found = seen.find({type, index});
+      const ReplicaObservation* live = found == seen.end() ? nullptr : found->second.live;
+      const bool terminating = found != seen.end() && found->second.terminating;
       Slot slot{type, index, "", ""};
       if (!live) {
         slot.reason = terminating ? "Terminating" : "NotCreated";
@@ -196,8 +223,8 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     if (hit.empty()) continue;
     out.reason = problem.reason;
     out.warning = true;
-    out.message = std::to_string(hit.size()) + of_total + problem.phrase + " (" +
-                  ListReplicas(hit) + ")";
+    out.message =
+        std::to_string(hit.size()) + of_total + problem.phrase + " (" + ListReplicas(hit) + ")";
     if (!hit.front()->message.empty()) out.message += ": " + hit.front()->message;
     size_t others = slots.size() - hit.size();
     if (others > 0) out.message += " (" + std::to_string(others) + " more not running)";
@@ -214,8 +241,8 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     if (first_message.empty() && !s.message.empty()) first_message = s.message;
   }
   out.reason = "Starting";
-  out.message = std::to_string(slots.size()) + of_total + "not running yet (" +
-                ListReplicas(all) + "): ";
+  out.message =
+      std::to_string(slots.size()) + of_total + "not running yet (" + ListReplicas(all) + "): ";
   bool first = true;
   for (const auto& [reason, count] : details) {
     out.message += (first ? "" : ", ") + std::to_string(count) + " " + BenignPhrase(reason);
@@ -280,8 +307,8 @@ bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status
   bool quiet = readiness.reason == "Starting" || readiness.reason == "Suspended" ||
                (readiness.ready && !was_problem);
   if (events && !quiet)
-    events->push_back({readiness.warning ? "Warning" : "Normal", readiness.reason,
-                       readiness.message});
+    events->push_back(
+        {readiness.warning ? "Warning" : "Normal", readiness.reason, readiness.message});
   return true;
 }
 
@@ -311,8 +338,8 @@ std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& o
   if (first->exit_code) {
     int code = *first->exit_code;
     if (code > 128 && code < 128 + 65)
-      text += " was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) +
-              ")";
+      text +=
+          " was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) + ")";
     else
       text += " exited with code " + std::to_string(code);
   } else {
@@ -325,8 +352,8 @@ std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& o
   if (first->finished_at) text += ", at " + FormatRfc3339(*first->finished_at);
   text += ".";
   if (!first->end_message.empty()) {
-    size_t room = kMaxAttributionBytes > text.size() + 16 ? kMaxAttributionBytes - text.size() - 16
-                                                          : 0;
+    size_t room =
+        kMaxAttributionBytes > text.size() + 16 ? kMaxAttributionBytes - text.size() - 16 : 0;
     std::string tail = Tail(first->end_message, room);
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
     if (!tail.empty()) text += "\nLast output:\n" + tail;

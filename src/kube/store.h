@@ -7,7 +7,8 @@
 // be copyable. Keys are "<namespace>/<name>" (or "<name>" for cluster-scoped objects).
 // Indexers map an object to index values (e.g. its controller owner's UID, a label value).
 //
-// Thread-safe: the Reflector thread writes; any thread may read (copies are returned).
+// Thread-safe: the Reflector thread writes; any thread may read (copies are returned, or
+// VisitIndex visits in place under the lock).
 // Handlers run on the writer's thread after the store is updated, without the store's lock.
 #pragma once
 
@@ -69,6 +70,17 @@ class Store final : public ReflectorConsumer {
     if (keys == idx->second.end()) return out;
     for (const std::string* key : keys->second) out.push_back(items_.at(*key));
     return out;
+  }
+  // Calls `visit(const T&)` for each object with that index value, under the store's lock and
+  // without copying: `visit` must be quick and must not call into this store.
+  template <typename Visit>
+  void VisitIndex(const std::string& index, const std::string& value, Visit&& visit) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto idx = indexes_.find(index);
+    if (idx == indexes_.end()) return;
+    auto keys = idx->second.find(value);
+    if (keys == idx->second.end()) return;
+    for (const std::string* key : keys->second) visit(items_.at(*key));
   }
   size_t size() const {
     std::lock_guard<std::mutex> lock(mu_);

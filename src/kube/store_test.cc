@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <algorithm>
+
 #include "kube/pod_summary.h"
 
 namespace trainctl::kube {
@@ -141,6 +143,26 @@ TEST(StoreTest, EventsIndexesAndHandlers) {
   EXPECT_EQ(r.added, (std::vector<std::string>{"team-a/a-0", "team-a/a-1", "team-a/b-0"}));
   EXPECT_EQ(r.updated, (std::vector<std::string>{"team-a/a-1", "team-a/a-1"}));
   EXPECT_EQ(r.deleted, (std::vector<std::string>{"team-a/a-0"}));
+}
+
+TEST(StoreTest, VisitIndexSeesWhatByIndexCopies) {
+  Store<PodSummary> store(Project);
+  Recorded r;
+  Configure(store, &r);
+  store.Replace(
+      {Pod("a-0", kOwnerA, "a"), Pod("a-1", kOwnerA, "a", "Failed"), Pod("b-0", kOwnerB, "b")},
+      "1");
+  std::vector<std::string> visited;
+  store.VisitIndex("owner", kOwnerA, [&](const PodSummary& p) { visited.push_back(p.name); });
+  std::vector<std::string> copied;
+  for (const PodSummary& p : store.ByIndex("owner", kOwnerA)) copied.push_back(p.name);
+  EXPECT_EQ(visited, copied);
+  std::sort(visited.begin(), visited.end());
+  EXPECT_EQ(visited, (std::vector<std::string>{"a-0", "a-1"}));
+  int none = 0;
+  store.VisitIndex("owner", "no-such-owner", [&](const PodSummary&) { ++none; });
+  store.VisitIndex("no-such-index", kOwnerA, [&](const PodSummary&) { ++none; });
+  EXPECT_EQ(none, 0);
 }
 
 TEST(StoreTest, RelistSynthesizesDeletesForVanishedObjects) {

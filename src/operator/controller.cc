@@ -245,9 +245,20 @@ std::optional<nlohmann::json> Controller::LatestJob(const KindInformer& informer
   return object;
 }
 
+std::vector<engine::ReplicaObservation> Controller::ObservePods(const api::Job& job,
+                                                                const std::string& uid) const {
+  ReplicaObserver observer(job);
+  std::vector<engine::ReplicaObservation> observed;
+  pods_.VisitIndex(kOwnerIndex, uid, [&](const kube::PodSummary& pod) {
+    if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
+      observed.push_back(std::move(*o));
+  });
+  return observed;
+}
+
 std::vector<std::string> Controller::ServiceNames(const std::string& uid) const {
   std::vector<std::string> names;
-  for (const ServiceSummary& s : services_.ByIndex(kOwnerIndex, uid)) names.push_back(s.name);
+  services_.VisitIndex(kOwnerIndex, uid, [&](const ServiceSummary& s) { names.push_back(s.name); });
   return names;
 }
 
@@ -317,8 +328,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   PrepareStatusForEngine(&input.job);
   input.now = clock_->Now();
   const std::string uid = api::StringAt(meta, "uid");
-  input.observed = expectations_.Overlay(
-      qkey, ObserveReplicas(input.job, pods_.ByIndex(kOwnerIndex, uid)), input.now);
+  input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
   input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false))

@@ -92,6 +92,9 @@ class Controller {
   Status WriteStatus(const KindInformer& informer, nlohmann::json object,
                      const nlohmann::json& status);
   std::vector<std::string> ServiceNames(const std::string& uid) const;
+  // The job's pods in the cache, observed in place (no copies of the cached pods).
+  std::vector<engine::ReplicaObservation> ObservePods(const api::Job& job,
+                                                      const std::string& uid) const;
 
   kube::Client* client_;
   const Clock* clock_;

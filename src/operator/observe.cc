@@ -48,59 +48,68 @@ const std::vector<std::string>& ObservedLabels() {
   return labels;
 }
 
+ReplicaObserver::ReplicaObserver(const api::Job& job)
+    : job_(job), default_container_(job.info().default_container) {
+  for (const auto& [type, spec] : job.replica_specs) types_.emplace_back(api::ToLower(type), type);
+}
+
+std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
+    const kube::PodSummary& pod) const {
+  const std::string* type_label = pod.Label(1);
+  const std::string* index_label = pod.Label(2);
+  if (!type_label) return std::nullopt;
+  const std::string* type = nullptr;
+  for (const auto& [lower, exact] : types_)
+    if (lower == *type_label) type = &exact;  // the last match, as the spec map orders them
+  if (!type) return std::nullopt;
+  int index = -1;
+  if (!index_label) {
+    // The MPI launcher carries no index label (as upstream's); there is one launcher.
+    if (!job_.info().IsLauncher(*type)) return std::nullopt;
+    index = 0;
+  } else {
+    auto [ptr, ec] =
+        std::from_chars(index_label->data(), index_label->data() + index_label->size(), index);
+    if (ec != std::errc() || ptr != index_label->data() + index_label->size() || index < 0)
+      return std::nullopt;
+  }
+  engine::ReplicaObservation o;
+  o.name = pod.name;
+  o.uid = kube::FormatUid(pod.uid);
+  o.type = *type;
+  o.index = index;
+  switch (pod.phase) {
+    case kube::PodPhase::kRunning:
+      o.phase = engine::Phase::kRunning;
+      break;
+    case kube::PodPhase::kSucceeded:
+      o.phase = engine::Phase::kSucceeded;
+      break;
+    case kube::PodPhase::kFailed:
+      o.phase = engine::Phase::kFailed;
+      break;
+    default:
+      o.phase = engine::Phase::kPending;
+      break;
+  }
+  for (const kube::ContainerSummary& c : pod.containers) {
+    if (c.name != default_container_) continue;
+    o.restarts = c.restart_count;
+    if (c.exit_code >= 0 &&
+        (c.terminated || o.phase == engine::Phase::kFailed || o.phase == engine::Phase::kSucceeded))
+      o.exit_code = c.exit_code;
+  }
+  o.terminating = pod.terminating;
+  if (pod.detail) Explain(*pod.detail, default_container_, &o);
+  return o;
+}
+
 std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,
                                                         const std::vector<kube::PodSummary>& pods) {
+  ReplicaObserver observer(job);
   std::vector<engine::ReplicaObservation> out;
-  const std::string default_container = job.info().default_container;
-  for (const kube::PodSummary& pod : pods) {
-    const std::string* type_label = pod.Label(1);
-    const std::string* index_label = pod.Label(2);
-    if (!type_label) continue;
-    std::string type;
-    for (const auto& [t, spec] : job.replica_specs)
-      if (api::ToLower(t) == *type_label) type = t;
-    if (type.empty()) continue;
-    int index = -1;
-    if (!index_label) {
-      // The MPI launcher carries no index label (as upstream's); there is one launcher.
-      if (!job.info().IsLauncher(type)) continue;
-      index = 0;
-    } else {
-      auto [ptr, ec] =
-          std::from_chars(index_label->data(), index_label->data() + index_label->size(), index);
-      if (ec != std::errc() || ptr != index_label->data() + index_label->size() || index < 0)
-        continue;
-    }
-    engine::ReplicaObservation o;
-    o.name = pod.name;
-    o.uid = kube::FormatUid(pod.uid);
-    o.type = type;
-    o.index = index;
-    switch (pod.phase) {
-      case kube::PodPhase::kRunning:
-        o.phase = engine::Phase::kRunning;
-        break;
-      case kube::PodPhase::kSucceeded:
-        o.phase = engine::Phase::kSucceeded;
-        break;
-      case kube::PodPhase::kFailed:
-        o.phase = engine::Phase::kFailed;
-        break;
-      default:
-        o.phase = engine::Phase::kPending;
-        break;
-    }
-    for (const kube::ContainerSummary& c : pod.containers) {
-      if (c.name != default_container) continue;
-      o.restarts = c.restart_count;
-      if (c.exit_code >= 0 && (c.terminated || o.phase == engine::Phase::kFailed ||
-                               o.phase == engine::Phase::kSucceeded))
-        o.exit_code = c.exit_code;
-    }
-    o.terminating = pod.terminating;
-    if (pod.detail) Explain(*pod.detail, default_container, &o);
-    out.push_back(std::move(o));
-  }
+  for (const kube::PodSummary& pod : pods)
+    if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod)) out.push_back(*o);
   return out;
 }
 

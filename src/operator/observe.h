@@ -19,6 +19,20 @@ namespace trainctl::op {
 // The labels the operator's pod informer keeps, in this order.
 const std::vector<std::string>& ObservedLabels();
 
+// Observes the pods of one job, one at a time (the job's replica types looked up once): for a
+// caller that visits the cache's pods in place (kube::Store::VisitIndex) instead of copying them.
+class ReplicaObserver {
+ public:
+  explicit ReplicaObserver(const api::Job& job);
+  // nullopt: the pod is not one of the job's replicas (unknown type, no parsable index).
+  std::optional<engine::ReplicaObservation> Observe(const kube::PodSummary& pod) const;
+
+ private:
+  const api::Job& job_;
+  std::string default_container_;
+  std::vector<std::pair<std::string, std::string>> types_;  // lowercase label value → exact type
+};
+
 std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,
                                                         const std::vector<kube::PodSummary>& pods);
 
