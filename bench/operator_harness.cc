@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -245,9 +246,38 @@ double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds) 
   Die(op.impl + " not ready after " + Number(limit_seconds) + " s; see " + op.log);
 }
 
+namespace {
+
+// The sum of a counter's samples in a Prometheus text exposition; -1 when it has none.
+double CounterSum(const std::string& text, const std::string& name) {
+  double total = -1;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.compare(0, name.size(), name) != 0) continue;
+    if (line.size() > name.size() && line[name.size()] != '{' && line[name.size()] != ' ') continue;
+    total = std::max(total, 0.0) + std::atof(line.substr(line.rfind(' ') + 1).c_str());
+  }
+  return total;
+}
+
+std::string Metrics() {
+  std::string out;
+  const std::string cmd = "curl -s http://127.0.0.1:" + std::to_string(kMetricsPort) + "/metrics";
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    pclose(f);
+  }
+  return out;
+}
+
+}  // namespace
+
 ProcessFigures StopOperator(const Operator& op) {
   const std::string pid = std::to_string(op.pid);
   ProcessFigures f;
+  f.reconciles = CounterSum(Metrics(), "controller_runtime_reconcile_total");
   f.peak_rss_mib = op::ProcStatusBytes("VmHWM", pid) / 1048576.0;
   f.cpu_seconds = op::CpuSeconds(pid);
   kill(op.pid, SIGTERM);

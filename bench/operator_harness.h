@@ -104,8 +104,12 @@ double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds =
 
 struct ProcessFigures {
   double peak_rss_mib = 0, cpu_seconds = 0;
+  // controller_runtime_reconcile_total summed over its labels, from the operator's /metrics
+  // (both sides export it under that name); -1 when it could not be read.
+  double reconciles = -1;
 };
-// Reads the figures from /proc/<pid> (the same way for both sides), then SIGTERMs it and reaps it.
+// Reads the figures from /proc/<pid> (the same way for both sides) and its reconcile count, then
+// SIGTERMs it and reaps it.
 ProcessFigures StopOperator(const Operator& op);
 // SIGKILLs it and reaps it (a crash: no clean shutdown).
 void KillOperator(const Operator& op);

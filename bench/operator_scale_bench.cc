@@ -85,7 +85,7 @@ Timing WaitPods(PodWatch& watch, size_t expected, Steady::time_point start, doub
 struct RunResult {
   std::string impl;
   Timing t;
-  double rss_mib = -1, cpu = -1;
+  double rss_mib = -1, cpu = -1, reconciles = -1;
   bench::AuditCounts api;
 };
 
@@ -133,6 +133,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   ProcessFigures figures = StopOperator(op);
   r.rss_mib = figures.peak_rss_mib;
   r.cpu = figures.cpu_seconds;
+  r.reconciles = figures.reconciles;
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the audit log's last lines
   r.api = bench::CountAudit(audit_log, audit_from, Env("TRAINCTL_BENCH_AUDIT_USER"));
   DeleteNamespace(admin, ns);
@@ -205,22 +206,23 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
               a.replicas, Number(a.qps).c_str(), a.burst, a.threads, a.run_seconds);
   std::printf(
       "| run | all pods created | all Running | vs floor | all Succeeded | all jobs Succeeded | "
-      "peak RSS | CPU s | API requests | job status writes (per job) | 409s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "peak RSS | CPU s | reconciles | API requests | job status writes (per job) | 409s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const RunResult& r : runs) {
     bool op = r.impl != "floor";
-    char rss[32] = "—", cpu[32] = "—", writes[64] = "—";
+    char rss[32] = "—", cpu[32] = "—", writes[64] = "—", reconciles[32] = "—";
     if (op) {
       std::snprintf(rss, sizeof rss, "%.1f MiB", r.rss_mib);
       std::snprintf(cpu, sizeof cpu, "%.1f", r.cpu);
+      if (r.reconciles >= 0) std::snprintf(reconciles, sizeof reconciles, "%.0f", r.reconciles);
       std::snprintf(writes, sizeof writes, "%ld (%.2f)", r.api.job_status_writes,
                     static_cast<double>(r.api.job_status_writes) / a.jobs);
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %ld | %s | %ld |\n", r.impl.c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %ld | %s | %ld |\n", r.impl.c_str(),
                 Seconds(r.t.all_created).c_str(), Seconds(r.t.all_running).c_str(),
                 floor ? Ratio(r.t.all_running, floor->t.all_running).c_str() : "—",
                 Seconds(r.t.all_succeeded).c_str(), Seconds(r.t.jobs_succeeded).c_str(), rss, cpu,
-                r.api.total, writes, r.api.conflicts);
+                reconciles, r.api.total, writes, r.api.conflicts);
   }
   std::set<std::string> keys;
   for (const RunResult& r : runs)

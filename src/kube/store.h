@@ -68,7 +68,7 @@ class Store final : public ReflectorConsumer {
     if (idx == indexes_.end()) return out;
     auto keys = idx->second.find(value);
     if (keys == idx->second.end()) return out;
-    for (const std::string* key : keys->second) out.push_back(items_.at(*key));
+    for (const Entry* entry : keys->second) out.push_back(entry->second);
     return out;
   }
   // Calls `visit(const T&)` for each object with that index value, under the store's lock and
@@ -80,7 +80,7 @@ class Store final : public ReflectorConsumer {
     if (idx == indexes_.end()) return;
     auto keys = idx->second.find(value);
     if (keys == idx->second.end()) return;
-    for (const std::string* key : keys->second) visit(items_.at(*key));
+    for (const Entry* entry : keys->second) visit(entry->second);
   }
   size_t size() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -119,16 +119,20 @@ class Store final : public ReflectorConsumer {
   }
 
  private:
-  // `key` must be the key stored in items_ (its address is what the indexes hold).
-  void Index(const std::string& key, const T& value, bool add) {
+  using Entry = std::pair<const std::string, T>;
+
+  // `entry` is the element of items_ (its address is what the indexes hold: stable until it is
+  // erased, rehashing included); `value` gives the index values (the entry's own, or its old
+  // one while it is being replaced).
+  void Index(const Entry* entry, const T& value, bool add) {
     for (const auto& [name, indexer] : indexers_) {
       for (const std::string& v : indexer(value)) {
-        auto& keys = indexes_[name][v];
+        auto& entries = indexes_[name][v];
         if (add) {
-          keys.insert(&key);
+          entries.insert(entry);
         } else {
-          keys.erase(&key);
-          if (keys.empty()) indexes_[name].erase(v);
+          entries.erase(entry);
+          if (entries.empty()) indexes_[name].erase(v);
         }
       }
     }
@@ -141,12 +145,12 @@ class Store final : public ReflectorConsumer {
       auto it = items_.find(key);
       if (it != items_.end()) {
         old = std::move(it->second);
-        Index(it->first, *old, false);
+        Index(&*it, *old, false);
         it->second = value;
       } else {
         it = items_.emplace(key, value).first;
       }
-      Index(it->first, it->second, true);
+      Index(&*it, it->second, true);
     }
     if (old && handlers_.on_update) handlers_.on_update(key, *old, value);
     if (!old && handlers_.on_add) handlers_.on_add(key, value);
@@ -159,7 +163,7 @@ class Store final : public ReflectorConsumer {
       auto it = items_.find(key);
       if (it == items_.end()) return;
       old = std::move(it->second);
-      Index(it->first, *old, false);
+      Index(&*it, *old, false);
       items_.erase(it);
     }
     if (handlers_.on_delete) handlers_.on_delete(key, *old);
@@ -170,10 +174,9 @@ class Store final : public ReflectorConsumer {
   Handlers handlers_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, T> items_;  // guarded by mu_
-  // index name → value → keys (pointers to the keys in items_, stable until erased);
+  // index name → value → entries of items_ (no lookup, no hashing of the key to read one);
   // guarded by mu_
-  std::map<std::string, std::unordered_map<std::string, std::unordered_set<const std::string*>>>
-      indexes_;
+  std::map<std::string, std::unordered_map<std::string, std::unordered_set<const Entry*>>> indexes_;
 };
 
 }  // namespace trainctl::kube

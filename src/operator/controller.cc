@@ -11,6 +11,7 @@
 #include "operator/log.h"
 #include "operator/observe.h"
 #include "operator/sync_plan.h"
+#include "operator/sync_spacing.h"
 
 namespace trainctl::op {
 namespace {
@@ -111,6 +112,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
             owner_keys_.erase(j.uid);
             written_.erase(qkey);
             counts_held_.erase(qkey);
+            quiet_until_.erase(qkey);
           }
           expectations_.Forget(qkey);
           mpi_writer_.Forget(j.uid);
@@ -197,6 +199,15 @@ void Controller::EnqueueOwner(const kube::Uid& owner) {
     auto it = owner_keys_.find(kube::FormatUid(owner));
     if (it == owner_keys_.end()) return;
     key = it->second;
+    auto quiet = quiet_until_.find(key);
+    if (quiet != quiet_until_.end()) {
+      const Time now = clock_->Now();
+      if (now < quiet->second) {
+        queue_.AddAfter(key, std::chrono::ceil<Duration>(quiet->second - now));
+        return;
+      }
+      quiet_until_.erase(quiet);
+    }
   }
   queue_.Add(key);
 }
@@ -204,10 +215,17 @@ void Controller::EnqueueOwner(const kube::Uid& owner) {
 void Controller::Worker() {
   while (std::optional<std::string> key = queue_.Get()) {
     SyncResult result;
+    const Time began = clock_->Now();
     try {
       result = Sync(*key);
     } catch (const std::exception& e) {  // never let odd input take the operator down
       result.status = InternalError(std::string("unexpected error: ") + e.what());
+    }
+    const Time ended = clock_->Now();
+    if (std::optional<Time> quiet =
+            QuietUntil(ended, std::chrono::duration_cast<Duration>(ended - began))) {
+      std::lock_guard<std::mutex> lock(mu_);
+      quiet_until_[*key] = *quiet;
     }
     std::string controller = key->substr(0, key->find('/'));
     if (!result.status.ok()) {

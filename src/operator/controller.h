@@ -1,7 +1,8 @@
 // Controller: reconciles kubeflow.org/v1 jobs of the enabled kinds on a Kubernetes API server.
 //
 //   informers (jobs per kind, the jobs' pods and services, label-selected, compact caches)
-//     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>")
+//     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>"); a job whose last
+//       sync was expensive waits a multiple of its cost first (sync_spacing.h)
 //     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue)
 //     → Sync(key): cached job → decode/validate/default → observations (+ Expectations)
 //                  → engine::Reconcile → PlanChildren → ChildWriter → status subresource
@@ -120,6 +121,8 @@ class Controller {
   std::map<std::string, nlohmann::json> written_;  // guarded by mu_
   // Jobs whose replica-count change is held back, and since when (CountCoalescing).
   std::map<std::string, Time> counts_held_;  // guarded by mu_
+  // Jobs whose child events wait after an expensive sync, and until when (sync_spacing.h).
+  std::map<std::string, Time> quiet_until_;  // guarded by mu_
   std::vector<std::thread> workers_;
   std::atomic<bool> stopping_{false};
 };

@@ -20,6 +20,7 @@
 #include "operator/http_server.h"
 #include "operator/log.h"
 #include "operator/metrics.h"
+#include "operator/sync_spacing.h"
 #include "operator/test_jobs.h"
 #include "operator/webhook_certs.h"
 
@@ -35,6 +36,13 @@ engine::ReplicaObservation Obs(const std::string& name, engine::Phase phase, boo
   o.phase = phase;
   o.terminating = terminating;
   return o;
+}
+
+TEST(SyncSpacing, AnExpensiveSyncWaitsAMultipleOfItsCostUpToTheCap) {
+  const Time t(std::chrono::seconds(1700000000));
+  EXPECT_FALSE(QuietUntil(t, Duration(0)));  // a small job: never spaced
+  EXPECT_EQ(QuietUntil(t, Duration(3)), t + Duration(3 * kSyncSpacingFactor));
+  EXPECT_EQ(QuietUntil(t, Duration(10000)), t + kMaxSyncSpacing);
 }
 
 TEST(Expectations, PendingCreateAppearsUntilTheCacheShowsIt) {

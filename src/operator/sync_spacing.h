@@ -1,0 +1,24 @@
+// Spacing of a job's syncs by their own cost. A sync reads every pod of its job, so a job of
+// thousands of replicas whose pods change hundreds of times a second would otherwise be synced
+// back to back, each sync redoing the whole job for one more pod. After a sync that took `took`,
+// the job's pod and service events wait until `QuietUntil`: kSyncSpacingFactor times the sync's
+// cost, at most kMaxSyncSpacing; a sync under kMinSpacedSync (a job of a few replicas) is not
+// spaced at all. So a job's syncs use at most 1/(1 + factor) of a worker while its children
+// churn, and no event waits longer than the cap. Job changes and timed requeues are not spaced.
+// Pure, thread-safe.
+#pragma once
+
+#include <optional>
+
+#include "common/clock.h"
+
+namespace trainctl::op {
+
+inline constexpr int kSyncSpacingFactor = 9;
+inline constexpr Duration kMinSpacedSync{1};     // ms
+inline constexpr Duration kMaxSyncSpacing{250};  // ms
+
+// nullopt: the job's next event may sync it at once.
+std::optional<Time> QuietUntil(Time sync_ended, Duration took);
+
+}  // namespace trainctl::op
