@@ -157,11 +157,13 @@ StatusOr<json> Client::List(const Resource& r, const std::string& ns, const List
   return Call(req, Describe("list", r, ns, ""), true);
 }
 
-StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOptions options) {
+StatusOr<std::string> Client::ListPages(const Resource& r, const std::string& ns,
+                                        ListOptions options,
+                                        const std::function<void(std::vector<json>)>& on_page,
+                                        const std::function<void()>& on_restart) {
   ListOptions first_page = options;
   first_page.continue_token.clear();  // a restart begins at the beginning
   bool restarted = false;
-  json out = {{"items", json::array()}, {"metadata", json::object()}};
   for (;;) {
     StatusOr<json> page = List(r, ns, options);
     if (!page.ok()) {
@@ -170,26 +172,36 @@ StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOpt
           !restarted) {
         restarted = true;
         options = first_page;
-        out["items"] = json::array();
+        on_restart();
         continue;
       }
       return page.status();
     }
+    std::vector<json> items;
     if (page->contains("items") && (*page)["items"].is_array())
-      for (json& item : (*page)["items"]) out["items"].push_back(std::move(item));
-    if (page->contains("kind")) out["kind"] = (*page)["kind"];
-    if (page->contains("apiVersion")) out["apiVersion"] = (*page)["apiVersion"];
+      for (json& item : (*page)["items"]) items.push_back(std::move(item));
     json metadata = page->value("metadata", json::object());
+    page = json();  // only the items are kept, one page at a time
+    on_page(std::move(items));
     std::string next = StringAt(metadata, {"continue"});
-    if (next.empty()) {
-      if (metadata.is_object() && metadata.contains("resourceVersion"))
-        out["metadata"]["resourceVersion"] = metadata["resourceVersion"];
-      return out;
-    }
+    if (next.empty()) return StringAt(metadata, {"resourceVersion"});
     options.continue_token = next;
     options.resource_version.clear();  // not allowed together with continue
     options.resource_version_match.clear();
   }
+}
+
+StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOptions options) {
+  json out = {{"items", json::array()}, {"metadata", json::object()}};
+  StatusOr<std::string> rv = ListPages(
+      r, ns, std::move(options),
+      [&out](std::vector<json> items) {
+        for (json& item : items) out["items"].push_back(std::move(item));
+      },
+      [&out] { out["items"] = json::array(); });
+  if (!rv.ok()) return rv.status();
+  if (!rv->empty()) out["metadata"]["resourceVersion"] = *rv;
+  return out;
 }
 
 StatusOr<json> Client::Create(const Resource& r, const std::string& ns, const json& object,

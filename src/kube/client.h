@@ -5,7 +5,8 @@
 // object's resourceVersion: a stale one is kConflict), the status subresource, merge patch,
 // JSON patch and server-side apply (strategic merge patch is not supported for custom
 // resources, so it is not offered), delete with propagation/grace/preconditions, dry-run.
-// Lists can be paged; ListAll follows continue tokens and restarts once a token expired.
+// Lists can be paged; ListAll follows continue tokens and restarts once a token expired;
+// ListPages does the same a page at a time, so no more than one page is decoded at once.
 // Watch streams decoded events to a callback (see watch_decoder.h).
 //
 // Thread-safe: share one Client between threads. Blocking calls sleep on the calling thread
@@ -113,6 +114,12 @@ class Client {
                                 const ListOptions& options);
   // All pages; items of every page in `items`, the last page's metadata.resourceVersion.
   StatusOr<nlohmann::json> ListAll(const Resource& r, const std::string& ns, ListOptions options);
+  // Each page's items to `on_page` as it arrives; `on_restart` when an expired continue token
+  // made the list start over (the pages given so far are void). Returns the list's
+  // resourceVersion.
+  StatusOr<std::string> ListPages(const Resource& r, const std::string& ns, ListOptions options,
+                                  const std::function<void(std::vector<nlohmann::json>)>& on_page,
+                                  const std::function<void()>& on_restart);
   StatusOr<nlohmann::json> Create(const Resource& r, const std::string& ns,
                                   const nlohmann::json& object, const WriteOptions& options = {});
   StatusOr<nlohmann::json> Update(const Resource& r, const std::string& ns,

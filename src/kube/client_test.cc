@@ -103,6 +103,23 @@ TEST_F(ClientTest, ListAllFollowsContinueAndRestartsWhenItExpired) {
   EXPECT_EQ(sent[2].path, sent[0].path);
 }
 
+TEST_F(ClientTest, ListPagesHandsOverOnePageAtATimeAndSaysWhenItStartsOver) {
+  fake_->Script(Reply(200, R"({"items":[{"n":1},{"n":2}],"metadata":{"continue":"t1"}})"));
+  fake_->Script(Reply(410, StatusBody(410, "Expired", "too old")));
+  fake_->Script(Reply(200, R"({"items":[{"n":1},{"n":2}],"metadata":{"continue":"t2"}})"));
+  fake_->Script(Reply(200, R"({"items":[{"n":3}],"metadata":{"resourceVersion":"77"}})"));
+  std::vector<std::string> seen;
+  ListOptions options;
+  options.limit = 2;
+  StatusOr<std::string> rv = client_->ListPages(
+      kPods, "ns", options,
+      [&](std::vector<json> page) { seen.push_back("page of " + std::to_string(page.size())); },
+      [&] { seen.push_back("restart"); });
+  ASSERT_TRUE(rv.ok()) << rv.status().message();
+  EXPECT_EQ(*rv, "77");
+  EXPECT_EQ(seen, (std::vector<std::string>{"page of 2", "restart", "page of 2", "page of 1"}));
+}
+
 TEST_F(ClientTest, ListAllToleratesOddMetadataFromTheServer) {
   fake_->Script(Reply(200, R"({"items":[{"n":1}],"metadata":{"continue":7,"resourceVersion":5}})"));
   StatusOr<json> all = client_->ListAll(kPods, "ns", {});

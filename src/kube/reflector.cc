@@ -81,15 +81,16 @@ Status Reflector::ListAndReplace() {
   list.label_selector = options_.label_selector;
   list.field_selector = options_.field_selector;
   list.limit = options_.page_size;
-  StatusOr<json> all = client_->ListAll(resource_, options_.namespace_, list);
-  if (!all.ok()) return all.status();
-  std::vector<json> objects;
-  for (json& item : (*all)["items"]) objects.push_back(std::move(item));
-  std::string rv = StringAt(*all, {"metadata", "resourceVersion"});
-  consumer_->Replace(std::move(objects), rv);
+  consumer_->ReplaceBegin();
+  StatusOr<std::string> rv = client_->ListPages(
+      resource_, options_.namespace_, list,
+      [this](std::vector<json> page) { consumer_->ReplacePage(std::move(page)); },
+      [this] { consumer_->ReplaceBegin(); });
+  if (!rv.ok()) return rv.status();
+  consumer_->ReplaceEnd(*rv);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    resource_version_ = rv;
+    resource_version_ = *rv;
     stats_.lists++;
   }
   synced_ = true;

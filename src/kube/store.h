@@ -87,13 +87,24 @@ class Store final : public ReflectorConsumer {
     return items_.size();
   }
 
-  void Replace(std::vector<nlohmann::json> objects, const std::string&) override {
-    std::map<std::string, T> fresh;
+  void Replace(std::vector<nlohmann::json> objects, const std::string& resource_version) override {
+    ReplaceBegin();
+    ReplacePage(std::move(objects));
+    ReplaceEnd(resource_version);
+  }
+  // A relist a page at a time (the reflector's thread): each page is projected as it comes, so
+  // only the projections of the whole list are held, never its documents.
+  void ReplaceBegin() override { fresh_.clear(); }
+  void ReplacePage(std::vector<nlohmann::json> objects) override {
     for (const nlohmann::json& object : objects) {
       std::string key = ObjectKey(object);
       if (key.empty()) continue;
-      if (std::optional<T> value = projector_(object)) fresh.emplace(key, std::move(*value));
+      if (std::optional<T> value = projector_(object)) fresh_.emplace(key, std::move(*value));
     }
+  }
+  void ReplaceEnd(const std::string&) override {
+    std::map<std::string, T> fresh = std::move(fresh_);
+    fresh_.clear();
     std::vector<std::string> gone;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -170,6 +181,7 @@ class Store final : public ReflectorConsumer {
   }
 
   Projector projector_;
+  std::map<std::string, T> fresh_;  // a relist in progress; the reflector's thread only
   std::map<std::string, Indexer> indexers_;
   Handlers handlers_;
   mutable std::mutex mu_;

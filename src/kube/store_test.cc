@@ -145,6 +145,30 @@ TEST(StoreTest, EventsIndexesAndHandlers) {
   EXPECT_EQ(r.deleted, (std::vector<std::string>{"team-a/a-0"}));
 }
 
+TEST(StoreTest, ARelistInPagesIsOneReplace) {
+  Recorded r;
+  Store<PodSummary> store(Project);
+  Configure(store, &r);
+  store.Replace({Pod("a-0", kOwnerA, "a"), Pod("a-1", kOwnerA, "a")}, "1");
+  store.ReplaceBegin();
+  store.ReplacePage({Pod("a-1", kOwnerA, "a", "Failed")});
+  EXPECT_TRUE(store.Get("team-a/a-0"));  // nothing changes before the last page
+  store.ReplacePage({Pod("c-0", kOwnerB, "c")});
+  store.ReplaceEnd("9");
+  EXPECT_FALSE(store.Get("team-a/a-0"));
+  EXPECT_EQ(store.Get("team-a/a-1")->phase, PodPhase::kFailed);
+  EXPECT_TRUE(store.Get("team-a/c-0"));
+  EXPECT_EQ(r.deleted, (std::vector<std::string>{"team-a/a-0"}));
+  // A list that starts over forgets the pages it had.
+  store.ReplaceBegin();
+  store.ReplacePage({Pod("x-0", kOwnerB, "x")});
+  store.ReplaceBegin();
+  store.ReplacePage({Pod("c-0", kOwnerB, "c")});
+  store.ReplaceEnd("10");
+  EXPECT_FALSE(store.Get("team-a/x-0"));
+  EXPECT_EQ(store.size(), 1u);
+}
+
 TEST(StoreTest, VisitIndexSeesWhatByIndexCopies) {
   Store<PodSummary> store(Project);
   Recorded r;
