@@ -84,6 +84,14 @@ std::string Number(double v) {
   return out.str();
 }
 
+std::vector<std::string> SplitList(const std::string& comma_separated) {
+  std::vector<std::string> out;
+  std::stringstream in(comma_separated);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
 void RequireBenchEnvironment() {
   for (const char* env : {"TRAINCTL_CLUSTER_DIR", "TRAINCTL_BENCH_OPERATOR_KUBECONFIG",
                           "TRAINCTL_BENCH_AUDIT_LOG", "TRAINCTL_BENCH_AUDIT_USER"})
@@ -131,12 +139,16 @@ json JobDoc(const std::string& name, const std::string& ns, const JobShape& shap
           {"spec", {{"pytorchReplicaSpecs", specs}, {"runPolicy", {{"cleanPodPolicy", "None"}}}}}};
 }
 
-PodWatch::PodWatch(kube::Client* client, const std::string& ns, OnPod on_pod)
+PodWatch::PodWatch(kube::Client* client, const std::string& ns, OnPod on_pod, OnPod on_gone)
     : on_pod_(std::move(on_pod)), store_([this](const json& o) -> std::optional<kube::PodSummary> {
         auto p = kube::ProjectPod(o, {});
         if (p) Note(*p);
         return p;
       }) {
+  if (on_gone)
+    store_.SetHandlers({nullptr, nullptr, [on_gone](const std::string&, const kube::PodSummary& p) {
+                          on_gone(p, Steady::now());
+                        }});
   kube::ReflectorOptions options;
   options.namespace_ = ns;
   reflector_ = std::make_unique<kube::Reflector>(client, kube::kPods, options, &store_);

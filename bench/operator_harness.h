@@ -37,7 +37,8 @@ inline const kube::Resource kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs"};
 double Since(Steady::time_point t);
 std::string Env(const char* name);
 [[noreturn]] void Die(const std::string& message);
-std::string Number(double v);  // shortest form: 20, 0.5
+std::string Number(double v);                                            // shortest form: 20, 0.5
+std::vector<std::string> SplitList(const std::string& comma_separated);  // empty items dropped
 // Fails (exit 2, naming them) when the variables above are not set.
 void RequireBenchEnvironment();
 
@@ -55,11 +56,13 @@ struct JobShape {
 nlohmann::json JobDoc(const std::string& name, const std::string& ns, const JobShape& shape);
 
 // Watches one namespace's pods and notes, per pod name, when it was first seen at all, Running
-// (or past it) and Succeeded; `on_pod` (optional) sees every pod update with the time it came.
+// (or past it) and Succeeded; `on_pod` (optional) sees every pod update with the time it came,
+// `on_gone` every pod deleted.
 class PodWatch {
  public:
   using OnPod = std::function<void(const kube::PodSummary&, Steady::time_point)>;
-  PodWatch(kube::Client* client, const std::string& ns, OnPod on_pod = nullptr);
+  PodWatch(kube::Client* client, const std::string& ns, OnPod on_pod = nullptr,
+           OnPod on_gone = nullptr);
   ~PodWatch();
   struct Counts {
     size_t created = 0, running = 0, succeeded = 0;

@@ -243,14 +243,6 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
   std::fflush(stdout);
 }
 
-std::vector<std::string> Split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 }  // namespace trainctl::bench
 
@@ -280,7 +272,7 @@ int main(int argc, char** argv) {
     else if (k == "--upstream")
       a.upstream = v;
     else if (k == "--impl")
-      a.impls = trainctl::bench::Split(v);
+      a.impls = trainctl::bench::SplitList(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
