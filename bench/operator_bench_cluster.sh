@@ -6,8 +6,8 @@
 #   source "$root/bench/operator_bench_cluster.sh" "$@"
 #
 # Sets `upstream` to the flags that pass the upstream binary on (empty when not asked for).
-# The cluster: state in build/release/bench-cluster, ports 29800+ (a cluster left running there
-# is stopped first: it may have other flags). Its API server writes an audit log of one
+# The cluster: state in build/release/bench-cluster, ports 29800+, made afresh each time (what a
+# run cut short left there is purged first). Its API server writes an audit log of one
 # identity's requests (Metadata level); manifests/crds are installed; that identity is the
 # ServiceAccount trainctl-bench/operator (cluster-admin), with a kubeconfig. When upstream runs,
 # also what it needs to start outside a pod: the namespace kubeflow, its webhook certificate
@@ -29,6 +29,11 @@ for ((_i = 0; _i < ${#_bench_args[@]}; _i++)); do
 done
 
 export TRAINCTL_CLUSTER_DIR="$root/build/release/bench-cluster" TRAINCTL_PORT_BASE=29800
+# shellcheck source=../hack/cluster/lib.sh
+source "$root/hack/cluster/lib.sh"
+# A fresh cluster every time: a run cut short leaves its jobs and pods in etcd, and kwok's nodes
+# hold 1,000 pods each (TRAINCTL_KWOK_NODES, default 4).
+"$root/hack/cluster/down.sh" --purge >/dev/null 2>&1 || true
 mkdir -p "$TRAINCTL_CLUSTER_DIR"
 _bench_user=system:serviceaccount:trainctl-bench:operator
 _bench_audit_log="$TRAINCTL_CLUSTER_DIR/audit.log"
@@ -42,12 +47,11 @@ rules:
 - level: None
 EOF
 export TRAINCTL_APISERVER_ARGS="${TRAINCTL_APISERVER_ARGS:-} --audit-policy-file=$TRAINCTL_CLUSTER_DIR/audit-policy.yaml --audit-log-path=$_bench_audit_log --audit-log-format=json --audit-log-maxsize=0"
-# shellcheck source=../hack/cluster/lib.sh
-source "$root/hack/cluster/lib.sh"
-"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true
-rm -f "$_bench_audit_log"
 "$root/hack/cluster/up.sh" -q
-trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
+# On any exit: no operator the benchmark started is left (it may have been killed itself), and
+# the cluster stops.
+trap 'pkill -f -- "--kubeconfig $TRAINCTL_CLUSTER_DIR/operator.kubeconfig" || true
+      "$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
 kubectl="$(cluster_bin_dir)/kubectl --kubeconfig $TRAINCTL_CLUSTER_DIR/kubeconfig"
 $kubectl apply --server-side -f "$root/manifests/crds" >/dev/null
 $kubectl wait --for=condition=Established --timeout=60s crd --all >/dev/null
