@@ -215,15 +215,12 @@ void Controller::EnqueueOwner(const kube::Uid& owner) {
 void Controller::Worker() {
   while (std::optional<std::string> key = queue_.Get()) {
     SyncResult result;
-    const Time began = clock_->Now();
     try {
       result = Sync(*key);
     } catch (const std::exception& e) {  // never let odd input take the operator down
       result.status = InternalError(std::string("unexpected error: ") + e.what());
     }
-    const Time ended = clock_->Now();
-    if (std::optional<Time> quiet =
-            QuietUntil(ended, std::chrono::duration_cast<Duration>(ended - began))) {
+    if (std::optional<Time> quiet = QuietUntil(clock_->Now(), result.read_and_decide)) {
       std::lock_guard<std::mutex> lock(mu_);
       quiet_until_[*key] = *quiet;
     }
@@ -340,6 +337,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   if (!prepared.ok()) return SyncInvalid(*informer, *object, prepared.status().message());
 
   // Read.
+  const Time read_began = clock_->Now();
   SyncInput input;
   input.job = std::move(prepared->job);
   input.stored = input.job.status;
@@ -359,6 +357,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   sync_options.pod_groups = UsesPodGroups(options_.pod_settings.gang);
   sync_options.children = options_.children;
   SyncPlan decided = DecideSync(input, sync_options);
+  result.read_and_decide = std::chrono::duration_cast<Duration>(clock_->Now() - read_began);
   const engine::Plan& plan = decided.plan;
   if (plan.skip) return result;
 
