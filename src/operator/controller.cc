@@ -346,6 +346,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   const std::string uid = api::StringAt(meta, "uid");
   input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
   input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
+  const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false))
     probe_again = prober_.Observe(input.job, uid, &input.observed, input.now);
@@ -356,8 +357,10 @@ SyncResult Controller::Sync(const std::string& qkey) {
   SyncOptions sync_options;
   sync_options.pod_groups = UsesPodGroups(options_.pod_settings.gang);
   sync_options.children = options_.children;
+  const Time decide_began = clock_->Now();
   SyncPlan decided = DecideSync(input, sync_options);
-  result.read_and_decide = std::chrono::duration_cast<Duration>(clock_->Now() - read_began);
+  result.read_and_decide = std::chrono::duration_cast<Duration>((read_ended - read_began) +
+                                                                (clock_->Now() - decide_began));
   const engine::Plan& plan = decided.plan;
   if (plan.skip) return result;
 
