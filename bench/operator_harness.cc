@@ -32,15 +32,20 @@ constexpr int kMetricsPort = 29990, kProbePort = 29991, kWebhookPort = 29992;
 // pod); the benchmark copies them out of the Secret.
 constexpr const char* kUpstreamCertDir = "/tmp/k8s-webhook-server/serving-certs";
 
-std::string HttpCode(const std::string& url) {
+// What `curl -s ARGS` prints ("" when curl cannot run).
+std::string Curl(const std::string& args) {
   std::string out;
-  if (FILE* f = popen(("curl -s -o /dev/null -w '%{http_code}' " + url).c_str(), "r")) {
-    char buf[64];
+  if (FILE* f = popen(("curl -s " + args).c_str(), "r")) {
+    char buf[4096];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
     pclose(f);
   }
   return out;
+}
+
+std::string HttpCode(const std::string& url) {
+  return Curl("-o /dev/null -w '%{http_code}' " + url);
 }
 
 // Copies upstream's webhook certificate from its Secret to the folder its certificate controller
@@ -273,15 +278,7 @@ double CounterSum(const std::string& text, const std::string& name) {
 }
 
 std::string Metrics() {
-  std::string out;
-  const std::string cmd = "curl -s http://127.0.0.1:" + std::to_string(kMetricsPort) + "/metrics";
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    pclose(f);
-  }
-  return out;
+  return Curl("http://127.0.0.1:" + std::to_string(kMetricsPort) + "/metrics");
 }
 
 }  // namespace

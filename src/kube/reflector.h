@@ -40,21 +40,13 @@ class ReflectorConsumer {
   virtual void Replace(std::vector<nlohmann::json> objects,
                        const std::string& resource_version) = 0;
   // The same set a page at a time, so that a consumer that keeps a projection never holds the
-  // whole list's documents: ReplaceBegin, ReplacePage for each page, ReplaceEnd. By default the
-  // pages are collected and given to Replace.
-  virtual void ReplaceBegin() { pending_.clear(); }
-  virtual void ReplacePage(std::vector<nlohmann::json> objects) {
-    for (nlohmann::json& o : objects) pending_.push_back(std::move(o));
-  }
-  virtual void ReplaceEnd(const std::string& resource_version) {
-    Replace(std::move(pending_), resource_version);
-    pending_.clear();
-  }
+  // whole list's documents: ReplaceBegin (again when the list starts over), ReplacePage for each
+  // page, ReplaceEnd. The reflector relists this way.
+  virtual void ReplaceBegin() = 0;
+  virtual void ReplacePage(std::vector<nlohmann::json> objects) = 0;
+  virtual void ReplaceEnd(const std::string& resource_version) = 0;
   // One ADDED / MODIFIED / DELETED event.
   virtual void Apply(WatchEventType type, nlohmann::json object) = 0;
-
- private:
-  std::vector<nlohmann::json> pending_;  // the default ReplacePage's; the reflector's thread
 };
 
 struct ReflectorOptions {
