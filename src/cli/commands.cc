@@ -24,8 +24,11 @@
 #include "cli/progress.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "local/dry_run.h"
+#include "local/gpu_inventory.h"
 #include "local/job_view.h"
 #include "local/log_tailer.h"
+#include "local/replica_limits.h"
 #include "local/runner.h"
 #include "local/state_store.h"
 
@@ -206,6 +209,30 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   ProgressPrinter progress(progress_stream, isatty(fileno(progress_stream)) != 0, !options.quiet,
                            started);
   api::Job job = chosen->job;
+  run.gpu_share = options.gpu_share;
+  StatusOr<local::LocalConfig> config = local::ReadLocalConfig(
+      {options.config_maps, options.secrets, options.volumes, options.env_files},
+      fs::current_path().string());
+  if (!config.ok()) return Fail(config.status().message(), 2);
+  run.config = std::move(config).value();
+  StatusOr<std::vector<local::GpuAsk>> gpu_asks = local::GpuAsks(job);
+  if (!gpu_asks.ok()) return Fail(source + ": " + gpu_asks.status().message(), 2);
+  if (!gpu_asks->empty()) {
+    StatusOr<local::GpuInventory> inventory = local::ReadGpuInventory(run.base_env);
+    if (!inventory.ok()) return Fail(inventory.status().message(), 2);
+    run.gpus = std::move(inventory).value();
+  }
+  if (std::optional<std::string> note = local::UnenforcedLimitsNote(job))
+    std::cerr << "note: " << *note << "\n";
+  if (options.dry_run) {
+    StatusOr<json> plan = local::PlanDryRun(job, run);
+    if (!plan.ok()) return Fail(source + ": " + plan.status().message(), ExitFor(plan.status()));
+    if (json_out)
+      std::cout << plan->dump(2) << std::endl;
+    else
+      std::cout << FormatDryRun(*plan, source);
+    return 0;
+  }
   if (Status st = local::PreflightCheck(job, run); !st.ok())
     return Fail(source + ": " + st.message(), ExitFor(st));
   if (options.detach) return RunInBackground(std::move(job), run, source);

@@ -25,7 +25,7 @@ struct GlobalOptions {
 StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend);
 
 struct RunCommandOptions {
-  std::string file;  // "-": read the manifest from stdin
+  std::string file;      // "-": read the manifest from stdin
   std::string job_name;  // pick one job of a multi-document file
   std::string workdir;   // relative paths resolve here (default: the manifest's folder; cwd for -)
   bool detach = false;   // return once the job is set up; the runner goes on in the background
@@ -34,6 +34,10 @@ struct RunCommandOptions {
   bool quiet = false;  // no replica log lines
   double grace_seconds = 5;
   double drain_seconds = 10;
+  bool dry_run = false;    // print what each replica would get; start nothing
+  bool gpu_share = false;  // replicas and jobs may share GPUs
+  // Stand-ins for cluster objects (local/local_config.h): "NAME=DIR" and env file paths.
+  std::vector<std::string> config_maps, secrets, volumes, env_files;
 };
 
 int RunCommand(const GlobalOptions& global, const RunCommandOptions& options);

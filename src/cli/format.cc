@@ -169,14 +169,17 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   out += FormatTable(rows);
   if (replicas.is_array() && !replicas.empty()) {
     out += "Replicas:\n";
-    bool local = false, cluster = false;
+    bool local = false, cluster = false, gpus = false;
     for (const json& r : replicas) {
       local = local || r.contains("port");
       cluster = cluster || r.contains("node");
+      gpus = gpus || r.contains("gpus");
     }
     std::vector<std::string> header = {"  NAME", "STATE", "EXIT", "RESTARTS"};
     if (cluster) header.insert(header.end(), {"NODE", "IP"});
-    if (local) header.insert(header.end(), {"PID", "PORT", "COMMAND"});
+    if (local) header.insert(header.end(), {"PID", "PORT"});
+    if (local && gpus) header.push_back("GPUS");
+    if (local) header.push_back("COMMAND");
     rows = {header};
     for (const json& r : replicas) {
       std::vector<std::string> row = {"  " + Str(r, "name"), Str(r, "state"),
@@ -189,7 +192,17 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
         row.insert(row.end(), {r.contains("pid") && r["pid"].is_number_integer()
                                    ? std::to_string(r["pid"].get<int>())
                                    : "",
-                               std::to_string(api::IntAt(r, "port", 0)), Str(r, "command")});
+                               std::to_string(api::IntAt(r, "port", 0))});
+      if (local && gpus) {
+        std::string devices;
+        if (r.contains("gpus") && r["gpus"].is_array())
+          for (const json& g : r["gpus"])
+            devices += (devices.empty() ? "" : ",") +
+                       std::string(Str(g, "resource") == "amd.com/gpu" ? "amd:" : "") +
+                       std::to_string(api::IntAt(g, "index", 0));
+        row.push_back(devices.empty() ? "-" : devices);
+      }
+      if (local) row.push_back(Str(r, "command"));
       rows.push_back(std::move(row));
     }
     out += FormatTable(rows);
@@ -219,6 +232,45 @@ std::string FormatFinalLine(const json& job, Duration elapsed) {
   return Str(job, "kind") + " " + Str(md, "namespace", "default") + "/" + Str(md, "name") + " " +
          (state.empty() ? "Unknown" : state) + " in " + secs +
          (message.empty() ? "" : ": " + message);
+}
+
+std::string FormatDryRun(const json& plan, const std::string& source) {
+  std::string out = plan.value("kind", "") + " " + plan.value("namespace", "") + "/" +
+                    plan.value("name", "") + " from " + source + ": dry run, nothing was started\n";
+  if (plan.contains("gpuInventory")) {
+    const json& inv = plan["gpuInventory"];
+    out += "GPUs on this machine: " + std::to_string(inv.value("nvidia.com/gpu", 0)) +
+           " nvidia.com/gpu, " + std::to_string(inv.value("amd.com/gpu", 0)) + " amd.com/gpu (" +
+           inv.value("source", "") + ")\n";
+  }
+  out += "Env: this shell's " + std::to_string(plan.value("inheritedEnv", 0)) +
+         " variables, then those below (trainctl: injected as the operator does; resources: "
+         "from the replica's limits; runner: trainctl run's own; template: the manifest's)\n";
+  for (const json& r : plan.value("replicas", json::array())) {
+    std::string command;
+    for (const json& a : r.value("command", json::array()))
+      command += (command.empty() ? "" : " ") + a.get<std::string>();
+    out += "\n" + r.value("name", "") + "\n";
+    out += "  command:  " + command + "\n";
+    out += "  workdir:  " + r.value("workingDir", "") + "\n";
+    out += "  port:     " + std::to_string(r.value("port", 0)) + " (a run picks its own)\n";
+    std::string gpus;
+    for (const json& g : r.value("gpus", json::array()))
+      gpus +=
+          (gpus.empty() ? "" : ", ") + g.value("resource", "") + " " +
+          std::to_string(g.value("index", 0)) +
+          (g.value("id", "") != std::to_string(g.value("index", 0)) ? " (" + g.value("id", "") + ")"
+                                                                    : "");
+    out += "  gpus:     " + (gpus.empty() ? std::string("none asked for") : gpus) + "\n";
+    for (const json& m : r.value("mounts", json::array()))
+      out += "  mount:    " + m.value("mountPath", "") + " -> " + m.value("path", "") +
+             " (volume " + m.value("volume", "") + ")\n";
+    out += "  env:\n";
+    for (const json& e : r.value("env", json::array()))
+      out += "    " + e.value("name", "") + "=" + e.value("value", "") + "   [" +
+             e.value("source", "") + "]\n";
+  }
+  return out;
 }
 
 }  // namespace trainctl::cli

@@ -33,6 +33,10 @@ std::string FormatJobTable(const std::vector<nlohmann::json>& jobs, bool with_ki
 std::string FormatDescribe(const nlohmann::json& job, const nlohmann::json& replicas,
                            const std::vector<nlohmann::json>& events, Time now);
 
+// `trainctl run --dry-run` (local/dry_run.h's document): per replica its command, working
+// directory, port, devices and the env beyond the caller's, each variable's source marked.
+std::string FormatDryRun(const nlohmann::json& plan, const std::string& source);
+
 // One line for the end of a run: "<Kind> <ns>/<name> <State> in <d>: <message>".
 std::string FormatFinalLine(const nlohmann::json& job, Duration elapsed);
 

@@ -46,6 +46,18 @@ int main(int argc, char** argv) {
   run_cmd->add_option("-o,--output", run.output, "json: print the final job object on stdout")
       ->check(CLI::IsMember({"", "json"}));
   run_cmd->add_flag("--replace", run.replace, "Replace a finished job of the same name");
+  run_cmd->add_flag("--dry-run", run.dry_run,
+                    "Print each replica's command, folder, env and devices; start nothing");
+  run_cmd->add_flag("--gpu-share", run.gpu_share,
+                    "Let replicas (and other jobs) share GPUs instead of each getting its own");
+  run_cmd->add_option("--configmap", run.config_maps,
+                      "NAME=FOLDER: a ConfigMap the manifest uses, a file per key (repeatable)");
+  run_cmd->add_option("--secret", run.secrets,
+                      "NAME=FOLDER: a Secret the manifest uses, a file per key (repeatable)");
+  run_cmd->add_option("--volume", run.volumes,
+                      "NAME=FOLDER: use FOLDER for the manifest's volume NAME (repeatable)");
+  run_cmd->add_option("--env-file", run.env_files,
+                      "KEY=VALUE lines for every replica, after this shell's env (repeatable)");
   run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print replica log lines");
   run_cmd
       ->add_option("--grace-period", run.grace_seconds,

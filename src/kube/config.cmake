@@ -2,7 +2,7 @@
 add_library(trainctl_kube_config STATIC
   ${CMAKE_CURRENT_LIST_DIR}/base64.cc ${CMAKE_CURRENT_LIST_DIR}/config.cc
   ${CMAKE_CURRENT_LIST_DIR}/read_file.cc ${CMAKE_CURRENT_LIST_DIR}/config_loader.cc
-  ${CMAKE_CURRENT_LIST_DIR}/exec_credential.cc ${CMAKE_CURRENT_LIST_DIR}/subprocess.cc
+  ${CMAKE_CURRENT_LIST_DIR}/exec_credential.cc
   ${CMAKE_CURRENT_LIST_DIR}/token_source.cc)
 target_link_libraries(trainctl_kube_config PUBLIC trainctl_api OpenSSL::Crypto Threads::Threads)
 

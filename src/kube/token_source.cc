@@ -7,7 +7,7 @@
 
 #include "kube/exec_credential.h"
 #include "kube/read_file.h"
-#include "kube/subprocess.h"
+#include "common/subprocess.h"
 
 extern char** environ;
 

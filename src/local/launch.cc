@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <optional>
+
 #include "api/json_fields.h"
 #include "local/mpi_local.h"
 
@@ -30,6 +32,32 @@ StatusOr<std::string> ResolveFieldRef(const json& field_ref, const api::Job& job
   return InvalidError(path + ".valueFrom.fieldRef.fieldPath: Unsupported value: \"" + field +
                       "\": trainctl run resolves metadata.name, metadata.namespace, "
                       "metadata.labels['…'], status.podIP, status.hostIP, spec.nodeName");
+}
+
+// A configMapKeyRef / secretKeyRef: the value, nullopt for a missing optional one.
+StatusOr<std::optional<std::string>> ResolveKeyRef(const json& ref, const LaunchContext& context,
+                                                   bool secret, const std::string& path) {
+  const char* flag = secret ? "--secret" : "--configmap";
+  std::string name = api::StringAt(ref, "name"), key = api::StringAt(ref, "key");
+  bool optional = ref.value("optional", false);
+  const std::map<std::string, KeyValues>* all = nullptr;
+  if (context.config) all = secret ? &context.config->secrets : &context.config->config_maps;
+  const KeyValues* data = nullptr;
+  if (all)
+    if (auto it = all->find(name); it != all->end()) data = &it->second;
+  std::string field = path + (secret ? ".secretKeyRef" : ".configMapKeyRef");
+  if (!data) {
+    if (optional) return std::optional<std::string>();
+    return InvalidError(field + ".name: \"" + name + "\": not on this machine; give it with " +
+                        flag + " " + name + "=FOLDER (a file per key)");
+  }
+  auto it = data->find(key);
+  if (it == data->end()) {
+    if (optional) return std::optional<std::string>();
+    return InvalidError(field + ".key: \"" + key + "\": " + name + " (" + flag +
+                        ") has no such key");
+  }
+  return std::optional<std::string>(it->second);
 }
 
 }  // namespace
@@ -95,10 +123,46 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   if (c.contains("args") && c["args"].is_array())
     for (const json& a : c["args"]) argv.push_back(a.get<std::string>());
 
-  // Pod env: template env, then the framework's (appended; later definitions win).
+  // Pod env: the resources', the template's, then the framework's (appended; later
+  // definitions win).
   std::string pod_name = api::ReplicaName(job, type, index);
   std::vector<std::pair<std::string, std::string>> pod_env;
   std::map<std::string, std::string> defined;
+  std::map<std::string, EnvSource> source;
+  for (const auto& [name, value] : context.resource_env) {
+    defined[name] = value;
+    source[name] = EnvSource::kResources;
+    pod_env.emplace_back(name, value);
+  }
+  if (c.contains("envFrom") && c["envFrom"].is_array()) {
+    const json& from = c["envFrom"];
+    for (size_t i = 0; i < from.size(); ++i) {
+      std::string fpath = cpath + ".envFrom[" + std::to_string(i) + "]";
+      bool secret = from[i].contains("secretRef");
+      const json& ref = secret ? from[i]["secretRef"] : from[i].value("configMapRef", json());
+      if (!ref.is_object())
+        return InvalidError(fpath + ": Required value: configMapRef or secretRef");
+      const std::map<std::string, KeyValues>* all = nullptr;
+      if (context.config) all = secret ? &context.config->secrets : &context.config->config_maps;
+      std::string name = api::StringAt(ref, "name");
+      const KeyValues* data = nullptr;
+      if (all)
+        if (auto it = all->find(name); it != all->end()) data = &it->second;
+      if (!data) {
+        if (ref.value("optional", false)) continue;
+        return InvalidError(fpath + (secret ? ".secretRef" : ".configMapRef") + ".name: \"" + name +
+                            "\": not on this machine; give it with " +
+                            (secret ? "--secret " : "--configmap ") + name +
+                            "=FOLDER (a file per key)");
+      }
+      std::string prefix = api::StringAt(from[i], "prefix");
+      for (const auto& [key, value] : *data) {
+        defined[prefix + key] = value;
+        source[prefix + key] = EnvSource::kTemplate;
+        pod_env.emplace_back(prefix + key, value);
+      }
+    }
+  }
   if (c.contains("env") && c["env"].is_array()) {
     const json& env = c["env"];
     for (size_t i = 0; i < env.size(); ++i) {
@@ -107,9 +171,22 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
       std::string value;
       if (env[i].contains("valueFrom") && env[i]["valueFrom"].is_object()) {
         const json& from = env[i]["valueFrom"];
+        if (from.contains("configMapKeyRef") || from.contains("secretKeyRef")) {
+          bool secret = from.contains("secretKeyRef");
+          StatusOr<std::optional<std::string>> v =
+              ResolveKeyRef(from[secret ? "secretKeyRef" : "configMapKeyRef"], context, secret,
+                            epath + ".valueFrom");
+          if (!v.ok()) return v.status();
+          if (!*v) continue;  // optional and absent: not set, as in a pod
+          defined[name] = **v;
+          source[name] = EnvSource::kTemplate;
+          pod_env.emplace_back(name, **v);
+          continue;
+        }
         if (!from.contains("fieldRef"))
           return InvalidError(epath + ".valueFrom: Unsupported value: " + from.dump() +
-                              ": trainctl run resolves only fieldRef locally; set value instead");
+                              ": trainctl run resolves fieldRef, configMapKeyRef and "
+                              "secretKeyRef locally; set value instead");
         StatusOr<std::string> v = ResolveFieldRef(from["fieldRef"], job, pod_name, context, epath);
         if (!v.ok()) return v.status();
         value = *v;
@@ -117,6 +194,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
         value = ExpandReferences(api::StringAt(env[i], "value"), defined);
       }
       defined[name] = value;
+      source[name] = EnvSource::kTemplate;
       pod_env.emplace_back(name, value);
     }
   }
@@ -134,10 +212,14 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
         value = ExpandReferences(value, defined);
       }
       defined[e.name] = value;
+      source[e.name] = EnvSource::kInjected;
       pod_env.emplace_back(e.name, value);
     }
   }
-  for (std::string& a : argv) a = ExpandReferences(a, defined);
+  for (std::string& a : argv) a = RewritePaths(ExpandReferences(a, defined), context.mounts);
+  if (!context.mounts.empty())
+    for (auto& [name, value] : pod_env)
+      if (source[name] != EnvSource::kResources) value = RewritePaths(value, context.mounts);
 
   std::map<std::string, std::string> final_env;
   std::vector<std::string> order;
@@ -146,22 +228,38 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     if (!final_env.count(name)) order.push_back(name);
     final_env[name] = entry.substr(std::min(entry.size(), name.size() + 1));
   }
+  if (context.config)
+    for (const auto& [name, value] : context.config->env_files) {
+      if (!final_env.count(name)) order.push_back(name);
+      final_env[name] = value;
+      if (!source.count(name)) {
+        source[name] = EnvSource::kEnvFile;
+        pod_env.emplace_back(name, value);  // listed below with its source; value kept
+      }
+    }
   for (const auto& [name, value] : pod_env) {
     if (!final_env.count(name)) order.push_back(name);
     final_env[name] = value;
+    bool listed = false;
+    for (const auto& [n, s] : out.env_sources) listed = listed || n == name;
+    if (!listed) out.env_sources.emplace_back(name, source[name]);
   }
   for (const std::string& name : order) out.spec.env.push_back(name + "=" + final_env[name]);
 
   std::string cwd = context.manifest_dir;
-  std::string working_dir = api::StringAt(c, "workingDir");
+  std::string written = api::StringAt(c, "workingDir");
+  std::string working_dir = RewritePaths(written, context.mounts);
   if (!working_dir.empty()) {
     cwd = working_dir[0] == '/' ? working_dir : context.manifest_dir + "/" + working_dir;
+    // A folder inside a volume is made with the volume, when the replica starts.
+    bool in_volume = working_dir != written;
     struct stat st;
-    if (stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    if (!in_volume && (stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
       return InvalidError(cpath + ".workingDir: Invalid value: \"" + working_dir +
                           "\": no such directory on this machine (" + cwd + ")");
   }
   out.spec.cwd = cwd;
+  out.mounts = context.mounts;
   out.spec.argv = std::move(argv);
   out.command_field = cpath + ".command[0]";
   for (const std::string& a : out.spec.argv)

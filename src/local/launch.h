@@ -3,19 +3,26 @@
 //
 // Pure (no I/O except the executable lookup in ResolveLaunch). The default container runs;
 // other containers and init containers are reported as warnings. Env is the caller's
-// environment, then the template env, then the framework env (later wins, as in a pod);
-// `valueFrom.fieldRef` is resolved for the pod fields that exist locally and `$(VAR)`
-// references are expanded in env values, command and args as the kubelet does.
+// environment, then the resources' (devices, threads), then the template env, then the
+// framework env (later wins, as in a pod);
+// `valueFrom.fieldRef` is resolved for the pod fields that exist locally, configMapKeyRef,
+// secretKeyRef and envFrom from the ConfigMaps and Secrets given as folders (local_config.h),
+// `$(VAR)` references are expanded in env values, command and args as the kubelet does, and
+// mount paths are rewritten to their local folders (volumes.h). Env files come after the
+// caller's env.
 #pragma once
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/job.h"
 #include "api/replica_env.h"
 #include "common/status.h"
+#include "local/local_config.h"
 #include "local/process.h"
+#include "local/volumes.h"
 
 namespace trainctl::local {
 
@@ -24,13 +31,27 @@ struct LaunchContext {
   std::vector<std::string> base_env;  // "NAME=value" of the caller
   std::string pod_ip = "127.0.0.1";
   std::map<std::string, std::string> labels;  // the replica's pod labels
+  // Set from the replica's resources on this machine (devices, threads): after the caller's
+  // env, before the template's (a template value wins, as it would in a pod).
+  std::vector<std::pair<std::string, std::string>> resource_env;
+  // ConfigMaps, Secrets and env files given on this machine (null: none), and the replica's
+  // mounts, whose paths are rewritten to local folders in command, args, env and workingDir.
+  const LocalConfig* config = nullptr;
+  std::vector<LocalMount> mounts;
 };
+
+// Where a variable of the pod's env came from (the caller's own env is not listed).
+enum class EnvSource { kResources, kTemplate, kInjected, kRunner, kEnvFile };
 
 struct PreparedLaunch {
   LaunchSpec spec;                    // log_path left empty
   std::vector<std::string> warnings;  // e.g. ignored sidecars
   std::string display_command;        // for messages
   std::string command_field;          // field path of argv[0], e.g. `...containers[0].command[0]`
+  // The variables set for the replica beyond the caller's env, in order, with their source
+  // (kInjected: the framework's, as the operator injects them; kRunner: trainctl run's own).
+  std::vector<std::pair<std::string, EnvSource>> env_sources;
+  std::vector<LocalMount> mounts;  // to make (MakeMounts) before the process starts
 };
 
 // Builds the launch for (type, index). Errors name the field path, e.g.

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "api/manifest.h"
+#include "api/test_manifest.h"
 #include "kinds/mpi.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
@@ -19,11 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-api::Job Load(const std::string& text) {
-  auto loaded = api::LoadJobsFromText(text, "test.yaml");
-  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-  return (*loaded)[0].job;
-}
+using api::test::LoadJob;
 
 const char* kJob = R"yaml(
 apiVersion: kubeflow.org/v1
@@ -77,7 +74,7 @@ class LaunchTest : public ::testing::Test {
 };
 
 TEST_F(LaunchTest, DefaultContainerWithEnvPrecedenceAndExpansion) {
-  api::Job job = Load(kJob);
+  api::Job job = LoadJob(kJob);
   StatusOr<PreparedLaunch> launch = PrepareLaunch(job, "Master", 0, injected_, context_);
   ASSERT_TRUE(launch.ok()) << launch.status().message();
   const LaunchSpec& spec = launch->spec;
@@ -100,7 +97,7 @@ TEST_F(LaunchTest, DefaultContainerWithEnvPrecedenceAndExpansion) {
 TEST_F(LaunchTest, MissingCommandNamesTheField) {
   std::string text = kJob;
   text.replace(text.find("command: [python3, train.py]"), 28, "");
-  api::Job job = Load(text);
+  api::Job job = LoadJob(text);
   StatusOr<PreparedLaunch> launch = PrepareLaunch(job, "Master", 0, injected_, context_);
   ASSERT_FALSE(launch.ok());
   EXPECT_EQ(launch.status().code(), StatusCode::kInvalid);
@@ -112,7 +109,7 @@ TEST_F(LaunchTest, MissingCommandNamesTheField) {
 
 TEST_F(LaunchTest, MissingWorkingDirIsAnError) {
   fs::remove_all(dir_ / "sub");
-  StatusOr<PreparedLaunch> launch = PrepareLaunch(Load(kJob), "Master", 0, injected_, context_);
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(LoadJob(kJob), "Master", 0, injected_, context_);
   ASSERT_FALSE(launch.ok());
   EXPECT_NE(launch.status().message().find("containers[1].workingDir: Invalid value: \"sub\""),
             std::string::npos)
@@ -122,7 +119,7 @@ TEST_F(LaunchTest, MissingWorkingDirIsAnError) {
 TEST_F(LaunchTest, UnknownFieldRefIsAnError) {
   std::string text = kJob;
   text.replace(text.find("metadata.name"), 13, "spec.priority");
-  StatusOr<PreparedLaunch> launch = PrepareLaunch(Load(text), "Master", 0, injected_, context_);
+  StatusOr<PreparedLaunch> launch = PrepareLaunch(LoadJob(text), "Master", 0, injected_, context_);
   ASSERT_FALSE(launch.ok());
   EXPECT_NE(launch.status().message().find("env[2].valueFrom.fieldRef.fieldPath: Unsupported "
                                            "value: \"spec.priority\""),
@@ -131,14 +128,14 @@ TEST_F(LaunchTest, UnknownFieldRefIsAnError) {
 }
 
 TEST_F(LaunchTest, ResolveFindsTheExecutableOrNamesIt) {
-  StatusOr<PreparedLaunch> found = ResolveLaunch(Load(kJob), "Master", 0, injected_, context_);
+  StatusOr<PreparedLaunch> found = ResolveLaunch(LoadJob(kJob), "Master", 0, injected_, context_);
   if (fs::exists("/usr/bin/python3") || fs::exists("/bin/python3")) {
     ASSERT_TRUE(found.ok()) << found.status().message();
     EXPECT_EQ(found->spec.argv[0].front(), '/');
   }
   std::string text = kJob;
   text.replace(text.find("[python3, train.py]"), 19, "[no-such-binary-here]");
-  StatusOr<PreparedLaunch> missing = ResolveLaunch(Load(text), "Master", 0, injected_, context_);
+  StatusOr<PreparedLaunch> missing = ResolveLaunch(LoadJob(text), "Master", 0, injected_, context_);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("containers[1].command[0]: command "
                                             "\"no-such-binary-here\" not found"),
@@ -296,19 +293,19 @@ std::string EnvOf(const std::vector<api::EnvVar>& env, const std::string& name) 
 }
 
 TEST(MpiLocalTest, WorkersAreIdleOnlyInMpiJobs) {
-  EXPECT_TRUE(IsIdleReplica(Load(kMpiJob), "Worker"));
-  EXPECT_FALSE(IsIdleReplica(Load(kMpiJob), "Launcher"));
-  EXPECT_FALSE(IsIdleReplica(Load(kJob), "Worker"));
+  EXPECT_TRUE(IsIdleReplica(LoadJob(kMpiJob), "Worker"));
+  EXPECT_FALSE(IsIdleReplica(LoadJob(kMpiJob), "Launcher"));
+  EXPECT_FALSE(IsIdleReplica(LoadJob(kJob), "Worker"));
   EXPECT_EQ(IdleArgv(), (std::vector<std::string>{"sleep", "infinity"}));
 }
 
 TEST(MpiLocalTest, HostfileSumsWorkerSlotsOnOneLocalLine) {
-  EXPECT_EQ(LocalMpiSlots(Load(kMpiJob)), 6);
-  EXPECT_EQ(LocalMpiHostfile(Load(kMpiJob)), "localhost slots=6\n");
+  EXPECT_EQ(LocalMpiSlots(LoadJob(kMpiJob)), 6);
+  EXPECT_EQ(LocalMpiHostfile(LoadJob(kMpiJob)), "localhost slots=6\n");
 }
 
 TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
-  api::Job job = Load(kMpiJob);
+  api::Job job = LoadJob(kMpiJob);
   std::vector<api::EnvVar> env = LocalMpiLauncherEnv(
       job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/state/hostfile", false, 8);
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/state/hostfile");
@@ -322,7 +319,7 @@ TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
 }
 
 TEST(MpiLocalTest, RootAndOversubscriptionOnlyWhenNeeded) {
-  api::Job job = Load(kMpiJob);
+  api::Job job = LoadJob(kMpiJob);
   std::vector<api::EnvVar> env =
       LocalMpiLauncherEnv(job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/h", true, 2);
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "1");

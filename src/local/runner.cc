@@ -14,12 +14,14 @@
 #include "api/validation.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "local/device_claims.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
 #include "local/launcher.h"
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
+#include "local/replica_launch.h"
 #include "local/torch_error.h"
 
 namespace trainctl::local {
@@ -106,6 +108,10 @@ class Run {
 
  private:
   Status Setup();
+  // The job's GPUs among those no other running job holds (none asked: empty).
+  StatusOr<GpuAssignment> ChooseGpus() const;
+  // ChooseGpus and records the choice, under the state folder's device lock.
+  Status ClaimGpus();
   void Reap(Time now);
   void StartDueRestarts(Time now);
   void KillOverdue(Time now);
@@ -145,6 +151,7 @@ class Run {
   bool delete_job_ = false;
   long long exits_ = 0;
   std::string last_write_error_;
+  GpuAssignment gpus_;  // replica name → its devices
 };
 
 void Run::Report(const Status& written, const char* what) {
@@ -156,6 +163,9 @@ void Run::Report(const Status& written, const char* what) {
 }
 
 Status Run::Setup() {
+  // Devices others hold are checked before anything here changes (a --replace keeps the old
+  // job when this one cannot have its GPUs), and claimed for real under the lock below.
+  TRAINCTL_RETURN_IF_ERROR(ChooseGpus().status());
   if (dir_.Exists()) {
     if (dir_.RunnerActive())
       return AlreadyExistsError(std::string(job_.info().name) + " " + job_.namespace_ + "/" +
@@ -171,6 +181,12 @@ Status Run::Setup() {
   }
   TRAINCTL_RETURN_IF_ERROR(dir_.Create());
   TRAINCTL_RETURN_IF_ERROR(dir_.AcquireRunnerLock());
+  if (Status claimed = ClaimGpus(); !claimed.ok()) {
+    // Taken in between by another job: leave no folder behind, as if nothing had started.
+    dir_.ReleaseRunnerLock();
+    (void)dir_.RemoveAll();
+    return claimed;
+  }
   if (job_.info().has_launcher())
     TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
@@ -182,6 +198,29 @@ Status Run::Setup() {
   if (!metadata.contains("uid")) metadata["uid"] = "local-" + std::to_string(getpid());
   job_.metadata = metadata;
   return dir_.WriteJob(api::EncodeJob(job_));
+}
+
+StatusOr<GpuAssignment> Run::ChooseGpus() const {
+  StatusOr<std::vector<GpuAsk>> asks = GpuAsks(job_);
+  if (!asks.ok()) return asks.status();
+  if (asks->empty()) return GpuAssignment();
+  if (!options_.gpus) return InvalidError("the job asks for GPUs and no inventory was read");
+  std::vector<DeviceClaim> held = ReadDeviceClaims(options_.state_root, dir_.key());
+  return AssignGpus(job_, *asks, *options_.gpus, held, options_.gpu_share);
+}
+
+Status Run::ClaimGpus() {
+  if (StatusOr<std::vector<GpuAsk>> asks = GpuAsks(job_); asks.ok() && asks->empty())
+    return Status::Ok();
+  // Read what the others hold, choose, record: one step under the state folder's device lock.
+  StatusOr<DeviceLock> lock = DeviceLock::Acquire(options_.state_root);
+  if (!lock.ok()) return lock.status();
+  StatusOr<GpuAssignment> chosen = ChooseGpus();
+  if (!chosen.ok()) return chosen.status();
+  if (chosen->empty()) return Status::Ok();
+  TRAINCTL_RETURN_IF_ERROR(dir_.WriteDevices(EncodeAssignment(*chosen)));
+  gpus_ = std::move(chosen).value();
+  return Status::Ok();
 }
 
 void Run::Emit(const engine::Event& event, Time now, const std::string& object) {
@@ -205,20 +244,10 @@ void Run::Start(const std::string& type, int index, Time now) {
   r.pod_policy =
       api::PodRestartPolicy(api::ParseRestartPolicy(job_.replica_specs.at(type).restart_policy));
   r.port = endpoints_->Port(type, index, 0);
-  StatusOr<api::ReplicaEnv> env = api::PluginFor(job_.kind).EnvFor(job_, type, index, *endpoints_);
-  LaunchContext context;
-  context.manifest_dir = options_.manifest_dir;
-  context.base_env = options_.base_env;
-  context.labels = {{api::kLabelJobName, job_.name},
-                    {api::kLabelReplicaType, api::ToLower(type)},
-                    {api::kLabelReplicaIndex, std::to_string(index)}};
-  if (env.ok() && job_.info().IsLauncher(type))
-    env->env = LocalMpiLauncherEnv(job_, std::move(env->env), dir_.HostfilePath(), geteuid() == 0,
-                                   static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-  StatusOr<PreparedLaunch> launch = !env.ok() ? StatusOr<PreparedLaunch>(env.status())
-                                    : IsIdleReplica(job_, type)
-                                        ? ResolveIdleLaunch(context)
-                                        : ResolveLaunch(job_, type, index, *env, context);
+  ReplicaLaunchInputs inputs = LaunchInputs(options_, dir_, name, &gpus_);
+  StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
+  if (launch.ok())
+    if (Status made = MakeMounts(launch->mounts); !made.ok()) launch = made;
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
   if (!launch.ok()) {
@@ -231,15 +260,11 @@ void Run::Start(const std::string& type, int index, Time now) {
   }
   rep.command = launch->display_command;
   launch->spec.log_path = dir_.LogPath(name);
-  // torchrun (or a script with torch's @record) writes its root cause here; unless the user
-  // points it elsewhere.
-  const std::string error_key = std::string(kTorchElasticErrorFileEnv) + "=";
-  bool user_set = std::any_of(launch->spec.env.begin(), launch->spec.env.end(),
-                              [&](const std::string& e) { return e.rfind(error_key, 0) == 0; });
-  if (!user_set) {
+  const std::string ours =
+      std::string(kTorchElasticErrorFileEnv) + "=" + dir_.LogPath(name) + ".error.json";
+  if (std::find(launch->spec.env.begin(), launch->spec.env.end(), ours) != launch->spec.env.end()) {
     rep.error_file = dir_.LogPath(name) + ".error.json";
     std::remove(rep.error_file.c_str());  // a file from an earlier attempt is not this one's
-    launch->spec.env.push_back(error_key + rep.error_file);
   }
   rep.attempt++;
   Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
@@ -255,8 +280,11 @@ void Run::Start(const std::string& type, int index, Time now) {
   rep.process = std::move(process).value();
   rep.phase = Phase::kRunning;
   rep.started = now;
+  std::string devices;
+  for (const auto& [var, value] : GpuEnv(VisibleGpus(job_, gpus_, type, index)))
+    devices += (devices.empty() ? " with " : " ") + var + "=" + value;
   Emit({"Normal", "Started",
-        "Started " + rep.command + " (pid " + std::to_string(rep.process->pid()) + ")"},
+        "Started " + rep.command + " (pid " + std::to_string(rep.process->pid()) + ")" + devices},
        now, "Pod/" + name);
 }
 
@@ -428,6 +456,12 @@ json Run::ReplicasJson() const {
     if (r.started) j["startTime"] = FormatRfc3339(*r.started);
     if (r.finished) j["finishTime"] = FormatRfc3339(*r.finished);
     if (!r.message.empty()) j["message"] = r.message;
+    if (auto it = gpus_.find(name); it != gpus_.end()) {
+      json gpus = json::array();
+      for (const Gpu& g : it->second)
+        gpus.push_back({{"resource", g.resource}, {"index", g.index}, {"id", g.id}});
+      j["gpus"] = std::move(gpus);
+    }
     out.push_back(std::move(j));
   }
   return out;
@@ -561,6 +595,21 @@ StatusOr<RunResult> Run::Execute() {
 
 }  // namespace
 
+ReplicaLaunchInputs LaunchInputs(const RunOptions& options, const JobDir& dir,
+                                 const std::string& replica, const GpuAssignment* gpus) {
+  ReplicaLaunchInputs inputs;
+  inputs.manifest_dir = options.manifest_dir;
+  inputs.base_env = options.base_env;
+  inputs.hostfile_path = dir.HostfilePath();
+  inputs.gpus = gpus;
+  // torchrun (or a script with torch's @record) writes its root cause here, unless the user
+  // points it elsewhere.
+  if (!replica.empty()) inputs.error_file = dir.LogPath(replica) + ".error.json";
+  inputs.job_folder = dir.path();
+  inputs.config = &options.config;
+  return inputs;
+}
+
 Status PreflightCheck(const api::Job& job, const RunOptions& options) {
   if (!api::ManagedByUs(job.run_policy.managed_by))
     return InvalidError("spec.runPolicy.managedBy: \"" + *job.run_policy.managed_by +
@@ -585,17 +634,22 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
                         "most " +
                         std::to_string(kMaxLocalReplicas) + " in one job");
   }
+  StatusOr<std::vector<GpuAsk>> asks = GpuAsks(job);
+  if (!asks.ok()) return asks.status();
+  if (!asks->empty()) {
+    if (!options.gpus)
+      return InvalidError(asks->front().field +
+                          ": the job asks for GPUs and no inventory of "
+                          "this machine's GPUs was read");
+    StatusOr<GpuAssignment> fits = AssignGpus(job, *asks, *options.gpus, {}, options.gpu_share);
+    if (!fits.ok()) return fits.status();
+  }
   api::ServiceEndpoints placeholder(job.name, job.namespace_);
+  JobDir dir(options.state_root, {job.kind, job.namespace_, job.name});
+  ReplicaLaunchInputs inputs = LaunchInputs(options, dir, "", nullptr);
   for (const auto& [type, spec] : job.replica_specs) {
     if (spec.replicas.value_or(1) == 0) continue;
-    StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(job, type, 0, placeholder);
-    if (!env.ok()) return InvalidError(env.status().message());
-    LaunchContext context;
-    context.manifest_dir = options.manifest_dir;
-    context.base_env = options.base_env;
-    StatusOr<PreparedLaunch> launch = IsIdleReplica(job, type)
-                                          ? ResolveIdleLaunch(context)
-                                          : ResolveLaunch(job, type, 0, *env, context);
+    StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, type, 0, placeholder, inputs);
     if (!launch.ok()) return launch.status();
   }
   return Status::Ok();

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,10 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "engine/plan.h"
+#include "local/gpus.h"
 #include "local/launcher.h"
+#include "local/local_config.h"
+#include "local/replica_launch.h"
 #include "local/state_store.h"
 
 namespace trainctl::local {
@@ -38,6 +42,12 @@ struct RunOptions {
   // binary: with it, replicas and all they spawn die with the runner, also on SIGKILL. Empty:
   // replicas are the runner's children directly.
   std::string supervisor;
+  // This machine's GPUs (local/gpu_inventory.h), read by the caller for a job that asks for
+  // GPUs; such a job is refused without it. `gpu_share`: replicas and jobs may share devices.
+  std::optional<GpuInventory> gpus;
+  bool gpu_share = false;
+  // ConfigMaps, Secrets, volumes and env files given on this machine (local/local_config.h).
+  LocalConfig config;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.
@@ -58,11 +68,17 @@ struct RunResult {
   int interrupted_by = 0;  // signal number when stopped by SIGINT/SIGTERM
 };
 
+// What BuildReplicaLaunch needs for replica `replica` of the job in `dir`, run with `options`,
+// its devices chosen in `gpus`.
+ReplicaLaunchInputs LaunchInputs(const RunOptions& options, const JobDir& dir,
+                                 const std::string& replica, const GpuAssignment* gpus);
+
 // The most replicas `trainctl run` starts for one job (each is a process group).
 inline constexpr int32_t kMaxLocalReplicas = 1024;
 
 // Checks everything that can be checked before starting (each replica's command exists, the
-// job is not managed elsewhere, no runner holds the job); errors are kInvalid/kAlreadyExists.
+// job is not managed elsewhere, its limits parse, its GPUs exist on this machine); errors are
+// kInvalid. Which devices are free is known only at set-up (kAlreadyExists then).
 Status PreflightCheck(const api::Job& job, const RunOptions& options);
 
 // Runs the job to its end. Never throws: an unexpected exception inside the loop stops every

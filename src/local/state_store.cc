@@ -110,6 +110,15 @@ std::string JobDir::HostfilePath() const { return path_ + "/hostfile"; }
 Status JobDir::WriteHostfile(const std::string& content) const {
   return WriteFileAtomically(HostfilePath(), content);
 }
+Status JobDir::WriteDevices(const nlohmann::json& devices) const {
+  return WriteFileAtomically(path_ + "/devices.json", devices.dump(2) + "\n");
+}
+StatusOr<nlohmann::json> JobDir::ReadDevices() const {
+  const std::string path = path_ + "/devices.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nlohmann::json();
+  return ReadJsonFile(path);
+}
 StatusOr<nlohmann::json> JobDir::ReadJob() const {
   const std::string path = path_ + "/job.json";
   StatusOr<nlohmann::json> job = ReadJsonFile(path);

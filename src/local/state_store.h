@@ -2,9 +2,9 @@
 // and logs, so other trainctl commands can read them while the job runs and after.
 //
 // Layout: <root>/<namespace>/<plural>/<name>/{job.json, replicas.json, events.jsonl,
-// metadata.json, runner.lock, runner.log, logs/<replica>.log}. Whole-file writes are atomic (write + rename), so readers
-// never see a torn file. The runner holds an flock on runner.lock while it runs. Methods do
-// file I/O; a JobDir is not shared between threads.
+// metadata.json, runner.lock, runner.log, devices.json, logs/<replica>.log}. Whole-file writes are
+// atomic (write + rename), so readers never see a torn file. The runner holds an flock on
+// runner.lock while it runs. Methods do file I/O; a JobDir is not shared between threads.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -42,6 +42,9 @@ class JobDir {
   Status WriteJob(const nlohmann::json& job) const;
   std::string HostfilePath() const;  // <dir>/hostfile: an MPIJob launcher's local hostfile
   Status WriteHostfile(const std::string& content) const;
+  // devices.json: the GPUs this job's replicas were given (local/device_claims.h).
+  Status WriteDevices(const nlohmann::json& devices) const;
+  StatusOr<nlohmann::json> ReadDevices() const;  // null when the job has none
   StatusOr<nlohmann::json> ReadJob() const;
   Status WriteReplicas(const nlohmann::json& replicas) const;
   StatusOr<nlohmann::json> ReadReplicas() const;

@@ -1,4 +1,4 @@
-#include "kube/subprocess.h"
+#include "common/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <thread>
 
-namespace trainctl::kube {
+namespace trainctl {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -166,4 +166,4 @@ StatusOr<SubprocessResult> RunSubprocess(const SubprocessSpec& spec) {
   return result;
 }
 
-}  // namespace trainctl::kube
+}  // namespace trainctl

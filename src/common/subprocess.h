@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 
-namespace trainctl::kube {
+namespace trainctl {
 
 struct SubprocessSpec {
   std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in this process's PATH
@@ -37,4 +37,4 @@ struct SubprocessResult {
 // otherwise); a non-zero exit or a timeout is a result.
 StatusOr<SubprocessResult> RunSubprocess(const SubprocessSpec& spec);
 
-}  // namespace trainctl::kube
+}  // namespace trainctl

@@ -1,0 +1,40 @@
+// One replica's launch on this machine, for the runner, its pre-flight and `trainctl run
+// --dry-run` alike: the framework's env from the endpoints (an MPIJob Launcher's rewritten for
+// this machine), the devices it was given and the thread env of its CPU limit, its command
+// resolved on PATH (an MPIJob Worker's idle command instead), where torchelastic writes its
+// error file, and its volumes as local folders (made by the caller: MakeMounts).
+//
+// I/O: the executable lookup and hostPath checks only. Errors name the field.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "api/replica_env.h"
+#include "common/status.h"
+#include "local/gpus.h"
+#include "local/launch.h"
+#include "local/local_config.h"
+
+namespace trainctl::local {
+
+struct ReplicaLaunchInputs {
+  std::string manifest_dir;
+  std::vector<std::string> base_env;  // the caller's
+  std::string hostfile_path;          // an MPIJob Launcher's local hostfile
+  const GpuAssignment* gpus = nullptr;
+  // Given as TORCHELASTIC_ERROR_FILE (where torchrun writes a failure's root cause) unless the
+  // template sets it; "" for none.
+  std::string error_file;
+  // The job's state folder (emptyDir, configMap and secret volumes live under it), and the
+  // ConfigMaps, Secrets, volumes and env files given on this machine (null: none).
+  std::string job_folder;
+  const LocalConfig* config = nullptr;
+};
+
+StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::string& type, int index,
+                                            const api::Endpoints& endpoints,
+                                            const ReplicaLaunchInputs& inputs);
+
+}  // namespace trainctl::local

@@ -1,0 +1,79 @@
+#include "local/replica_limits.h"
+
+#include <algorithm>
+
+#include "api/quantity.h"
+#include "api/validation.h"
+
+namespace trainctl::local {
+namespace {
+
+using nlohmann::json;
+
+// The amount of `name` in limits (else requests) as milli-units; nullopt when neither has it.
+StatusOr<std::optional<int64_t>> Amount(const json& resources, const std::string& base,
+                                        const std::string& name, std::string* field) {
+  for (const char* section : {"limits", "requests"}) {
+    if (!resources.contains(section) || !resources[section].is_object() ||
+        !resources[section].contains(name))
+      continue;
+    *field = base + section + "." + name;
+    const json& v = resources[section][name];
+    std::string text = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
+    StatusOr<int64_t> milli = text.empty() ? StatusOr<int64_t>(InvalidError("not a quantity"))
+                                           : api::ParseQuantityMilli(text);
+    if (!milli.ok() || *milli <= 0)
+      return InvalidError(*field + ": Invalid value: " + v.dump() +
+                          ": expected a quantity greater than 0, e.g. " +
+                          (name == "cpu" ? "\"2\" or \"500m\"" : "\"4Gi\""));
+    return std::optional<int64_t>(*milli);
+  }
+  return std::optional<int64_t>();
+}
+
+}  // namespace
+
+StatusOr<ReplicaLimits> LimitsOf(const api::Job& job, const std::string& type) {
+  ReplicaLimits limits;
+  const api::ReplicaSpec& spec = job.replica_specs.at(type);
+  const json* containers = api::Containers(spec.pod_template);
+  if (!containers || containers->empty()) return limits;
+  size_t ci =
+      api::DefaultContainerIndex(spec.pod_template, job.info().default_container).value_or(0);
+  const json& c = (*containers)[ci];
+  if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) return limits;
+  std::string base = api::ReplicaSpecPath(job, type) + ".template.spec.containers[" +
+                     std::to_string(ci) + "].resources.";
+  StatusOr<std::optional<int64_t>> cpu = Amount(c["resources"], base, "cpu", &limits.cpu_field);
+  if (!cpu.ok()) return cpu.status();
+  limits.cpu_milli = *cpu;
+  StatusOr<std::optional<int64_t>> memory =
+      Amount(c["resources"], base, "memory", &limits.memory_field);
+  if (!memory.ok()) return memory.status();
+  if (*memory) limits.memory_bytes = std::max<int64_t>(1, **memory / 1000);
+  return limits;
+}
+
+std::vector<std::pair<std::string, std::string>> ThreadEnv(const ReplicaLimits& limits) {
+  if (!limits.cpu_milli) return {};
+  std::string threads = std::to_string(std::max<int64_t>(1, *limits.cpu_milli / 1000));
+  return {{"OMP_NUM_THREADS", threads},
+          {"MKL_NUM_THREADS", threads},
+          {"OPENBLAS_NUM_THREADS", threads}};
+}
+
+std::optional<std::string> UnenforcedLimitsNote(const api::Job& job) {
+  for (const auto& [type, spec] : job.replica_specs) {
+    if (job.ReplicasOf(type) <= 0) continue;
+    StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
+    if (!limits.ok() || (!limits->cpu_milli && !limits->memory_bytes)) continue;
+    std::string field = limits->cpu_milli ? limits->cpu_field : limits->memory_field;
+    return field +
+           " (and any other CPU or memory limit) is not enforced by trainctl run: no "
+           "cgroup is made, so a replica may use more; a CPU limit sets OMP_NUM_THREADS, "
+           "MKL_NUM_THREADS and OPENBLAS_NUM_THREADS";
+  }
+  return std::nullopt;
+}
+
+}  // namespace trainctl::local

@@ -1,0 +1,231 @@
+#include "local/volumes.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "api/json_fields.h"
+#include "api/replica_env.h"
+#include "api/validation.h"
+
+namespace trainctl::local {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool SafeRelative(const std::string& path) {
+  if (path.empty() || path[0] == '/') return false;
+  for (const fs::path& part : fs::path(path))
+    if (part == "..") return false;
+  return true;
+}
+
+// The files a configMap / secret volume shows: all keys, or its items at their paths.
+StatusOr<KeyValues> VolumeFiles(const json& source, const KeyValues* data, const std::string& name,
+                                const std::string& field, const std::string& flag) {
+  bool optional = source.value("optional", false);
+  if (!data) {
+    if (optional) return KeyValues();
+    return InvalidError(field + ": \"" + name + "\": not on this machine; give it with " + flag +
+                        " " + name + "=FOLDER (a file per key)");
+  }
+  if (!source.contains("items") || !source["items"].is_array()) return *data;
+  KeyValues files;
+  const json& items = source["items"];
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string key = api::StringAt(items[i], "key"), path = api::StringAt(items[i], "path");
+    std::string item_field =
+        field.substr(0, field.rfind('.')) + ".items[" + std::to_string(i) + "]";
+    if (!SafeRelative(path))
+      return InvalidError(item_field + ".path: Invalid value: \"" + path +
+                          "\": must be a relative path without '..'");
+    auto it = data->find(key);
+    if (it == data->end()) {
+      if (optional) continue;
+      return InvalidError(item_field + ".key: \"" + key + "\": " + name + " (" + flag +
+                          ") has no such key");
+    }
+    files[path] = it->second;
+  }
+  return files;
+}
+
+bool Boundary(char c) {
+  return c == ' ' || c == '=' || c == ':' || c == ',' || c == '\'' || c == '"';
+}
+
+}  // namespace
+
+StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::string& type,
+                                             int index, const std::string& job_folder,
+                                             const LocalConfig& config) {
+  std::vector<LocalMount> mounts;
+  const api::ReplicaSpec& spec = job.replica_specs.at(type);
+  const json* containers = api::Containers(spec.pod_template);
+  if (!containers || containers->empty()) return mounts;
+  size_t ci =
+      api::DefaultContainerIndex(spec.pod_template, job.info().default_container).value_or(0);
+  const json& c = (*containers)[ci];
+  if (!c.is_object() || !c.contains("volumeMounts") || !c["volumeMounts"].is_array()) return mounts;
+  const std::string pod = api::ReplicaSpecPath(job, type) + ".template.spec";
+  const std::string cpath = pod + ".containers[" + std::to_string(ci) + "]";
+  const json& pod_spec = spec.pod_template["spec"];
+  const json volumes = pod_spec.contains("volumes") && pod_spec["volumes"].is_array()
+                           ? pod_spec["volumes"]
+                           : json::array();
+  const std::string replica = api::ReplicaName(job, type, index);
+  const json& list = c["volumeMounts"];
+  for (size_t m = 0; m < list.size(); ++m) {
+    LocalMount mount;
+    mount.field = cpath + ".volumeMounts[" + std::to_string(m) + "]";
+    mount.volume = api::StringAt(list[m], "name");
+    mount.mount_path = api::StringAt(list[m], "mountPath");
+    if (mount.mount_path.empty() || mount.mount_path[0] != '/')
+      return InvalidError(mount.field + ".mountPath: Invalid value: \"" + mount.mount_path +
+                          "\": must be an absolute path");
+    while (mount.mount_path.size() > 1 && mount.mount_path.back() == '/')
+      mount.mount_path.pop_back();
+    if (mount.mount_path == "/")
+      return InvalidError(mount.field +
+                          ".mountPath: Invalid value: \"/\": trainctl run cannot "
+                          "stand a folder in for the whole file system");
+    std::string sub_path = api::StringAt(list[m], "subPath");
+    if (!sub_path.empty() && !SafeRelative(sub_path))
+      return InvalidError(mount.field + ".subPath: Invalid value: \"" + sub_path +
+                          "\": must be a relative path without '..'");
+    size_t vi = volumes.size();
+    for (size_t v = 0; v < volumes.size(); ++v)
+      if (api::StringAt(volumes[v], "name") == mount.volume) vi = v;
+    if (vi == volumes.size())
+      return InvalidError(mount.field + ".name: Not found: \"" + mount.volume +
+                          "\": no volume of that name in " + pod + ".volumes");
+    const json& volume = volumes[vi];
+    const std::string vfield = pod + ".volumes[" + std::to_string(vi) + "]";
+    const std::string own = job_folder + "/volumes/" + replica + "/" + mount.volume;
+    if (auto given = config.volume_dirs.find(mount.volume); given != config.volume_dirs.end()) {
+      mount.kind = LocalMount::Kind::kGiven;
+      mount.folder = given->second;
+    } else if (volume.contains("emptyDir")) {
+      mount.kind = LocalMount::Kind::kEmptyDir;
+      mount.folder = own;
+    } else if (volume.contains("hostPath") && volume["hostPath"].is_object()) {
+      mount.kind = LocalMount::Kind::kHostPath;
+      mount.folder = api::StringAt(volume["hostPath"], "path");
+      mount.host_type = api::StringAt(volume["hostPath"], "type");
+      if (mount.folder.empty() || mount.folder[0] != '/')
+        return InvalidError(vfield + ".hostPath.path: Invalid value: \"" + mount.folder +
+                            "\": must be an absolute path");
+    } else if (volume.contains("configMap") && volume["configMap"].is_object()) {
+      mount.kind = LocalMount::Kind::kConfigMap;
+      mount.folder = own;
+      std::string name = api::StringAt(volume["configMap"], "name");
+      auto it = config.config_maps.find(name);
+      StatusOr<KeyValues> files =
+          VolumeFiles(volume["configMap"], it == config.config_maps.end() ? nullptr : &it->second,
+                      name, vfield + ".configMap.name", "--configmap");
+      if (!files.ok()) return files.status();
+      mount.files = std::move(files).value();
+    } else if (volume.contains("secret") && volume["secret"].is_object()) {
+      mount.kind = LocalMount::Kind::kSecret;
+      mount.folder = own;
+      std::string name = api::StringAt(volume["secret"], "secretName");
+      auto it = config.secrets.find(name);
+      StatusOr<KeyValues> files =
+          VolumeFiles(volume["secret"], it == config.secrets.end() ? nullptr : &it->second, name,
+                      vfield + ".secret.secretName", "--secret");
+      if (!files.ok()) return files.status();
+      mount.files = std::move(files).value();
+    } else {
+      std::string kind = "(no source)";
+      for (const auto& [k, v] : volume.items())
+        if (k != "name") kind = k;
+      return InvalidError(vfield + "." + kind + ": Unsupported value: volume \"" + mount.volume +
+                          "\": trainctl run makes emptyDir, hostPath, configMap and secret "
+                          "volumes; give this one as a folder with --volume " +
+                          mount.volume + "=FOLDER");
+    }
+    mount.local_path = sub_path.empty() ? mount.folder : mount.folder + "/" + sub_path;
+    mounts.push_back(std::move(mount));
+  }
+  std::stable_sort(mounts.begin(), mounts.end(), [](const LocalMount& a, const LocalMount& b) {
+    return a.mount_path.size() > b.mount_path.size();
+  });
+  return mounts;
+}
+
+std::string RewritePaths(const std::string& text, const std::vector<LocalMount>& mounts) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    bool replaced = false;
+    if (i == 0 || Boundary(text[i - 1])) {
+      for (const LocalMount& m : mounts) {  // longest first
+        const std::string& p = m.mount_path;
+        if (p == m.local_path || text.compare(i, p.size(), p) != 0) continue;
+        size_t end = i + p.size();
+        if (end < text.size() && text[end] != '/' && !Boundary(text[end])) continue;
+        out += m.local_path;
+        i = end;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += text[i++];
+  }
+  return out;
+}
+
+Status CheckMounts(const std::vector<LocalMount>& mounts) {
+  for (const LocalMount& m : mounts) {
+    if (m.kind != LocalMount::Kind::kHostPath) continue;
+    struct stat st;
+    bool exists = stat(m.folder.c_str(), &st) == 0;
+    if (m.host_type == "Directory" && !(exists && S_ISDIR(st.st_mode)))
+      return InvalidError(m.field + ": hostPath \"" + m.folder +
+                          "\" (type Directory) is not a folder on this machine");
+    if (m.host_type == "File" && !(exists && S_ISREG(st.st_mode)))
+      return InvalidError(m.field + ": hostPath \"" + m.folder +
+                          "\" (type File) is not a file on this machine");
+  }
+  return Status::Ok();
+}
+
+Status MakeMounts(const std::vector<LocalMount>& mounts) {
+  std::error_code ec;
+  for (const LocalMount& m : mounts) {
+    bool make_dir = m.kind == LocalMount::Kind::kEmptyDir ||
+                    m.kind == LocalMount::Kind::kConfigMap || m.kind == LocalMount::Kind::kSecret ||
+                    (m.kind == LocalMount::Kind::kHostPath && m.host_type == "DirectoryOrCreate");
+    if (make_dir && !fs::create_directories(m.folder, ec) && ec)
+      return IoError(m.field + ": cannot make \"" + m.folder + "\": " + ec.message());
+    // As the kubelet does, a subPath inside a folder it makes is made too.
+    if (make_dir && m.local_path != m.folder && !fs::exists(m.local_path, ec) &&
+        !fs::create_directories(m.local_path, ec) && ec)
+      return IoError(m.field + ": cannot make \"" + m.local_path + "\": " + ec.message());
+    if (m.kind == LocalMount::Kind::kHostPath && m.host_type == "FileOrCreate" &&
+        !fs::exists(m.folder, ec)) {
+      std::ofstream touch(m.folder, std::ios::app);
+      if (!touch) return IoError(m.field + ": cannot create \"" + m.folder + "\"");
+    }
+    for (const auto& [path, content] : m.files) {
+      fs::path file = fs::path(m.folder) / path;
+      fs::create_directories(file.parent_path(), ec);
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out << content;
+      if (!out) return IoError(m.field + ": cannot write \"" + file.string() + "\"");
+      out.close();
+      fs::permissions(file,
+                      m.kind == LocalMount::Kind::kSecret
+                          ? fs::perms::owner_read | fs::perms::owner_write
+                          : fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                fs::perms::others_read,
+                      ec);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace trainctl::local

@@ -1,0 +1,61 @@
+// A replica's volumes on this machine. Each volumeMount of the default container becomes a
+// local folder:
+//
+//   emptyDir            <job folder>/volumes/<replica>/<volume>, made when the replica first
+//                       starts and kept across its restarts in place, as a pod's is
+//   hostPath            its path as is (type Directory/File must exist, DirectoryOrCreate and
+//                       FileOrCreate are made)
+//   configMap / secret  <job folder>/volumes/<replica>/<volume>, written from the --configmap /
+//                       --secret folder (items and their paths honoured; optional ones may be
+//                       missing)
+//   any volume named by --volume NAME=DIR: DIR (this wins over the kinds above)
+//   anything else       refused before starting, naming volumes[i] and suggesting --volume
+//
+// subPath appends to the folder. A process here cannot see a folder at the mount's path, so
+// the mount path is rewritten to the local folder where it appears in the command, args, env
+// values and workingDir (as a whole path or a path prefix); a path written inside the program
+// is not rewritten (give it on the command line, or use hostPath with the same path). readOnly
+// cannot be enforced without a mount namespace and is not.
+//
+// PlanMounts and RewritePaths are pure; CheckMounts and MakeMounts do file I/O.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/job.h"
+#include "common/status.h"
+#include "local/local_config.h"
+
+namespace trainctl::local {
+
+struct LocalMount {
+  enum class Kind { kEmptyDir, kHostPath, kConfigMap, kSecret, kGiven };
+  Kind kind = Kind::kEmptyDir;
+  std::string volume;      // the volume's name
+  std::string mount_path;  // in the container
+  std::string local_path;  // on this machine (subPath included)
+  std::string folder;      // the folder to make or fill (without subPath)
+  std::string host_type;   // hostPath's type ("" = no check)
+  KeyValues files;         // configMap / secret: relative path → content
+  std::string field;       // e.g. spec.…template.spec.containers[0].volumeMounts[1]
+};
+
+// The mounts of (type, index)'s default container, longest mount path first. `job_folder` is
+// the job's state folder. Errors (kInvalid) name the field.
+StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::string& type,
+                                             int index, const std::string& job_folder,
+                                             const LocalConfig& config);
+
+// `text` with each mount path (whole, or followed by '/') that starts the text or follows one of
+// ` =:,'"` replaced by its local path.
+std::string RewritePaths(const std::string& text, const std::vector<LocalMount>& mounts);
+
+// hostPath mounts of type Directory / File exist as such (kInvalid naming the field otherwise).
+Status CheckMounts(const std::vector<LocalMount>& mounts);
+
+// Makes emptyDir folders (kept when present), the hostPath ...OrCreate paths, and writes the
+// configMap / secret files (secrets 0600). Errors name the field and path.
+Status MakeMounts(const std::vector<LocalMount>& mounts);
+
+}  // namespace trainctl::local

@@ -1,0 +1,217 @@
+// Unit tests for what stands in for cluster objects on this machine: env files, ConfigMaps and
+// Secrets given as folders, volumes as local folders (emptyDir, hostPath, configMap, secret,
+// --volume), mount paths rewritten, and the errors that name the field.
+#include "local/volumes.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "api/manifest.h"
+#include "api/test_manifest.h"
+#include "local/launch.h"
+#include "local/local_config.h"
+
+namespace trainctl::local {
+namespace {
+
+namespace fs = std::filesystem;
+
+using api::test::LoadJob;
+
+// A one-Master PyTorchJob whose container and pod spec get the given YAML (indented to fit).
+api::Job WithPod(const std::string& container_extra, const std::string& pod_extra) {
+  return LoadJob(
+      "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: vol}\nspec:\n"
+      "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n" +
+      pod_extra +
+      "          containers:\n          - name: pytorch\n            image: t\n"
+      "            command: [\"true\", \"--data=/data/train\", \"/database\", \"/data\"]\n" +
+      container_extra);
+}
+
+const char* kMounts = R"(            volumeMounts:
+            - {name: data, mountPath: /data}
+            - {name: cfg, mountPath: /etc/app/}
+            - {name: scratch, mountPath: /scratch, subPath: run1}
+)";
+
+std::string Volumes(const std::string& data_source) {
+  return "          volumes:\n          - {name: data, " + data_source +
+         "}\n          - {name: cfg, configMap: {name: app-config, items: [{key: a.yaml, path: "
+         "conf/a.yaml}]}}\n          - {name: scratch, emptyDir: {}}\n";
+}
+
+TEST(EnvFile, ParsesKeyValueLinesAndNamesTheLineThatIsWrong) {
+  auto vars = ParseEnvFile("# comment\n\nA=1\nexport B=\"two words\"\nC='x=y'\nD=\r\n", "my.env");
+  ASSERT_TRUE(vars.ok()) << vars.status().message();
+  ASSERT_EQ(vars->size(), 4u);
+  EXPECT_EQ((*vars)[1], std::make_pair(std::string("B"), std::string("two words")));
+  EXPECT_EQ((*vars)[2], std::make_pair(std::string("C"), std::string("x=y")));
+  EXPECT_EQ((*vars)[3].second, "");
+  auto bad = ParseEnvFile("A=1\njust words\n", "my.env");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("my.env:2:"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ParseNameDir("nodir", "--configmap").ok());
+  EXPECT_EQ(ParseNameDir("cfg=./dir", "--configmap")->second, "./dir");
+}
+
+TEST(PlanMounts, EachVolumeKindBecomesALocalFolder) {
+  LocalConfig config;
+  config.config_maps["app-config"] = {{"a.yaml", "x: 1\n"}, {"b.yaml", "unused"}};
+  api::Job job = WithPod(kMounts, Volumes("hostPath: {path: /srv/data}"));
+  auto mounts = PlanMounts(job, "Master", 0, "/state/job", config);
+  ASSERT_TRUE(mounts.ok()) << mounts.status().message();
+  ASSERT_EQ(mounts->size(), 3u);
+  std::map<std::string, LocalMount> by_volume;
+  for (const LocalMount& m : *mounts) by_volume[m.volume] = m;
+  EXPECT_EQ(by_volume["data"].local_path, "/srv/data");
+  EXPECT_EQ(by_volume["cfg"].mount_path, "/etc/app") << "a trailing slash is dropped";
+  EXPECT_EQ(by_volume["cfg"].local_path, "/state/job/volumes/vol-master-0/cfg");
+  EXPECT_EQ(by_volume["cfg"].files, (KeyValues{{"conf/a.yaml", "x: 1\n"}})) << "items honoured";
+  EXPECT_EQ(by_volume["scratch"].local_path, "/state/job/volumes/vol-master-0/scratch/run1");
+  EXPECT_EQ((*mounts)[2].volume, "data") << "longest mount path first";
+
+  config.volume_dirs["data"] = "/home/me/data";
+  auto given = PlanMounts(job, "Master", 0, "/state/job", config);
+  ASSERT_TRUE(given.ok());
+  for (const LocalMount& m : *given) {
+    if (m.volume == "data") {
+      EXPECT_EQ(m.local_path, "/home/me/data") << "--volume wins";
+    }
+  }
+}
+
+TEST(PlanMounts, WhatCannotBeHadHereIsRefusedNamingTheFieldAndTheWayOut) {
+  LocalConfig config;
+  config.config_maps["app-config"] = {{"a.yaml", ""}};
+  auto pvc = PlanMounts(WithPod(kMounts, Volumes("persistentVolumeClaim: {claimName: c}")),
+                        "Master", 0, "/s", config);
+  ASSERT_FALSE(pvc.ok());
+  EXPECT_NE(pvc.status().message().find(
+                "spec.pytorchReplicaSpecs[Master].template.spec.volumes[0].persistentVolumeClaim:"),
+            std::string::npos)
+      << pvc.status().message();
+  EXPECT_NE(pvc.status().message().find("--volume data=FOLDER"), std::string::npos);
+
+  auto no_config =
+      PlanMounts(WithPod(kMounts, Volumes("emptyDir: {}")), "Master", 0, "/s", LocalConfig());
+  ASSERT_FALSE(no_config.ok());
+  EXPECT_NE(no_config.status().message().find(
+                "volumes[1].configMap.name: \"app-config\": not on this machine; give it with "
+                "--configmap app-config=FOLDER"),
+            std::string::npos)
+      << no_config.status().message();
+
+  auto unknown = PlanMounts(
+      WithPod("            volumeMounts: [{name: nope, mountPath: /x}]\n", Volumes("emptyDir: {}")),
+      "Master", 0, "/s", config);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("containers[0].volumeMounts[0].name: Not found"),
+            std::string::npos);
+
+  auto escape = PlanMounts(
+      WithPod("            volumeMounts: [{name: data, mountPath: /x, subPath: ../../etc}]\n",
+              Volumes("emptyDir: {}")),
+      "Master", 0, "/s", config);
+  ASSERT_FALSE(escape.ok());
+  EXPECT_NE(escape.status().message().find("subPath"), std::string::npos);
+}
+
+TEST(RewritePaths, MountPathsBecomeLocalFoldersOnlyAsWholePathsOrPrefixes) {
+  std::vector<LocalMount> mounts(2);
+  mounts[0].mount_path = "/data/cache";
+  mounts[0].local_path = "/tmp/c";
+  mounts[1].mount_path = "/data";
+  mounts[1].local_path = "/home/me/data";
+  EXPECT_EQ(RewritePaths("--data=/data/train", mounts), "--data=/home/me/data/train");
+  EXPECT_EQ(RewritePaths("/data", mounts), "/home/me/data");
+  EXPECT_EQ(RewritePaths("/database", mounts), "/database");
+  EXPECT_EQ(RewritePaths("/data/cache/x:/data", mounts), "/tmp/c/x:/home/me/data");
+  EXPECT_EQ(RewritePaths("my/data", mounts), "my/data");
+}
+
+TEST(PrepareLaunch, ConfigMapsSecretsAndEnvFilesFillTheEnvAndMountsRewriteArgs) {
+  LocalConfig config;
+  config.config_maps["app-config"] = {{"LR", "0.1"}, {"a.yaml", "x"}};
+  config.secrets["creds"] = {{"token", "s3cret"}};
+  config.env_files = {{"FROM_FILE", "1"}, {"OVERRIDDEN", "file"}};
+  api::Job job = WithPod(std::string(kMounts) + R"(            env:
+            - {name: OVERRIDDEN, value: template}
+            - name: TOKEN
+              valueFrom: {secretKeyRef: {name: creds, key: token}}
+            - name: MAYBE
+              valueFrom: {configMapKeyRef: {name: absent, key: k, optional: true}}
+            - {name: OUT, value: /scratch/out}
+            envFrom:
+            - {configMapRef: {name: app-config}, prefix: CFG_}
+)",
+                         Volumes("emptyDir: {}"));
+  LaunchContext context;
+  context.manifest_dir = "/";
+  context.base_env = {"PATH=/usr/bin:/bin", "FROM_FILE=shell"};
+  context.config = &config;
+  context.mounts = *PlanMounts(job, "Master", 0, "/state/job", config);
+  auto launch = PrepareLaunch(job, "Master", 0, {}, context);
+  ASSERT_TRUE(launch.ok()) << launch.status().message();
+  auto env = [&](const std::string& name) {
+    for (const std::string& e : launch->spec.env)
+      if (e.rfind(name + "=", 0) == 0) return e.substr(name.size() + 1);
+    return std::string("<unset>");
+  };
+  EXPECT_EQ(env("CFG_LR"), "0.1");
+  EXPECT_EQ(env("TOKEN"), "s3cret");
+  EXPECT_EQ(env("MAYBE"), "<unset>") << "an optional reference that is absent is not set";
+  EXPECT_EQ(env("FROM_FILE"), "1") << "an env file comes after the shell's env";
+  EXPECT_EQ(env("OVERRIDDEN"), "template") << "and before the template's";
+  EXPECT_EQ(env("OUT"), "/state/job/volumes/vol-master-0/scratch/run1/out");
+  EXPECT_EQ(launch->spec.argv[1], "--data=/state/job/volumes/vol-master-0/data/train");
+  EXPECT_EQ(launch->spec.argv[2], "/database");
+
+  config.secrets.clear();
+  auto missing = PrepareLaunch(job, "Master", 0, {}, context);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(
+                "containers[0].env[1].valueFrom.secretKeyRef.name: \"creds\": not on this "
+                "machine; give it with --secret creds=FOLDER"),
+            std::string::npos)
+      << missing.status().message();
+}
+
+TEST(MakeMounts, WritesConfigFilesAndKeepsSecretsPrivate) {
+  std::string root = fs::temp_directory_path() / ("trainctl-mounts-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  LocalConfig config;
+  config.config_maps["app-config"] = {{"a.yaml", "x: 1\n"}};
+  config.secrets["creds"] = {{"token", "s3cret"}};
+  api::Job job = WithPod(R"(            volumeMounts:
+            - {name: cfg, mountPath: /etc/app}
+            - {name: sec, mountPath: /etc/sec}
+            - {name: scratch, mountPath: /scratch}
+)",
+                         "          volumes:\n"
+                         "          - {name: cfg, configMap: {name: app-config}}\n"
+                         "          - {name: sec, secret: {secretName: creds}}\n"
+                         "          - {name: scratch, emptyDir: {}}\n");
+  auto mounts = PlanMounts(job, "Master", 0, root, config);
+  ASSERT_TRUE(mounts.ok()) << mounts.status().message();
+  ASSERT_TRUE(MakeMounts(*mounts).ok());
+  std::ifstream a(root + "/volumes/vol-master-0/cfg/a.yaml");
+  std::string content((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "x: 1\n");
+  struct stat st;
+  ASSERT_EQ(stat((root + "/volumes/vol-master-0/sec/token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_TRUE(fs::is_directory(root + "/volumes/vol-master-0/scratch"));
+  std::ofstream(root + "/volumes/vol-master-0/scratch/kept") << "1";
+  ASSERT_TRUE(MakeMounts(*mounts).ok());
+  EXPECT_TRUE(fs::exists(root + "/volumes/vol-master-0/scratch/kept"))
+      << "an emptyDir outlives a restart in place";
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace trainctl::local

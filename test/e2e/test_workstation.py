@@ -1,0 +1,276 @@
+"""End to end: `trainctl run` on a workstation, through the real binary. GPUs come from an
+injected inventory (TRAINCTL_GPU_INVENTORY), so this runs on machines without GPUs.
+
+Each replica prints what it was given; the tests check that replicas get devices of their own,
+that a job asking for too many is refused before anything starts, that two jobs running at
+once never share a device, `--gpu-share`, the thread env of a CPU limit, `--dry-run`, and
+volumes, ConfigMaps, Secrets and env files given as local folders and files.
+"""
+
+import json
+import os
+import time
+import unittest
+
+from harness import TrainctlTestCase, results
+
+# A replica that prints the devices and threads it was given, then waits for `release` (when
+# the manifest names one) so a test can hold its devices.
+REPORT = ('echo "RESULT {\\"name\\": \\"$POD\\", \\"cuda\\": \\"${CUDA_VISIBLE_DEVICES-unset}\\",'
+          ' \\"omp\\": \\"${OMP_NUM_THREADS-unset}\\"}"; '
+          'while [ -n "$RELEASE" ] && [ ! -e "$RELEASE" ]; do sleep 0.05; done')
+
+
+def torch_job(name, master_gpus, workers=0, worker_gpus=0, release="", cpu=""):
+    def spec(kind, replicas, gpus):
+        limits = {"nvidia.com/gpu": gpus} if gpus else {}
+        if cpu:
+            limits["cpu"] = cpu
+        return {"replicas": replicas, "restartPolicy": "Never", "template": {"spec": {
+            "containers": [{
+                "name": "pytorch", "image": "local", "command": ["sh", "-c", REPORT],
+                "env": [{"name": "RELEASE", "value": release},
+                        {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                "resources": {"limits": limits}}]}}}
+    specs = {"Master": spec("Master", 1, master_gpus)}
+    if workers:
+        specs["Worker"] = spec("Worker", workers, worker_gpus)
+    return json.dumps({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                       "metadata": {"name": name}, "spec": {"pytorchReplicaSpecs": specs}})
+
+
+class GpuTest(TrainctlTestCase):
+
+    def gpus(self, count):
+        self.env["TRAINCTL_GPU_INVENTORY"] = f"nvidia.com/gpu={count}"
+
+    def reported(self, name):
+        """What each replica of job `name` printed, by replica name."""
+        logs = os.path.join(self.state, "default", "pytorchjobs", name, "logs")
+        out = {}
+        for f in sorted(os.listdir(logs)):
+            if f.endswith(".log"):
+                with open(os.path.join(logs, f)) as fh:
+                    for r in results(fh.read()):
+                        out[r["name"]] = r
+        return out
+
+    def test_each_replica_gets_a_device_of_its_own(self):
+        self.gpus(2)
+        manifest = self.write("job.json", torch_job("pair", 1, workers=1, worker_gpus=1))
+        job, proc = self.run_json(manifest, expect_code=0)
+        seen = self.reported("pair")
+        self.assertEqual(seen["pair-master-0"]["cuda"], "0", self.explain(proc))
+        self.assertEqual(seen["pair-worker-0"]["cuda"], "1", self.explain(proc))
+        replicas = {r["name"]: r for r in self.stored_replicas("default", "pytorchjobs", "pair")}
+        self.assertEqual([g["index"] for g in replicas["pair-worker-0"]["gpus"]], [1])
+        described = self.trainctl("describe", "pair").stdout
+        self.assertRegex(described, r"PORT\s+GPUS\s+COMMAND")
+        self.assertRegex(described, r"pair-worker-0\s+\w+\s+0\s+0\s+\d*\s+\d+\s+1\s")
+        with open(os.path.join(self.state, "default", "pytorchjobs", "pair",
+                               "events.jsonl")) as f:
+            started = [json.loads(line)["message"] for line in f if '"Started"' in line]
+        self.assertTrue(any(m.endswith("with CUDA_VISIBLE_DEVICES=1") for m in started), started)
+
+    def test_eight_devices_two_per_replica_all_distinct(self):
+        self.gpus(8)
+        manifest = self.write("job.json", torch_job("eight", 2, workers=3, worker_gpus=2))
+        self.run_json(manifest, expect_code=0)
+        seen = self.reported("eight")
+        self.assertEqual(len(seen), 4)
+        devices = [d for r in seen.values() for d in r["cuda"].split(",")]
+        self.assertEqual(sorted(devices, key=int), [str(i) for i in range(8)])
+
+    def test_asking_for_more_than_the_machine_has_is_refused_before_starting(self):
+        self.gpus(2)
+        manifest = self.write("job.json", torch_job("greedy", 1, workers=2, worker_gpus=1))
+        proc = self.trainctl("run", manifest)
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("job.json: spec.pytorchReplicaSpecs[Worker].template.spec.containers[0]"
+                      ".resources.limits[nvidia.com/gpu]", proc.stderr)
+        self.assertIn("asks for 3 nvidia.com/gpu (Master (1 replica × 1), Worker (2 replicas × 1))"
+                      " and this machine has 2", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.state, "default", "pytorchjobs",
+                                                     "greedy")), "nothing was set up")
+        self.assertEqual(self.trainctl("run", manifest, "--gpu-share").returncode, 0,
+                         "with sharing the same job runs")
+
+    def test_two_jobs_at_once_never_share_a_device(self):
+        self.gpus(2)
+        release = os.path.join(self.work, "release")
+        first = self.start("run", self.write("a.json", torch_job("first", 1, release=release)))
+        try:
+            self.wait_for(lambda: "first-master-0" in self.reported_or_empty("first"), 30,
+                          "the first job's replica to start")
+            second = self.trainctl("run", self.write("b.json", torch_job("second", 1)))
+            self.assertEqual(second.returncode, 0, self.explain(second))
+            self.assertNotEqual(self.reported("second")["second-master-0"]["cuda"],
+                                self.reported("first")["first-master-0"]["cuda"])
+            third = self.trainctl("run", self.write("c.json", torch_job("third", 2)))
+            self.assertEqual(third.returncode, 2, self.explain(third))
+            self.assertIn("1 of them is free: the others are in use by pytorchjob default/first "
+                          "(runner pid", third.stderr)
+        finally:
+            open(release, "w").close()
+            first.wait(timeout=60)
+            self.stop(first)
+        self.assertEqual(first.returncode, 0)
+        again = self.trainctl("run", self.write("c2.json", torch_job("third", 2)))
+        self.assertEqual(again.returncode, 0, "the first job's devices are free once it ended\n" +
+                         self.explain(again))
+
+    def reported_or_empty(self, name):
+        try:
+            return self.reported(name)
+        except FileNotFoundError:
+            return {}
+
+    def test_a_cpu_limit_sets_the_thread_env_and_says_once_it_is_not_enforced(self):
+        manifest = self.write("job.json", torch_job("cpu", 0, workers=2, cpu="3"))
+        job, proc = self.run_json(manifest, expect_code=0)
+        self.assertEqual({r["omp"] for r in self.reported("cpu").values()}, {"3"})
+        self.assertEqual(proc.stderr.count("is not enforced by trainctl run"), 1, proc.stderr)
+        self.assertEqual(self.reported("cpu")["cpu-master-0"]["cuda"], "unset",
+                         "a replica without a GPU limit is left alone")
+
+    def test_a_malformed_inventory_is_refused_naming_the_variable(self):
+        self.env["TRAINCTL_GPU_INVENTORY"] = "nvidia.com/gpu=lots"
+        proc = self.trainctl("run", self.write("job.json", torch_job("x", 1)))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("TRAINCTL_GPU_INVENTORY: \"nvidia.com/gpu=lots\"", proc.stderr)
+
+
+class DryRunTest(TrainctlTestCase):
+
+    def test_dry_run_prints_each_replica_and_starts_nothing(self):
+        self.env["TRAINCTL_GPU_INVENTORY"] = "nvidia.com/gpu=4"
+        manifest = self.write("job.json", torch_job("dry", 1, workers=1, worker_gpus=2))
+        proc = self.trainctl("run", manifest, "--dry-run")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        out = proc.stdout
+        self.assertIn("dry run, nothing was started", out)
+        self.assertIn("dry-worker-0\n  command:  /", out)
+        self.assertIn("CUDA_VISIBLE_DEVICES=1,2   [resources]", out)
+        self.assertIn("MASTER_ADDR=127.0.0.1   [trainctl]", out)
+        self.assertIn("RELEASE=   [template]", out)
+        self.assertIn("gpus:     nvidia.com/gpu 1, nvidia.com/gpu 2", out)
+        self.assertFalse(os.path.exists(os.path.join(self.state, "default", "pytorchjobs", "dry")))
+
+        plan = json.loads(self.trainctl("run", manifest, "--dry-run", "-o", "json").stdout)
+        worker = [r for r in plan["replicas"] if r["name"] == "dry-worker-0"][0]
+        self.assertEqual(worker["workingDir"], self.work)
+        self.assertTrue(worker["command"][0].endswith("/sh"))
+        env = {e["name"]: e for e in worker["env"]}
+        self.assertEqual(env["WORLD_SIZE"]["source"], "trainctl")
+        self.assertEqual(env["RANK"]["value"], "1")
+        self.assertEqual(env["MASTER_PORT"]["value"],
+                         str([r for r in plan["replicas"] if r["type"] == "Master"][0]["port"]))
+        self.assertEqual(plan["gpuInventory"]["nvidia.com/gpu"], 4)
+
+    def test_dry_run_refuses_what_a_run_would_refuse(self):
+        self.env["TRAINCTL_GPU_INVENTORY"] = "nvidia.com/gpu=1"
+        proc = self.trainctl("run", self.write("job.json", torch_job("dry", 1, workers=1,
+                                                                     worker_gpus=1)), "--dry-run")
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("this machine has 1 (TRAINCTL_GPU_INVENTORY)", proc.stderr)
+
+
+VOLUME_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: vols}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          volumes:
+          - {name: data, hostPath: {path: HOSTDIR, type: Directory}}
+          - {name: cfg, configMap: {name: app-config}}
+          - {name: creds, secret: {secretName: creds}}
+          - {name: scratch, emptyDir: {}}
+          containers:
+          - name: pytorch
+            image: local
+            workingDir: /scratch
+            command: [sh, -c]
+            args:
+            - >-
+              cat /data/input.txt > /scratch/copy.txt &&
+              echo "RESULT {\\"input\\": \\"$(cat /data/input.txt)\\",
+              \\"lr\\": \\"$(cat /etc/app/lr)\\", \\"token\\": \\"$TOKEN\\",
+              \\"cfg_lr\\": \\"$CFG_lr\\", \\"team\\": \\"$TEAM\\",
+              \\"cwd\\": \\"$(pwd)\\"}"
+            env:
+            - name: TOKEN
+              valueFrom: {secretKeyRef: {name: creds, key: token}}
+            envFrom:
+            - {configMapRef: {name: app-config}, prefix: CFG_}
+            volumeMounts:
+            - {name: data, mountPath: /data, readOnly: true}
+            - {name: cfg, mountPath: /etc/app}
+            - {name: creds, mountPath: /etc/creds}
+            - {name: scratch, mountPath: /scratch}
+"""
+
+
+class VolumesTest(TrainctlTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.host = os.path.join(self.tmp, "host")
+        os.makedirs(self.host)
+        with open(os.path.join(self.host, "input.txt"), "w") as f:
+            f.write("hello")
+        for name, key, value in (("cfg", "lr", "0.01"), ("creds", "token", "t0k")):
+            os.makedirs(os.path.join(self.work, name))
+            with open(os.path.join(self.work, name, key), "w") as f:
+                f.write(value)
+        self.manifest = self.write("job.yaml", VOLUME_JOB.replace("HOSTDIR", self.host))
+        self.write("team.env", "# shared settings\nTEAM=vision\n")
+
+    def test_volumes_configmaps_secrets_and_env_files_given_as_local_folders(self):
+        job, proc = self.run_json(self.manifest, "--configmap", "app-config=cfg", "--secret",
+                                  "creds=creds", "--env-file", "team.env", expect_code=0)
+        folder = os.path.join(self.state, "default", "pytorchjobs", "vols")
+        with open(os.path.join(folder, "logs", "vols-master-0.log")) as f:
+            [seen] = results(f.read())
+        scratch = os.path.join(folder, "volumes", "vols-master-0", "scratch")
+        self.assertEqual(seen, {"input": "hello", "lr": "0.01", "token": "t0k", "cfg_lr": "0.01",
+                                "team": "vision", "cwd": scratch})
+        with open(os.path.join(scratch, "copy.txt")) as f:
+            self.assertEqual(f.read(), "hello", "the emptyDir is a real folder, kept after the run")
+
+    def test_a_missing_configmap_or_unsupported_volume_is_refused_before_starting(self):
+        proc = self.trainctl("run", self.manifest, "--secret", "creds=creds")
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("spec.pytorchReplicaSpecs[Master].template.spec.volumes[1].configMap.name: "
+                      "\"app-config\": not on this machine; give it with --configmap "
+                      "app-config=FOLDER", proc.stderr)
+        pvc = self.write("pvc.yaml", VOLUME_JOB.replace(
+            "hostPath: {path: HOSTDIR, type: Directory}", "persistentVolumeClaim: {claimName: c}"))
+        proc = self.trainctl("run", pvc, "--configmap", "app-config=cfg", "--secret", "creds=creds")
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("volumes[0].persistentVolumeClaim: Unsupported value", proc.stderr)
+        self.assertIn("--volume data=FOLDER", proc.stderr)
+        proc = self.trainctl("run", pvc, "--configmap", "app-config=cfg", "--secret",
+                             "creds=creds", "--volume", "data=" + self.host)
+        self.assertEqual(proc.returncode, 0, "--volume stands in for any volume\n" +
+                         self.explain(proc))
+        proc = self.trainctl("run", self.manifest, "--configmap", "app-config=nowhere")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--configmap app-config:", proc.stderr)
+        self.assertIn("is not a folder", proc.stderr)
+
+    def test_dry_run_shows_the_mounts_and_rewritten_paths(self):
+        proc = self.trainctl("run", self.manifest, "--dry-run", "--configmap", "app-config=cfg",
+                             "--secret", "creds=creds")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        self.assertIn("mount:    /data -> " + self.host + " (volume data)", proc.stdout)
+        self.assertIn("cat " + self.host + "/input.txt", proc.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
