@@ -16,4 +16,11 @@ int64_t IntAt(const nlohmann::json& object, std::string_view key, int64_t fallba
   return it->get<int64_t>();
 }
 
+bool BoolAt(const nlohmann::json& object, std::string_view key, bool fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_boolean()) return fallback;
+  return it->get<bool>();
+}
+
 }  // namespace trainctl::api

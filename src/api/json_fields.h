@@ -16,5 +16,7 @@ namespace trainctl::api {
 std::string StringAt(const nlohmann::json& object, std::string_view key, std::string fallback = "");
 // `object[key]` as an integer (JSON integers only); `fallback` otherwise.
 int64_t IntAt(const nlohmann::json& object, std::string_view key, int64_t fallback);
+// `object[key]` as a boolean (JSON booleans only); `fallback` otherwise.
+bool BoolAt(const nlohmann::json& object, std::string_view key, bool fallback);
 
 }  // namespace trainctl::api

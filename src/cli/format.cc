@@ -243,9 +243,11 @@ std::string FormatDryRun(const json& plan, const std::string& source) {
            " nvidia.com/gpu, " + std::to_string(inv.value("amd.com/gpu", 0)) + " amd.com/gpu (" +
            inv.value("source", "") + ")\n";
   }
-  out += "Env: this shell's " + std::to_string(plan.value("inheritedEnv", 0)) +
-         " variables, then those below (trainctl: injected as the operator does; resources: "
-         "from the replica's limits; runner: trainctl run's own; template: the manifest's)\n";
+  out +=
+      "Env: this shell's " + std::to_string(plan.value("inheritedEnv", 0)) +
+      " variables, then those below (trainctl: injected as the operator does; resources: "
+      "from the replica's limits; runner: trainctl run's own; env-file: --env-file; template: the "
+      "manifest's)\n";
   for (const json& r : plan.value("replicas", json::array())) {
     std::string command;
     for (const json& a : r.value("command", json::array()))

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "api/json_fields.h"
 #include "api/kinds.h"
 
 namespace trainctl::local {
@@ -36,7 +37,7 @@ GpuAssignment DecodeAssignment(const json& doc) {
           !g.contains("index") || !g["index"].is_number_integer())
         continue;
       out[replica].push_back({g["resource"].get<std::string>(), g["index"].get<int>(),
-                              g.value("id", std::string()), g.value("name", std::string())});
+                              api::StringAt(g, "id"), api::StringAt(g, "name")});
     }
   }
   return out;
@@ -63,7 +64,8 @@ DeviceLock::~DeviceLock() {
 
 std::vector<DeviceClaim> ReadDeviceClaims(const std::string& root, const JobKey& self) {
   std::vector<DeviceClaim> claims;
-  for (const JobKey& key : ListJobs(root, std::nullopt)) {
+  // devices.json, not job.json: a runner records its devices before it writes its job.
+  for (const JobKey& key : ListJobs(root, std::nullopt, "devices.json")) {
     if (key.kind == self.kind && key.namespace_ == self.namespace_ && key.name == self.name)
       continue;
     JobDir dir(root, key);

@@ -65,7 +65,8 @@ struct DeviceClaim {
 // Replica name → its devices. Replicas that ask for none are absent.
 using GpuAssignment = std::map<std::string, std::vector<Gpu>>;
 
-// Gives each replica its devices: lowest free indices first, a replica's devices adjacent.
+// Gives each replica its devices: lowest free indices first, replica after replica (adjacent
+// on an idle machine).
 // Errors (nothing assigned): kInvalid when the job, or one replica, asks for more than the
 // machine has; kAlreadyExists when enough exist but others hold them (names the holders).
 // `share`: devices may be shared (with other replicas and jobs); each replica still gets

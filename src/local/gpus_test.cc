@@ -268,20 +268,27 @@ TEST(DeviceClaims, OnlyJobsWhoseRunnerIsAliveHoldDevices) {
   ASSERT_TRUE(alive.WriteDevices(EncodeAssignment({{"alive-master-0", {inv.gpus[2]}}})).ok());
   ASSERT_TRUE(gone.WriteDevices(EncodeAssignment({{"gone-master-0", {inv.gpus[0]}}})).ok());
   ASSERT_TRUE(alive.AcquireRunnerLock().ok());
+  // A runner that has claimed its devices but not yet written its job counts too.
+  JobDir starting(root, {api::Kind::kTFJob, "default", "starting"});
+  ASSERT_TRUE(starting.Create().ok());
+  ASSERT_TRUE(starting.WriteDevices(EncodeAssignment({{"starting-worker-0", {inv.gpus[3]}}})).ok());
+  ASSERT_TRUE(starting.AcquireRunnerLock().ok());
   {
     StatusOr<DeviceLock> lock = DeviceLock::Acquire(root);
     ASSERT_TRUE(lock.ok()) << lock.status().message();
     std::vector<DeviceClaim> claims =
         ReadDeviceClaims(root, {api::Kind::kPyTorchJob, "default", "me"});
-    ASSERT_EQ(claims.size(), 1u);
+    ASSERT_EQ(claims.size(), 2u);
     EXPECT_NE(claims[0].holder.find("pytorchjob default/alive (runner pid " +
                                     std::to_string(getpid()) + ")"),
               std::string::npos)
         << claims[0].holder;
     EXPECT_EQ(Indices(claims[0].gpus), (std::vector<int>{2}));
-    EXPECT_TRUE(ReadDeviceClaims(root, alive.key()).empty()) << "a job does not block itself";
+    EXPECT_EQ(Indices(claims[1].gpus), (std::vector<int>{3}));
+    EXPECT_EQ(ReadDeviceClaims(root, alive.key()).size(), 1u) << "a job does not block itself";
   }
   alive.ReleaseRunnerLock();
+  starting.ReleaseRunnerLock();
   EXPECT_TRUE(ReadDeviceClaims(root, {api::Kind::kPyTorchJob, "default", "me"}).empty());
   EXPECT_TRUE(
       DecodeAssignment(nlohmann::json::parse(R"({"replicas": {"a": [{"index": "x"}]}})")).empty())

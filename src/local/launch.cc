@@ -39,7 +39,7 @@ StatusOr<std::optional<std::string>> ResolveKeyRef(const json& ref, const Launch
                                                    bool secret, const std::string& path) {
   const char* flag = secret ? "--secret" : "--configmap";
   std::string name = api::StringAt(ref, "name"), key = api::StringAt(ref, "key");
-  bool optional = ref.value("optional", false);
+  bool optional = api::BoolAt(ref, "optional", false);
   const std::map<std::string, KeyValues>* all = nullptr;
   if (context.config) all = secret ? &context.config->secrets : &context.config->config_maps;
   const KeyValues* data = nullptr;
@@ -138,10 +138,14 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     const json& from = c["envFrom"];
     for (size_t i = 0; i < from.size(); ++i) {
       std::string fpath = cpath + ".envFrom[" + std::to_string(i) + "]";
-      bool secret = from[i].contains("secretRef");
-      const json& ref = secret ? from[i]["secretRef"] : from[i].value("configMapRef", json());
+      bool secret = from[i].is_object() && from[i].contains("secretRef");
+      const json none;
+      const json& ref = !from[i].is_object()               ? none
+                        : secret                           ? from[i]["secretRef"]
+                        : from[i].contains("configMapRef") ? from[i]["configMapRef"]
+                                                           : none;
       if (!ref.is_object())
-        return InvalidError(fpath + ": Required value: configMapRef or secretRef");
+        return InvalidError(fpath + ": Required value: configMapRef or secretRef (an object)");
       const std::map<std::string, KeyValues>* all = nullptr;
       if (context.config) all = secret ? &context.config->secrets : &context.config->config_maps;
       std::string name = api::StringAt(ref, "name");
@@ -149,7 +153,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
       if (all)
         if (auto it = all->find(name); it != all->end()) data = &it->second;
       if (!data) {
-        if (ref.value("optional", false)) continue;
+        if (api::BoolAt(ref, "optional", false)) continue;
         return InvalidError(fpath + (secret ? ".secretRef" : ".configMapRef") + ".name: \"" + name +
                             "\": not on this machine; give it with " +
                             (secret ? "--secret " : "--configmap ") + name +
@@ -219,7 +223,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   for (std::string& a : argv) a = RewritePaths(ExpandReferences(a, defined), context.mounts);
   if (!context.mounts.empty())
     for (auto& [name, value] : pod_env)
-      if (source[name] != EnvSource::kResources) value = RewritePaths(value, context.mounts);
+      if (source[name] == EnvSource::kTemplate) value = RewritePaths(value, context.mounts);
 
   std::map<std::string, std::string> final_env;
   std::vector<std::string> order;
@@ -228,15 +232,23 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     if (!final_env.count(name)) order.push_back(name);
     final_env[name] = entry.substr(std::min(entry.size(), name.size() + 1));
   }
-  if (context.config)
+  if (context.config) {
+    // Later files and lines win; a name the pod defines is the pod's.
+    std::map<std::string, std::string> from_files;
+    std::vector<std::string> file_order;
     for (const auto& [name, value] : context.config->env_files) {
+      if (!from_files.count(name)) file_order.push_back(name);
+      from_files[name] = value;
+    }
+    for (const std::string& name : file_order) {
       if (!final_env.count(name)) order.push_back(name);
-      final_env[name] = value;
+      final_env[name] = from_files[name];
       if (!source.count(name)) {
         source[name] = EnvSource::kEnvFile;
-        pod_env.emplace_back(name, value);  // listed below with its source; value kept
+        pod_env.emplace_back(name, from_files[name]);  // listed below with its source
       }
     }
+  }
   for (const auto& [name, value] : pod_env) {
     if (!final_env.count(name)) order.push_back(name);
     final_env[name] = value;
@@ -294,6 +306,8 @@ StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& t
                                        const LaunchContext& context) {
   StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, injected, context);
   if (!launch.ok()) return launch;
+  // A program inside a volume that is written when the replica starts cannot be checked now.
+  if (InMadeMount(launch->spec.argv[0], launch->mounts)) return launch;
   std::string path_env;
   for (const std::string& e : launch->spec.env)
     if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);

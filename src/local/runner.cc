@@ -164,7 +164,7 @@ void Run::Report(const Status& written, const char* what) {
 
 Status Run::Setup() {
   // Devices others hold are checked before anything here changes (a --replace keeps the old
-  // job when this one cannot have its GPUs), and claimed for real under the lock below.
+  // job when they are known to be busy), and claimed for real under the lock below.
   TRAINCTL_RETURN_IF_ERROR(ChooseGpus().status());
   if (dir_.Exists()) {
     if (dir_.RunnerActive())
@@ -247,7 +247,7 @@ void Run::Start(const std::string& type, int index, Time now) {
   ReplicaLaunchInputs inputs = LaunchInputs(options_, dir_, name, &gpus_);
   StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
   if (launch.ok())
-    if (Status made = MakeMounts(launch->mounts); !made.ok()) launch = made;
+    if (Status made = MakeMounts(launch->mounts, launch->spec.cwd); !made.ok()) launch = made;
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
   if (!launch.ok()) {
@@ -456,9 +456,9 @@ json Run::ReplicasJson() const {
     if (r.started) j["startTime"] = FormatRfc3339(*r.started);
     if (r.finished) j["finishTime"] = FormatRfc3339(*r.finished);
     if (!r.message.empty()) j["message"] = r.message;
-    if (auto it = gpus_.find(name); it != gpus_.end()) {
+    if (std::vector<Gpu> seen = VisibleGpus(job_, gpus_, r.type, r.index); !seen.empty()) {
       json gpus = json::array();
-      for (const Gpu& g : it->second)
+      for (const Gpu& g : seen)
         gpus.push_back({{"resource", g.resource}, {"index", g.index}, {"id", g.id}});
       j["gpus"] = std::move(gpus);
     }

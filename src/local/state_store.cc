@@ -213,7 +213,8 @@ int JobDir::LastRunnerPid() const {
   return text.ok() ? std::atoi(text->c_str()) : 0;
 }
 
-std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns) {
+std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns,
+                             const char* marker) {
   std::vector<JobKey> out;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return out;
@@ -225,7 +226,7 @@ std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::s
       fs::path kdir = nsdir.path() / info.plural;
       if (!fs::is_directory(kdir, ec)) continue;
       for (const fs::directory_entry& jdir : fs::directory_iterator(kdir, ec))
-        if (fs::exists(jdir.path() / "job.json"))
+        if (fs::exists(jdir.path() / marker))
           out.push_back({info.kind, namespace_name, jdir.path().filename()});
     }
   }

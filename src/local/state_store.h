@@ -72,7 +72,10 @@ class JobDir {
 };
 
 // Every job folder under `root` (for `get`), optionally in one namespace.
-std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns);
+// `marker`: the file that makes a folder count (job.json: a job; devices.json: a GPU claim,
+// written before job.json).
+std::vector<JobKey> ListJobs(const std::string& root, const std::optional<std::string>& ns,
+                             const char* marker = "job.json");
 
 Status WriteFileAtomically(const std::string& path, const std::string& content);
 StatusOr<std::string> ReadFile(const std::string& path);

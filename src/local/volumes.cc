@@ -1,8 +1,12 @@
 #include "local/volumes.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -25,14 +29,21 @@ bool SafeRelative(const std::string& path) {
 
 // The files a configMap / secret volume shows: all keys, or its items at their paths.
 StatusOr<KeyValues> VolumeFiles(const json& source, const KeyValues* data, const std::string& name,
-                                const std::string& field, const std::string& flag) {
-  bool optional = source.value("optional", false);
+                                const std::string& field, const std::string& flag,
+                                int fallback_mode, std::map<std::string, int>* modes) {
+  const int default_mode =
+      static_cast<int>(api::IntAt(source, "defaultMode", fallback_mode)) & 0777;
+
+  bool optional = api::BoolAt(source, "optional", false);
   if (!data) {
     if (optional) return KeyValues();
     return InvalidError(field + ": \"" + name + "\": not on this machine; give it with " + flag +
                         " " + name + "=FOLDER (a file per key)");
   }
-  if (!source.contains("items") || !source["items"].is_array()) return *data;
+  if (!source.contains("items") || !source["items"].is_array()) {
+    for (const auto& [key, value] : *data) (*modes)[key] = default_mode;
+    return *data;
+  }
   KeyValues files;
   const json& items = source["items"];
   for (size_t i = 0; i < items.size(); ++i) {
@@ -49,12 +60,21 @@ StatusOr<KeyValues> VolumeFiles(const json& source, const KeyValues* data, const
                           ") has no such key");
     }
     files[path] = it->second;
+    (*modes)[path] = static_cast<int>(api::IntAt(items[i], "mode", default_mode)) & 0777;
   }
   return files;
 }
 
+bool DnsLabel(const std::string& s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
 bool Boundary(char c) {
-  return c == ' ' || c == '=' || c == ':' || c == ',' || c == '\'' || c == '"';
+  static const std::string kBoundaries = " \t\n=:,'\"><();|&`";
+  return kBoundaries.find(c) != std::string::npos;
 }
 
 }  // namespace
@@ -104,6 +124,10 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
                           "\": no volume of that name in " + pod + ".volumes");
     const json& volume = volumes[vi];
     const std::string vfield = pod + ".volumes[" + std::to_string(vi) + "]";
+    // The name becomes a folder name: a DNS label, as the API server requires.
+    if (!DnsLabel(mount.volume))
+      return InvalidError(vfield + ".name: Invalid value: \"" + mount.volume +
+                          "\": must be a lowercase RFC 1123 label (a-z, 0-9, '-'; at most 63)");
     const std::string own = job_folder + "/volumes/" + replica + "/" + mount.volume;
     if (auto given = config.volume_dirs.find(mount.volume); given != config.volume_dirs.end()) {
       mount.kind = LocalMount::Kind::kGiven;
@@ -125,7 +149,7 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
       auto it = config.config_maps.find(name);
       StatusOr<KeyValues> files =
           VolumeFiles(volume["configMap"], it == config.config_maps.end() ? nullptr : &it->second,
-                      name, vfield + ".configMap.name", "--configmap");
+                      name, vfield + ".configMap.name", "--configmap", 0644, &mount.modes);
       if (!files.ok()) return files.status();
       mount.files = std::move(files).value();
     } else if (volume.contains("secret") && volume["secret"].is_object()) {
@@ -135,7 +159,7 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
       auto it = config.secrets.find(name);
       StatusOr<KeyValues> files =
           VolumeFiles(volume["secret"], it == config.secrets.end() ? nullptr : &it->second, name,
-                      vfield + ".secret.secretName", "--secret");
+                      vfield + ".secret.secretName", "--secret", 0600, &mount.modes);
       if (!files.ok()) return files.status();
       mount.files = std::move(files).value();
     } else {
@@ -193,7 +217,17 @@ Status CheckMounts(const std::vector<LocalMount>& mounts) {
   return Status::Ok();
 }
 
-Status MakeMounts(const std::vector<LocalMount>& mounts) {
+bool InMadeMount(const std::string& path, const std::vector<LocalMount>& mounts) {
+  for (const LocalMount& m : mounts) {
+    if (m.kind != LocalMount::Kind::kEmptyDir && m.kind != LocalMount::Kind::kConfigMap &&
+        m.kind != LocalMount::Kind::kSecret)
+      continue;
+    if (path == m.folder || path.rfind(m.folder + "/", 0) == 0) return true;
+  }
+  return false;
+}
+
+Status MakeMounts(const std::vector<LocalMount>& mounts, const std::string& working_dir) {
   std::error_code ec;
   for (const LocalMount& m : mounts) {
     bool make_dir = m.kind == LocalMount::Kind::kEmptyDir ||
@@ -213,18 +247,26 @@ Status MakeMounts(const std::vector<LocalMount>& mounts) {
     for (const auto& [path, content] : m.files) {
       fs::path file = fs::path(m.folder) / path;
       fs::create_directories(file.parent_path(), ec);
-      std::ofstream out(file, std::ios::binary | std::ios::trunc);
-      out << content;
-      if (!out) return IoError(m.field + ": cannot write \"" + file.string() + "\"");
-      out.close();
-      fs::permissions(file,
-                      m.kind == LocalMount::Kind::kSecret
-                          ? fs::perms::owner_read | fs::perms::owner_write
-                          : fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                fs::perms::others_read,
-                      ec);
+      auto mode_it = m.modes.find(path);
+      mode_t mode = mode_it != m.modes.end() ? static_cast<mode_t>(mode_it->second) : 0600;
+      // Created with its mode (never readable by others in between), then set exactly.
+      int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+      bool ok = fd >= 0 && fchmod(fd, mode & 0600) == 0;
+      for (size_t done = 0; ok && done < content.size();) {
+        ssize_t n = write(fd, content.data() + done, content.size() - done);
+        ok = n > 0;
+        if (ok) done += static_cast<size_t>(n);
+      }
+      ok = ok && fchmod(fd, mode) == 0;
+      if (fd >= 0) ok = close(fd) == 0 && ok;
+      if (!ok)
+        return IoError(m.field + ": cannot write \"" + file.string() +
+                       "\": " + std::strerror(errno));
     }
   }
+  if (!working_dir.empty() && InMadeMount(working_dir, mounts) &&
+      !fs::create_directories(working_dir, ec) && ec)
+    return IoError("workingDir: cannot make \"" + working_dir + "\": " + ec.message());
   return Status::Ok();
 }
 

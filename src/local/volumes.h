@@ -6,8 +6,8 @@
 //   hostPath            its path as is (type Directory/File must exist, DirectoryOrCreate and
 //                       FileOrCreate are made)
 //   configMap / secret  <job folder>/volumes/<replica>/<volume>, written from the --configmap /
-//                       --secret folder (items and their paths honoured; optional ones may be
-//                       missing)
+//                       --secret folder (items, their paths and modes, and defaultMode
+//                       honoured; optional ones may be missing)
 //   any volume named by --volume NAME=DIR: DIR (this wins over the kinds above)
 //   anything else       refused before starting, naming volumes[i] and suggesting --volume
 //
@@ -20,6 +20,7 @@
 // PlanMounts and RewritePaths are pure; CheckMounts and MakeMounts do file I/O.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,14 @@ namespace trainctl::local {
 struct LocalMount {
   enum class Kind { kEmptyDir, kHostPath, kConfigMap, kSecret, kGiven };
   Kind kind = Kind::kEmptyDir;
-  std::string volume;      // the volume's name
-  std::string mount_path;  // in the container
-  std::string local_path;  // on this machine (subPath included)
-  std::string folder;      // the folder to make or fill (without subPath)
-  std::string host_type;   // hostPath's type ("" = no check)
-  KeyValues files;         // configMap / secret: relative path → content
-  std::string field;       // e.g. spec.…template.spec.containers[0].volumeMounts[1]
+  std::string volume;                // the volume's name
+  std::string mount_path;            // in the container
+  std::string local_path;            // on this machine (subPath included)
+  std::string folder;                // the folder to make or fill (without subPath)
+  std::string host_type;             // hostPath's type ("" = no check)
+  KeyValues files;                   // configMap / secret: relative path → content
+  std::map<std::string, int> modes;  // relative path → permission bits (defaultMode, items[].mode)
+  std::string field;                 // e.g. spec.…template.spec.containers[0].volumeMounts[1]
 };
 
 // The mounts of (type, index)'s default container, longest mount path first. `job_folder` is
@@ -47,15 +49,21 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
                                              int index, const std::string& job_folder,
                                              const LocalConfig& config);
 
-// `text` with each mount path (whole, or followed by '/') that starts the text or follows one of
-// ` =:,'"` replaced by its local path.
+// `text` with each mount path (whole, or followed by '/') that starts the text or follows a
+// space, tab, newline or one of `=:,'"><();|&` and a backquote (or ends before one),
+// replaced by its local path.
 std::string RewritePaths(const std::string& text, const std::vector<LocalMount>& mounts);
 
 // hostPath mounts of type Directory / File exist as such (kInvalid naming the field otherwise).
 Status CheckMounts(const std::vector<LocalMount>& mounts);
 
-// Makes emptyDir folders (kept when present), the hostPath ...OrCreate paths, and writes the
-// configMap / secret files (secrets 0600). Errors name the field and path.
-Status MakeMounts(const std::vector<LocalMount>& mounts);
+// True when `path` lies inside a folder MakeMounts makes (emptyDir, configMap, secret).
+bool InMadeMount(const std::string& path, const std::vector<LocalMount>& mounts);
+
+// Makes emptyDir folders (kept when present), the hostPath ...OrCreate paths, writes the
+// configMap / secret files (created with their mode: defaultMode or items[].mode, else 0644
+// for a ConfigMap and 0600 for a Secret), and makes `working_dir` when it lies inside a made
+// folder. Errors name the field and path.
+Status MakeMounts(const std::vector<LocalMount>& mounts, const std::string& working_dir = "");
 
 }  // namespace trainctl::local

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -113,6 +114,15 @@ TEST(PlanMounts, WhatCannotBeHadHereIsRefusedNamingTheFieldAndTheWayOut) {
   EXPECT_NE(unknown.status().message().find("containers[0].volumeMounts[0].name: Not found"),
             std::string::npos);
 
+  auto outside =
+      PlanMounts(WithPod("            volumeMounts: [{name: ../../x, mountPath: /x}]\n",
+                         "          volumes:\n          - {name: ../../x, emptyDir: {}}\n"),
+                 "Master", 0, "/s", config);
+  ASSERT_FALSE(outside.ok()) << "a volume name is a folder name: it must not leave the job's";
+  EXPECT_NE(outside.status().message().find("volumes[0].name: Invalid value: \"../../x\""),
+            std::string::npos)
+      << outside.status().message();
+
   auto escape = PlanMounts(
       WithPod("            volumeMounts: [{name: data, mountPath: /x, subPath: ../../etc}]\n",
               Volumes("emptyDir: {}")),
@@ -132,13 +142,17 @@ TEST(RewritePaths, MountPathsBecomeLocalFoldersOnlyAsWholePathsOrPrefixes) {
   EXPECT_EQ(RewritePaths("/database", mounts), "/database");
   EXPECT_EQ(RewritePaths("/data/cache/x:/data", mounts), "/tmp/c/x:/home/me/data");
   EXPECT_EQ(RewritePaths("my/data", mounts), "my/data");
+  EXPECT_EQ(RewritePaths("echo x >/data/out; cd /data\n/data/run.sh|(ls /data)", mounts),
+            "echo x >/home/me/data/out; cd /home/me/data\n/home/me/data/run.sh|(ls "
+            "/home/me/data)")
+      << "shell redirections, lines and pipes are boundaries too";
 }
 
 TEST(PrepareLaunch, ConfigMapsSecretsAndEnvFilesFillTheEnvAndMountsRewriteArgs) {
   LocalConfig config;
   config.config_maps["app-config"] = {{"LR", "0.1"}, {"a.yaml", "x"}};
   config.secrets["creds"] = {{"token", "s3cret"}};
-  config.env_files = {{"FROM_FILE", "1"}, {"OVERRIDDEN", "file"}};
+  config.env_files = {{"FROM_FILE", "0"}, {"OVERRIDDEN", "file"}, {"FROM_FILE", "1"}};
   api::Job job = WithPod(std::string(kMounts) + R"(            env:
             - {name: OVERRIDDEN, value: template}
             - name: TOKEN
@@ -165,7 +179,7 @@ TEST(PrepareLaunch, ConfigMapsSecretsAndEnvFilesFillTheEnvAndMountsRewriteArgs) 
   EXPECT_EQ(env("CFG_LR"), "0.1");
   EXPECT_EQ(env("TOKEN"), "s3cret");
   EXPECT_EQ(env("MAYBE"), "<unset>") << "an optional reference that is absent is not set";
-  EXPECT_EQ(env("FROM_FILE"), "1") << "an env file comes after the shell's env";
+  EXPECT_EQ(env("FROM_FILE"), "1") << "an env file comes after the shell's env; later wins";
   EXPECT_EQ(env("OVERRIDDEN"), "template") << "and before the template's";
   EXPECT_EQ(env("OUT"), "/state/job/volumes/vol-master-0/scratch/run1/out");
   EXPECT_EQ(launch->spec.argv[1], "--data=/state/job/volumes/vol-master-0/data/train");
@@ -179,6 +193,83 @@ TEST(PrepareLaunch, ConfigMapsSecretsAndEnvFilesFillTheEnvAndMountsRewriteArgs) 
                 "machine; give it with --secret creds=FOLDER"),
             std::string::npos)
       << missing.status().message();
+}
+
+TEST(PrepareLaunch, HostileEnvFromAndOptionalFieldsAreErrorsNotCrashes) {
+  LaunchContext context;
+  context.manifest_dir = "/";
+  context.base_env = {"PATH=/usr/bin:/bin"};
+  for (const char* extra : {"            envFrom: [\"x\", 3]\n",
+                            "            envFrom: [{configMapRef: {name: c, optional: \"yes\"}}]\n",
+                            "            env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: "
+                            "1, optional: 2}}}]\n"}) {
+    api::Job job = LoadJob(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: h}\nspec:\n"
+        "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n"
+        "          containers:\n          - name: pytorch\n            image: t\n"
+        "            command: [\"true\"]\n" +
+        std::string(extra));
+    auto launch = PrepareLaunch(job, "Master", 0, {}, context);
+    ASSERT_FALSE(launch.ok()) << extra;
+    EXPECT_EQ(launch.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(launch.status().message().find("containers[0].env"), std::string::npos)
+        << launch.status().message();
+  }
+}
+
+TEST(PrepareLaunch, AProgramInAConfigMapVolumeRunsWithItsModeAndOnlyTemplatePathsAreRewritten) {
+  std::string root = fs::temp_directory_path() / ("trainctl-exe-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  LocalConfig config;
+  config.config_maps["scripts"] = {{"run.sh", "#!/bin/sh\nexit 0\n"}};
+  api::Job job = LoadJob(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: exe}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          volumes:
+          - {name: scripts, configMap: {name: scripts, defaultMode: 493}}
+          - {name: work, emptyDir: {}}
+          containers:
+          - name: pytorch
+            image: t
+            workingDir: /work/out
+            command: [/scripts/run.sh]
+            env: [{name: MINE, value: /work/x}]
+            volumeMounts:
+            - {name: scripts, mountPath: /scripts}
+            - {name: work, mountPath: /work}
+)");
+  LaunchContext context;
+  context.manifest_dir = "/";
+  context.base_env = {"PATH=/usr/bin:/bin"};
+  context.config = &config;
+  context.mounts = *PlanMounts(job, "Master", 0, root, config);
+  api::ReplicaEnv injected;
+  injected.env.push_back({"FRAMEWORK_PATH", "/work/framework", nullptr});
+  auto launch = ResolveLaunch(job, "Master", 0, injected, context);
+  ASSERT_TRUE(launch.ok()) << "the script is written when the replica starts, so it is not "
+                              "looked up before: "
+                           << launch.status().message();
+  EXPECT_EQ(launch->spec.argv[0], root + "/volumes/exe-master-0/scripts/run.sh");
+  auto has = [&](const std::string& entry) {
+    return std::find(launch->spec.env.begin(), launch->spec.env.end(), entry) !=
+           launch->spec.env.end();
+  };
+  EXPECT_TRUE(has("MINE=" + root + "/volumes/exe-master-0/work/x"));
+  EXPECT_TRUE(has("FRAMEWORK_PATH=/work/framework")) << "trainctl's own values stay as they are";
+  ASSERT_TRUE(MakeMounts(launch->mounts, launch->spec.cwd).ok());
+  EXPECT_TRUE(fs::is_directory(root + "/volumes/exe-master-0/work/out"))
+      << "a workingDir inside a volume is made with it";
+  struct stat st;
+  ASSERT_EQ(stat(launch->spec.argv[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u) << "defaultMode 0755 makes the script executable";
+  fs::remove_all(root);
 }
 
 TEST(MakeMounts, WritesConfigFilesAndKeepsSecretsPrivate) {

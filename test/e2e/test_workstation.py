@@ -119,6 +119,24 @@ class GpuTest(TrainctlTestCase):
         self.assertEqual(again.returncode, 0, "the first job's devices are free once it ended\n" +
                          self.explain(again))
 
+    def test_two_jobs_started_at_the_same_moment_never_share_the_last_device(self):
+        self.gpus(1)
+        release = os.path.join(self.work, "release")
+        runs = [self.start("run", self.write(f"{n}.json", torch_job(n, 1, release=release)))
+                for n in ("left", "right")]
+        try:
+            refused = self.wait_for(lambda: [r for r in runs if r.poll() is not None], 30,
+                                    "one of the two runs to be refused")
+            self.assertEqual(len(refused), 1, "exactly one run gets the only device")
+            self.assertEqual(refused[0].returncode, 2)
+            self.assertIn("0 of them are free", refused[0].stderr.read())
+        finally:
+            open(release, "w").close()
+            for r in runs:
+                r.wait(timeout=60)
+                self.stop(r)
+        self.assertEqual(sorted(r.returncode for r in runs), [0, 2])
+
     def reported_or_empty(self, name):
         try:
             return self.reported(name)
