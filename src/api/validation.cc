@@ -94,6 +94,17 @@ std::string ReplicaSpecPath(const Job& job, const std::string& type) {
   return ReplicaSpecsPath(job) + "[" + type + "]";
 }
 
+ContainerAt DefaultContainerAt(const Job& job, const std::string& type) {
+  ContainerAt out;
+  const ReplicaSpec& spec = job.replica_specs.at(type);
+  const nlohmann::json* containers = Containers(spec.pod_template);
+  if (!containers || containers->empty()) return out;
+  size_t i = DefaultContainerIndex(spec.pod_template, job.info().default_container).value_or(0);
+  out.container = &(*containers)[i];
+  out.path = ReplicaSpecPath(job, type) + ".template.spec.containers[" + std::to_string(i) + "]";
+  return out;
+}
+
 ValidationResult ValidateJob(const Job& job) {
   ValidationResult out;
   FieldErrorList* errors = &out.errors;

@@ -33,4 +33,13 @@ FieldErrorList ValidateJobUpdate(const Job& old_job, const Job& new_job);
 std::string ReplicaSpecsPath(const Job& job);
 std::string ReplicaSpecPath(const Job& job, const std::string& type);
 
+// The container of `type`'s pod template that runs the kind's default container (by name, else
+// the first), with its field path "spec.<map>[<type>].template.spec.containers[<i>]";
+// `container` is null when the template has no containers.
+struct ContainerAt {
+  const nlohmann::json* container = nullptr;
+  std::string path;
+};
+ContainerAt DefaultContainerAt(const Job& job, const std::string& type);
+
 }  // namespace trainctl::api

@@ -54,18 +54,14 @@ int GpuInventory::Count(const std::string& resource) const {
 StatusOr<std::vector<GpuAsk>> GpuAsks(const api::Job& job) {
   std::vector<GpuAsk> asks;
   for (const std::string& type : TypesInOrder(job)) {
-    const api::ReplicaSpec& spec = job.replica_specs.at(type);
     int replicas = job.ReplicasOf(type);
     if (replicas <= 0) continue;
-    const json* containers = api::Containers(spec.pod_template);
-    if (!containers || containers->empty()) continue;
-    size_t ci =
-        api::DefaultContainerIndex(spec.pod_template, job.info().default_container).value_or(0);
-    const json& c = (*containers)[ci];
+    api::ContainerAt at = api::DefaultContainerAt(job, type);
+    if (!at.container) continue;
+    const json& c = *at.container;
     if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
     const json& resources = c["resources"];
-    std::string base = api::ReplicaSpecPath(job, type) + ".template.spec.containers[" +
-                       std::to_string(ci) + "].resources.";
+    std::string base = at.path + ".resources.";
     for (const char* resource : {kNvidiaGpu, kAmdGpu}) {
       std::string section;
       for (const char* s : {"limits", "requests"})

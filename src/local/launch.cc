@@ -34,17 +34,22 @@ StatusOr<std::string> ResolveFieldRef(const json& field_ref, const api::Job& job
                       "metadata.labels['…'], status.podIP, status.hostIP, spec.nodeName");
 }
 
+// The keys of the ConfigMap (or Secret) `name` given on this machine; null when not given.
+const KeyValues* GivenKeys(const LaunchContext& context, bool secret, const std::string& name) {
+  if (!context.config) return nullptr;
+  const std::map<std::string, KeyValues>& all =
+      secret ? context.config->secrets : context.config->config_maps;
+  auto it = all.find(name);
+  return it == all.end() ? nullptr : &it->second;
+}
+
 // A configMapKeyRef / secretKeyRef: the value, nullopt for a missing optional one.
 StatusOr<std::optional<std::string>> ResolveKeyRef(const json& ref, const LaunchContext& context,
                                                    bool secret, const std::string& path) {
   const char* flag = secret ? "--secret" : "--configmap";
   std::string name = api::StringAt(ref, "name"), key = api::StringAt(ref, "key");
   bool optional = api::BoolAt(ref, "optional", false);
-  const std::map<std::string, KeyValues>* all = nullptr;
-  if (context.config) all = secret ? &context.config->secrets : &context.config->config_maps;
-  const KeyValues* data = nullptr;
-  if (all)
-    if (auto it = all->find(name); it != all->end()) data = &it->second;
+  const KeyValues* data = GivenKeys(context, secret, name);
   std::string field = path + (secret ? ".secretKeyRef" : ".configMapKeyRef");
   if (!data) {
     if (optional) return std::optional<std::string>();
@@ -146,12 +151,8 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
                                                            : none;
       if (!ref.is_object())
         return InvalidError(fpath + ": Required value: configMapRef or secretRef (an object)");
-      const std::map<std::string, KeyValues>* all = nullptr;
-      if (context.config) all = secret ? &context.config->secrets : &context.config->config_maps;
       std::string name = api::StringAt(ref, "name");
-      const KeyValues* data = nullptr;
-      if (all)
-        if (auto it = all->find(name); it != all->end()) data = &it->second;
+      const KeyValues* data = GivenKeys(context, secret, name);
       if (!data) {
         if (api::BoolAt(ref, "optional", false)) continue;
         return InvalidError(fpath + (secret ? ".secretRef" : ".configMapRef") + ".name: \"" + name +

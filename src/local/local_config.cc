@@ -80,24 +80,20 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> ParseEnvFile(const st
 
 StatusOr<LocalConfig> ReadLocalConfig(const LocalConfigFlags& flags, const std::string& cwd) {
   LocalConfig config;
-  for (const std::string& f : flags.config_maps) {
-    StatusOr<std::pair<std::string, std::string>> nd = ParseNameDir(f, "--configmap");
-    if (!nd.ok()) return nd.status();
-    std::string dir = Absolute(nd->second, cwd);
-    StatusOr<KeyValues> keys = ReadKeys(dir, "--configmap " + nd->first);
-    if (!keys.ok()) return keys.status();
-    config.config_maps[nd->first] = std::move(keys).value();
-    config.config_map_dirs[nd->first] = dir;
-  }
-  for (const std::string& f : flags.secrets) {
-    StatusOr<std::pair<std::string, std::string>> nd = ParseNameDir(f, "--secret");
-    if (!nd.ok()) return nd.status();
-    std::string dir = Absolute(nd->second, cwd);
-    StatusOr<KeyValues> keys = ReadKeys(dir, "--secret " + nd->first);
-    if (!keys.ok()) return keys.status();
-    config.secrets[nd->first] = std::move(keys).value();
-    config.secret_dirs[nd->first] = dir;
-  }
+  // --configmap and --secret: NAME=FOLDER, a file per key.
+  auto read_objects = [&](const std::vector<std::string>& given, const std::string& flag,
+                          std::map<std::string, KeyValues>* into) -> Status {
+    for (const std::string& f : given) {
+      StatusOr<std::pair<std::string, std::string>> nd = ParseNameDir(f, flag);
+      if (!nd.ok()) return nd.status();
+      StatusOr<KeyValues> keys = ReadKeys(Absolute(nd->second, cwd), flag + " " + nd->first);
+      if (!keys.ok()) return keys.status();
+      (*into)[nd->first] = std::move(keys).value();
+    }
+    return Status::Ok();
+  };
+  TRAINCTL_RETURN_IF_ERROR(read_objects(flags.config_maps, "--configmap", &config.config_maps));
+  TRAINCTL_RETURN_IF_ERROR(read_objects(flags.secrets, "--secret", &config.secrets));
   for (const std::string& f : flags.volumes) {
     StatusOr<std::pair<std::string, std::string>> nd = ParseNameDir(f, "--volume");
     if (!nd.ok()) return nd.status();

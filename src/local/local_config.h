@@ -20,9 +20,7 @@ using KeyValues = std::map<std::string, std::string>;
 
 struct LocalConfig {
   std::map<std::string, KeyValues> config_maps;  // name → key → value
-  std::map<std::string, std::string> config_map_dirs;
   std::map<std::string, KeyValues> secrets;
-  std::map<std::string, std::string> secret_dirs;
   std::map<std::string, std::string> volume_dirs;              // volume name → folder
   std::vector<std::pair<std::string, std::string>> env_files;  // in order, later wins
 };

@@ -35,15 +35,11 @@ StatusOr<std::optional<int64_t>> Amount(const json& resources, const std::string
 
 StatusOr<ReplicaLimits> LimitsOf(const api::Job& job, const std::string& type) {
   ReplicaLimits limits;
-  const api::ReplicaSpec& spec = job.replica_specs.at(type);
-  const json* containers = api::Containers(spec.pod_template);
-  if (!containers || containers->empty()) return limits;
-  size_t ci =
-      api::DefaultContainerIndex(spec.pod_template, job.info().default_container).value_or(0);
-  const json& c = (*containers)[ci];
+  api::ContainerAt at = api::DefaultContainerAt(job, type);
+  if (!at.container) return limits;
+  const json& c = *at.container;
   if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) return limits;
-  std::string base = api::ReplicaSpecPath(job, type) + ".template.spec.containers[" +
-                     std::to_string(ci) + "].resources.";
+  std::string base = at.path + ".resources.";
   StatusOr<std::optional<int64_t>> cpu = Amount(c["resources"], base, "cpu", &limits.cpu_field);
   if (!cpu.ok()) return cpu.status();
   limits.cpu_milli = *cpu;

@@ -84,14 +84,12 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
                                              const LocalConfig& config) {
   std::vector<LocalMount> mounts;
   const api::ReplicaSpec& spec = job.replica_specs.at(type);
-  const json* containers = api::Containers(spec.pod_template);
-  if (!containers || containers->empty()) return mounts;
-  size_t ci =
-      api::DefaultContainerIndex(spec.pod_template, job.info().default_container).value_or(0);
-  const json& c = (*containers)[ci];
+  api::ContainerAt at = api::DefaultContainerAt(job, type);
+  if (!at.container) return mounts;
+  const json& c = *at.container;
   if (!c.is_object() || !c.contains("volumeMounts") || !c["volumeMounts"].is_array()) return mounts;
   const std::string pod = api::ReplicaSpecPath(job, type) + ".template.spec";
-  const std::string cpath = pod + ".containers[" + std::to_string(ci) + "]";
+  const std::string& cpath = at.path;
   const json& pod_spec = spec.pod_template["spec"];
   const json volumes = pod_spec.contains("volumes") && pod_spec["volumes"].is_array()
                            ? pod_spec["volumes"]
