@@ -85,6 +85,13 @@ TEST(FormatTest, WhyComesFromReplicasReadyAndTheFirstFailure) {
   // The conditions table keeps one line per condition.
   EXPECT_NE(described.find("PyTorchJob pt is failed because 1 Worker replica(s) failed.\n"),
             std::string::npos);
+  // A replica's exit says its reason when the reason says more than the code.
+  json replicas = json::array(
+      {{{"name", "pt-worker-0"}, {"state", "Failed"}, {"exitCode", 137}, {"reason", "OOMKilled"}},
+       {{"name", "pt-worker-1"}, {"state", "Failed"}, {"exitCode", 3}, {"reason", "Error"}}});
+  described = FormatDescribe(failed, replicas, {}, *ParseRfc3339("2026-11-23T10:01:00Z"));
+  EXPECT_NE(described.find("137 (OOMKilled)"), std::string::npos) << described;
+  EXPECT_EQ(described.find("(Error)"), std::string::npos) << described;
 }
 
 TEST(FormatTest, TableColumnsAlignLikeKubectl) {

@@ -24,6 +24,7 @@
 #include "cli/progress.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "local/cgroups.h"
 #include "local/dry_run.h"
 #include "local/gpu_inventory.h"
 #include "local/job_view.h"
@@ -222,7 +223,8 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
     if (!inventory.ok()) return Fail(inventory.status().message(), 2);
     run.gpus = std::move(inventory).value();
   }
-  if (std::optional<std::string> note = local::UnenforcedLimitsNote(job))
+  if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);
+  if (std::optional<std::string> note = local::UnenforcedLimitsNote(job, run.cgroups))
     std::cerr << "note: " << *note << "\n";
   if (options.dry_run) {
     StatusOr<json> plan = local::PlanDryRun(job, run);

@@ -16,6 +16,15 @@ std::string Str(const json& j, const char* key, const std::string& fallback = ""
   return j[key].get<std::string>();
 }
 
+// A replica's exit code, with its reason when it says more than the code (e.g. "137 (OOMKilled)").
+std::string ExitText(const json& r) {
+  if (!r.contains("exitCode") || !r["exitCode"].is_number_integer()) return "";
+  std::string text = std::to_string(r["exitCode"].get<int>());
+  std::string reason = Str(r, "reason");
+  if (!reason.empty() && reason != "Error" && reason != "Completed") text += " (" + reason + ")";
+  return text;
+}
+
 std::string Age(const json& job, Time now) {
   std::optional<Time> created =
       ParseRfc3339(Str(job.value("metadata", json::object()), "creationTimestamp"));
@@ -182,10 +191,7 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
     if (local) header.push_back("COMMAND");
     rows = {header};
     for (const json& r : replicas) {
-      std::vector<std::string> row = {"  " + Str(r, "name"), Str(r, "state"),
-                                      r.contains("exitCode") && r["exitCode"].is_number_integer()
-                                          ? std::to_string(r["exitCode"].get<int>())
-                                          : "",
+      std::vector<std::string> row = {"  " + Str(r, "name"), Str(r, "state"), ExitText(r),
                                       std::to_string(api::IntAt(r, "restarts", 0))};
       if (cluster) row.insert(row.end(), {Str(r, "node"), Str(r, "podIP")});
       if (local)
@@ -264,6 +270,11 @@ std::string FormatDryRun(const json& plan, const std::string& source) {
           (g.value("id", "") != std::to_string(g.value("index", 0)) ? " (" + g.value("id", "") + ")"
                                                                     : "");
     out += "  gpus:     " + (gpus.empty() ? std::string("none asked for") : gpus) + "\n";
+    for (const json& w : r.value("cgroup", json::array())) {
+      std::string file = w.value("file", "");
+      out += "  cgroup:   " + file.substr(file.rfind('/') + 1) + " = " + w.value("value", "") +
+             " (" + file + ")\n";
+    }
     for (const json& m : r.value("mounts", json::array()))
       out += "  mount:    " + m.value("mountPath", "") + " -> " + m.value("path", "") +
              " (volume " + m.value("volume", "") + ")\n";

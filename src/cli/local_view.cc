@@ -113,7 +113,7 @@ json DescribeDocument(const LocalJobSnapshot& snapshot, const std::optional<json
   json failure = nullptr;
   if (failed_replica) {
     failure = json::object();
-    for (const char* key : {"name", "type", "index", "exitCode", "finishTime", "message"})
+    for (const char* key : {"name", "type", "index", "exitCode", "reason", "finishTime", "message"})
       if (failed_replica->contains(key)) failure[key] = (*failed_replica)[key];
     failure["lastLogLines"] = failed_log_tail;
   }

@@ -1,5 +1,6 @@
 #include "local/dry_run.h"
 
+#include "local/cgroup_plan.h"
 #include "local/device_claims.h"
 #include "local/endpoints.h"
 #include "local/replica_launch.h"
@@ -72,7 +73,15 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
       for (const LocalMount& m : launch->mounts)
         mounts.push_back(
             {{"volume", m.volume}, {"mountPath", m.mount_path}, {"path", m.local_path}});
+      // The cgroup files a run would write (a run names the job cgroup after its own pid).
+      json cgroup = json::array();
+      StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
+      if (!limits.ok()) return limits.status();
+      for (const CgroupWrite& w :
+           PlanReplicaCgroup(options.cgroups, "trainctl-PID", name + ".1", *limits).writes)
+        cgroup.push_back({{"file", w.file}, {"value", w.value}});
       replicas.push_back({{"name", name},
+                          {"cgroup", cgroup},
                           {"mounts", mounts},
                           {"type", type},
                           {"index", index},

@@ -217,9 +217,8 @@ TEST(ReplicaLimits, ACpuLimitGivesTheThreadEnvAndABadQuantityNamesTheField) {
   EXPECT_EQ(env[0], std::make_pair(std::string("OMP_NUM_THREADS"), std::string("2")));
   EXPECT_EQ(ThreadEnv(*LimitsOf(TorchJob(1, "0", "100m"), "Master"))[0].second, "1");
   EXPECT_TRUE(ThreadEnv(*LimitsOf(TorchJob(1, "0"), "Master")).empty());
-  ASSERT_TRUE(UnenforcedLimitsNote(job).has_value());
-  EXPECT_NE(UnenforcedLimitsNote(job)->find("resources.limits.cpu"), std::string::npos);
-  EXPECT_FALSE(UnenforcedLimitsNote(TorchJob(1, "0")).has_value());
+  EXPECT_TRUE(limits->cpu_is_limit);
+  EXPECT_FALSE(limits->memory_bytes);
 
   StatusOr<ReplicaLimits> bad = LimitsOf(TorchJob(1, "0", "two"), "Master");
   ASSERT_FALSE(bad.ok());

@@ -81,7 +81,8 @@ StatusOr<ProcessGroup> ProcessGroup::Spawn(const LaunchSpec& spec, const Supervi
                            POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> command =
-      supervision ? SupervisorArgv(supervision->program, getpid(), supervision->grace, spec.argv)
+      supervision ? SupervisorArgv(supervision->program, getpid(), supervision->grace, spec.argv,
+                                   spec.cgroup_procs)
                   : spec.argv;
   std::vector<char*> argv, envp;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -29,6 +29,9 @@ struct LaunchSpec {
   std::vector<std::string> env;   // "NAME=value"
   std::string cwd;
   std::string log_path;  // stdout+stderr appended here
+  // cgroup.procs files the replica joins before it runs (local/cgroups.h); only under a
+  // supervisor, which does the joining.
+  std::vector<std::string> cgroup_procs;
 };
 
 // How to supervise replicas: the program that understands `__supervise` (the trainctl binary)

@@ -43,10 +43,12 @@ StatusOr<ReplicaLimits> LimitsOf(const api::Job& job, const std::string& type) {
   StatusOr<std::optional<int64_t>> cpu = Amount(c["resources"], base, "cpu", &limits.cpu_field);
   if (!cpu.ok()) return cpu.status();
   limits.cpu_milli = *cpu;
+  limits.cpu_is_limit = *cpu && limits.cpu_field.rfind(base + "limits.", 0) == 0;
   StatusOr<std::optional<int64_t>> memory =
       Amount(c["resources"], base, "memory", &limits.memory_field);
   if (!memory.ok()) return memory.status();
   if (*memory) limits.memory_bytes = std::max<int64_t>(1, **memory / 1000);
+  limits.memory_is_limit = *memory && limits.memory_field.rfind(base + "limits.", 0) == 0;
   return limits;
 }
 
@@ -58,18 +60,17 @@ std::vector<std::pair<std::string, std::string>> ThreadEnv(const ReplicaLimits& 
           {"OPENBLAS_NUM_THREADS", threads}};
 }
 
-std::optional<std::string> UnenforcedLimitsNote(const api::Job& job) {
-  for (const auto& [type, spec] : job.replica_specs) {
-    if (job.ReplicasOf(type) <= 0) continue;
-    StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
-    if (!limits.ok() || (!limits->cpu_milli && !limits->memory_bytes)) continue;
-    std::string field = limits->cpu_milli ? limits->cpu_field : limits->memory_field;
-    return field +
-           " (and any other CPU or memory limit) is not enforced by trainctl run: no "
-           "cgroup is made, so a replica may use more; a CPU limit sets OMP_NUM_THREADS, "
-           "MKL_NUM_THREADS and OPENBLAS_NUM_THREADS";
+std::string FormatMemory(int64_t bytes) {
+  // The largest binary unit that writes it exactly, with at most one decimal.
+  const std::pair<const char*, int64_t> units[] = {
+      {"Ti", int64_t{1} << 40}, {"Gi", int64_t{1} << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}};
+  for (const auto& [unit, scale] : units) {
+    if (bytes < scale || (bytes % scale) * 10 % scale != 0) continue;
+    int64_t tenths = bytes / scale * 10 + (bytes % scale) * 10 / scale;
+    return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
+           unit;
   }
-  return std::nullopt;
+  return std::to_string(bytes);
 }
 
 }  // namespace trainctl::local

@@ -21,6 +21,9 @@ struct ReplicaLimits {
   std::optional<int64_t> cpu_milli;     // 1500 for "1.5" or "1500m"
   std::optional<int64_t> memory_bytes;  // 2147483648 for "2Gi"
   std::string cpu_field, memory_field;  // field paths, for messages
+  // Whether each came from `limits` (enforced where cgroups can be made) or from `requests`
+  // (only the thread env follows a CPU request).
+  bool cpu_is_limit = false, memory_is_limit = false;
 };
 
 // The limits of `type`'s default container. A value that is not a quantity, or is not > 0, is
@@ -30,9 +33,7 @@ StatusOr<ReplicaLimits> LimitsOf(const api::Job& job, const std::string& type);
 // The thread environment for `limits` (empty without a CPU limit).
 std::vector<std::pair<std::string, std::string>> ThreadEnv(const ReplicaLimits& limits);
 
-// Said once before a run when a replica has a CPU or memory limit: this runner does not
-// enforce them (no cgroup is made), a CPU limit only sets the thread env. Nullopt without
-// limits; a limit that does not parse is left to LimitsOf's error.
-std::optional<std::string> UnenforcedLimitsNote(const api::Job& job);
+// "64Mi", "1.5Gi", "1000" (bytes): a memory amount as a manifest would write it.
+std::string FormatMemory(int64_t bytes);
 
 }  // namespace trainctl::local

@@ -14,6 +14,7 @@
 #include "api/validation.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "local/cgroups.h"
 #include "local/device_claims.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
@@ -22,6 +23,7 @@
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
 #include "local/replica_launch.h"
+#include "local/replica_limits.h"
 #include "local/torch_error.h"
 
 namespace trainctl::local {
@@ -91,6 +93,9 @@ struct Replica {
   std::optional<Time> last_output;  // when its log last grew
   int port = 0;
   long long exit_seq = 0;  // order of this replica's last exit within the run
+  CgroupPlan cgroup;       // its cgroups while it runs (none without enforced limits)
+  std::optional<int64_t> memory_limit;
+  bool oom_killed = false;  // its last exit came with an OOM kill in its cgroup
 };
 
 class Run {
@@ -104,9 +109,15 @@ class Run {
         launcher_(options.launcher ? options.launcher : &os_launcher_),
         dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {}
 
+  ~Run();
   StatusOr<RunResult> Execute();
 
  private:
+  // Makes replica `r`'s cgroups for its limits and names them in `spec` (no limit, or none
+  // enforceable here: nothing).
+  Status JoinCgroup(Replica& r, LaunchSpec& spec);
+  // Reads whether `r` was OOM-killed and removes its cgroups, once its processes are gone.
+  void ReleaseCgroup(Replica& r);
   Status Setup();
   // The job's GPUs among those no other running job holds (none asked: empty).
   StatusOr<GpuAssignment> ChooseGpus() const;
@@ -151,7 +162,8 @@ class Run {
   bool delete_job_ = false;
   long long exits_ = 0;
   std::string last_write_error_;
-  GpuAssignment gpus_;  // replica name → its devices
+  GpuAssignment gpus_;      // replica name → its devices
+  std::string cgroup_job_;  // the job cgroup's name; "" when limits are not enforced
 };
 
 void Run::Report(const Status& written, const char* what) {
@@ -160,6 +172,32 @@ void Run::Report(const Status& written, const char* what) {
   if (observer_)
     observer_->OnMessage(std::string("warning: could not write ") + what + " to " + dir_.path() +
                          ": " + written.message());
+}
+
+Run::~Run() {
+  if (cgroup_job_.empty()) return;
+  replicas_.clear();  // kills and reaps whatever is left, so the cgroups can go
+  RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, cgroup_job_)).IgnoreError();
+}
+
+Status Run::JoinCgroup(Replica& r, LaunchSpec& spec) {
+  if (cgroup_job_.empty()) return Status::Ok();
+  StatusOr<ReplicaLimits> limits = LimitsOf(job_, r.type);
+  if (!limits.ok()) return limits.status();
+  if (limits->memory_is_limit) r.memory_limit = limits->memory_bytes;
+  r.cgroup = PlanReplicaCgroup(options_.cgroups, cgroup_job_,
+                               r.name + "." + std::to_string(r.attempt), *limits);
+  if (r.cgroup.dirs.empty()) return Status::Ok();
+  TRAINCTL_RETURN_IF_ERROR(MakeReplicaCgroup(r.cgroup));
+  spec.cgroup_procs = r.cgroup.procs;
+  return Status::Ok();
+}
+
+void Run::ReleaseCgroup(Replica& r) {
+  if (r.cgroup.dirs.empty()) return;
+  r.oom_killed = ReadOomKills(r.cgroup) > 0;
+  Report(RemoveCgroupDirs(r.cgroup.remove_dirs), "(removing) a replica's cgroup");
+  r.cgroup = CgroupPlan();
 }
 
 Status Run::Setup() {
@@ -186,6 +224,10 @@ Status Run::Setup() {
     dir_.ReleaseRunnerLock();
     (void)dir_.RemoveAll();
     return claimed;
+  }
+  if (options_.cgroups.version != 0) {
+    RemoveStaleJobCgroups(options_.cgroups);
+    cgroup_job_ = JobCgroupName();
   }
   if (job_.info().has_launcher())
     TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
@@ -268,8 +310,11 @@ void Run::Start(const std::string& type, int index, Time now) {
   }
   rep.attempt++;
   Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
-  StatusOr<std::unique_ptr<ReplicaProcess>> process = launcher_->Spawn(launch->spec);
+  Status joined = JoinCgroup(rep, launch->spec);
+  StatusOr<std::unique_ptr<ReplicaProcess>> process =
+      joined.ok() ? launcher_->Spawn(launch->spec) : joined;
   if (!process.ok()) {
+    ReleaseCgroup(rep);
     rep.phase = Phase::kFailed;
     rep.exit_code = 127;
     rep.finished = now;
@@ -328,6 +373,7 @@ void Run::Reap(Time now) {
       r.exit_code = code;
       r.finished = now;
       r.process.reset();
+      ReleaseCgroup(r);
       r.deleted = true;
       continue;
     }
@@ -335,6 +381,7 @@ void Run::Reap(Time now) {
     r.finished = now;
     r.exit_seq = ++exits_;
     r.process.reset();
+    ReleaseCgroup(r);
     TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
     r.last_lines = ReadLogTail(dir_.LogPath(name), kLastLinesBytes);
     if (!r.error_file.empty() && *code != 0) {
@@ -342,8 +389,11 @@ void Run::Reap(Time now) {
       if (std::optional<std::string> root = TorchElasticErrorText(error, kLastLinesBytes))
         r.last_lines = *root;
     }
+    std::string oom = r.oom_killed ? " (OOMKilled: over its memory limit of " +
+                                         FormatMemory(r.memory_limit.value_or(0)) + ")"
+                                   : "";
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
-          r.name + " exited with code " + std::to_string(*code)},
+          r.name + " exited with code " + std::to_string(*code) + oom},
          now, "Pod/" + name);
     ExitDecision exit = DecideExit(r.pod_policy, *code, r.restarts, engine::IsFinished(job_.status),
                                    interrupted_by_ != 0);
@@ -397,7 +447,10 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
     o.terminating = r.terminating;
     o.finished_at = r.finished;
     if (r.exit_code) {
-      o.end_reason = !r.message.empty() ? "StartError" : *r.exit_code == 0 ? "Completed" : "Error";
+      o.end_reason = !r.message.empty()  ? "StartError"
+                     : r.oom_killed      ? "OOMKilled"
+                     : *r.exit_code == 0 ? "Completed"
+                                         : "Error";
       o.end_message = !r.message.empty() ? r.message : r.last_lines;
     }
     if (r.restart_at && !r.terminating) {
@@ -451,6 +504,7 @@ json Run::ReplicasJson() const {
       labels[api::kLabelJobRole] = "master";
     j["labels"] = std::move(labels);
     if (r.exit_code) j["exitCode"] = *r.exit_code;
+    if (r.oom_killed) j["reason"] = "OOMKilled";
     if (r.exit_seq) j["exitSeq"] = r.exit_seq;
     if (r.process) j["pid"] = r.process->pid();
     if (r.started) j["startTime"] = FormatRfc3339(*r.started);
@@ -588,6 +642,10 @@ StatusOr<RunResult> Run::Execute() {
   result.job = api::EncodeJob(job_);
   result.succeeded = engine::HasCondition(job_.status, engine::kSucceeded);
   result.interrupted_by = interrupted_by_;
+  if (!cgroup_job_.empty())
+    Report(RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, cgroup_job_)),
+           "(removing) the job's cgroup");
+  cgroup_job_.clear();
   dir_.ReleaseRunnerLock();
   if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");
   return result;

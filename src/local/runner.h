@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "engine/plan.h"
+#include "local/cgroup_plan.h"
 #include "local/gpus.h"
 #include "local/launcher.h"
 #include "local/local_config.h"
@@ -48,6 +49,9 @@ struct RunOptions {
   bool gpu_share = false;
   // ConfigMaps, Secrets, volumes and env files given on this machine (local/local_config.h).
   LocalConfig config;
+  // Where replicas with CPU or memory limits get cgroups (local/cgroups.h, FindCgroupHost);
+  // version 0: limits are not enforced. Needs `supervisor`, which puts replicas into them.
+  CgroupHost cgroups;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.

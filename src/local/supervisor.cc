@@ -1,8 +1,9 @@
 #include "local/supervisor.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -101,13 +102,72 @@ bool ParseInt(const char* text, long long* out) {
   return errno == 0 && *end == '\0';
 }
 
+struct StartResult {
+  pid_t pid = -1;
+  std::string error;
+};
+
+// Forks the replica: in the child, join `cgroups`, take a process group of its own, unblock and
+// default every signal, and exec. The supervisor is single-threaded, so fork is safe here. An
+// error before or at exec comes back through a close-on-exec pipe.
+StartResult StartReplica(char** argv, const std::vector<std::string>& cgroups) {
+  int failed[2];
+  if (pipe2(failed, O_CLOEXEC) != 0)
+    return {-1, std::string("cannot create a pipe: ") + std::strerror(errno)};
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(failed[0]);
+    close(failed[1]);
+    return {-1, std::string("cannot fork: ") + std::strerror(errno)};
+  }
+  if (pid == 0) {
+    close(failed[0]);
+    auto fail = [&](const std::string& message) {
+      (void)!write(failed[1], message.data(), message.size());
+      _exit(127);
+    };
+    for (const std::string& procs : cgroups) {
+      int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write(fd, "0", 1) != 1)
+        fail("cannot join the cgroup " + procs + ": " + std::strerror(errno));
+      close(fd);
+    }
+    setpgid(0, 0);
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Descriptors from 3 up (the report pipe among them) close at exec; the failure pipe too.
+    close_range(kSupervisorReportFd, ~0U, CLOSE_RANGE_CLOEXEC);
+    execve(argv[0], argv, environ);
+    fail(std::string("cannot start ") + argv[0] + ": " + std::strerror(errno));
+  }
+  close(failed[1]);
+  setpgid(pid, pid);  // also here, so the group exists whichever runs first
+  std::string error;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(failed[0], buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    error.append(buf, static_cast<size_t>(n));
+  }
+  close(failed[0]);
+  if (error.empty()) return {pid, ""};
+  waitpid(pid, nullptr, 0);
+  return {-1, error};
+}
+
 }  // namespace
 
 std::vector<std::string> SupervisorArgv(const std::string& program, int runner_pid, Duration grace,
-                                        const std::vector<std::string>& command) {
+                                        const std::vector<std::string>& command,
+                                        const std::vector<std::string>& cgroup_procs) {
   // argv[0] is what `ps` shows; the program is usually /proc/self/exe.
   std::vector<std::string> argv = {"trainctl", kSuperviseCommand, std::to_string(runner_pid),
-                                   std::to_string(grace.count()), "--"};
+                                   std::to_string(grace.count())};
+  for (const std::string& procs : cgroup_procs) argv.insert(argv.end(), {"--cgroup", procs});
+  argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
@@ -129,12 +189,21 @@ SupervisorReport ParseSupervisorReport(const std::string& text) {
 
 int SuperviseMain(int argc, char** argv) {
   long long runner = 0, grace_ms = 0;
-  if (argc < 6 || std::strcmp(argv[4], "--") != 0 || !ParseInt(argv[2], &runner) ||
+  std::vector<std::string> cgroups;
+  int command = 4;
+  while (command + 1 < argc && std::strcmp(argv[command], "--cgroup") == 0) {
+    cgroups.push_back(argv[command + 1]);
+    command += 2;
+  }
+  if (argc < command + 2 || std::strcmp(argv[command], "--") != 0 || !ParseInt(argv[2], &runner) ||
       !ParseInt(argv[3], &grace_ms)) {
-    std::fprintf(stderr, "usage: trainctl %s RUNNER_PID GRACE_MS -- COMMAND [ARG...]\n",
+    std::fprintf(stderr,
+                 "usage: trainctl %s RUNNER_PID GRACE_MS [--cgroup PROCS_FILE]... -- COMMAND "
+                 "[ARG...]\n",
                  kSuperviseCommand);
     return 2;
   }
+  char** replica_argv = argv + command + 1;
   // Every signal is taken synchronously below; the replica gets them back unblocked.
   sigset_t all;
   sigfillset(&all);
@@ -146,26 +215,11 @@ int SuperviseMain(int argc, char** argv) {
     return 1;
   }
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addclosefrom_np(&actions, kSupervisorReportFd);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  pid_t replica = -1;
-  int rc = posix_spawn(&replica, argv[5], &actions, &attr, argv + 5, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    std::string message = std::string("cannot start ") + argv[5] + ": " + std::strerror(rc);
-    std::fprintf(stderr, "trainctl: %s\n", message.c_str());
-    Report("error " + message);
+  StartResult started = StartReplica(replica_argv, cgroups);
+  pid_t replica = started.pid;
+  if (replica < 0) {
+    std::fprintf(stderr, "trainctl: %s\n", started.error.c_str());
+    Report("error " + started.error);
     return 127;
   }
   Report("pid " + std::to_string(replica));

@@ -1,13 +1,15 @@
 // The replica supervisor: a small process between the runner and each replica, so that a
 // replica and everything it spawns die with the runner, even when the runner is SIGKILLed.
 //
-// The runner starts `<trainctl> __supervise <runner-pid> <grace-ms> -- <command...>` (see
-// SupervisorArgv) with the replica's env, working folder and log as stdout/stderr, and the
-// write end of a pipe as descriptor 3. The supervisor:
+// The runner starts `<trainctl> __supervise <runner-pid> <grace-ms> [--cgroup PROCS]... --
+// <command...>` (see SupervisorArgv) with the replica's env, working folder and log as
+// stdout/stderr, and the write end of a pipe as descriptor 3. The supervisor:
 //   - makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so every descendant of the
 //     replica that is orphaned — also one that left the replica's process group or session —
 //     becomes its child, and asks for SIGTERM when the runner dies (PR_SET_PDEATHSIG);
-//   - starts the command in a new process group whose id is the replica's pid, reports
+//   - starts the command in a new process group whose id is the replica's pid, after the child
+//     joined each given cgroup (writing to its cgroup.procs file) and before it runs the
+//     command, so all the replica allocates is charged to its limits; reports
 //     "pid <pid>\n" (or "error <message>\n") on descriptor 3 and closes it;
 //   - when the replica's main process ends, SIGKILLs every remaining descendant (a container's
 //     rule), reaps them all and exits as the replica did: the same exit code, or killed by the
@@ -28,9 +30,11 @@ inline constexpr char kSuperviseCommand[] = "__supervise";
 // The descriptor on which the supervisor reports the replica's pid.
 inline constexpr int kSupervisorReportFd = 3;
 
-// The supervisor's argv for running `command` (command[0] an absolute path).
+// The supervisor's argv for running `command` (command[0] an absolute path) in the cgroups whose
+// cgroup.procs files are `cgroup_procs`.
 std::vector<std::string> SupervisorArgv(const std::string& program, int runner_pid, Duration grace,
-                                        const std::vector<std::string>& command);
+                                        const std::vector<std::string>& command,
+                                        const std::vector<std::string>& cgroup_procs = {});
 
 // What the supervisor tells the runner on descriptor 3, parsed: the replica's pid, or the reason
 // it could not start.

@@ -3,12 +3,15 @@ injected inventory (TRAINCTL_GPU_INVENTORY), so this runs on machines without GP
 
 Each replica prints what it was given; the tests check that replicas get devices of their own,
 that a job asking for too many is refused before anything starts, that two jobs running at
-once never share a device, `--gpu-share`, the thread env of a CPU limit, `--dry-run`, and
-volumes, ConfigMaps, Secrets and env files given as local folders and files.
+once never share a device, `--gpu-share`, the thread env of a CPU limit, CPU and memory limits
+enforced through cgroups (skipped, with the runner's reason, where this machine gives none) and
+OOMKilled, `--dry-run`, and volumes, ConfigMaps, Secrets and env files given as local folders
+and files.
 """
 
 import json
 import os
+import sys
 import time
 import unittest
 
@@ -144,6 +147,7 @@ class GpuTest(TrainctlTestCase):
             return {}
 
     def test_a_cpu_limit_sets_the_thread_env_and_says_once_it_is_not_enforced(self):
+        self.env["TRAINCTL_CGROUPS"] = "off"  # as on a machine without cgroups
         manifest = self.write("job.json", torch_job("cpu", 0, workers=2, cpu="3"))
         job, proc = self.run_json(manifest, expect_code=0)
         self.assertEqual({r["omp"] for r in self.reported("cpu").values()}, {"3"})
@@ -156,6 +160,119 @@ class GpuTest(TrainctlTestCase):
         proc = self.trainctl("run", self.write("job.json", torch_job("x", 1)))
         self.assertEqual(proc.returncode, 2)
         self.assertIn("TRAINCTL_GPU_INVENTORY: \"nvidia.com/gpu=lots\"", proc.stderr)
+
+
+# A replica that reports its own cgroups and the limits in them, read by itself from the kernel's
+# files (v1: memory and cpu hierarchies; v2: the unified tree), then allocates ALLOC MiB.
+LIMITS_PY = """
+import json, os
+paths = {}
+for line in open("/proc/self/cgroup"):
+    _, controllers, path = line.rstrip("\\n").split(":", 2)
+    for c in controllers.split(",") if controllers else [""]:
+        paths[c] = path
+def read(*candidates):
+    for c in candidates:
+        try:
+            with open(c) as f:
+                return f.read().strip()
+        except OSError:
+            pass
+    return None
+if "memory" in paths:
+    memory_dir = "/sys/fs/cgroup/memory" + paths["memory"]
+    memory = read(memory_dir + "/memory.limit_in_bytes")
+    quota = read(*(f"/sys/fs/cgroup/{m}{paths.get('cpu', '/')}/cpu.cfs_quota_us"
+                   for m in ("cpu", "cpu,cpuacct")))
+else:
+    memory_dir = "/sys/fs/cgroup" + paths[""]
+    memory = read(memory_dir + "/memory.max")
+    quota = (read(memory_dir + "/cpu.max") or "").split(" ")[0] or None
+print("RESULT " + json.dumps({"memory": memory, "quota": quota, "dir": memory_dir}), flush=True)
+block = bytearray(int(os.environ["ALLOC"]) * 1024 * 1024)
+"""
+
+LIMITS_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: NAME}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: local
+            command: [PYTHON, limits.py]
+            env: [{name: ALLOC, value: "MIB"}]
+            resources: {limits: {cpu: 500m, memory: 64Mi}}
+"""
+
+
+class CgroupTest(TrainctlTestCase):
+    """CPU and memory limits through the kernel. Skipped, with the runner's own reason, where
+    this machine does not let trainctl make cgroups."""
+
+    def run_limited(self, name, mib):
+        self.write("limits.py", LIMITS_PY)
+        manifest = self.write(name + ".yaml", LIMITS_JOB.replace("NAME", name).replace(
+            "MIB", str(mib)).replace("PYTHON", sys.executable))
+        proc = self.trainctl("run", manifest, "-o", "json")
+        if "is not enforced by trainctl run" in proc.stderr:
+            self.skipTest("cgroups are not available here: " + proc.stderr.strip())
+        logs = os.path.join(self.state, "default", "pytorchjobs", name, "logs")
+        with open(os.path.join(logs, name + "-master-0.log")) as f:
+            seen = results(f.read())
+        self.assertEqual(len(seen), 1, self.explain(proc))
+        return proc, seen[0]
+
+    def test_limits_are_written_into_the_replicas_own_cgroup_and_removed_after(self):
+        proc, seen = self.run_limited("fits", 8)
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        self.assertEqual(seen["memory"], str(64 * 1024 * 1024))
+        self.assertEqual(seen["quota"], "50000", "500m of a 100 ms period, as the kubelet sets")
+        self.assertIn("/trainctl-", seen["dir"])
+        self.assertTrue(seen["dir"].endswith("/fits-master-0.1"), seen["dir"])
+        self.assertFalse(os.path.exists(seen["dir"]), "the replica's cgroup is removed")
+        self.assertFalse(os.path.exists(os.path.dirname(seen["dir"])), "and the job's")
+        self.assertEqual(self.stored_replicas("default", "pytorchjobs", "fits")[0].get("reason"),
+                         None)
+
+    def test_a_replica_over_its_memory_limit_is_reported_oomkilled(self):
+        proc, seen = self.run_limited("hog", 512)
+        self.assertEqual(proc.returncode, 1, self.explain(proc))
+        [replica] = self.stored_replicas("default", "pytorchjobs", "hog")
+        self.assertEqual(replica["exitCode"], 137)
+        self.assertEqual(replica["reason"], "OOMKilled")
+        job = json.loads(proc.stdout)
+        failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"][0]
+        self.assertIn("hog-master-0 (Master 0) was killed by SIGKILL (exit code 137), reason "
+                      "OOMKilled", failed["message"])
+        self.assertIn("exited with code 137 (OOMKilled: over its memory limit of 64Mi)",
+                      proc.stdout + proc.stderr)
+        described = self.trainctl("describe", "pytorchjob", "hog")
+        self.assertIn("137 (OOMKilled)", described.stdout)
+        self.assertFalse(os.path.exists(seen["dir"]))
+
+    def test_dry_run_lists_the_cgroup_files_a_run_would_write(self):
+        self.write("limits.py", LIMITS_PY)
+        manifest = self.write("dry.yaml", LIMITS_JOB.replace("NAME", "dry").replace(
+            "MIB", "1").replace("PYTHON", sys.executable))
+        proc = self.trainctl("run", manifest, "--dry-run")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        if "is not enforced by trainctl run" in proc.stderr:
+            self.assertNotIn("cgroup:", proc.stdout, "nothing is listed that would not be made")
+            self.skipTest("cgroups are not available here: " + proc.stderr.strip())
+        self.assertRegex(proc.stdout, r"cgroup:   memory\.(limit_in_bytes|max) = 67108864 \(/")
+        self.assertRegex(proc.stdout, r"cgroup:   cpu\.(cfs_quota_us = 50000|max = 50000 100000)")
+        self.env["TRAINCTL_CGROUPS"] = "off"
+        proc = self.trainctl("run", manifest, "--dry-run")
+        self.assertNotIn("cgroup:", proc.stdout)
+        self.assertEqual(proc.stderr.count("is not enforced by trainctl run: TRAINCTL_CGROUPS=off"),
+                         1, proc.stderr)
 
 
 class DryRunTest(TrainctlTestCase):

@@ -1,0 +1,44 @@
+// Replica cgroups for `trainctl run`, the I/O half: finds where this machine lets the runner make
+// cgroups (once per run), and makes, reads and removes them as local/cgroup_plan.h plans.
+//
+// The replica's supervisor puts the replica into the planned cgroups between fork and exec
+// (local/supervisor.h), so nothing it allocates escapes the limit.
+//
+// `TRAINCTL_CGROUPS=off` in the caller's environment turns enforcement off (limits are then only
+// noted, as on a machine without cgroups).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "local/cgroup_plan.h"
+
+namespace trainctl::local {
+
+inline constexpr char kCgroupsEnv[] = "TRAINCTL_CGROUPS";
+
+// Reads /proc/self/cgroup and /proc/self/mountinfo and checks what this process may write.
+// Never fails: a host it cannot use has version 0 and says why.
+CgroupHost FindCgroupHost(const std::vector<std::string>& env);
+
+// Makes the planned folders and writes the limits. On error removes what it made and names the
+// file and the reason.
+Status MakeReplicaCgroup(const CgroupPlan& plan);
+
+// The OOM kills counted in the replica's cgroup (0 without a memory limit or when unreadable).
+int64_t ReadOomKills(const CgroupPlan& plan);
+
+// Removes cgroup folders, in order. A cgroup that still has processes stays; the first error is
+// returned.
+Status RemoveCgroupDirs(const std::vector<std::string>& dirs);
+
+// Removes the job cgroups ("trainctl-<pid>") of runners that no longer exist, with their replica
+// cgroups, where they are empty: what a SIGKILLed runner left behind.
+void RemoveStaleJobCgroups(const CgroupHost& host);
+
+// The job cgroup's name for this runner.
+std::string JobCgroupName();
+
+}  // namespace trainctl::local
