@@ -25,6 +25,7 @@
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "local/cgroups.h"
+#include "local/containers.h"
 #include "local/dry_run.h"
 #include "local/gpu_inventory.h"
 #include "local/job_view.h"
@@ -223,6 +224,7 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
     if (!inventory.ok()) return Fail(inventory.status().message(), 2);
     run.gpus = std::move(inventory).value();
   }
+  for (const std::string& note : local::RunNotes(job)) std::cerr << "note: " << note << "\n";
   if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);
   if (std::optional<std::string> note = local::UnenforcedLimitsNote(job, run.cgroups))
     std::cerr << "note: " << *note << "\n";

@@ -259,6 +259,12 @@ std::string FormatDryRun(const json& plan, const std::string& source) {
     for (const json& a : r.value("command", json::array()))
       command += (command.empty() ? "" : " ") + a.get<std::string>();
     out += "\n" + r.value("name", "") + "\n";
+    for (const json& init : r.value("initContainers", json::array())) {
+      std::string line;
+      for (const json& a : init.value("command", json::array()))
+        line += (line.empty() ? "" : " ") + a.get<std::string>();
+      out += "  init:     " + init.value("name", "") + ": " + line + "\n";
+    }
     out += "  command:  " + command + "\n";
     out += "  workdir:  " + r.value("workingDir", "") + "\n";
     out += "  port:     " + std::to_string(r.value("port", 0)) + " (a run picks its own)\n";

@@ -105,17 +105,10 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   if (!containers || containers->empty())
     return InvalidError(base + ".containers: Required value: must be specified");
   size_t ci = api::DefaultContainerIndex(spec.pod_template, info.default_container).value_or(0);
-  const json& c = (*containers)[ci];
-  std::string cpath = base + ".containers[" + std::to_string(ci) + "]";
+  const json& c = context.container ? *context.container->container : (*containers)[ci];
+  std::string cpath = context.container ? context.container->path
+                                        : base + ".containers[" + std::to_string(ci) + "]";
   PreparedLaunch out;
-  for (size_t i = 0; i < containers->size(); ++i)
-    if (i != ci)
-      out.warnings.push_back(cpath.substr(0, cpath.rfind('[')) + "[" + std::to_string(i) + "] (" +
-                             api::StringAt((*containers)[i], "name") +
-                             ") is not started locally: trainctl run runs the " +
-                             info.default_container + " container only");
-  if (spec.pod_template["spec"].contains("initContainers"))
-    out.warnings.push_back(base + ".initContainers are not run locally");
 
   std::vector<std::string> argv;
   if (c.contains("command") && c["command"].is_array())
@@ -204,7 +197,8 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
     }
   }
   bool to_this_container =
-      !injected.default_container_only || api::StringAt(c, "name") == info.default_container;
+      !context.container &&
+      (!injected.default_container_only || api::StringAt(c, "name") == info.default_container);
   if (to_this_container) {
     for (const api::EnvVar& e : injected.env) {
       std::string value = e.value;

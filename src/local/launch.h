@@ -1,8 +1,8 @@
 // Turning one replica of a job into the command line, environment and working directory of a
 // local process: the pod semantics trainctl run reproduces on this machine.
 //
-// Pure (no I/O except the executable lookup in ResolveLaunch). The default container runs;
-// other containers and init containers are reported as warnings. Env is the caller's
+// Pure (no I/O except the executable lookup in ResolveLaunch). The default container, or the
+// init container named in the context (local/containers.h says which run). Env is the caller's
 // environment, then the resources' (devices, threads), then the template env, then the
 // framework env (later wins, as in a pod);
 // `valueFrom.fieldRef` is resolved for the pod fields that exist locally, configMapKeyRef,
@@ -19,6 +19,7 @@
 
 #include "api/job.h"
 #include "api/replica_env.h"
+#include "api/validation.h"
 #include "common/status.h"
 #include "local/local_config.h"
 #include "local/process.h"
@@ -38,16 +39,18 @@ struct LaunchContext {
   // mounts, whose paths are rewritten to local folders in command, args, env and workingDir.
   const LocalConfig* config = nullptr;
   std::vector<LocalMount> mounts;
+  // The container to launch: null for the kind's default container; else an init container
+  // (local/containers.h), which gets no framework env.
+  const api::ContainerAt* container = nullptr;
 };
 
 // Where a variable of the pod's env came from (the caller's own env is not listed).
 enum class EnvSource { kResources, kTemplate, kInjected, kRunner, kEnvFile };
 
 struct PreparedLaunch {
-  LaunchSpec spec;                    // log_path left empty
-  std::vector<std::string> warnings;  // e.g. ignored sidecars
-  std::string display_command;        // for messages
-  std::string command_field;          // field path of argv[0], e.g. `...containers[0].command[0]`
+  LaunchSpec spec;              // log_path left empty
+  std::string display_command;  // for messages
+  std::string command_field;    // field path of argv[0], e.g. `...containers[0].command[0]`
   // The variables set for the replica beyond the caller's env, in order, with their source
   // (kInjected: the framework's, as the operator injects them; kRunner: trainctl run's own).
   std::vector<std::pair<std::string, EnvSource>> env_sources;

@@ -9,6 +9,7 @@
 #include "api/manifest.h"
 #include "api/test_manifest.h"
 #include "kinds/mpi.h"
+#include "local/containers.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
 #include "local/torch_error.h"
@@ -90,8 +91,69 @@ TEST_F(LaunchTest, DefaultContainerWithEnvPrecedenceAndExpansion) {
   EXPECT_EQ(spec.cwd, (dir_ / "sub").string());
   EXPECT_EQ(launch->command_field,
             "spec.pytorchReplicaSpecs[Master].template.spec.containers[1].command[0]");
-  // The sidecar and the init container do not run locally, and the user is told.
-  ASSERT_EQ(launch->warnings.size(), 2u);
+  // The sidecar does not run locally, and the user is told once.
+  std::vector<std::string> notes = RunNotes(job);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("spec.pytorchReplicaSpecs[Master].template.spec.containers[0] "
+                          "(sidecar) is not started locally"),
+            std::string::npos)
+      << notes[0];
+  // The init container runs before it, with its own command and env, not the framework's.
+  StatusOr<std::vector<InitStep>> steps = InitStepsOf(job, "Master");
+  ASSERT_TRUE(steps.ok()) << steps.status().message();
+  ASSERT_EQ(steps->size(), 1u);
+  LaunchContext init_context = context_;
+  init_context.container = &(*steps)[0].at;
+  StatusOr<PreparedLaunch> init = PrepareLaunch(job, "Master", 0, injected_, init_context);
+  ASSERT_TRUE(init.ok()) << init.status().message();
+  EXPECT_EQ(init->spec.argv, (std::vector<std::string>{"true"}));
+  EXPECT_EQ(EnvValue(init->spec, "RANK"), "caller") << "no framework env in an init container";
+  EXPECT_EQ(EnvValue(init->spec, "WORLD_SIZE"), "<unset>");
+  EXPECT_EQ(init->spec.cwd, dir_.string());
+  EXPECT_EQ(init->command_field,
+            "spec.pytorchReplicaSpecs[Master].template.spec.initContainers[0].command[0]");
+}
+
+TEST(InitContainers, SidecarsAndTheWaitForMasterContainerAreSkippedWithANote) {
+  api::Job job = LoadJob(R"yaml(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: demo}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          initContainers:
+          - {name: init-pytorch, image: alpine, command: [sh, -c, "until nslookup x; do sleep 1; done"]}
+          - {name: fetch, image: alpine, command: ["true"]}
+          - {name: proxy, image: envoy, restartPolicy: Always, command: [envoy]}
+          - {name: prepare, image: alpine, command: ["true"]}
+          containers:
+          - {name: pytorch, image: torch, command: ["true"]}
+)yaml");
+  StatusOr<std::vector<InitStep>> steps = InitStepsOf(job, "Worker");
+  ASSERT_TRUE(steps.ok()) << steps.status().message();
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ((*steps)[0].name, "fetch");
+  EXPECT_EQ((*steps)[0].at.path, "spec.pytorchReplicaSpecs[Worker].template.spec.initContainers[1]");
+  EXPECT_EQ((*steps)[1].name, "prepare");
+  std::vector<std::string> notes = RunNotes(job);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("initContainers[0] (init-pytorch) is skipped"), std::string::npos);
+  EXPECT_NE(notes[1].find("initContainers[2] (proxy) is a sidecar (restartPolicy: Always)"),
+            std::string::npos);
+
+  // The loader rejects this; a job built in code is still checked, not trusted.
+  api::Job unnamed = job;
+  unnamed.replica_specs.at("Worker").pod_template["spec"]["initContainers"] =
+      nlohmann::json::array({"x"});
+  StatusOr<std::vector<InitStep>> refused = InitStepsOf(unnamed, "Worker");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "spec.pytorchReplicaSpecs[Worker].template.spec.initContainers[0]: Invalid value: "
+            "expected a container");
 }
 
 TEST_F(LaunchTest, MissingCommandNamesTheField) {

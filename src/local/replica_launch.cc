@@ -20,12 +20,21 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
   context.labels = {{api::kLabelJobName, job.name},
                     {api::kLabelReplicaType, api::ToLower(type)},
                     {api::kLabelReplicaIndex, std::to_string(index)}};
+  static const LocalConfig kNone;
+  context.config = inputs.config;
+  if (inputs.init) {
+    context.container = inputs.init;
+    StatusOr<std::vector<LocalMount>> mounts = PlanMounts(
+        job, type, index, inputs.job_folder, inputs.config ? *inputs.config : kNone, inputs.init);
+    if (!mounts.ok()) return mounts.status();
+    TRAINCTL_RETURN_IF_ERROR(CheckMounts(*mounts));
+    context.mounts = std::move(mounts).value();
+    return ResolveLaunch(job, type, index, *env, context);
+  }
   if (inputs.gpus) context.resource_env = GpuEnv(VisibleGpus(job, *inputs.gpus, type, index));
   StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
   if (!limits.ok()) return limits.status();
   for (auto& entry : ThreadEnv(*limits)) context.resource_env.push_back(std::move(entry));
-  static const LocalConfig kNone;
-  context.config = inputs.config;
   if (!IsIdleReplica(job, type)) {
     StatusOr<std::vector<LocalMount>> mounts =
         PlanMounts(job, type, index, inputs.job_folder, inputs.config ? *inputs.config : kNone);

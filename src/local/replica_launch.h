@@ -12,6 +12,7 @@
 
 #include "api/job.h"
 #include "api/replica_env.h"
+#include "api/validation.h"
 #include "common/status.h"
 #include "local/gpus.h"
 #include "local/launch.h"
@@ -31,6 +32,9 @@ struct ReplicaLaunchInputs {
   // ConfigMaps, Secrets, volumes and env files given on this machine (null: none).
   std::string job_folder;
   const LocalConfig* config = nullptr;
+  // Set: launch this init container (local/containers.h) instead of the main one; it gets
+  // neither the framework's env nor the replica's devices, threads or error file.
+  const api::ContainerAt* init = nullptr;
 };
 
 StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::string& type, int index,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "api/kind_plugin.h"
@@ -15,6 +16,7 @@
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "local/cgroups.h"
+#include "local/containers.h"
 #include "local/device_claims.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
@@ -94,6 +96,12 @@ struct Replica {
   int port = 0;
   long long exit_seq = 0;  // order of this replica's last exit within the run
   CgroupPlan cgroup;       // its cgroups while it runs (none without enforced limits)
+  // Its init containers still to run (local/containers.h), then its main container: `step`
+  // indexes `inits`, and equals inits.size() once the main container runs.
+  std::vector<std::pair<std::string, PreparedLaunch>> inits;
+  size_t step = 0;
+  PreparedLaunch main;
+  bool init_failed = false;  // its last exit was an init container's
   std::optional<int64_t> memory_limit;
   bool oom_killed = false;  // its last exit came with an OOM kill in its cgroup
 };
@@ -127,7 +135,11 @@ class Run {
   void StartDueRestarts(Time now);
   void KillOverdue(Time now);
   void ApplyPlan(const engine::Plan& plan, Time now);
-  void Start(const std::string& type, int index, Time now);
+  // Starts replica (type, index): its init containers from `resume_step` on (the one that
+  // failed, when the kubelet would restart it in place), then its main container.
+  void Start(const std::string& type, int index, Time now, size_t resume_step = 0);
+  // Spawns `r`'s current step (an init container or the main one).
+  void SpawnStep(Replica& r, Time now);
   void Terminate(Replica& r, Time now);
   void TerminateAll(Time now);
   bool AnyAlive() const;
@@ -275,7 +287,7 @@ void Run::Emit(const engine::Event& event, Time now, const std::string& object) 
   if (observer_) observer_->OnEvent(event);
 }
 
-void Run::Start(const std::string& type, int index, Time now) {
+void Run::Start(const std::string& type, int index, Time now, size_t resume_step) {
   std::string name = api::ReplicaName(job_, type, index);
   Replica r;
   if (auto it = replicas_.find(name); it != replicas_.end() && !it->second.deleted) return;
@@ -290,6 +302,20 @@ void Run::Start(const std::string& type, int index, Time now) {
   StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
   if (launch.ok())
     if (Status made = MakeMounts(launch->mounts, launch->spec.cwd); !made.ok()) launch = made;
+  StatusOr<std::vector<InitStep>> steps =
+      IsIdleReplica(job_, type) ? std::vector<InitStep>() : InitStepsOf(job_, type);
+  if (!steps.ok() && launch.ok()) launch = steps.status();
+  for (size_t i = resume_step; launch.ok() && i < steps->size(); ++i) {
+    inputs.init = &(*steps)[i].at;
+    StatusOr<PreparedLaunch> init = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
+    if (init.ok())
+      if (Status made = MakeMounts(init->mounts, init->spec.cwd); !made.ok()) init = made;
+    if (!init.ok()) {
+      launch = init.status();
+      break;
+    }
+    r.inits.emplace_back((*steps)[i].name, std::move(init).value());
+  }
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
   if (!launch.ok()) {
@@ -300,37 +326,54 @@ void Run::Start(const std::string& type, int index, Time now) {
     Emit({"Warning", "FailedCreatePod", "Error creating: " + rep.message}, now);
     return;
   }
-  rep.command = launch->display_command;
-  launch->spec.log_path = dir_.LogPath(name);
-  const std::string ours =
-      std::string(kTorchElasticErrorFileEnv) + "=" + dir_.LogPath(name) + ".error.json";
-  if (std::find(launch->spec.env.begin(), launch->spec.env.end(), ours) != launch->spec.env.end()) {
-    rep.error_file = dir_.LogPath(name) + ".error.json";
-    std::remove(rep.error_file.c_str());  // a file from an earlier attempt is not this one's
-  }
+  rep.main = std::move(launch).value();
+  rep.command = rep.main.display_command;
   rep.attempt++;
   Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
-  Status joined = JoinCgroup(rep, launch->spec);
+  SpawnStep(rep, now);
+}
+
+void Run::SpawnStep(Replica& rep, Time now) {
+  bool init = rep.step < rep.inits.size();
+  PreparedLaunch& launch = init ? rep.inits[rep.step].second : rep.main;
+  launch.spec.log_path = dir_.LogPath(rep.name);
+  Status joined = Status::Ok();
+  if (!init) {
+    const std::string ours =
+        std::string(kTorchElasticErrorFileEnv) + "=" + dir_.LogPath(rep.name) + ".error.json";
+    if (std::find(launch.spec.env.begin(), launch.spec.env.end(), ours) != launch.spec.env.end()) {
+      rep.error_file = dir_.LogPath(rep.name) + ".error.json";
+      std::remove(rep.error_file.c_str());  // a file from an earlier attempt is not this one's
+    }
+    joined = JoinCgroup(rep, launch.spec);
+  }
   StatusOr<std::unique_ptr<ReplicaProcess>> process =
-      joined.ok() ? launcher_->Spawn(launch->spec) : joined;
+      joined.ok() ? launcher_->Spawn(launch.spec) : joined;
   if (!process.ok()) {
     ReleaseCgroup(rep);
     rep.phase = Phase::kFailed;
     rep.exit_code = 127;
     rep.finished = now;
     rep.message = process.status().message();
-    Emit({"Warning", "Failed", rep.message}, now, "Pod/" + name);
+    Emit({"Warning", "Failed", rep.message}, now, "Pod/" + rep.name);
     return;
   }
   rep.process = std::move(process).value();
+  std::string pid = " (pid " + std::to_string(rep.process->pid()) + ")";
+  if (init) {
+    rep.phase = Phase::kPending;
+    Emit({"Normal", "Started",
+          "Started init container " + rep.inits[rep.step].first + ": " + launch.display_command +
+              pid},
+         now, "Pod/" + rep.name);
+    return;
+  }
   rep.phase = Phase::kRunning;
   rep.started = now;
   std::string devices;
-  for (const auto& [var, value] : GpuEnv(VisibleGpus(job_, gpus_, type, index)))
+  for (const auto& [var, value] : GpuEnv(VisibleGpus(job_, gpus_, rep.type, rep.index)))
     devices += (devices.empty() ? " with " : " ") + var + "=" + value;
-  Emit({"Normal", "Started",
-        "Started " + rep.command + " (pid " + std::to_string(rep.process->pid()) + ")" + devices},
-       now, "Pod/" + name);
+  Emit({"Normal", "Started", "Started " + rep.command + pid + devices}, now, "Pod/" + rep.name);
 }
 
 void Run::Terminate(Replica& r, Time now) {
@@ -377,6 +420,17 @@ void Run::Reap(Time now) {
       r.deleted = true;
       continue;
     }
+    bool init = r.step < r.inits.size();
+    if (init && *code == 0) {  // on to the next step, as the kubelet does
+      r.process.reset();
+      Emit({"Normal", "Completed",
+            "init container " + r.inits[r.step].first + " of " + r.name + " exited with code 0"},
+           now, "Pod/" + name);
+      r.step++;
+      SpawnStep(r, now);
+      continue;
+    }
+    r.init_failed = init;
     r.exit_code = code;
     r.finished = now;
     r.exit_seq = ++exits_;
@@ -392,8 +446,9 @@ void Run::Reap(Time now) {
     std::string oom = r.oom_killed ? " (OOMKilled: over its memory limit of " +
                                          FormatMemory(r.memory_limit.value_or(0)) + ")"
                                    : "";
+    std::string who = init ? "init container " + r.inits[r.step].first + " of " + r.name : r.name;
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
-          r.name + " exited with code " + std::to_string(*code) + oom},
+          who + " exited with code " + std::to_string(*code) + oom},
          now, "Pod/" + name);
     ExitDecision exit = DecideExit(r.pod_policy, *code, r.restarts, engine::IsFinished(job_.status),
                                    interrupted_by_ != 0);
@@ -416,8 +471,12 @@ void Run::StartDueRestarts(Time now) {
   for (const auto& [type, index] : due) {
     std::string name = api::ReplicaName(job_, type, index);
     int restarts = replicas_[name].restarts;
+    // In place, as the kubelet restarts a container: from the init container that failed, or
+    // only the main container once every init container has succeeded.
+    const Replica& old = replicas_[name];
+    size_t resume = old.init_failed ? old.step : std::numeric_limits<size_t>::max();
     replicas_[name].deleted = true;
-    Start(type, index, now);
+    Start(type, index, now, resume);
     replicas_[name].restarts = restarts;
   }
 }
@@ -448,6 +507,7 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
     o.finished_at = r.finished;
     if (r.exit_code) {
       o.end_reason = !r.message.empty()  ? "StartError"
+                     : r.init_failed     ? "Init:Error"
                      : r.oom_killed      ? "OOMKilled"
                      : *r.exit_code == 0 ? "Completed"
                                          : "Error";
@@ -459,6 +519,10 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
       o.waiting_message = "exited with code " + std::to_string(r.exit_code.value_or(-1)) +
                           ", restarts in " + std::to_string((std::max(0LL, wait_ms) + 999) / 1000) +
                           " s";
+    }
+    if (r.process && r.step < r.inits.size()) {
+      o.waiting_reason = "PodInitializing";
+      o.waiting_message = "init container " + r.inits[r.step].first + " is running";
     }
     if (r.process) o.last_output = r.last_output ? r.last_output : r.started;
     out.push_back(o);
@@ -505,6 +569,10 @@ json Run::ReplicasJson() const {
     j["labels"] = std::move(labels);
     if (r.exit_code) j["exitCode"] = *r.exit_code;
     if (r.oom_killed) j["reason"] = "OOMKilled";
+    if (r.init_failed) j["reason"] = "Init:Error";
+    if (r.process && r.step < r.inits.size())
+      j["initContainer"] = r.inits[r.step].first + " (" + std::to_string(r.step + 1) + "/" +
+                           std::to_string(r.inits.size()) + ")";
     if (r.exit_seq) j["exitSeq"] = r.exit_seq;
     if (r.process) j["pid"] = r.process->pid();
     if (r.started) j["startTime"] = FormatRfc3339(*r.started);
@@ -709,6 +777,15 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
     if (spec.replicas.value_or(1) == 0) continue;
     StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, type, 0, placeholder, inputs);
     if (!launch.ok()) return launch.status();
+    if (IsIdleReplica(job, type)) continue;
+    StatusOr<std::vector<InitStep>> steps = InitStepsOf(job, type);
+    if (!steps.ok()) return steps.status();
+    for (const InitStep& step : *steps) {
+      ReplicaLaunchInputs init_inputs = inputs;
+      init_inputs.init = &step.at;
+      StatusOr<PreparedLaunch> init = BuildReplicaLaunch(job, type, 0, placeholder, init_inputs);
+      if (!init.ok()) return init.status();
+    }
   }
   return Status::Ok();
 }

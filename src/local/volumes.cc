@@ -81,10 +81,11 @@ bool Boundary(char c) {
 
 StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::string& type,
                                              int index, const std::string& job_folder,
-                                             const LocalConfig& config) {
+                                             const LocalConfig& config,
+                                             const api::ContainerAt* container) {
   std::vector<LocalMount> mounts;
   const api::ReplicaSpec& spec = job.replica_specs.at(type);
-  api::ContainerAt at = api::DefaultContainerAt(job, type);
+  api::ContainerAt at = container ? *container : api::DefaultContainerAt(job, type);
   if (!at.container) return mounts;
   const json& c = *at.container;
   if (!c.is_object() || !c.contains("volumeMounts") || !c["volumeMounts"].is_array()) return mounts;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api/job.h"
+#include "api/validation.h"
 #include "common/status.h"
 #include "local/local_config.h"
 
@@ -43,11 +44,13 @@ struct LocalMount {
   std::string field;                 // e.g. spec.…template.spec.containers[0].volumeMounts[1]
 };
 
-// The mounts of (type, index)'s default container, longest mount path first. `job_folder` is
-// the job's state folder. Errors (kInvalid) name the field.
+// The mounts of (type, index)'s default container (or of `container`, an init container),
+// longest mount path first. `job_folder` is the job's state folder. Errors (kInvalid) name the
+// field.
 StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::string& type,
                                              int index, const std::string& job_folder,
-                                             const LocalConfig& config);
+                                             const LocalConfig& config,
+                                             const api::ContainerAt* container = nullptr);
 
 // `text` with each mount path (whole, or followed by '/') that starts the text or follows a
 // space, tab, newline or one of `=:,'"><();|&` and a backquote (or ends before one),

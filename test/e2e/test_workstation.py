@@ -275,6 +275,111 @@ class CgroupTest(TrainctlTestCase):
                          1, proc.stderr)
 
 
+INIT_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: NAME}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: POLICY
+      template:
+        spec:
+          volumes: [{name: shared, emptyDir: {}}]
+          initContainers:
+          - name: init-pytorch
+            image: alpine
+            command: [sh, -c, "echo waited-for-master >> /shared/runs; exit 9"]
+            volumeMounts: [{name: shared, mountPath: /shared}]
+          - name: fetch
+            image: alpine
+            command: [sh, -c, "echo fetch >> /shared/runs; echo data-$RANK- > /shared/input.txt"]
+            volumeMounts: [{name: shared, mountPath: /shared}]
+          - name: proxy
+            image: envoy
+            restartPolicy: Always
+            command: [sh, -c, "echo proxy >> /shared/runs; sleep 60"]
+            volumeMounts: [{name: shared, mountPath: /shared}]
+          - name: check
+            image: alpine
+            command: [sh, -c, "echo check >> /shared/runs; CHECK"]
+            volumeMounts: [{name: shared, mountPath: /shared}]
+          containers:
+          - name: pytorch
+            image: local
+            command:
+            - sh
+            - -c
+            - |
+              echo main >> /shared/runs
+              echo "RESULT {\\"input\\": \\"$(cat /shared/input.txt)\\", \\"rank\\": \\"$RANK\\"}"
+            volumeMounts: [{name: shared, mountPath: /shared}]
+"""
+
+
+class InitContainerTest(TrainctlTestCase):
+    """Init containers run in order, each to its end, before the main container; the operator's
+    wait-for-master container and native sidecars are skipped with a note."""
+
+    def run_init(self, name, policy="Never", check="true", expect_code=0):
+        manifest = self.write(name + ".yaml", INIT_JOB.replace("NAME", name).replace(
+            "POLICY", policy).replace("CHECK", check))
+        job, proc = self.run_json(manifest, expect_code=expect_code, timeout=60)
+        folder = os.path.join(self.state, "default", "pytorchjobs", name)
+        with open(os.path.join(folder, "volumes", name + "-master-0", "shared", "runs")) as f:
+            runs = f.read().split()
+        with open(os.path.join(folder, "logs", name + "-master-0.log")) as f:
+            seen = results(f.read())
+        return job, proc, runs, seen
+
+    def test_init_containers_run_in_order_before_the_main_one(self):
+        job, proc, runs, seen = self.run_init("init")
+        self.assertEqual(runs, ["fetch", "check", "main"])
+        self.assertEqual(seen, [{"input": "data--", "rank": "0"}],
+                         "the init container gets no framework env; the main one does")
+        self.assertEqual(proc.stderr.count("initContainers[0] (init-pytorch) is skipped"), 1,
+                         proc.stderr)
+        self.assertEqual(proc.stderr.count("initContainers[2] (proxy) is a sidecar"), 1)
+        events = self.trainctl("describe", "pytorchjob", "init").stdout
+        order = [events.find(text) for text in (
+            "Started init container fetch", "init container fetch of init-master-0 exited with "
+            "code 0", "Started init container check", "Started sh -c echo main")]
+        self.assertNotIn(-1, order, events)
+        self.assertEqual(order, sorted(order), events)
+
+    def test_a_failing_init_container_fails_the_replica_and_the_main_one_never_runs(self):
+        job, proc, runs, seen = self.run_init("initfail", check="exit 3", expect_code=1)
+        self.assertEqual(runs, ["fetch", "check"])
+        self.assertEqual(seen, [])
+        [replica] = self.stored_replicas("default", "pytorchjobs", "initfail")
+        self.assertEqual((replica["exitCode"], replica["reason"]), (3, "Init:Error"))
+        failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"][0]
+        self.assertIn("exited with code 3, reason Init:Error", failed["message"])
+        self.assertIn("init container check of initfail-master-0 exited with code 3",
+                      proc.stderr + proc.stdout)
+
+    def test_on_failure_restarts_the_failed_init_container_in_place_not_the_ones_before(self):
+        # `check` fails the first time only; `fetch`, which succeeded, does not run again.
+        job, proc, runs, seen = self.run_init(
+            "initretry", policy="OnFailure",
+            check="[ $(grep -c check /shared/runs) -ge 2 ] || exit 1")
+        self.assertEqual(runs, ["fetch", "check", "check", "main"])
+        self.assertEqual(len(seen), 1)
+        [replica] = self.stored_replicas("default", "pytorchjobs", "initretry")
+        self.assertEqual(replica["restarts"], 1)
+
+    def test_dry_run_lists_the_init_containers(self):
+        manifest = self.write("dry.yaml", INIT_JOB.replace("NAME", "dry").replace(
+            "POLICY", "Never").replace("CHECK", "true"))
+        proc = self.trainctl("run", manifest, "--dry-run")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        self.assertIn("  init:     fetch: /", proc.stdout)
+        self.assertIn("  init:     check: /", proc.stdout)
+        self.assertNotIn("init:     proxy", proc.stdout)
+        self.assertNotIn("init:     init-pytorch", proc.stdout)
+
+
 class DryRunTest(TrainctlTestCase):
 
     def test_dry_run_prints_each_replica_and_starts_nothing(self):
