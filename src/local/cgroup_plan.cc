@@ -140,8 +140,8 @@ CgroupPlan PlanReplicaCgroup(const CgroupHost& host, const std::string& job,
     if (cpu) {
       std::string dir = host.cpu_base + "/" + job + "/" + name;
       plan.dirs.insert(plan.dirs.end(), {host.cpu_base + "/" + job, dir});
-      plan.writes.push_back({dir + "/cpu.cfs_period_us", "100000"});
-      plan.writes.push_back({dir + "/cpu.cfs_quota_us", quota});
+      plan.writes.push_back({dir + "/cpu.cfs_period_us", "100000", false, "the CPU limit"});
+      plan.writes.push_back({dir + "/cpu.cfs_quota_us", quota, false, "the CPU limit"});
       plan.procs.push_back(dir + "/cgroup.procs");
       plan.remove_dirs.push_back(dir);
     }
@@ -158,7 +158,7 @@ CgroupPlan PlanReplicaCgroup(const CgroupHost& host, const std::string& job,
     plan.writes.push_back({dir + "/memory.oom.group", "1", /*optional=*/true});
     plan.oom_file = dir + "/memory.events";
   }
-  if (cpu) plan.writes.push_back({dir + "/cpu.max", quota + " 100000"});
+  if (cpu) plan.writes.push_back({dir + "/cpu.max", quota + " 100000", false, "the CPU limit"});
   plan.procs.push_back(dir + "/cgroup.procs");
   plan.remove_dirs.push_back(dir);
   return plan;
@@ -182,8 +182,10 @@ bool HasLimits(const api::Job& job) {
 }
 
 std::optional<std::string> UnenforcedLimitsNote(const api::Job& job, const CgroupHost& host) {
-  bool memory_enforced = host.version != 0 && !host.memory_base.empty();
-  bool cpu_enforced = host.version == 1 ? !host.cpu_base.empty() : host.version == 2 && host.v2_cpu;
+  bool mpi = job.info().has_launcher();
+  bool memory_enforced = !mpi && host.version != 0 && !host.memory_base.empty();
+  bool cpu_enforced =
+      !mpi && (host.version == 1 ? !host.cpu_base.empty() : host.version == 2 && host.v2_cpu);
   std::string cpu_field, memory_field;
   for (const auto& [type, spec] : job.replica_specs) {
     if (job.ReplicasOf(type) <= 0) continue;
@@ -194,6 +196,11 @@ std::optional<std::string> UnenforcedLimitsNote(const api::Job& job, const Cgrou
       memory_field = limits->memory_field;
   }
   if (cpu_field.empty() && memory_field.empty()) return std::nullopt;
+  if (job.info().has_launcher() && host.version != 0)
+    return (memory_field.empty() ? cpu_field : memory_field) +
+           " (and any other CPU or memory limit of this MPIJob) is not enforced by trainctl run: "
+           "the Launcher's mpirun starts every rank on this machine, so no replica's cgroup "
+           "would hold the ranks it limits";
   std::string what = !cpu_field.empty() && !memory_field.empty() ? "CPU or memory"
                      : !cpu_field.empty()                        ? "CPU"
                                                                  : "memory";

@@ -64,6 +64,9 @@ struct CgroupWrite {
   std::string file;
   std::string value;
   bool optional = false;  // a missing file is not an error (swap accounting may be off)
+  // A refused write leaves that limit unenforced, said once, instead of failing the replica:
+  // a CPU quota above what the runner's own cgroup allows (v1 refuses it with EINVAL).
+  std::string best_effort;  // what is then not enforced, e.g. "the CPU limit"
 };
 
 // What to make and write for one replica (`name`, unique within the run) of the job cgroup

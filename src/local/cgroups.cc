@@ -111,7 +111,7 @@ CgroupHost FindCgroupHost(const std::vector<std::string>& env) {
   return V2Host(loc, mount_point);
 }
 
-Status MakeReplicaCgroup(const CgroupPlan& plan) {
+Status MakeReplicaCgroup(const CgroupPlan& plan, std::vector<std::string>* skipped) {
   std::vector<std::string> made;
   auto undo = [&made](Status st) {
     for (auto it = made.rbegin(); it != made.rend(); ++it) rmdir(it->c_str());
@@ -126,7 +126,11 @@ Status MakeReplicaCgroup(const CgroupPlan& plan) {
   }
   for (const CgroupWrite& w : plan.writes) {
     if (w.optional && access(w.file.c_str(), F_OK) != 0) continue;
-    if (Status st = WriteFile(w.file, w.value); !st.ok() && !w.optional) return undo(st);
+    Status st = WriteFile(w.file, w.value);
+    if (st.ok() || w.optional) continue;
+    if (w.best_effort.empty()) return undo(st);
+    if (skipped) skipped->push_back(w.best_effort + " is not enforced: " + st.message());
+    break;  // the writes after a best-effort one are its own (the CPU limit is last)
   }
   return Status::Ok();
 }
@@ -155,7 +159,7 @@ void RemoveStaleJobCgroups(const CgroupHost& host) {
       char* end = nullptr;
       long pid = std::strtol(name.c_str() + 9, &end, 10);
       if (pid <= 0 || *end != '\0') continue;
-      if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      if (pid == getpid() || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
         stale.push_back(base + "/" + name);
     }
     closedir(d);

@@ -24,8 +24,9 @@ inline constexpr char kCgroupsEnv[] = "TRAINCTL_CGROUPS";
 CgroupHost FindCgroupHost(const std::vector<std::string>& env);
 
 // Makes the planned folders and writes the limits. On error removes what it made and names the
-// file and the reason.
-Status MakeReplicaCgroup(const CgroupPlan& plan);
+// file and the reason. A refused best-effort write is added to `skipped` (what is not enforced
+// and why) instead.
+Status MakeReplicaCgroup(const CgroupPlan& plan, std::vector<std::string>* skipped = nullptr);
 
 // The OOM kills counted in the replica's cgroup (0 without a memory limit or when unreadable).
 int64_t ReadOomKills(const CgroupPlan& plan);
@@ -34,8 +35,9 @@ int64_t ReadOomKills(const CgroupPlan& plan);
 // returned.
 Status RemoveCgroupDirs(const std::vector<std::string>& dirs);
 
-// Removes the job cgroups ("trainctl-<pid>") of runners that no longer exist, with their replica
-// cgroups, where they are empty: what a SIGKILLed runner left behind.
+// Removes the job cgroups ("trainctl-<pid>") of runners that no longer exist (and one named
+// after this process, left by an earlier runner with the same pid), with their replica cgroups,
+// where they are empty: what a SIGKILLed runner left behind.
 void RemoveStaleJobCgroups(const CgroupHost& host);
 
 // The job cgroup's name for this runner.

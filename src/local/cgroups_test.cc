@@ -184,6 +184,14 @@ TEST(CgroupNote, SaysWhichLimitIsNotEnforcedAndWhyOnce) {
   EXPECT_FALSE(UnenforcedLimitsNote(LimitedJob("{requests: {cpu: \"2\"}}"), none))
       << "requests are never enforced, on a cluster either";
   EXPECT_TRUE(HasLimits(both));
+  api::Job mpi = api::test::LoadJob(
+      "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: m}\nspec:\n"
+      "  mpiReplicaSpecs:\n    Launcher:\n      replicas: 1\n      template:\n        spec:\n"
+      "          containers:\n          - name: mpi\n            image: t\n"
+      "            command: [\"true\"]\n            resources: {limits: {memory: 1Gi}}\n");
+  note = UnenforcedLimitsNote(mpi, full);
+  ASSERT_TRUE(note.has_value()) << "an MPIJob's ranks all run under the Launcher's mpirun";
+  EXPECT_NE(note->find("of this MPIJob) is not enforced"), std::string::npos) << *note;
   EXPECT_FALSE(HasLimits(LimitedJob("{requests: {memory: 1Gi}}")));
 }
 
@@ -219,6 +227,21 @@ TEST_F(CgroupFiles, WritesThePlanSkipsMissingOptionalFilesAndReadsTheOomCount) {
   EXPECT_EQ(ReadOomKills(plan), 2);
 }
 
+TEST_F(CgroupFiles, ARefusedCpuQuotaLeavesTheCpuLimitUnenforcedNotTheReplicaFailed) {
+  // The cpu hierarchy's files are missing here, as a write the kernel refuses would fail.
+  fs::create_directories(root_ / "cpu");
+  CgroupHost host{1, root_.string(), (root_ / "cpu").string(), false, ""};
+  CgroupPlan plan =
+      PlanReplicaCgroup(host, "trainctl-1", "r.1", Limits("{limits: {cpu: \"4\", memory: 64Mi}}"));
+  std::vector<std::string> skipped;
+  Status made = MakeReplicaCgroup(plan, &skipped);
+  ASSERT_TRUE(made.ok()) << made.message();
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("the CPU limit is not enforced: "), std::string::npos) << skipped[0];
+  EXPECT_NE(skipped[0].find("cpu.cfs_period_us"), std::string::npos) << skipped[0];
+  EXPECT_EQ(Read(root_ / "trainctl-1/r.1/memory.limit_in_bytes"), "67108864");
+}
+
 TEST_F(CgroupFiles, AFailedWriteNamesTheFileAndRemovesWhatWasMade) {
   CgroupHost host{1, root_.string(), root_.string() + "/cpu", false, ""};
   CgroupPlan plan =
@@ -238,7 +261,9 @@ TEST_F(CgroupFiles, StaleJobCgroupsOfDeadRunnersAreRemovedLiveOnesKept) {
   CgroupHost host{1, root_.string(), "", false, ""};
   RemoveStaleJobCgroups(host);
   EXPECT_FALSE(fs::exists(root_ / "trainctl-4194305"));
-  EXPECT_TRUE(fs::exists(root_ / ("trainctl-" + std::to_string(getpid()))));
+  EXPECT_FALSE(fs::exists(root_ / ("trainctl-" + std::to_string(getpid()))))
+      << "left by an earlier runner with this pid";
+  EXPECT_TRUE(fs::exists(root_ / "trainctl-1")) << "pid 1 is alive";
   EXPECT_FALSE(FindCgroupHost({"TRAINCTL_CGROUPS=off"}).version);
   EXPECT_EQ(FindCgroupHost({"TRAINCTL_CGROUPS=off"}).why_not, "TRAINCTL_CGROUPS=off");
 }

@@ -80,7 +80,9 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
       StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
       if (!limits.ok()) return limits.status();
       for (const CgroupWrite& w :
-           PlanReplicaCgroup(options.cgroups, "trainctl-PID", name + ".1", *limits).writes)
+           job.info().has_launcher()
+               ? std::vector<CgroupWrite>()
+               : PlanReplicaCgroup(options.cgroups, "trainctl-PID", name + ".1", *limits).writes)
         cgroup.push_back({{"file", w.file}, {"value", w.value}});
       json inits = json::array();
       StatusOr<std::vector<InitStep>> steps =

@@ -100,6 +100,8 @@ struct Replica {
   // indexes `inits`, and equals inits.size() once the main container runs.
   std::vector<std::pair<std::string, PreparedLaunch>> inits;
   size_t step = 0;
+  size_t step_base = 0;   // the index of inits[0] among all its init containers
+  size_t init_total = 0;  // all its init containers
   PreparedLaunch main;
   bool init_failed = false;  // its last exit was an init container's
   std::optional<int64_t> memory_limit;
@@ -188,26 +190,34 @@ void Run::Report(const Status& written, const char* what) {
 
 Run::~Run() {
   if (cgroup_job_.empty()) return;
+  std::vector<std::string> dirs;
+  for (const auto& [name, r] : replicas_)
+    dirs.insert(dirs.end(), r.cgroup.remove_dirs.begin(), r.cgroup.remove_dirs.end());
   replicas_.clear();  // kills and reaps whatever is left, so the cgroups can go
-  RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, cgroup_job_)).IgnoreError();
+  for (const std::string& dir : JobCgroupDirs(options_.cgroups, cgroup_job_)) dirs.push_back(dir);
+  RemoveCgroupDirs(dirs).IgnoreError();
 }
 
 Status Run::JoinCgroup(Replica& r, LaunchSpec& spec) {
-  if (cgroup_job_.empty()) return Status::Ok();
+  if (cgroup_job_.empty() || job_.info().has_launcher()) return Status::Ok();
   StatusOr<ReplicaLimits> limits = LimitsOf(job_, r.type);
   if (!limits.ok()) return limits.status();
   if (limits->memory_is_limit) r.memory_limit = limits->memory_bytes;
   r.cgroup = PlanReplicaCgroup(options_.cgroups, cgroup_job_,
                                r.name + "." + std::to_string(r.attempt), *limits);
   if (r.cgroup.dirs.empty()) return Status::Ok();
-  TRAINCTL_RETURN_IF_ERROR(MakeReplicaCgroup(r.cgroup));
+  std::vector<std::string> skipped;
+  TRAINCTL_RETURN_IF_ERROR(MakeReplicaCgroup(r.cgroup, &skipped));
+  for (const std::string& why : skipped)
+    Emit({"Warning", "LimitNotEnforced", r.name + ": " + why}, now_, "Pod/" + r.name);
   spec.cgroup_procs = r.cgroup.procs;
   return Status::Ok();
 }
 
 void Run::ReleaseCgroup(Replica& r) {
   if (r.cgroup.dirs.empty()) return;
-  r.oom_killed = ReadOomKills(r.cgroup) > 0;
+  // A kill in the cgroup while the replica still exited 0 was a helper's, not the replica's end.
+  r.oom_killed = ReadOomKills(r.cgroup) > 0 && r.exit_code && *r.exit_code != 0;
   Report(RemoveCgroupDirs(r.cgroup.remove_dirs), "(removing) a replica's cgroup");
   r.cgroup = CgroupPlan();
 }
@@ -316,6 +326,10 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
     }
     r.inits.emplace_back((*steps)[i].name, std::move(init).value());
   }
+  if (steps.ok()) {
+    r.init_total = steps->size();
+    r.step_base = std::min(resume_step, steps->size());
+  }
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
   if (!launch.ok()) {
@@ -421,6 +435,11 @@ void Run::Reap(Time now) {
       continue;
     }
     bool init = r.step < r.inits.size();
+    if (init && *code == 0 && (engine::IsFinished(job_.status) || interrupted_by_)) {
+      r.process.reset();  // the job ended meanwhile: the main container is not started
+      r.deleted = true;
+      continue;
+    }
     if (init && *code == 0) {  // on to the next step, as the kubelet does
       r.process.reset();
       Emit({"Normal", "Completed",
@@ -443,7 +462,7 @@ void Run::Reap(Time now) {
       if (std::optional<std::string> root = TorchElasticErrorText(error, kLastLinesBytes))
         r.last_lines = *root;
     }
-    std::string oom = r.oom_killed ? " (OOMKilled: over its memory limit of " +
+    std::string oom = r.oom_killed ? " (OOMKilled; its memory limit is " +
                                          FormatMemory(r.memory_limit.value_or(0)) + ")"
                                    : "";
     std::string who = init ? "init container " + r.inits[r.step].first + " of " + r.name : r.name;
@@ -474,7 +493,7 @@ void Run::StartDueRestarts(Time now) {
     // In place, as the kubelet restarts a container: from the init container that failed, or
     // only the main container once every init container has succeeded.
     const Replica& old = replicas_[name];
-    size_t resume = old.init_failed ? old.step : std::numeric_limits<size_t>::max();
+    size_t resume = old.init_failed ? old.step_base + old.step : std::numeric_limits<size_t>::max();
     replicas_[name].deleted = true;
     Start(type, index, now, resume);
     replicas_[name].restarts = restarts;
@@ -571,8 +590,8 @@ json Run::ReplicasJson() const {
     if (r.oom_killed) j["reason"] = "OOMKilled";
     if (r.init_failed) j["reason"] = "Init:Error";
     if (r.process && r.step < r.inits.size())
-      j["initContainer"] = r.inits[r.step].first + " (" + std::to_string(r.step + 1) + "/" +
-                           std::to_string(r.inits.size()) + ")";
+      j["initContainer"] = r.inits[r.step].first + " (" + std::to_string(r.step_base + r.step + 1) +
+                           "/" + std::to_string(r.init_total) + ")";
     if (r.exit_seq) j["exitSeq"] = r.exit_seq;
     if (r.process) j["pid"] = r.process->pid();
     if (r.started) j["startTime"] = FormatRfc3339(*r.started);

@@ -137,8 +137,18 @@ StartResult StartReplica(char** argv, const std::vector<std::string>& cgroups) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Descriptors from 3 up (the report pipe among them) close at exec; the failure pipe too.
-    close_range(kSupervisorReportFd, ~0U, CLOSE_RANGE_CLOEXEC);
+    // The report pipe is the runner's; descriptors above it close at exec (the failure pipe
+    // too). Before Linux 5.11 close_range cannot mark them, so each is marked by hand.
+    close(kSupervisorReportFd);
+    if (close_range(kSupervisorReportFd + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      if (DIR* fds = opendir("/proc/self/fd")) {
+        while (dirent* e = readdir(fds)) {
+          int fd = std::atoi(e->d_name);
+          if (fd > kSupervisorReportFd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
+        closedir(fds);
+      }
+    }
     execve(argv[0], argv, environ);
     fail(std::string("cannot start ") + argv[0] + ": " + std::strerror(errno));
   }

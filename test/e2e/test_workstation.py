@@ -251,7 +251,7 @@ class CgroupTest(TrainctlTestCase):
         failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"][0]
         self.assertIn("hog-master-0 (Master 0) was killed by SIGKILL (exit code 137), reason "
                       "OOMKilled", failed["message"])
-        self.assertIn("exited with code 137 (OOMKilled: over its memory limit of 64Mi)",
+        self.assertIn("exited with code 137 (OOMKilled; its memory limit is 64Mi)",
                       proc.stdout + proc.stderr)
         described = self.trainctl("describe", "pytorchjob", "hog")
         self.assertIn("137 (OOMKilled)", described.stdout)
@@ -360,14 +360,14 @@ class InitContainerTest(TrainctlTestCase):
                       proc.stderr + proc.stdout)
 
     def test_on_failure_restarts_the_failed_init_container_in_place_not_the_ones_before(self):
-        # `check` fails the first time only; `fetch`, which succeeded, does not run again.
+        # `check` fails twice; `fetch`, which succeeded, does not run again.
         job, proc, runs, seen = self.run_init(
             "initretry", policy="OnFailure",
-            check="[ $(grep -c check /shared/runs) -ge 2 ] || exit 1")
-        self.assertEqual(runs, ["fetch", "check", "check", "main"])
+            check="[ $(grep -c check /shared/runs) -ge 3 ] || exit 1")
+        self.assertEqual(runs, ["fetch", "check", "check", "check", "main"])
         self.assertEqual(len(seen), 1)
         [replica] = self.stored_replicas("default", "pytorchjobs", "initretry")
-        self.assertEqual(replica["restarts"], 1)
+        self.assertEqual(replica["restarts"], 2)
 
     def test_dry_run_lists_the_init_containers(self):
         manifest = self.write("dry.yaml", INIT_JOB.replace("NAME", "dry").replace(
