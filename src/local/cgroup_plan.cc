@@ -108,6 +108,7 @@ CgroupLocation LocateCgroups(const std::map<std::string, std::string>& self,
       if (std::string dir = OnDisk(m, unified->second); !dir.empty()) {
         loc.version = 2;
         loc.memory_dir = dir;
+        loc.mount_point = m.mount_point;
         return loc;
       }
     }

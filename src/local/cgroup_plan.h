@@ -42,10 +42,11 @@ std::vector<CgroupMount> ParseCgroupMounts(const std::string& mountinfo);
 
 // Where the runner's own cgroups are on disk.
 struct CgroupLocation {
-  int version = 0;         // 1, 2, or 0: no memory cgroup found
-  std::string memory_dir;  // v1: the runner's cgroup in the memory hierarchy; v2: its cgroup
-  std::string cpu_dir;     // v1 only: in the cpu hierarchy ("" when there is none)
-  std::string why_not;     // when version is 0
+  int version = 0;          // 1, 2, or 0: no memory cgroup found
+  std::string memory_dir;   // v1: the runner's cgroup in the memory hierarchy; v2: its cgroup
+  std::string cpu_dir;      // v1 only: in the cpu hierarchy ("" when there is none)
+  std::string mount_point;  // v2 only: where the unified tree is mounted (bounds the walk up)
+  std::string why_not;      // when version is 0
 };
 // A mounted v1 memory hierarchy wins (the v2 tree then has no memory controller).
 CgroupLocation LocateCgroups(const std::map<std::string, std::string>& self,

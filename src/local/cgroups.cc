@@ -67,9 +67,9 @@ CgroupHost V1Host(const CgroupLocation& loc) {
 
 // The nearest cgroup at or above the runner's that hands memory to its children and that this
 // user may write; the unified mount's root bounds the walk.
-CgroupHost V2Host(const CgroupLocation& loc, const std::string& mount_point) {
+CgroupHost V2Host(const CgroupLocation& loc) {
   CgroupHost host;
-  for (std::string dir = loc.memory_dir; !dir.empty() && dir.size() >= mount_point.size();
+  for (std::string dir = loc.memory_dir; !dir.empty() && dir.size() >= loc.mount_point.size();
        dir = Parent(dir)) {
     std::string delegated = ReadText(dir + "/cgroup.subtree_control");
     if (HasWord(delegated, "memory") && Writable(dir)) {
@@ -97,18 +97,14 @@ CgroupHost FindCgroupHost(const std::vector<std::string>& env) {
       return host;
     }
   }
-  std::vector<CgroupMount> mounts = ParseCgroupMounts(ReadText("/proc/self/mountinfo"));
-  CgroupLocation loc = LocateCgroups(ParseProcCgroup(ReadText("/proc/self/cgroup")), mounts);
+  CgroupLocation loc = LocateCgroups(ParseProcCgroup(ReadText("/proc/self/cgroup")),
+                                     ParseCgroupMounts(ReadText("/proc/self/mountinfo")));
   if (loc.version == 0) {
     CgroupHost host;
     host.why_not = loc.why_not;
     return host;
   }
-  if (loc.version == 1) return V1Host(loc);
-  std::string mount_point;
-  for (const CgroupMount& m : mounts)
-    if (m.v2 && loc.memory_dir.rfind(m.mount_point, 0) == 0) mount_point = m.mount_point;
-  return V2Host(loc, mount_point);
+  return loc.version == 1 ? V1Host(loc) : V2Host(loc);
 }
 
 Status MakeReplicaCgroup(const CgroupPlan& plan, std::vector<std::string>* skipped) {

@@ -62,6 +62,7 @@ TEST(CgroupLocation, FindsTheUnifiedCgroupOnAV2Host) {
   EXPECT_EQ(loc.memory_dir,
             "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/t.scope");
   EXPECT_EQ(loc.cpu_dir, "");
+  EXPECT_EQ(loc.mount_point, "/sys/fs/cgroup");
 }
 
 TEST(CgroupLocation, AMountOfASubtreeAndEscapedPathsAreFollowed) {

@@ -1,10 +1,8 @@
 #include "local/dry_run.h"
 
 #include "local/cgroup_plan.h"
-#include "local/containers.h"
 #include "local/device_claims.h"
 #include "local/endpoints.h"
-#include "local/mpi_local.h"
 #include "local/replica_launch.h"
 #include "local/state_store.h"
 
@@ -85,18 +83,12 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
                : PlanReplicaCgroup(options.cgroups, "trainctl-PID", name + ".1", *limits).writes)
         cgroup.push_back({{"file", w.file}, {"value", w.value}});
       json inits = json::array();
-      StatusOr<std::vector<InitStep>> steps =
-          IsIdleReplica(job, type) ? std::vector<InitStep>() : InitStepsOf(job, type);
-      if (!steps.ok()) return steps.status();
-      for (const InitStep& step : *steps) {
-        ReplicaLaunchInputs init_inputs = inputs;
-        init_inputs.init = &step.at;
-        StatusOr<PreparedLaunch> init =
-            BuildReplicaLaunch(job, type, index, *endpoints, init_inputs);
-        if (!init.ok()) return init.status();
-        inits.push_back(
-            {{"name", step.name}, {"command", init->spec.argv}, {"workingDir", init->spec.cwd}});
-      }
+      StatusOr<InitLaunches> built = BuildInitLaunches(job, type, index, *endpoints, inputs);
+      if (!built.ok()) return built.status();
+      for (const InitLaunch& init : built->launches)
+        inits.push_back({{"name", init.name},
+                         {"command", init.launch.spec.argv},
+                         {"workingDir", init.launch.spec.cwd}});
       replicas.push_back({{"name", name},
                           {"initContainers", inits},
                           {"cgroup", cgroup},

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "api/kind_plugin.h"
+#include "local/containers.h"
 #include "local/mpi_local.h"
 #include "local/replica_limits.h"
 #include "local/torch_error.h"
@@ -55,6 +56,24 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
   launch->spec.env.push_back(key + inputs.error_file);
   launch->env_sources.emplace_back(kTorchElasticErrorFileEnv, EnvSource::kRunner);
   return launch;
+}
+
+StatusOr<InitLaunches> BuildInitLaunches(const api::Job& job, const std::string& type, int index,
+                                         const api::Endpoints& endpoints,
+                                         const ReplicaLaunchInputs& inputs, size_t from) {
+  InitLaunches out;
+  if (IsIdleReplica(job, type)) return out;
+  StatusOr<std::vector<InitStep>> steps = InitStepsOf(job, type);
+  if (!steps.ok()) return steps.status();
+  out.total = steps->size();
+  ReplicaLaunchInputs init_inputs = inputs;
+  for (size_t i = from; i < steps->size(); ++i) {
+    init_inputs.init = &(*steps)[i].at;
+    StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, type, index, endpoints, init_inputs);
+    if (!launch.ok()) return launch.status();
+    out.launches.push_back({(*steps)[i].name, std::move(launch).value()});
+  }
+  return out;
 }
 
 }  // namespace trainctl::local

@@ -41,4 +41,18 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
                                             const api::Endpoints& endpoints,
                                             const ReplicaLaunchInputs& inputs);
 
+// The launches of (type, index)'s init containers that run locally (local/containers.h; none
+// for an idle replica), from the `from`-th on; `total` counts them all.
+struct InitLaunch {
+  std::string name;
+  PreparedLaunch launch;
+};
+struct InitLaunches {
+  std::vector<InitLaunch> launches;
+  size_t total = 0;
+};
+StatusOr<InitLaunches> BuildInitLaunches(const api::Job& job, const std::string& type, int index,
+                                         const api::Endpoints& endpoints,
+                                         const ReplicaLaunchInputs& inputs, size_t from = 0);
+
 }  // namespace trainctl::local

@@ -16,7 +16,6 @@
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "local/cgroups.h"
-#include "local/containers.h"
 #include "local/device_claims.h"
 #include "local/endpoints.h"
 #include "local/kubelet.h"
@@ -98,7 +97,7 @@ struct Replica {
   CgroupPlan cgroup;       // its cgroups while it runs (none without enforced limits)
   // Its init containers still to run (local/containers.h), then its main container: `step`
   // indexes `inits`, and equals inits.size() once the main container runs.
-  std::vector<std::pair<std::string, PreparedLaunch>> inits;
+  std::vector<InitLaunch> inits;
   size_t step = 0;
   size_t step_base = 0;   // the index of inits[0] among all its init containers
   size_t init_total = 0;  // all its init containers
@@ -312,23 +311,17 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
   StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
   if (launch.ok())
     if (Status made = MakeMounts(launch->mounts, launch->spec.cwd); !made.ok()) launch = made;
-  StatusOr<std::vector<InitStep>> steps =
-      IsIdleReplica(job_, type) ? std::vector<InitStep>() : InitStepsOf(job_, type);
-  if (!steps.ok() && launch.ok()) launch = steps.status();
-  for (size_t i = resume_step; launch.ok() && i < steps->size(); ++i) {
-    inputs.init = &(*steps)[i].at;
-    StatusOr<PreparedLaunch> init = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
-    if (init.ok())
-      if (Status made = MakeMounts(init->mounts, init->spec.cwd); !made.ok()) init = made;
-    if (!init.ok()) {
-      launch = init.status();
-      break;
-    }
-    r.inits.emplace_back((*steps)[i].name, std::move(init).value());
-  }
-  if (steps.ok()) {
-    r.init_total = steps->size();
-    r.step_base = std::min(resume_step, steps->size());
+  StatusOr<InitLaunches> inits =
+      BuildInitLaunches(job_, type, index, *endpoints_, inputs, resume_step);
+  if (!inits.ok() && launch.ok()) launch = inits.status();
+  if (inits.ok()) {
+    for (const InitLaunch& init : inits->launches)
+      if (Status made = MakeMounts(init.launch.mounts, init.launch.spec.cwd);
+          !made.ok() && launch.ok())
+        launch = made;
+    r.inits = std::move(inits->launches);
+    r.init_total = inits->total;
+    r.step_base = std::min(resume_step, inits->total);
   }
   replicas_[name] = std::move(r);
   Replica& rep = replicas_[name];
@@ -349,7 +342,7 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
 
 void Run::SpawnStep(Replica& rep, Time now) {
   bool init = rep.step < rep.inits.size();
-  PreparedLaunch& launch = init ? rep.inits[rep.step].second : rep.main;
+  PreparedLaunch& launch = init ? rep.inits[rep.step].launch : rep.main;
   launch.spec.log_path = dir_.LogPath(rep.name);
   Status joined = Status::Ok();
   if (!init) {
@@ -377,7 +370,7 @@ void Run::SpawnStep(Replica& rep, Time now) {
   if (init) {
     rep.phase = Phase::kPending;
     Emit({"Normal", "Started",
-          "Started init container " + rep.inits[rep.step].first + ": " + launch.display_command +
+          "Started init container " + rep.inits[rep.step].name + ": " + launch.display_command +
               pid},
          now, "Pod/" + rep.name);
     return;
@@ -443,7 +436,7 @@ void Run::Reap(Time now) {
     if (init && *code == 0) {  // on to the next step, as the kubelet does
       r.process.reset();
       Emit({"Normal", "Completed",
-            "init container " + r.inits[r.step].first + " of " + r.name + " exited with code 0"},
+            "init container " + r.inits[r.step].name + " of " + r.name + " exited with code 0"},
            now, "Pod/" + name);
       r.step++;
       SpawnStep(r, now);
@@ -465,7 +458,7 @@ void Run::Reap(Time now) {
     std::string oom = r.oom_killed ? " (OOMKilled; its memory limit is " +
                                          FormatMemory(r.memory_limit.value_or(0)) + ")"
                                    : "";
-    std::string who = init ? "init container " + r.inits[r.step].first + " of " + r.name : r.name;
+    std::string who = init ? "init container " + r.inits[r.step].name + " of " + r.name : r.name;
     Emit({*code == 0 ? "Normal" : "Warning", "Exited",
           who + " exited with code " + std::to_string(*code) + oom},
          now, "Pod/" + name);
@@ -541,7 +534,7 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
     }
     if (r.process && r.step < r.inits.size()) {
       o.waiting_reason = "PodInitializing";
-      o.waiting_message = "init container " + r.inits[r.step].first + " is running";
+      o.waiting_message = "init container " + r.inits[r.step].name + " is running";
     }
     if (r.process) o.last_output = r.last_output ? r.last_output : r.started;
     out.push_back(o);
@@ -590,7 +583,7 @@ json Run::ReplicasJson() const {
     if (r.oom_killed) j["reason"] = "OOMKilled";
     if (r.init_failed) j["reason"] = "Init:Error";
     if (r.process && r.step < r.inits.size())
-      j["initContainer"] = r.inits[r.step].first + " (" + std::to_string(r.step_base + r.step + 1) +
+      j["initContainer"] = r.inits[r.step].name + " (" + std::to_string(r.step_base + r.step + 1) +
                            "/" + std::to_string(r.init_total) + ")";
     if (r.exit_seq) j["exitSeq"] = r.exit_seq;
     if (r.process) j["pid"] = r.process->pid();
@@ -796,15 +789,9 @@ Status PreflightCheck(const api::Job& job, const RunOptions& options) {
     if (spec.replicas.value_or(1) == 0) continue;
     StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, type, 0, placeholder, inputs);
     if (!launch.ok()) return launch.status();
-    if (IsIdleReplica(job, type)) continue;
-    StatusOr<std::vector<InitStep>> steps = InitStepsOf(job, type);
-    if (!steps.ok()) return steps.status();
-    for (const InitStep& step : *steps) {
-      ReplicaLaunchInputs init_inputs = inputs;
-      init_inputs.init = &step.at;
-      StatusOr<PreparedLaunch> init = BuildReplicaLaunch(job, type, 0, placeholder, init_inputs);
-      if (!init.ok()) return init.status();
-    }
+    if (StatusOr<InitLaunches> inits = BuildInitLaunches(job, type, 0, placeholder, inputs);
+        !inits.ok())
+      return inits.status();
   }
   return Status::Ok();
 }
