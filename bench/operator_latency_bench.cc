@@ -9,6 +9,8 @@
 //   restart: --jobs jobs of --replicas pods are running; the operator is stopped, one pod is made
 //            to fail, the operator is started again. Times from the start: ready (trainctl:
 //            informers synced; upstream: its workers started), and the failed pod's replacement.
+//            Repeated --restarts times on the same pods, a pod of another job each time, one
+//            row each (trainctl's account of the lists it waited on goes to stderr).
 //   backlog: --finished jobs are stored already Succeeded (status written by the benchmark, no
 //            pods); the operator starts, and once it is ready a new job of --replicas pods is
 //            submitted. Times from the submission: its first pod and all its pods created.
@@ -23,6 +25,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -40,7 +43,7 @@ using nlohmann::json;
 
 struct Args {
   std::string scenario;
-  int jobs = 1000, replicas = 10, finished = 5000, failures = 300, threads = 4;
+  int jobs = 1000, replicas = 10, finished = 5000, failures = 300, threads = 4, restarts = 1;
   double rate = 10, qps = 10000;
   int burst = 20000;
   std::string trainctl = "build/release/trainctl";
@@ -117,6 +120,11 @@ class Replacements {
   size_t replaced() {
     std::lock_guard<std::mutex> lock(mu_);
     return latencies_ms_.size();
+  }
+  // Seen Failed and not yet replaced.
+  bool Failed(const std::string& pod) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return failed_.count(pod) > 0;
   }
   std::optional<Steady::time_point> ReplacedAt(const std::string& pod) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -235,36 +243,48 @@ void Replace(const Args& a, const std::string& impl, kube::Client* admin, const 
   DeleteNamespace(admin, ns);
 }
 
+// The operator's own account of its start (trainctl logs which lists it waited on), for stderr.
+std::string LastSyncLine(const Operator& op) {
+  std::ifstream in(op.log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find("caches synced") != std::string::npos) last = line;
+  return last;
+}
+
 void Restart(const Args& a, const std::string& impl, kube::Client* admin, const Clock* clock) {
   std::unique_ptr<Scene> scene = RunningScene(a, impl, a.replicas, admin, clock);
   const std::string& ns = scene->ns;
   Replacements& replacements = scene->replacements;
-  PodWatch& watch = *scene->watch;
   const size_t pods = scene->pods;
   std::this_thread::sleep_for(std::chrono::seconds(5));  // the last status writes
   StopOperator(scene->op);
+  // Each restart fails a pod of another job while the operator is down.
+  for (int r = 0; r < a.restarts; ++r) {
+    const std::string victim = "job-" + std::to_string(r % a.jobs) + "-master-0";
+    if (Status st = FailPod(admin, ns, victim); !st.ok())
+      Die("failing " + victim + ": " + st.message());
+    auto failed = Steady::now();
+    while (Since(failed) < 60 && !replacements.Failed(victim))  // kwok marks it Failed
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::seconds(2));
 
-  const std::string victim = "job-0-master-0";
-  if (Status st = FailPod(admin, ns, victim); !st.ok())
-    Die("failing " + victim + ": " + st.message());
-  auto failed = Steady::now();
-  while (Since(failed) < 60 && watch.counts().running == pods)  // counts only grow; wait for kwok
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-
-  auto start = Steady::now();
-  Operator second = StartOperator(Flags(a, impl, ns));
-  double ready = WaitReady(second, admin, 600);
-  std::optional<Steady::time_point> replaced;
-  while (!(replaced = replacements.ReplacedAt(victim)) && Since(start) < 600)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ProcessFigures figures = StopOperator(second);
-  double first_write = replaced ? std::chrono::duration<double>(*replaced - start).count() : -1;
-  std::printf("| %s | %d jobs, %zu pods | %.2f s | %s | %.1f MiB | %.1f |\n", impl.c_str(), a.jobs,
-              pods, ready,
-              first_write < 0 ? "—" : (Number(std::round(first_write * 100) / 100) + " s").c_str(),
-              figures.peak_rss_mib, figures.cpu_seconds);
-  std::fflush(stdout);
+    auto start = Steady::now();
+    Operator running = StartOperator(Flags(a, impl, ns));
+    double ready = WaitReady(running, admin, 600);
+    std::optional<Steady::time_point> replaced;
+    while (!(replaced = replacements.ReplacedAt(victim)) && Since(start) < 600)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ProcessFigures figures = StopOperator(running);
+    double first_write = replaced ? std::chrono::duration<double>(*replaced - start).count() : -1;
+    std::printf(
+        "| %s | %d jobs, %zu pods | %.2f s | %s | %.1f MiB | %.1f |\n", impl.c_str(), a.jobs, pods,
+        ready, first_write < 0 ? "—" : (Number(std::round(first_write * 100) / 100) + " s").c_str(),
+        figures.peak_rss_mib, figures.cpu_seconds);
+    std::fflush(stdout);
+    if (std::string line = LastSyncLine(running); !line.empty())
+      std::fprintf(stderr, "%s\n", line.c_str());
+  }
   DeleteNamespace(admin, ns);
 }
 
@@ -352,6 +372,8 @@ int main(int argc, char** argv) {
       a.failures = std::atoi(v.c_str());
     else if (k == "--rate")
       a.rate = std::atof(v.c_str());
+    else if (k == "--restarts")
+      a.restarts = std::atoi(v.c_str());
     else if (k == "--threads")
       a.threads = std::atoi(v.c_str());
     else if (k == "--qps")
@@ -374,8 +396,8 @@ int main(int argc, char** argv) {
                  a.scenario.c_str());
     return 2;
   }
-  if (a.rate <= 0 || a.jobs < 1 || a.replicas < 1) {
-    std::fprintf(stderr, "--rate, --jobs and --replicas must be positive\n");
+  if (a.rate <= 0 || a.jobs < 1 || a.replicas < 1 || a.restarts < 1) {
+    std::fprintf(stderr, "--rate, --jobs, --replicas and --restarts must be positive\n");
     return 2;
   }
   for (const std::string& impl : a.impls)

@@ -1,11 +1,13 @@
 #include "kube/client.h"
 
+#include <future>
 #include <memory>
 #include <thread>
 
 #include "api/json_bounds.h"
 #include "kube/api_error.h"
 #include "kube/json_path.h"
+#include "kube/list_metadata.h"
 
 namespace trainctl::kube {
 namespace {
@@ -96,16 +98,25 @@ void Client::Sleep(Duration d) {
     clock_->SleepFor(d);
 }
 
+namespace {
+
+// A response body as JSON ({} when empty), within the limits on what the API may send.
+StatusOr<json> ParseBody(const std::string& body, const std::string& what) {
+  if (body.empty()) return json::object();
+  std::string problem;
+  json parsed = api::ParseJsonWithin(body, api::kApiJsonLimits, &problem);
+  if (parsed.is_discarded())
+    return InternalError(what + ": the server sent a body that is " + problem + " (" +
+                         std::to_string(body.size()) + " bytes)");
+  return parsed;
+}
+
+}  // namespace
+
 StatusOr<json> Client::Call(HttpRequest request, const std::string& what, bool idempotent) {
   StatusOr<std::string> body = CallRaw(std::move(request), what, idempotent);
   if (!body.ok()) return body.status();
-  if (body->empty()) return json::object();
-  std::string problem;
-  json parsed = api::ParseJsonWithin(*body, api::kApiJsonLimits, &problem);
-  if (parsed.is_discarded())
-    return InternalError(what + ": the server sent a body that is " + problem + " (" +
-                         std::to_string(body->size()) + " bytes)");
-  return parsed;
+  return ParseBody(*body, what);
 }
 
 StatusOr<std::string> Client::CallRaw(HttpRequest request, const std::string& what,
@@ -145,7 +156,9 @@ StatusOr<json> Client::Get(const Resource& r, const std::string& ns, const std::
   return Call(req, Describe("get", r, ns, name), true);
 }
 
-StatusOr<json> Client::List(const Resource& r, const std::string& ns, const ListOptions& o) {
+namespace {
+
+HttpRequest ListRequest(const Resource& r, const std::string& ns, const ListOptions& o) {
   HttpRequest req;
   req.path =
       ResourcePath(r, ns) + QueryString({{"labelSelector", o.label_selector},
@@ -154,40 +167,64 @@ StatusOr<json> Client::List(const Resource& r, const std::string& ns, const List
                                          {"continue", o.continue_token},
                                          {"resourceVersion", o.resource_version},
                                          {"resourceVersionMatch", o.resource_version_match}});
-  return Call(req, Describe("list", r, ns, ""), true);
+  return req;
+}
+
+}  // namespace
+
+StatusOr<json> Client::List(const Resource& r, const std::string& ns, const ListOptions& o) {
+  return Call(ListRequest(r, ns, o), Describe("list", r, ns, ""), true);
 }
 
 StatusOr<std::string> Client::ListPages(const Resource& r, const std::string& ns,
                                         ListOptions options,
                                         const std::function<void(std::vector<json>)>& on_page,
                                         const std::function<void()>& on_restart) {
+  const std::string what = Describe("list", r, ns, "");
   ListOptions first_page = options;
   first_page.continue_token.clear();  // a restart begins at the beginning
   bool restarted = false;
+  auto fetch = [&](const ListOptions& o) { return CallRaw(ListRequest(r, ns, o), what, true); };
+  StatusOr<std::string> body = fetch(options);
   for (;;) {
-    StatusOr<json> page = List(r, ns, options);
-    if (!page.ok()) {
+    if (!body.ok()) {
       // The continue token expired (compaction): start over once, from a fresh list.
-      if (page.status().code() == StatusCode::kGone && !options.continue_token.empty() &&
+      if (body.status().code() == StatusCode::kGone && !options.continue_token.empty() &&
           !restarted) {
         restarted = true;
         options = first_page;
         on_restart();
+        body = fetch(options);
         continue;
       }
-      return page.status();
+      return body.status();
     }
+    // The next page is asked for while this one is decoded: the server's encoding and ours
+    // overlap. Its token comes from a scan that stops at the end of `metadata`.
+    std::optional<ListMetadata> peeked = PeekListMetadata(*body);
+    std::future<StatusOr<std::string>> next;
+    auto ask_next = [&](const std::string& token) {
+      options.continue_token = token;
+      options.resource_version.clear();  // not allowed together with continue
+      options.resource_version_match.clear();
+      next = std::async(std::launch::async, fetch, options);
+    };
+    if (peeked && !peeked->continue_token.empty()) ask_next(peeked->continue_token);
+
+    StatusOr<json> parsed = ParseBody(*body, what);
+    body = std::string();
+    if (!parsed.ok()) return parsed.status();
+    json page = std::move(*parsed);
     std::vector<json> items;
-    if (page->contains("items") && (*page)["items"].is_array())
-      for (json& item : (*page)["items"]) items.push_back(std::move(item));
-    json metadata = page->value("metadata", json::object());
+    if (page.is_object() && page.contains("items") && page["items"].is_array())
+      for (json& item : page["items"]) items.push_back(std::move(item));
+    json metadata = page.is_object() ? page.value("metadata", json::object()) : json::object();
     page = json();  // only the items are kept, one page at a time
     on_page(std::move(items));
-    std::string next = StringAt(metadata, {"continue"});
-    if (next.empty()) return StringAt(metadata, {"resourceVersion"});
-    options.continue_token = next;
-    options.resource_version.clear();  // not allowed together with continue
-    options.resource_version_match.clear();
+    std::string token = StringAt(metadata, {"continue"});
+    if (!peeked && !token.empty()) ask_next(token);
+    if (!next.valid()) return StringAt(metadata, {"resourceVersion"});
+    body = next.get();
   }
 }
 

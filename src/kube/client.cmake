@@ -4,7 +4,8 @@ find_package(CURL REQUIRED)
 add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/transport.cc ${CMAKE_CURRENT_LIST_DIR}/api_error.cc
   ${CMAKE_CURRENT_LIST_DIR}/watch_decoder.cc ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cc
-  ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
+  ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/list_metadata.cc
+  ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc

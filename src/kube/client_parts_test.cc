@@ -1,10 +1,11 @@
 // Unit tests for the client's pure parts: API error mapping, watch stream decoding, the rate
-// limiter and request paths. The transport and the verbs are tested against a real API
-// server in test/integration/.
+// limiter, list metadata and request paths. The transport and the verbs are tested against a real
+// API server in test/integration/.
 #include <gtest/gtest.h>
 
 #include "kube/api_error.h"
 #include "kube/client.h"
+#include "kube/list_metadata.h"
 #include "kube/rate_limiter.h"
 #include "kube/watch_decoder.h"
 
@@ -16,6 +17,35 @@ HttpResponse Response(long status, std::string body) {
   r.status = status;
   r.body = std::move(body);
   return r;
+}
+
+TEST(ListMetadataTest, ReadsTheTokenAndVersionAndStopsAtTheEndOfMetadata) {
+  // What follows metadata is never read: a broken items array does not matter.
+  std::optional<ListMetadata> m = PeekListMetadata(
+      R"({"kind":"PodList","metadata":{"resourceVersion":"80082","continue":"eyJ2","remainingItemCount":9500},"items":[{"metadata":{"continue":"no"}} BROKEN)");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->continue_token, "eyJ2");
+  EXPECT_EQ(m->resource_version, "80082");
+}
+
+TEST(ListMetadataTest, FindsMetadataAfterTheItemsAndIgnoresTheItemsOwn) {
+  std::optional<ListMetadata> m = PeekListMetadata(
+      R"({"items":[{"metadata":{"continue":"x","resourceVersion":"1"}}],"metadata":{"resourceVersion":"77"}})");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->continue_token, "");
+  EXPECT_EQ(m->resource_version, "77");
+}
+
+TEST(ListMetadataTest, NonStringsAreAbsentAndBrokenBodiesAreNotRead) {
+  std::optional<ListMetadata> m =
+      PeekListMetadata(R"({"metadata":{"continue":7,"resourceVersion":{"a":"b"}},"items":[]})");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->continue_token, "");
+  EXPECT_EQ(m->resource_version, "");
+  EXPECT_FALSE(PeekListMetadata(R"({"items":[],"metadata":{"continue":"t)").has_value());
+  EXPECT_FALSE(PeekListMetadata(R"({"items":[],"metadata":"nope"})").has_value());
+  EXPECT_FALSE(PeekListMetadata("[1,2]").has_value());
+  EXPECT_FALSE(PeekListMetadata("").has_value());
 }
 
 TEST(ApiErrorTest, MapsReasonsAndCodes) {

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "kube/fake_transport.h"
 
 namespace trainctl::kube {
@@ -118,6 +121,45 @@ TEST_F(ClientTest, ListPagesHandsOverOnePageAtATimeAndSaysWhenItStartsOver) {
   ASSERT_TRUE(rv.ok()) << rv.status().message();
   EXPECT_EQ(*rv, "77");
   EXPECT_EQ(seen, (std::vector<std::string>{"page of 2", "restart", "page of 2", "page of 1"}));
+}
+
+TEST_F(ClientTest, ListPagesAsksForTheNextPageWhileThisOneIsHandedOver) {
+  fake_->Script(Reply(200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})"));
+  fake_->Script(Reply(200, R"({"metadata":{"continue":"t2"},"items":[{"n":2}]})"));
+  fake_->Script(Reply(200, R"({"metadata":{"resourceVersion":"9"},"items":[{"n":3}]})"));
+  std::vector<size_t> requested_during_page;
+  ListOptions options;
+  options.limit = 1;
+  StatusOr<std::string> rv = client_->ListPages(
+      kPods, "ns", options,
+      [&](std::vector<json>) {
+        // The next request goes out on its own; wait for it (bounded) without returning.
+        size_t want = std::min<size_t>(requested_during_page.size() + 2, 3);
+        for (int i = 0; i < 200 && fake_->requests().size() < want; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        requested_during_page.push_back(fake_->requests().size());
+      },
+      [] {});
+  ASSERT_TRUE(rv.ok()) << rv.status().message();
+  EXPECT_EQ(*rv, "9");
+  EXPECT_EQ(requested_during_page, (std::vector<size_t>{2, 3, 3}));
+  std::vector<HttpRequest> sent = fake_->requests();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[1].path, "/api/v1/namespaces/ns/pods?limit=1&continue=t1");
+  EXPECT_EQ(sent[2].path, "/api/v1/namespaces/ns/pods?limit=1&continue=t2");
+}
+
+TEST_F(ClientTest, ListPagesNamesABrokenPageAndHandsNothingOfIt) {
+  fake_->Script(Reply(200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})"));
+  fake_->Script(Reply(200, R"({"metadata":{"continue":"t2"},"items":[{"n":2} oops)"));
+  int pages = 0;
+  StatusOr<std::string> rv = client_->ListPages(
+      kPods, "ns", {}, [&](std::vector<json>) { pages++; }, [] {});
+  ASSERT_FALSE(rv.ok());
+  EXPECT_EQ(pages, 1);
+  EXPECT_NE(rv.status().message().find("list pods in ns: the server sent a body"),
+            std::string::npos)
+      << rv.status().message();
 }
 
 TEST_F(ClientTest, ListAllToleratesOddMetadataFromTheServer) {

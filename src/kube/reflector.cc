@@ -81,17 +81,30 @@ Status Reflector::ListAndReplace() {
   list.label_selector = options_.label_selector;
   list.field_selector = options_.field_selector;
   list.limit = options_.page_size;
+  auto began = std::chrono::steady_clock::now();
+  long objects = 0, pages = 0;
   consumer_->ReplaceBegin();
   StatusOr<std::string> rv = client_->ListPages(
       resource_, options_.namespace_, list,
-      [this](std::vector<json> page) { consumer_->ReplacePage(std::move(page)); },
-      [this] { consumer_->ReplaceBegin(); });
+      [&](std::vector<json> page) {
+        objects += static_cast<long>(page.size());
+        pages++;
+        consumer_->ReplacePage(std::move(page));
+      },
+      [&] {
+        objects = 0;
+        consumer_->ReplaceBegin();
+      });
   if (!rv.ok()) return rv.status();
   consumer_->ReplaceEnd(*rv);
   {
     std::lock_guard<std::mutex> lock(mu_);
     resource_version_ = *rv;
     stats_.lists++;
+    stats_.last_list_objects = objects;
+    stats_.last_list_pages = pages;
+    stats_.last_list_time =
+        std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now() - began);
   }
   synced_ = true;
   cv_.notify_all();

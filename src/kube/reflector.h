@@ -66,6 +66,10 @@ struct ReflectorStats {
   long relists_after_gone = 0;
   long errors = 0;
   std::string last_error;
+  // The last complete list: objects, requests (pages), and its wall time.
+  long last_list_objects = 0;
+  long last_list_pages = 0;
+  Duration last_list_time{0};
 };
 
 class Reflector {
@@ -81,6 +85,7 @@ class Reflector {
   bool WaitForSync(Duration timeout);
   ReflectorStats stats() const;
   std::string last_resource_version() const;
+  const Resource& resource() const { return resource_; }
 
  private:
   enum class WatchEnd { kClosed, kGone, kFailed, kStopped };

@@ -166,6 +166,37 @@ kube::ReflectorStats Controller::watch_stats() const {
   return sum;
 }
 
+std::vector<std::pair<std::string, kube::ReflectorStats>> Controller::informer_stats() const {
+  std::vector<std::pair<std::string, kube::ReflectorStats>> out;
+  auto add = [&out](const kube::Reflector* r) {
+    if (r) out.emplace_back(r->resource().plural, r->stats());
+  };
+  add(pod_reflector_.get());
+  add(service_reflector_.get());
+  for (const KindInformer& informer : jobs_) add(informer.reflector.get());
+  return out;
+}
+
+std::string SyncSummary(
+    Duration took, const std::vector<std::pair<std::string, kube::ReflectorStats>>& informers) {
+  auto seconds = [](Duration d) { return fmt::format("{:.2f} s", d.count() / 1000.0); };
+  std::string out = "caches synced in " + seconds(took);
+  std::vector<std::string> parts;
+  int empty = 0;
+  for (const auto& [plural, stats] : informers) {
+    if (stats.last_list_objects == 0) {
+      empty++;
+      continue;
+    }
+    parts.push_back(
+        fmt::format("{} {} ({} {}, {})", plural, stats.last_list_objects, stats.last_list_pages,
+                    stats.last_list_pages == 1 ? "page" : "pages", seconds(stats.last_list_time)));
+  }
+  if (empty > 0) parts.push_back(fmt::format("{} empty", empty));
+  for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? ": " : ", ") + parts[i];
+  return out;
+}
+
 bool Controller::WaitForSync(Duration timeout) {
   Time until = clock_->Now() + timeout;
   for (const KindInformer& informer : jobs_)

@@ -58,6 +58,11 @@ struct SyncResult {
   Duration read_and_decide{0};
 };
 
+// "caches synced in 5.91 s: pods 10000 (20 pages, 4.10 s), …, 6 kinds empty": what the start
+// waited for, so that a slow start says which list it waited on.
+std::string SyncSummary(Duration took,
+                        const std::vector<std::pair<std::string, kube::ReflectorStats>>& informers);
+
 class Controller {
  public:
   Controller(kube::Client* client, const Clock* clock, ControllerOptions options, Metrics* metrics,
@@ -81,6 +86,8 @@ class Controller {
   size_t cached_pods() const { return pods_.size(); }
   // The informers' list and watch counts, summed (zero before Start).
   kube::ReflectorStats watch_stats() const;
+  // Each informer's own counts, named by its resource's plural: pods, services, then the kinds.
+  std::vector<std::pair<std::string, kube::ReflectorStats>> informer_stats() const;
 
  private:
   struct KindInformer {

@@ -238,8 +238,11 @@ int Manager::Run(std::atomic<bool>* stop) {
     LogInfo("starting controllers for {} kinds in {} with {} worker(s), API qps {} burst {}",
             controller_options.kinds.size(), scope, controller_options.threads, o.client.qps,
             o.client.burst);
+    Time began = clock.Now();
     controller.Start();
-    if (controller.WaitForSync(Duration(120000))) LogInfo("caches synced");
+    if (controller.WaitForSync(Duration(120000)))
+      LogInfo("{}", SyncSummary(std::chrono::duration_cast<Duration>(clock.Now() - began),
+                                controller.informer_stats()));
   }
   while (!*stop) clock.SleepFor(Duration(100));
   LogInfo("stopping");

@@ -15,6 +15,7 @@
 #include "operator/cache_types.h"
 #include "operator/certs.h"
 #include "operator/connection_deadlines.h"
+#include "operator/controller.h"
 #include "operator/decide.h"
 #include "operator/expectations.h"
 #include "operator/http_server.h"
@@ -43,6 +44,24 @@ TEST(SyncSpacing, AnExpensiveSyncWaitsAMultipleOfItsCostUpToTheCap) {
   EXPECT_FALSE(QuietUntil(t, Duration(0)));  // a small job: never spaced
   EXPECT_EQ(QuietUntil(t, Duration(3)), t + Duration(3 * kSyncSpacingFactor));
   EXPECT_EQ(QuietUntil(t, Duration(10000)), t + kMaxSyncSpacing);
+}
+
+TEST(SyncSummary, NamesEachListWithItsObjectsPagesAndTimeAndCountsTheEmptyOnes) {
+  kube::ReflectorStats pods;
+  pods.last_list_objects = 10000;
+  pods.last_list_pages = 20;
+  pods.last_list_time = Duration(4100);
+  kube::ReflectorStats jobs;
+  jobs.last_list_objects = 3;
+  jobs.last_list_pages = 1;
+  jobs.last_list_time = Duration(15);
+  kube::ReflectorStats none;
+  none.last_list_pages = 1;
+  EXPECT_EQ(SyncSummary(Duration(5912), {{"pods", pods}, {"services", none},
+                                         {"pytorchjobs", jobs}, {"tfjobs", none}}),
+            "caches synced in 5.91 s: pods 10000 (20 pages, 4.10 s), pytorchjobs 3 (1 page, "
+            "0.01 s), 2 empty");
+  EXPECT_EQ(SyncSummary(Duration(20), {{"pods", none}}), "caches synced in 0.02 s: 1 empty");
 }
 
 TEST(Expectations, PendingCreateAppearsUntilTheCacheShowsIt) {
