@@ -179,7 +179,8 @@ StatusOr<json> Client::List(const Resource& r, const std::string& ns, const List
 StatusOr<std::string> Client::ListPages(const Resource& r, const std::string& ns,
                                         ListOptions options,
                                         const std::function<void(std::vector<json>)>& on_page,
-                                        const std::function<void()>& on_restart) {
+                                        const std::function<void()>& on_restart,
+                                        const std::function<bool(std::string_view)>& on_raw_page) {
   const std::string what = Describe("list", r, ns, "");
   ListOptions first_page = options;
   first_page.continue_token.clear();  // a restart begins at the beginning
@@ -210,6 +211,12 @@ StatusOr<std::string> Client::ListPages(const Resource& r, const std::string& ns
       next = std::async(std::launch::async, fetch, options);
     };
     if (peeked && !peeked->continue_token.empty()) ask_next(peeked->continue_token);
+    if (peeked && on_raw_page && on_raw_page(*body)) {
+      body = std::string();
+      if (!next.valid()) return peeked->resource_version;
+      body = next.get();
+      continue;
+    }
 
     StatusOr<json> parsed = ParseBody(*body, what);
     body = std::string();

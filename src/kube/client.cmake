@@ -1,5 +1,6 @@
 # REST client: transport (libcurl multi, HTTP/2), API errors, watch decoding, rate limiting.
 find_package(CURL REQUIRED)
+find_package(simdjson REQUIRED)
 
 add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/transport.cc ${CMAKE_CURRENT_LIST_DIR}/api_error.cc
@@ -12,6 +13,7 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/work_queue.cc)
 target_link_libraries(trainctl_kube PUBLIC trainctl_kube_config trainctl_common
   nlohmann_json::nlohmann_json CURL::libcurl Threads::Threads)
+target_link_libraries(trainctl_kube PRIVATE simdjson::simdjson)
 
 if(BUILD_TESTING)
   trainctl_test(kube_client_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_parts_test.cc
@@ -22,5 +24,6 @@ if(BUILD_TESTING)
   trainctl_test(kube_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/event_correlator_test.cc
     DEPS trainctl_kube)
   trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/work_queue_test.cc DEPS trainctl_kube)
+    ${CMAKE_CURRENT_LIST_DIR}/pod_summary_test.cc ${CMAKE_CURRENT_LIST_DIR}/work_queue_test.cc
+    DEPS trainctl_kube)
 endif()

@@ -116,10 +116,13 @@ class Client {
   StatusOr<nlohmann::json> ListAll(const Resource& r, const std::string& ns, ListOptions options);
   // Each page's items to `on_page` as it arrives; `on_restart` when an expired continue token
   // made the list start over (the pages given so far are void). Returns the list's
-  // resourceVersion.
-  StatusOr<std::string> ListPages(const Resource& r, const std::string& ns, ListOptions options,
-                                  const std::function<void(std::vector<nlohmann::json>)>& on_page,
-                                  const std::function<void()>& on_restart);
+  // resourceVersion. `on_raw_page` (optional) is offered each page's body first; when it takes
+  // it (returns true) the page is not parsed and `on_page` does not see it.
+  StatusOr<std::string> ListPages(
+      const Resource& r, const std::string& ns, ListOptions options,
+      const std::function<void(std::vector<nlohmann::json>)>& on_page,
+      const std::function<void()>& on_restart,
+      const std::function<bool(std::string_view body)>& on_raw_page = nullptr);
   StatusOr<nlohmann::json> Create(const Resource& r, const std::string& ns,
                                   const nlohmann::json& object, const WriteOptions& options = {});
   StatusOr<nlohmann::json> Update(const Resource& r, const std::string& ns,

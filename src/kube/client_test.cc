@@ -149,6 +149,28 @@ TEST_F(ClientTest, ListPagesAsksForTheNextPageWhileThisOneIsHandedOver) {
   EXPECT_EQ(sent[2].path, "/api/v1/namespaces/ns/pods?limit=1&continue=t2");
 }
 
+TEST_F(ClientTest, ListPagesOffersEachBodyRawFirstAndParsesOnlyWhatIsDeclined) {
+  fake_->Script(Reply(200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})"));
+  fake_->Script(Reply(200, R"({"metadata":{"continue":"t2"},"items":[{"n":2},{"n":3}]})"));
+  fake_->Script(Reply(200, R"({"metadata":{"resourceVersion":"9"},"items":[{"n":4}]})"));
+  std::vector<std::string> seen;
+  int offered = 0;
+  StatusOr<std::string> rv = client_->ListPages(
+      kPods, "ns", {},
+      [&](std::vector<json> page) { seen.push_back("parsed " + std::to_string(page.size())); },
+      [] {},
+      [&](std::string_view body) {
+        offered++;
+        if (body.find("\"n\":2") != std::string_view::npos) return false;  // declined
+        seen.push_back("raw");
+        return true;
+      });
+  ASSERT_TRUE(rv.ok()) << rv.status().message();
+  EXPECT_EQ(*rv, "9") << "the version read from the raw last page";
+  EXPECT_EQ(offered, 3);
+  EXPECT_EQ(seen, (std::vector<std::string>{"raw", "parsed 2", "raw"}));
+}
+
 TEST_F(ClientTest, ListPagesNamesABrokenPageAndHandsNothingOfIt) {
   fake_->Script(Reply(200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})"));
   fake_->Script(Reply(200, R"({"metadata":{"continue":"t2"},"items":[{"n":2} oops)"));

@@ -1,5 +1,8 @@
 #include "kube/pod_summary.h"
 
+#include <simdjson.h>
+
+#include "api/json_bounds.h"
 #include "common/clock.h"
 
 namespace trainctl::kube {
@@ -7,16 +10,95 @@ namespace {
 
 using nlohmann::json;
 
-const json* Child(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
+// The projection below is written once against a read-only view of a JSON value, `Node`, with
+// two implementations: over nlohmann-json (watch events, single objects) and over simdjson's
+// DOM (whole list pages, without building an nlohmann document). A Node is empty when the
+// value is absent; asking an empty or mistyped Node for anything gives nothing.
 
-std::string Str(const json& j, const char* key) {
-  const json* c = Child(j, key);
-  return c && c->is_string() ? c->get<std::string>() : std::string();
-}
+class JsonNode {
+ public:
+  JsonNode() = default;
+  explicit JsonNode(const json* j) : j_(j) {}
+  explicit operator bool() const { return j_ != nullptr; }
+  JsonNode operator[](const char* key) const {
+    if (!j_ || !j_->is_object()) return {};
+    auto it = j_->find(key);
+    return it == j_->end() ? JsonNode() : JsonNode(&*it);
+  }
+  JsonNode operator[](const std::string& key) const { return (*this)[key.c_str()]; }
+  bool is_null() const { return j_ && j_->is_null(); }
+  bool is_object() const { return j_ && j_->is_object(); }
+  bool is_string() const { return j_ && j_->is_string(); }
+  std::string str() const { return is_string() ? j_->get<std::string>() : std::string(); }
+  bool is_true() const { return j_ && j_->is_boolean() && j_->get<bool>(); }
+  // An integer (not a float); nullopt otherwise.
+  std::optional<int64_t> integer() const {
+    if (!j_ || !j_->is_number_integer()) return std::nullopt;
+    return j_->is_number_unsigned() ? static_cast<int64_t>(j_->get<uint64_t>())
+                                    : j_->get<int64_t>();
+  }
+  // Any number, truncated to an integer; nullopt otherwise.
+  std::optional<int64_t> number() const {
+    if (j_ && j_->is_number_float()) return static_cast<int64_t>(j_->get<double>());
+    return integer();
+  }
+  template <typename F>
+  void each(F&& f) const {
+    if (j_ && j_->is_array())
+      for (const json& e : *j_) f(JsonNode(&e));
+  }
+
+ private:
+  const json* j_ = nullptr;
+};
+
+class SimdNode {
+ public:
+  SimdNode() = default;
+  explicit SimdNode(simdjson::dom::element e) : e_(e), present_(true) {}
+  explicit operator bool() const { return present_; }
+  SimdNode operator[](const char* key) const {
+    simdjson::dom::object object;
+    simdjson::dom::element child;
+    if (!present_ || e_.get(object) || object.at_key(key).get(child)) return {};
+    return SimdNode(child);
+  }
+  SimdNode operator[](const std::string& key) const { return (*this)[key.c_str()]; }
+  bool is_null() const { return present_ && e_.is_null(); }
+  bool is_object() const { return present_ && e_.is_object(); }
+  bool is_string() const { return present_ && e_.is_string(); }
+  std::string str() const {
+    std::string_view v;
+    return present_ && !e_.get(v) ? std::string(v) : std::string();
+  }
+  bool is_true() const {
+    bool v = false;
+    return present_ && !e_.get(v) && v;
+  }
+  std::optional<int64_t> integer() const {
+    if (!present_) return std::nullopt;
+    int64_t i;
+    if (!e_.get(i)) return i;
+    uint64_t u;
+    if (!e_.get(u)) return static_cast<int64_t>(u);
+    return std::nullopt;
+  }
+  std::optional<int64_t> number() const {
+    double d;
+    if (present_ && e_.is_double() && !e_.get(d)) return static_cast<int64_t>(d);
+    return integer();
+  }
+  template <typename F>
+  void each(F&& f) const {
+    simdjson::dom::array array;
+    if (!present_ || e_.get(array)) return;
+    for (simdjson::dom::element e : array) f(SimdNode(e));
+  }
+
+ private:
+  simdjson::dom::element e_;
+  bool present_ = false;
+};
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -43,80 +125,77 @@ std::string Tail(const std::string& text) {
 }
 
 // The waiting state of a container status, as {reason, message}; reason "" when not waiting.
-std::pair<std::string, std::string> WaitingOf(const json& status) {
-  const json* state = Child(status, "state");
-  const json* waiting = state ? Child(*state, "waiting") : nullptr;
+template <typename Node>
+std::pair<std::string, std::string> WaitingOf(const Node& status) {
+  Node waiting = status["state"]["waiting"];
   if (!waiting) return {"", ""};
-  return {Str(*waiting, "reason"), Str(*waiting, "message")};
+  return {waiting["reason"].str(), waiting["message"].str()};
 }
 
-void AddEnd(const json& status, PodDetail* d) {
-  const json* terminated = nullptr;
+template <typename Node>
+void AddEnd(const Node& status, PodDetail* d) {
+  Node terminated;
   for (const char* which : {"state", "lastState"}) {
-    const json* state = Child(status, which);
-    terminated = state ? Child(*state, "terminated") : nullptr;
+    terminated = status[which]["terminated"];
     if (terminated) break;
   }
-  if (!terminated || !terminated->is_object()) return;
+  if (!terminated.is_object()) return;
   ContainerEnd end;
-  end.container = Str(status, "name");
-  end.reason = Str(*terminated, "reason");
-  end.message = Tail(Str(*terminated, "message"));
-  if (std::optional<Time> at = ParseRfc3339(Str(*terminated, "finishedAt")))
+  end.container = status["name"].str();
+  end.reason = terminated["reason"].str();
+  end.message = Tail(terminated["message"].str());
+  if (std::optional<Time> at = ParseRfc3339(terminated["finishedAt"].str()))
     end.finished_at =
         std::chrono::duration_cast<std::chrono::seconds>(at->time_since_epoch()).count();
   d->ends.push_back(std::move(end));
 }
 
 // The detail of a pod, or null when it runs with nothing to explain.
-std::shared_ptr<const PodDetail> DetailOf(const json& pod, const json& status, PodPhase phase) {
+template <typename Node>
+std::shared_ptr<const PodDetail> DetailOf(const Node& pod, const Node& status, PodPhase phase) {
   auto d = std::make_shared<PodDetail>();
-  if (const json* spec = Child(pod, "spec")) {
-    std::string scheduler = Str(*spec, "schedulerName");
+  if (Node spec = pod["spec"]) {
+    std::string scheduler = spec["schedulerName"].str();
     if (scheduler != "default-scheduler") d->scheduler_name = scheduler;
-    d->scheduled = !Str(*spec, "nodeName").empty();
+    d->scheduled = !spec["nodeName"].str().empty();
   }
-  if (const json* conditions = Child(status, "conditions"); conditions && conditions->is_array()) {
-    for (const json& c : *conditions) {
-      if (Str(c, "type") != "PodScheduled") continue;
-      d->scheduling_seen = true;
-      if (Str(c, "status") == "True") d->scheduled = true;
-      if (Str(c, "status") == "False" && Str(c, "reason") == "Unschedulable")
-        d->unschedulable = Head(Str(c, "message"));
-    }
-  }
-  d->pod_reason = Str(status, "reason");
-  d->pod_message = Head(Str(status, "message"));
+  status["conditions"].each([&](const Node& c) {
+    if (c["type"].str() != "PodScheduled") return;
+    d->scheduling_seen = true;
+    if (c["status"].str() == "True") d->scheduled = true;
+    if (c["status"].str() == "False" && c["reason"].str() == "Unschedulable")
+      d->unschedulable = Head(c["message"].str());
+  });
+  d->pod_reason = status["reason"].str();
+  d->pod_message = Head(status["message"].str());
   // The first init container that has not completed is what the pod waits for.
-  if (const json* init = Child(status, "initContainerStatuses"); init && init->is_array()) {
-    for (const json& c : *init) {
-      const json* state = Child(c, "state");
-      const json* done = state ? Child(*state, "terminated") : nullptr;
-      if (done && done->is_object() && done->value("exitCode", 1) == 0) continue;
-      auto [reason, message] = WaitingOf(c);
-      if (reason.empty() && state && Child(*state, "running")) {
-        if (phase != PodPhase::kPending) continue;  // a sidecar
-        reason = "PodInitializing";
-        message = "init container " + Str(c, "name") + " is running";
-      }
-      if (reason.empty()) continue;
-      d->waiting_container = Str(c, "name");
-      d->waiting_init = true;
-      d->waiting_reason = reason;
-      d->waiting_message = Head(message);
-      break;
+  bool found = false;
+  status["initContainerStatuses"].each([&](const Node& c) {
+    if (found) return;
+    Node state = c["state"];
+    Node done = state["terminated"];
+    if (done.is_object() && done["exitCode"].number().value_or(1) == 0) return;
+    auto [reason, message] = WaitingOf(c);
+    if (reason.empty() && state["running"]) {
+      if (phase != PodPhase::kPending) return;  // a sidecar
+      reason = "PodInitializing";
+      message = "init container " + c["name"].str() + " is running";
     }
-  }
-  if (const json* cs = Child(status, "containerStatuses"); cs && cs->is_array()) {
-    for (const json& c : *cs) {
-      AddEnd(c, d.get());
-      auto [reason, message] = WaitingOf(c);
-      if (reason.empty() || !d->waiting_reason.empty()) continue;
-      d->waiting_container = Str(c, "name");
-      d->waiting_reason = reason;
-      d->waiting_message = Head(message);
-    }
-  }
+    if (reason.empty()) return;
+    d->waiting_container = c["name"].str();
+    d->waiting_init = true;
+    d->waiting_reason = reason;
+    d->waiting_message = Head(message);
+    found = true;
+  });
+  status["containerStatuses"].each([&](const Node& c) {
+    AddEnd(c, d.get());
+    auto [reason, message] = WaitingOf(c);
+    if (reason.empty() || !d->waiting_reason.empty()) return;
+    d->waiting_container = c["name"].str();
+    d->waiting_reason = reason;
+    d->waiting_message = Head(message);
+  });
   // A running pod keeps its detail only while a container waits (CrashLoopBackOff): an old end
   // of a restarted container alone is not worth a few hundred bytes per pod in the cache.
   bool waiting = !d->unschedulable.empty() || !d->waiting_reason.empty();
@@ -127,6 +206,56 @@ std::shared_ptr<const PodDetail> DetailOf(const json& pod, const json& status, P
   if (phase == PodPhase::kSucceeded && d->pod_reason.empty()) return nullptr;  // nothing to explain
   if (!waiting && !for_scheduler && d->pod_reason.empty() && d->ends.empty()) return nullptr;
   return d;
+}
+
+template <typename Node>
+std::optional<PodSummary> Project(const Node& pod, const std::vector<std::string>& keep_labels) {
+  Node md = pod["metadata"];
+  if (!md) return std::nullopt;
+  PodSummary s;
+  s.name = md["name"].str();
+  if (s.name.empty()) return std::nullopt;
+  s.namespace_ = md["namespace"].str();
+  s.resource_version = md["resourceVersion"].str();
+  s.uid = ParseUid(md["uid"].str()).value_or(Uid{});
+  Node deletion = md["deletionTimestamp"];
+  s.terminating = deletion && !deletion.is_null();
+  md["ownerReferences"].each([&](const Node& o) {
+    if (o["controller"].is_true()) s.owner_uid = ParseUid(o["uid"].str()).value_or(Uid{});
+  });
+  if (Node labels = md["labels"]; labels.is_object()) {
+    bool any = false;
+    std::vector<std::string> values(keep_labels.size());
+    for (size_t i = 0; i < keep_labels.size(); ++i) {
+      if (Node v = labels[keep_labels[i]]; v.is_string()) {
+        values[i] = v.str();
+        any = true;
+      }
+    }
+    if (any) s.label_values = std::move(values);
+  }
+  if (Node spec = pod["spec"]) s.node_name = spec["nodeName"].str();
+  if (Node status = pod["status"]) {
+    s.phase = PhaseOf(status["phase"].str());
+    status["containerStatuses"].each([&](const Node& c) {
+      ContainerSummary container;
+      container.name = c["name"].str();
+      if (std::optional<int64_t> rc = c["restartCount"].integer())
+        container.restart_count = static_cast<int32_t>(*rc);
+      Node terminated = c["state"]["terminated"];
+      if (!terminated) {
+        terminated = c["lastState"]["terminated"];
+      } else {
+        container.terminated = true;
+      }
+      if (std::optional<int64_t> code = terminated["exitCode"].integer())
+        container.exit_code = static_cast<int32_t>(*code);
+      s.containers.push_back(std::move(container));
+    });
+    s.detail = DetailOf(pod, status, s.phase);
+  }
+  s.containers.shrink_to_fit();
+  return s;
 }
 
 }  // namespace
@@ -161,63 +290,30 @@ std::string FormatUid(const Uid& uid) {
 }
 
 std::optional<PodSummary> ProjectPod(const json& pod, const std::vector<std::string>& keep_labels) {
-  const json* md = Child(pod, "metadata");
-  if (!md) return std::nullopt;
-  PodSummary s;
-  s.name = Str(*md, "name");
-  if (s.name.empty()) return std::nullopt;
-  s.namespace_ = Str(*md, "namespace");
-  s.resource_version = Str(*md, "resourceVersion");
-  s.uid = ParseUid(Str(*md, "uid")).value_or(Uid{});
-  s.terminating = Child(*md, "deletionTimestamp") && !Child(*md, "deletionTimestamp")->is_null();
-  if (const json* owners = Child(*md, "ownerReferences"); owners && owners->is_array()) {
-    for (const json& o : *owners) {
-      const json* controller = Child(o, "controller");
-      if (controller && controller->is_boolean() && controller->get<bool>())
-        s.owner_uid = ParseUid(Str(o, "uid")).value_or(Uid{});
-    }
+  return Project(JsonNode(&pod), keep_labels);
+}
+
+std::optional<std::vector<std::pair<std::string, PodSummary>>> ProjectPodList(
+    std::string_view body, const std::vector<std::string>& keep_labels) {
+  if (body.size() > api::kApiJsonLimits.max_bytes) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(body.data(), body.size()).get(doc)) return std::nullopt;
+  SimdNode list(doc);
+  if (!list.is_object()) return std::nullopt;
+  simdjson::dom::array items;
+  simdjson::dom::element items_value;
+  if (doc.get_object().at_key("items").get(items_value) || items_value.get(items))
+    return std::nullopt;
+  std::vector<std::pair<std::string, PodSummary>> out;
+  out.reserve(items.size());
+  for (simdjson::dom::element item : items) {
+    std::optional<PodSummary> pod = Project(SimdNode(item), keep_labels);
+    if (!pod) continue;
+    std::string key = pod->namespace_.empty() ? pod->name : pod->namespace_ + "/" + pod->name;
+    out.emplace_back(std::move(key), std::move(*pod));
   }
-  if (const json* labels = Child(*md, "labels"); labels && labels->is_object()) {
-    bool any = false;
-    std::vector<std::string> values(keep_labels.size());
-    for (size_t i = 0; i < keep_labels.size(); ++i) {
-      auto it = labels->find(keep_labels[i]);
-      if (it != labels->end() && it->is_string()) {
-        values[i] = it->get<std::string>();
-        any = true;
-      }
-    }
-    if (any) s.label_values = std::move(values);
-  }
-  if (const json* spec = Child(pod, "spec")) s.node_name = Str(*spec, "nodeName");
-  const json* status = Child(pod, "status");
-  if (status) {
-    s.phase = PhaseOf(Str(*status, "phase"));
-    if (const json* cs = Child(*status, "containerStatuses"); cs && cs->is_array()) {
-      for (const json& c : *cs) {
-        ContainerSummary container;
-        container.name = Str(c, "name");
-        if (const json* rc = Child(c, "restartCount"); rc && rc->is_number_integer())
-          container.restart_count = rc->get<int32_t>();
-        const json* state = Child(c, "state");
-        const json* terminated = state ? Child(*state, "terminated") : nullptr;
-        if (!terminated) {
-          const json* last = Child(c, "lastState");
-          terminated = last ? Child(*last, "terminated") : nullptr;
-        } else {
-          container.terminated = true;
-        }
-        if (terminated) {
-          if (const json* code = Child(*terminated, "exitCode"); code && code->is_number_integer())
-            container.exit_code = code->get<int32_t>();
-        }
-        s.containers.push_back(std::move(container));
-      }
-    }
-    s.detail = DetailOf(pod, *status, s.phase);
-  }
-  s.containers.shrink_to_fit();
-  return s;
+  return out;
 }
 
 }  // namespace trainctl::kube

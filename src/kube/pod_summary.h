@@ -5,7 +5,8 @@
 // healthy running pod, so it costs nothing there), what explains it: the scheduler's verdict,
 // a waiting container's reason, how containers ended, the pod's own reason (Evicted, …).
 //
-// ProjectPod is pure and thread-safe.
+// ProjectPod and ProjectPodList are pure and thread-safe. Both project the same way (one
+// template, over nlohmann-json and over simdjson's DOM).
 #pragma once
 
 #include <array>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -83,5 +85,14 @@ struct PodSummary {
 // Projects a Pod; nullopt when it has no name. Only labels in `keep_labels` are kept.
 std::optional<PodSummary> ProjectPod(const nlohmann::json& pod,
                                      const std::vector<std::string>& keep_labels);
+
+// Every pod of a list response's body (a PodList page), projected straight from the text
+// without an nlohmann document (a tenth of the time, and no document of the whole page in
+// memory): the store key ("<namespace>/<name>", or "<name>") and summary of each pod that has a
+// name. nullopt when the body is not a JSON object with an `items` array that simdjson accepts
+// (malformed, over kApiJsonLimits' size, nested deeper than simdjson's 1024 levels): the caller
+// then takes the ordinary path, which says what is wrong.
+std::optional<std::vector<std::pair<std::string, PodSummary>>> ProjectPodList(
+    std::string_view body, const std::vector<std::string>& keep_labels);
 
 }  // namespace trainctl::kube

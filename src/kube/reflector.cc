@@ -94,6 +94,13 @@ Status Reflector::ListAndReplace() {
       [&] {
         objects = 0;
         consumer_->ReplaceBegin();
+      },
+      [&](std::string_view body) {
+        std::optional<size_t> taken = consumer_->ReplaceRawPage(body);
+        if (!taken) return false;
+        objects += static_cast<long>(*taken);
+        pages++;
+        return true;
       });
   if (!rv.ok()) return rv.status();
   consumer_->ReplaceEnd(*rv);

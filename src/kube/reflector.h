@@ -24,8 +24,10 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -44,6 +46,10 @@ class ReflectorConsumer {
   // page, ReplaceEnd. The reflector relists this way.
   virtual void ReplaceBegin() = 0;
   virtual void ReplacePage(std::vector<nlohmann::json> objects) = 0;
+  // Optionally, a page as the server sent it (the list's body), to be projected without a
+  // document: returns how many objects it took, or nullopt to have it parsed and given to
+  // ReplacePage instead.
+  virtual std::optional<size_t> ReplaceRawPage(std::string_view) { return std::nullopt; }
   virtual void ReplaceEnd(const std::string& resource_version) = 0;
   // One ADDED / MODIFIED / DELETED event.
   virtual void Apply(WatchEventType type, nlohmann::json object) = 0;

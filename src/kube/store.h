@@ -4,8 +4,9 @@
 // object (it vanished while the watch was broken).
 //
 // T is produced by a projector `std::optional<T>(const json&)` (nullopt = do not cache) and must
-// be copyable. Keys are "<namespace>/<name>" (or "<name>" for cluster-scoped objects).
-// Indexers map an object to index values (e.g. its controller owner's UID, a label value).
+// be copyable. A page projector, when set, projects a relist's pages straight from their text. Keys
+// are "<namespace>/<name>" (or "<name>" for cluster-scoped objects). Indexers map an object to
+// index values (e.g. its controller owner's UID, a label value).
 //
 // Thread-safe: the Reflector thread writes; any thread may read (copies are returned, or
 // VisitIndex visits in place under the lock).
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -34,6 +36,10 @@ class Store final : public ReflectorConsumer {
  public:
   using Projector = std::function<std::optional<T>(const nlohmann::json&)>;
   using Indexer = std::function<std::vector<std::string>(const T&)>;
+  // Projects a whole list page from its body: (key, value) of each object to cache, or nullopt
+  // when it cannot (the page is then parsed and projected one object at a time).
+  using PageProjector =
+      std::function<std::optional<std::vector<std::pair<std::string, T>>>(std::string_view body)>;
   struct Handlers {
     std::function<void(const std::string& key, const T&)> on_add;
     std::function<void(const std::string& key, const T& old_value, const T& new_value)> on_update;
@@ -47,6 +53,10 @@ class Store final : public ReflectorConsumer {
     indexers_[name] = std::move(indexer);
   }
   void SetHandlers(Handlers handlers) { handlers_ = std::move(handlers); }
+  // Optional; register before the reflector starts. It must project as `projector` does.
+  void SetPageProjector(PageProjector page_projector) {
+    page_projector_ = std::move(page_projector);
+  }
 
   std::optional<T> Get(const std::string& key) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -101,6 +111,13 @@ class Store final : public ReflectorConsumer {
       if (key.empty()) continue;
       if (std::optional<T> value = projector_(object)) fresh_.emplace(key, std::move(*value));
     }
+  }
+  std::optional<size_t> ReplaceRawPage(std::string_view body) override {
+    if (!page_projector_) return std::nullopt;
+    std::optional<std::vector<std::pair<std::string, T>>> page = page_projector_(body);
+    if (!page) return std::nullopt;
+    for (auto& [key, value] : *page) fresh_.emplace(std::move(key), std::move(value));
+    return page->size();
   }
   void ReplaceEnd(const std::string&) override {
     std::map<std::string, T> fresh = std::move(fresh_);
@@ -181,6 +198,7 @@ class Store final : public ReflectorConsumer {
   }
 
   Projector projector_;
+  PageProjector page_projector_;
   std::map<std::string, T> fresh_;  // a relist in progress; the reflector's thread only
   std::map<std::string, Indexer> indexers_;
   Handlers handlers_;

@@ -97,6 +97,27 @@ TEST(PodSummaryTest, HandlesOddInput) {
   EXPECT_FALSE(ParseUid("6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5g"));
 }
 
+TEST(StoreTest, APageProjectorTakesRawPagesAndTheirObjectsAreCachedAsOthersAre) {
+  Store<PodSummary> store([](const json& o) { return ProjectPod(o, kKeep); });
+  EXPECT_FALSE(store.ReplaceRawPage(R"({"items":[]})")) << "no page projector: parse it";
+  store.SetPageProjector([](std::string_view body) { return ProjectPodList(body, kKeep); });
+  std::vector<std::string> added;
+  store.SetHandlers(
+      {[&](const std::string& key, const PodSummary&) { added.push_back(key); }, nullptr, nullptr});
+  json page = {{"items",
+                {Pod("a", "0a1b2c3d-0000-4000-8000-00000000000a", "j"),
+                 Pod("b", "0a1b2c3d-0000-4000-8000-00000000000a", "j")}}};
+  store.ReplaceBegin();
+  EXPECT_EQ(store.ReplaceRawPage(page.dump()), std::optional<size_t>(2));
+  EXPECT_FALSE(store.ReplaceRawPage("{broken")) << "declined: the caller parses it";
+  store.ReplacePage({Pod("c", "0a1b2c3d-0000-4000-8000-00000000000a", "j")});
+  store.ReplaceEnd("9");
+  std::sort(added.begin(), added.end());
+  EXPECT_EQ(added, (std::vector<std::string>{"team-a/a", "team-a/b", "team-a/c"}));
+  ASSERT_TRUE(store.Get("team-a/b"));
+  EXPECT_EQ(*store.Get("team-a/b")->Label(0), "j");
+}
+
 struct Recorded {
   std::vector<std::string> added, updated, deleted;
 };

@@ -56,6 +56,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
     return p.HasOwner() ? std::vector<std::string>{kube::FormatUid(p.owner_uid)}
                         : std::vector<std::string>{};
   };
+  pods_.SetPageProjector(
+      [](std::string_view body) { return kube::ProjectPodList(body, ObservedLabels()); });
   pods_.AddIndexer(kOwnerIndex, owner_of_pod);
   services_.AddIndexer(kOwnerIndex, [](const ServiceSummary& s) {
     return s.owner_uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(s.owner_uid)}
