@@ -8,6 +8,7 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/list_metadata.cc
   ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
+  ${CMAKE_CURRENT_LIST_DIR}/object_identity.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc
   ${CMAKE_CURRENT_LIST_DIR}/work_queue.cc)

@@ -1,104 +1,12 @@
 #include "kube/pod_summary.h"
 
-#include <simdjson.h>
-
-#include "api/json_bounds.h"
 #include "common/clock.h"
+#include "kube/json_node.h"
 
 namespace trainctl::kube {
 namespace {
 
 using nlohmann::json;
-
-// The projection below is written once against a read-only view of a JSON value, `Node`, with
-// two implementations: over nlohmann-json (watch events, single objects) and over simdjson's
-// DOM (whole list pages, without building an nlohmann document). A Node is empty when the
-// value is absent; asking an empty or mistyped Node for anything gives nothing.
-
-class JsonNode {
- public:
-  JsonNode() = default;
-  explicit JsonNode(const json* j) : j_(j) {}
-  explicit operator bool() const { return j_ != nullptr; }
-  JsonNode operator[](const char* key) const {
-    if (!j_ || !j_->is_object()) return {};
-    auto it = j_->find(key);
-    return it == j_->end() ? JsonNode() : JsonNode(&*it);
-  }
-  JsonNode operator[](const std::string& key) const { return (*this)[key.c_str()]; }
-  bool is_null() const { return j_ && j_->is_null(); }
-  bool is_object() const { return j_ && j_->is_object(); }
-  bool is_string() const { return j_ && j_->is_string(); }
-  std::string str() const { return is_string() ? j_->get<std::string>() : std::string(); }
-  bool is_true() const { return j_ && j_->is_boolean() && j_->get<bool>(); }
-  // An integer (not a float); nullopt otherwise.
-  std::optional<int64_t> integer() const {
-    if (!j_ || !j_->is_number_integer()) return std::nullopt;
-    return j_->is_number_unsigned() ? static_cast<int64_t>(j_->get<uint64_t>())
-                                    : j_->get<int64_t>();
-  }
-  // Any number, truncated to an integer; nullopt otherwise.
-  std::optional<int64_t> number() const {
-    if (j_ && j_->is_number_float()) return static_cast<int64_t>(j_->get<double>());
-    return integer();
-  }
-  template <typename F>
-  void each(F&& f) const {
-    if (j_ && j_->is_array())
-      for (const json& e : *j_) f(JsonNode(&e));
-  }
-
- private:
-  const json* j_ = nullptr;
-};
-
-class SimdNode {
- public:
-  SimdNode() = default;
-  explicit SimdNode(simdjson::dom::element e) : e_(e), present_(true) {}
-  explicit operator bool() const { return present_; }
-  SimdNode operator[](const char* key) const {
-    simdjson::dom::object object;
-    simdjson::dom::element child;
-    if (!present_ || e_.get(object) || object.at_key(key).get(child)) return {};
-    return SimdNode(child);
-  }
-  SimdNode operator[](const std::string& key) const { return (*this)[key.c_str()]; }
-  bool is_null() const { return present_ && e_.is_null(); }
-  bool is_object() const { return present_ && e_.is_object(); }
-  bool is_string() const { return present_ && e_.is_string(); }
-  std::string str() const {
-    std::string_view v;
-    return present_ && !e_.get(v) ? std::string(v) : std::string();
-  }
-  bool is_true() const {
-    bool v = false;
-    return present_ && !e_.get(v) && v;
-  }
-  std::optional<int64_t> integer() const {
-    if (!present_) return std::nullopt;
-    int64_t i;
-    if (!e_.get(i)) return i;
-    uint64_t u;
-    if (!e_.get(u)) return static_cast<int64_t>(u);
-    return std::nullopt;
-  }
-  std::optional<int64_t> number() const {
-    double d;
-    if (present_ && e_.is_double() && !e_.get(d)) return static_cast<int64_t>(d);
-    return integer();
-  }
-  template <typename F>
-  void each(F&& f) const {
-    simdjson::dom::array array;
-    if (!present_ || e_.get(array)) return;
-    for (simdjson::dom::element e : array) f(SimdNode(e));
-  }
-
- private:
-  simdjson::dom::element e_;
-  bool present_ = false;
-};
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -149,6 +57,9 @@ void AddEnd(const Node& status, PodDetail* d) {
         std::chrono::duration_cast<std::chrono::seconds>(at->time_since_epoch()).count();
   d->ends.push_back(std::move(end));
 }
+
+// The projection below is written once against a Node (json_node.h): nlohmann-json for watch
+// events and single objects, simdjson's DOM for whole list pages.
 
 // The detail of a pod, or null when it runs with nothing to explain.
 template <typename Node>
@@ -295,24 +206,14 @@ std::optional<PodSummary> ProjectPod(const json& pod, const std::vector<std::str
 
 std::optional<std::vector<std::pair<std::string, PodSummary>>> ProjectPodList(
     std::string_view body, const std::vector<std::string>& keep_labels) {
-  if (body.size() > api::kApiJsonLimits.max_bytes) return std::nullopt;
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(body.data(), body.size()).get(doc)) return std::nullopt;
-  SimdNode list(doc);
-  if (!list.is_object()) return std::nullopt;
-  simdjson::dom::array items;
-  simdjson::dom::element items_value;
-  if (doc.get_object().at_key("items").get(items_value) || items_value.get(items))
-    return std::nullopt;
   std::vector<std::pair<std::string, PodSummary>> out;
-  out.reserve(items.size());
-  for (simdjson::dom::element item : items) {
-    std::optional<PodSummary> pod = Project(SimdNode(item), keep_labels);
-    if (!pod) continue;
+  bool read = ForEachListItem(body, [&](const SimdNode& item) {
+    std::optional<PodSummary> pod = Project(item, keep_labels);
+    if (!pod) return;
     std::string key = pod->namespace_.empty() ? pod->name : pod->namespace_ + "/" + pod->name;
     out.emplace_back(std::move(key), std::move(*pod));
-  }
+  });
+  if (!read) return std::nullopt;
   return out;
 }
 

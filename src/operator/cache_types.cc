@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "kube/object_identity.h"
+
 namespace trainctl::op {
 namespace {
 
@@ -57,6 +59,18 @@ std::optional<ServiceSummary> ProjectService(const nlohmann::json& object) {
   s.namespace_ = StringAt(*meta, "namespace");
   if (auto uid = kube::ParseUid(ControllerOwnerUid(object))) s.owner_uid = *uid;
   return s;
+}
+
+std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServiceList(
+    std::string_view body) {
+  std::optional<std::vector<kube::ObjectIdentity>> ids = kube::ProjectIdentityList(body);
+  if (!ids) return std::nullopt;
+  std::vector<std::pair<std::string, ServiceSummary>> out;
+  out.reserve(ids->size());
+  for (kube::ObjectIdentity& id : *ids)
+    out.emplace_back(std::move(id.key),
+                     ServiceSummary{std::move(id.namespace_), std::move(id.name), id.owner_uid});
+  return out;
 }
 
 bool NewerResourceVersion(const std::string& a, const std::string& b) {

@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kube/pod_summary.h"
 
@@ -32,6 +35,10 @@ struct ServiceSummary {
 
 std::optional<CachedJob> ProjectJob(const nlohmann::json& object);
 std::optional<ServiceSummary> ProjectService(const nlohmann::json& object);
+// A list page of services, straight from its text: what ProjectService gives for each item,
+// keyed as the store keys it; nullopt when the page cannot be read that way.
+std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServiceList(
+    std::string_view body);
 
 // The controller owner's UID of any object ("" when none).
 std::string ControllerOwnerUid(const nlohmann::json& object);

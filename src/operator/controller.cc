@@ -56,6 +56,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
     return p.HasOwner() ? std::vector<std::string>{kube::FormatUid(p.owner_uid)}
                         : std::vector<std::string>{};
   };
+  services_.SetPageProjector(ProjectServiceList);
   pods_.SetPageProjector(
       [](std::string_view body) { return kube::ProjectPodList(body, ObservedLabels()); });
   pods_.AddIndexer(kOwnerIndex, owner_of_pod);

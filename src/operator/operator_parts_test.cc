@@ -11,6 +11,7 @@
 #include "api/manifest.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
+#include "kube/store.h"
 #include "operator/admission.h"
 #include "operator/cache_types.h"
 #include "operator/certs.h"
@@ -46,6 +47,34 @@ TEST(SyncSpacing, AnExpensiveSyncWaitsAMultipleOfItsCostUpToTheCap) {
   EXPECT_EQ(QuietUntil(t, Duration(10000)), t + kMaxSyncSpacing);
 }
 
+TEST(ProjectServiceList, GivesWhatProjectServiceGivesItemByItem) {
+  nlohmann::json items = nlohmann::json::parse(R"([
+    {"metadata":{"name":"j-worker-0","namespace":"team","ownerReferences":[
+      {"uid":"0a1b2c3d-0000-4000-8000-00000000000a","controller":false},
+      {"uid":"0a1b2c3d-0000-4000-8000-00000000000b","controller":true},
+      {"uid":"0a1b2c3d-0000-4000-8000-00000000000c","controller":true}],
+      "managedFields":[{"manager":"m"}]},"spec":{"clusterIP":"None"}},
+    {"metadata":{"name":"cluster-scoped","ownerReferences":[{"uid":"bad","controller":true}]}},
+    {"metadata":{"name":"odd","namespace":7,"ownerReferences":{"not":"array"}}},
+    {"metadata":{"name":""}}, {"metadata":"x"}, {"kind":"Service"}, 3])");
+  auto page = ProjectServiceList(nlohmann::json{{"items", items}}.dump());
+  ASSERT_TRUE(page.has_value());
+  std::vector<std::string> want, got;
+  auto dump = [](const std::string& key, const ServiceSummary& s) {
+    return key + " " + s.namespace_ + "|" + s.name + "|" + kube::FormatUid(s.owner_uid);
+  };
+  for (const nlohmann::json& item : items)
+    if (std::optional<ServiceSummary> s = ProjectService(item))
+      want.push_back(dump(kube::ObjectKey(item), *s));
+  for (const auto& [key, s] : *page) got.push_back(dump(key, s));
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0], "team/j-worker-0 team|j-worker-0|0a1b2c3d-0000-4000-8000-00000000000b")
+      << "the first controller reference";
+  EXPECT_FALSE(ProjectServiceList(R"({"items":[{"metadata":{"name":"a"}})"));
+  EXPECT_FALSE(ProjectServiceList(R"({"items":null})"));
+}
+
 TEST(SyncSummary, NamesEachListWithItsObjectsPagesAndTimeAndCountsTheEmptyOnes) {
   kube::ReflectorStats pods;
   pods.last_list_objects = 10000;
@@ -57,10 +86,11 @@ TEST(SyncSummary, NamesEachListWithItsObjectsPagesAndTimeAndCountsTheEmptyOnes) 
   jobs.last_list_time = Duration(15);
   kube::ReflectorStats none;
   none.last_list_pages = 1;
-  EXPECT_EQ(SyncSummary(Duration(5912), {{"pods", pods}, {"services", none},
-                                         {"pytorchjobs", jobs}, {"tfjobs", none}}),
-            "caches synced in 5.91 s: pods 10000 (20 pages, 4.10 s), pytorchjobs 3 (1 page, "
-            "0.01 s), 2 empty");
+  EXPECT_EQ(
+      SyncSummary(Duration(5912),
+                  {{"pods", pods}, {"services", none}, {"pytorchjobs", jobs}, {"tfjobs", none}}),
+      "caches synced in 5.91 s: pods 10000 (20 pages, 4.10 s), pytorchjobs 3 (1 page, "
+      "0.01 s), 2 empty");
   EXPECT_EQ(SyncSummary(Duration(20), {{"pods", none}}), "caches synced in 0.02 s: 1 empty");
 }
 

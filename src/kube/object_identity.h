@@ -1,0 +1,28 @@
+// ObjectIdentity and ProjectIdentityList: who each object of a list page is (its store key,
+// namespace, name and controller owner's UID), read straight from the response's text with
+// simdjson, for caches that keep nothing more of an object (the operator's services).
+//
+// Pure and thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kube/pod_summary.h"
+
+namespace trainctl::kube {
+
+struct ObjectIdentity {
+  std::string key;  // "<namespace>/<name>", or "<name>" (Store's keys)
+  std::string namespace_;
+  std::string name;
+  Uid owner_uid{};  // the first ownerReference with controller: true; zero when none or bad
+};
+
+// Each item of a list body that has a name. nullopt when the body cannot be read as a list
+// (see ForEachListItem): the caller then takes the ordinary path, which says what is wrong.
+std::optional<std::vector<ObjectIdentity>> ProjectIdentityList(std::string_view body);
+
+}  // namespace trainctl::kube
