@@ -3,24 +3,40 @@
 #include "kube/json_node.h"
 
 namespace trainctl::kube {
+namespace {
+
+template <typename Node>
+std::optional<ObjectIdentity> IdentityOf(const Node& object) {
+  Node md = object["metadata"];
+  if (!md.is_object()) return std::nullopt;
+  ObjectIdentity id;
+  id.name = md["name"].str();
+  if (id.name.empty()) return std::nullopt;
+  id.namespace_ = md["namespace"].str();
+  id.key = StoreKey(id.namespace_, id.name);
+  bool found = false;
+  md["ownerReferences"].each([&](const Node& ref) {
+    if (found || !ref["controller"].is_true()) return;
+    found = true;
+    id.owner_uid = ParseUid(ref["uid"].str()).value_or(Uid{});
+  });
+  return id;
+}
+
+}  // namespace
+
+std::string StoreKey(const std::string& namespace_, const std::string& name) {
+  return namespace_.empty() ? name : namespace_ + "/" + name;
+}
+
+std::optional<ObjectIdentity> ProjectIdentity(const nlohmann::json& object) {
+  return IdentityOf(JsonNode(&object));
+}
 
 std::optional<std::vector<ObjectIdentity>> ProjectIdentityList(std::string_view body) {
   std::vector<ObjectIdentity> out;
   bool read = ForEachListItem(body, [&](const SimdNode& item) {
-    SimdNode md = item["metadata"];
-    if (!md.is_object()) return;
-    ObjectIdentity id;
-    id.name = md["name"].str();
-    if (id.name.empty()) return;
-    id.namespace_ = md["namespace"].str();
-    id.key = id.namespace_.empty() ? id.name : id.namespace_ + "/" + id.name;
-    bool found = false;
-    md["ownerReferences"].each([&](const SimdNode& ref) {
-      if (found || !ref["controller"].is_true()) return;
-      found = true;
-      id.owner_uid = ParseUid(ref["uid"].str()).value_or(Uid{});
-    });
-    out.push_back(std::move(id));
+    if (std::optional<ObjectIdentity> id = IdentityOf(item)) out.push_back(std::move(*id));
   });
   if (!read) return std::nullopt;
   return out;

@@ -5,6 +5,7 @@
 // Pure and thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,13 @@ struct ObjectIdentity {
   std::string name;
   Uid owner_uid{};  // the first ownerReference with controller: true; zero when none or bad
 };
+
+// "<namespace>/<name>", or "<name>" when there is no namespace: the key stores use.
+std::string StoreKey(const std::string& namespace_, const std::string& name);
+
+// One object's identity; nullopt when it has no metadata object or no name. Reads what
+// ProjectIdentityList reads, the same way.
+std::optional<ObjectIdentity> ProjectIdentity(const nlohmann::json& object);
 
 // Each item of a list body that has a name. nullopt when the body cannot be read as a list
 // (see ForEachListItem): the caller then takes the ordinary path, which says what is wrong.

@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "kube/json_node.h"
+#include "kube/object_identity.h"
 
 namespace trainctl::kube {
 namespace {
@@ -210,7 +211,7 @@ std::optional<std::vector<std::pair<std::string, PodSummary>>> ProjectPodList(
   bool read = ForEachListItem(body, [&](const SimdNode& item) {
     std::optional<PodSummary> pod = Project(item, keep_labels);
     if (!pod) return;
-    std::string key = pod->namespace_.empty() ? pod->name : pod->namespace_ + "/" + pod->name;
+    std::string key = StoreKey(pod->namespace_, pod->name);
     out.emplace_back(std::move(key), std::move(*pod));
   });
   if (!read) return std::nullopt;

@@ -83,12 +83,15 @@ Status Reflector::ListAndReplace() {
   list.limit = options_.page_size;
   auto began = std::chrono::steady_clock::now();
   long objects = 0, pages = 0;
+  auto count = [&](size_t page_objects) {
+    objects += static_cast<long>(page_objects);
+    pages++;
+  };
   consumer_->ReplaceBegin();
   StatusOr<std::string> rv = client_->ListPages(
       resource_, options_.namespace_, list,
       [&](std::vector<json> page) {
-        objects += static_cast<long>(page.size());
-        pages++;
+        count(page.size());
         consumer_->ReplacePage(std::move(page));
       },
       [&] {
@@ -98,8 +101,7 @@ Status Reflector::ListAndReplace() {
       [&](std::string_view body) {
         std::optional<size_t> taken = consumer_->ReplaceRawPage(body);
         if (!taken) return false;
-        objects += static_cast<long>(*taken);
-        pages++;
+        count(*taken);
         return true;
       });
   if (!rv.ok()) return rv.status();

@@ -1,5 +1,7 @@
 #include "kube/store.h"
 
+#include "kube/object_identity.h"
+
 namespace trainctl::kube {
 
 std::string ObjectKey(const nlohmann::json& object) {
@@ -9,9 +11,8 @@ std::string ObjectKey(const nlohmann::json& object) {
   auto name = md->find("name");
   if (name == md->end() || !name->is_string()) return "";
   auto ns = md->find("namespace");
-  if (ns != md->end() && ns->is_string() && !ns->get_ref<const std::string&>().empty())
-    return ns->get<std::string>() + "/" + name->get<std::string>();
-  return name->get<std::string>();
+  return StoreKey(ns != md->end() && ns->is_string() ? ns->get<std::string>() : "",
+                  name->get<std::string>());
 }
 
 }  // namespace trainctl::kube

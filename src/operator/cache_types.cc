@@ -50,15 +50,9 @@ std::optional<CachedJob> ProjectJob(const nlohmann::json& object) {
 }
 
 std::optional<ServiceSummary> ProjectService(const nlohmann::json& object) {
-  if (!object.is_object()) return std::nullopt;
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return std::nullopt;
-  ServiceSummary s;
-  s.name = StringAt(*meta, "name");
-  if (s.name.empty()) return std::nullopt;
-  s.namespace_ = StringAt(*meta, "namespace");
-  if (auto uid = kube::ParseUid(ControllerOwnerUid(object))) s.owner_uid = *uid;
-  return s;
+  std::optional<kube::ObjectIdentity> id = kube::ProjectIdentity(object);
+  if (!id) return std::nullopt;
+  return ServiceSummary{std::move(id->namespace_), std::move(id->name), id->owner_uid};
 }
 
 std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServiceList(
