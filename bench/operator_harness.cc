@@ -196,7 +196,7 @@ void DeleteNamespace(kube::Client* admin, const std::string& ns) {
 
 Operator StartOperator(const OperatorFlags& flags) {
   std::vector<std::string> argv_s = {flags.binary};
-  if (flags.impl == "trainctl") argv_s.push_back("operator");
+  if (flags.impl != "upstream") argv_s.push_back("operator");
   const std::string common[] = {"--kubeconfig",
                                 OperatorKubeconfig(),
                                 "--namespace",

@@ -83,7 +83,7 @@ void CreateNamespace(kube::Client* admin, const std::string& ns);
 void DeleteNamespace(kube::Client* admin, const std::string& ns);
 
 struct OperatorFlags {
-  std::string impl;  // "trainctl" or "upstream"
+  std::string impl;  // "trainctl", "baseline" (another trainctl build) or "upstream"
   std::string binary;
   std::string namespace_;
   double qps = 20;

@@ -4,10 +4,12 @@
 # after the other (in alternating order when repeated); one table with times, peak RSS, CPU
 # seconds and API requests by verb and resource. Results: docs/benchmarks.md.
 #
-#   bench/operator_scale.sh [--impl trainctl,upstream,floor] [--jobs 1000] [--replicas 8]
+#   bench/operator_scale.sh [--impl trainctl,baseline,upstream,floor] [--jobs 1000] [--replicas 8]
 #                           [--qps 20] [--burst 30] [--threads 4] [--run-seconds 30] [--repeat 1]
 #
 # --impl upstream builds the upstream operator first (hack/upstream/build.sh, cached).
+# --impl baseline --baseline PATH runs another trainctl build as one more side, for a before and
+# after in one run (e.g. a copy of build/release/trainctl taken before a change).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${TRAINCTL_BENCH_BIN:-$root/build/release/bench/operator_scale_bench}"

@@ -46,6 +46,7 @@ struct Args {
   int burst = 30;
   std::string trainctl = "build/release/trainctl";
   std::string upstream;  // the upstream operator's binary (hack/upstream/build.sh --print-path)
+  std::string baseline;  // another trainctl build (side "baseline"), e.g. the last commit's
   std::vector<std::string> impls = {"trainctl", "floor"};
 };
 
@@ -101,8 +102,10 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   // starts once it is ready.
   const std::string audit_log = Env("TRAINCTL_BENCH_AUDIT_LOG");
   const uint64_t audit_from = bench::AuditLogSize(audit_log);
-  OperatorFlags flags{impl,     impl == "upstream" ? a.upstream : a.trainctl, ns, a.qps, a.burst,
-                      a.threads};
+  const std::string& binary = impl == "upstream"   ? a.upstream
+                              : impl == "baseline" ? a.baseline
+                                                   : a.trainctl;
+  OperatorFlags flags{impl, binary, ns, a.qps, a.burst, a.threads};
   Operator op = StartOperator(flags);
   WaitReady(op, admin);
 
@@ -271,6 +274,8 @@ int main(int argc, char** argv) {
       a.trainctl = v;
     else if (k == "--upstream")
       a.upstream = v;
+    else if (k == "--baseline")
+      a.baseline = v;
     else if (k == "--impl")
       a.impls = trainctl::bench::SplitList(v);
     else {
@@ -279,11 +284,18 @@ int main(int argc, char** argv) {
     }
   }
   for (const std::string& impl : a.impls)
-    if (impl != "trainctl" && impl != "upstream" && impl != "floor") {
-      std::fprintf(stderr, "--impl: unknown side \"%s\"; expected trainctl, upstream, floor\n",
+    if (impl != "trainctl" && impl != "baseline" && impl != "upstream" && impl != "floor") {
+      std::fprintf(stderr,
+                   "--impl: unknown side \"%s\"; expected trainctl, baseline, upstream, floor\n",
                    impl.c_str());
       return 2;
     }
+  if (std::find(a.impls.begin(), a.impls.end(), "baseline") != a.impls.end() &&
+      access(a.baseline.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "--baseline: \"%s\" is not an executable (another trainctl build)\n",
+                 a.baseline.c_str());
+    return 2;
+  }
   if (std::find(a.impls.begin(), a.impls.end(), "upstream") != a.impls.end() &&
       access(a.upstream.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "--upstream: \"%s\" is not an executable (hack/upstream/build.sh)\n",

@@ -248,15 +248,31 @@ StatusOr<json> Client::ListAll(const Resource& r, const std::string& ns, ListOpt
   return out;
 }
 
-StatusOr<json> Client::Create(const Resource& r, const std::string& ns, const json& object,
-                              const WriteOptions& options) {
+namespace {
+
+HttpRequest CreateRequest(const Resource& r, const std::string& ns, const json& object,
+                          const WriteOptions& options) {
   HttpRequest req;
   req.method = "POST";
   req.path = ResourcePath(r, ns) + QueryString(WriteParams(options));
   req.body = object.dump();
   req.content_type = "application/json";
+  return req;
+}
+
+}  // namespace
+
+StatusOr<json> Client::Create(const Resource& r, const std::string& ns, const json& object,
+                              const WriteOptions& options) {
   std::string name = StringAt(object, {"metadata", "name"});
-  return Call(req, Describe("create", r, ns, name), false);
+  return Call(CreateRequest(r, ns, object, options), Describe("create", r, ns, name), false);
+}
+
+Status Client::CreateOnly(const Resource& r, const std::string& ns, const json& object,
+                          const WriteOptions& options) {
+  std::string name = StringAt(object, {"metadata", "name"});
+  return CallRaw(CreateRequest(r, ns, object, options), Describe("create", r, ns, name), false)
+      .status();
 }
 
 StatusOr<json> Client::Update(const Resource& r, const std::string& ns, const json& object,
@@ -338,7 +354,7 @@ StatusOr<json> Client::UpdateWithRetry(const Resource& r, const std::string& ns,
 
 std::shared_ptr<Stream> Client::Watch(const Resource& r, const std::string& ns,
                                       const ListOptions& o,
-                                      std::function<Status(const WatchEvent&)> on_event,
+                                      std::function<Status(WatchEvent)> on_event,
                                       std::function<void(Status)> on_done) {
   HttpRequest req;
   req.path = ResourcePath(r, ns) +
@@ -365,7 +381,7 @@ std::shared_ptr<Stream> Client::Watch(const Resource& r, const std::string& ns,
       StatusOr<WatchEvent> event = ParseWatchEvent(line);
       if (!event.ok()) return Status(event.status().code(), what + ": " + event.status().message());
       if (event->type == WatchEventType::kError) return WatchErrorStatus(*event, what);
-      return on_event(*event);
+      return on_event(std::move(*event));
     });
     if (!st.ok()) {
       state->ended = st;

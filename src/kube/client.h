@@ -125,6 +125,10 @@ class Client {
       const std::function<bool(std::string_view body)>& on_raw_page = nullptr);
   StatusOr<nlohmann::json> Create(const Resource& r, const std::string& ns,
                                   const nlohmann::json& object, const WriteOptions& options = {});
+  // Create for callers that do not use the stored object the server sends back (the operator's
+  // pods, services and events): the same request, errors and retries, without decoding it.
+  Status CreateOnly(const Resource& r, const std::string& ns, const nlohmann::json& object,
+                    const WriteOptions& options = {});
   StatusOr<nlohmann::json> Update(const Resource& r, const std::string& ns,
                                   const nlohmann::json& object, const WriteOptions& options = {});
   StatusOr<nlohmann::json> UpdateStatus(const Resource& r, const std::string& ns,
@@ -154,7 +158,7 @@ class Client {
   // says the resourceVersion is too old, as an HTTP 410 or as an ERROR event).
   std::shared_ptr<Stream> Watch(const Resource& r, const std::string& ns,
                                 const ListOptions& options,
-                                std::function<Status(const WatchEvent&)> on_event,
+                                std::function<Status(WatchEvent)> on_event,
                                 std::function<void(Status)> on_done);
 
   // Read-modify-write with optimistic concurrency: GET, `mutate` the object (return a non-OK

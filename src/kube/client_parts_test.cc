@@ -3,6 +3,7 @@
 // API server in test/integration/.
 #include <gtest/gtest.h>
 
+#include "api/json_bounds.h"
 #include "kube/api_error.h"
 #include "kube/client.h"
 #include "kube/list_metadata.h"
@@ -168,8 +169,56 @@ TEST(WatchEventTest, ParsesEveryType) {
                                              "\",\"object\":{\"metadata\":{\"name\":\"p\"}}}");
     ASSERT_TRUE(e.ok()) << t;
     EXPECT_STREQ(WatchEventTypeName(e->type), t);
-    EXPECT_EQ(e->object["metadata"]["name"], "p");
+    EXPECT_EQ(WatchEventObject(*e)["metadata"]["name"], "p");
   }
+}
+
+TEST(WatchEventTest, KeepsTheTextAndTheResourceVersion) {
+  std::string line = R"({"type":"MODIFIED","object":{"metadata":{"name":"p",
+    "resourceVersion":"981"},"spec":{}}})";
+  StatusOr<WatchEvent> e = ParseWatchEvent(line);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->text, line);
+  EXPECT_EQ(e->resource_version, "981");
+  EXPECT_EQ(e->type, WatchEventType::kModified);
+  StatusOr<WatchEvent> bare = ParseWatchEvent(R"({"type":"ADDED","object":{"metadata":[]}})");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->resource_version, "");
+}
+
+// What simdjson declines but the API allows is read the other way: the same event.
+TEST(WatchEventTest, NumbersBeyond64BitsAndDeepNestingAreStillEvents) {
+  std::string big = R"({"type":"ADDED","object":{"metadata":{"name":"p","resourceVersion":"7"},
+    "x":123456789012345678901234567890}})";
+  StatusOr<WatchEvent> e = ParseWatchEvent(big);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->resource_version, "7");
+  EXPECT_TRUE(WatchEventObject(*e)["x"].is_number_float());
+  std::string deep = std::string(9990, '[') + std::string(9990, ']');
+  e = ParseWatchEvent(R"({"type":"DELETED","object":{"metadata":{"name":"p"},"x":)" + deep + "}}");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->type, WatchEventType::kDeleted);
+  EXPECT_EQ(WatchEventObject(*e)["metadata"]["name"], "p");
+}
+
+// Both readers draw the line at the same depth: an event ParseWatchEvent takes always decodes.
+TEST(WatchEventTest, TheDepthLimitIsTheSameForBothReaders) {
+  auto event = [](size_t depth) {  // the event's own two levels, then arrays
+    return R"({"type":"ADDED","object":{"x":)" + std::string(depth - 2, '[') +
+           std::string(depth - 2, ']') + "}}";
+  };
+  StatusOr<WatchEvent> at_limit = ParseWatchEvent(event(api::kMaxApiJsonDepth));
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status().message();
+  EXPECT_FALSE(WatchEventObject(*at_limit).is_discarded());
+  EXPECT_FALSE(ParseWatchEvent(event(api::kMaxApiJsonDepth + 1)).ok());
+}
+
+TEST(WatchEventTest, ObjectOfTextThatIsNoEventIsDiscarded) {
+  WatchEvent e;
+  e.text = "{broken";
+  EXPECT_TRUE(WatchEventObject(e).is_discarded());
+  e.text = R"({"type":"ADDED","object":7})";
+  EXPECT_TRUE(WatchEventObject(e).is_discarded());
 }
 
 TEST(WatchEventTest, MalformedEventsAreErrors) {

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "kube/fake_transport.h"
+#include "kube/reflector.h"
 
 namespace trainctl::kube {
 namespace {
@@ -84,6 +86,26 @@ TEST_F(ClientTest, MalformedSuccessBodyIsAnErrorNotACrash) {
   Status st = client_->Get(kPods, "ns", "p").status();
   EXPECT_EQ(st.code(), StatusCode::kInternal);
   EXPECT_NE(st.message().find("not JSON"), std::string::npos) << st.message();
+}
+
+// CreateOnly sends what Create sends and reports what it reports, without reading the body.
+TEST_F(ClientTest, CreateOnlySendsWhatCreateSendsAndDoesNotReadTheReply) {
+  nlohmann::json pod = {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n"}}}};
+  fake_->Script(Reply(201, R"({"metadata":{"name":"p"}})"));
+  fake_->Script(Reply(201, R"({"metadata":{"name":"p"},"spec":{"conta)"));
+  EXPECT_TRUE(client_->Create(kPods, "ns", pod, {.dry_run = true}).ok());
+  EXPECT_TRUE(client_->CreateOnly(kPods, "ns", pod, {.dry_run = true}).ok())
+      << "a created object's copy is not decoded, so a broken one is no error";
+  std::vector<HttpRequest> sent = fake_->requests();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].method, "POST");
+  EXPECT_EQ(sent[1].path, sent[0].path);
+  EXPECT_EQ(sent[1].body, sent[0].body);
+  EXPECT_EQ(sent[1].content_type, sent[0].content_type);
+  fake_->Script(Reply(409, StatusBody(409, "AlreadyExists", "pods \"p\" already exists")));
+  Status st = client_->CreateOnly(kPods, "ns", pod);
+  EXPECT_EQ(st.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(st.message().rfind("create pods \"p\" in ns: ", 0), 0u) << st.message();
 }
 
 TEST_F(ClientTest, ListAllFollowsContinueAndRestartsWhenItExpired) {
@@ -212,7 +234,7 @@ WatchRun RunWatch(Client& client) {
       kPods, "ns", {},
       [&](const WatchEvent& e) {
         run.names.push_back(std::string(WatchEventTypeName(e.type)) + ":" +
-                            e.object["metadata"].value("name", ""));
+                            WatchEventObject(e)["metadata"].value("name", ""));
         return Status::Ok();
       },
       [&](Status st) { run.end = st; });
@@ -233,6 +255,66 @@ TEST_F(ClientTest, WatchDecodesEventsSplitAcrossChunks) {
   EXPECT_TRUE(run.end.ok()) << run.end.message();
   EXPECT_EQ(run.names, (std::vector<std::string>{"ADDED:a", "MODIFIED:a", "BOOKMARK:"}));
   EXPECT_NE(fake_->requests()[0].path.find("watch=1&allowWatchBookmarks=true"), std::string::npos);
+}
+
+// A consumer that takes the text of events naming "raw" and leaves the others to Apply.
+class RecordingConsumer final : public ReflectorConsumer {
+ public:
+  void Replace(std::vector<nlohmann::json>, const std::string&) override {}
+  void ReplaceBegin() override {}
+  void ReplacePage(std::vector<nlohmann::json>) override {}
+  void ReplaceEnd(const std::string& rv) override { Add("listed@" + rv); }
+  void Apply(WatchEventType type, nlohmann::json object) override {
+    Add(std::string("doc ") + WatchEventTypeName(type) + ":" +
+        object["metadata"].value("name", ""));
+  }
+  bool ApplyRaw(WatchEventType type, std::string_view text) override {
+    if (text.find("\"raw\"") == std::string_view::npos) return false;
+    Add(std::string("text ") + WatchEventTypeName(type) + ":raw");
+    return true;
+  }
+  std::vector<std::string> seen() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+
+ private:
+  void Add(std::string s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_.push_back(std::move(s));
+  }
+  mutable std::mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+TEST_F(ClientTest, ReflectorOffersEachEventAsTextFirstAndWatchesOnFromItsResourceVersion) {
+  fake_->Script(Reply(200, R"({"metadata":{"resourceVersion":"5"},"items":[]})"));
+  FakeReply watch = Reply(200, "");
+  watch.chunks = {
+      R"({"type":"ADDED","object":{"metadata":{"name":"raw","resourceVersion":"6"}}})"
+      "\n",
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"b","resourceVersion":"7"},)"
+      R"("x":123456789012345678901234567890}})"
+      "\n",
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+      "\n"};
+  fake_->Script(watch);
+  RecordingConsumer consumer;
+  ReflectorOptions options;
+  options.min_backoff = Duration(5);
+  options.max_backoff = Duration(5);
+  Reflector reflector(client_.get(), kPods, options, &consumer);
+  reflector.Start();
+  for (int i = 0; i < 400 && fake_->requests().size() < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  reflector.Stop();
+  EXPECT_EQ(consumer.seen(),
+            (std::vector<std::string>{"listed@5", "text ADDED:raw", "doc MODIFIED:b"}));
+  std::vector<HttpRequest> sent = fake_->requests();
+  ASSERT_GE(sent.size(), 3u);
+  EXPECT_NE(sent[1].path.find("resourceVersion=5"), std::string::npos) << sent[1].path;
+  EXPECT_NE(sent[2].path.find("resourceVersion=9"), std::string::npos) << sent[2].path;
+  EXPECT_EQ(reflector.stats().events, 2);
 }
 
 TEST_F(ClientTest, WatchCutMidEventIsReported) {

@@ -59,7 +59,7 @@ void EventRecorder::Write(const EventInput& input) {
     }
   }
   if (write.kind == EventWrite::Kind::kCreate)
-    st = client_->Create(kEvents, write.namespace_, write.event).status();
+    st = client_->CreateOnly(kEvents, write.namespace_, write.event);
   std::lock_guard<std::mutex> lock(mu_);
   if (!st.ok())
     stats_.failed++;

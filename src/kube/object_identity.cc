@@ -42,4 +42,14 @@ std::optional<std::vector<ObjectIdentity>> ProjectIdentityList(std::string_view 
   return out;
 }
 
+std::optional<EventProjection<ObjectIdentity>> ProjectIdentityEvent(std::string_view event_text) {
+  std::optional<EventProjection<ObjectIdentity>> out;
+  WithSimdDocument(event_text, [&](const SimdNode& event) {
+    SimdNode object = event["object"];
+    if (!object.is_object()) return;
+    out = EventProjection<ObjectIdentity>{StoreKeyOf(object), IdentityOf(object)};
+  });
+  return out;
+}
+
 }  // namespace trainctl::kube

@@ -1,6 +1,7 @@
 // ObjectIdentity and ProjectIdentityList: who each object of a list page is (its store key,
 // namespace, name and controller owner's UID), read straight from the response's text with
-// simdjson, for caches that keep nothing more of an object (the operator's services).
+// simdjson, for caches that keep nothing more of an object (the operator's services); and the
+// same of one watch event (ProjectIdentityEvent).
 //
 // Pure and thread-safe.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "kube/pod_summary.h"
+#include "kube/watch_decoder.h"
 
 namespace trainctl::kube {
 
@@ -32,5 +34,9 @@ std::optional<ObjectIdentity> ProjectIdentity(const nlohmann::json& object);
 // Each item of a list body that has a name. nullopt when the body cannot be read as a list
 // (see ForEachListItem): the caller then takes the ordinary path, which says what is wrong.
 std::optional<std::vector<ObjectIdentity>> ProjectIdentityList(std::string_view body);
+
+// A watch event's object, straight from the event's text: its store key and identity (nullopt
+// when it has no name). nullopt when simdjson does not accept the text or it has no object.
+std::optional<EventProjection<ObjectIdentity>> ProjectIdentityEvent(std::string_view event_text);
 
 }  // namespace trainctl::kube

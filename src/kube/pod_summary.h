@@ -5,8 +5,8 @@
 // healthy running pod, so it costs nothing there), what explains it: the scheduler's verdict,
 // a waiting container's reason, how containers ended, the pod's own reason (Evicted, …).
 //
-// ProjectPod and ProjectPodList are pure and thread-safe. Both project the same way (one
-// template, over nlohmann-json and over simdjson's DOM).
+// ProjectPod, ProjectPodList and ProjectPodEvent are pure and thread-safe. All three project the
+// same way (one template, over nlohmann-json and over simdjson's DOM).
 #pragma once
 
 #include <array>
@@ -18,6 +18,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "kube/watch_decoder.h"
 
 namespace trainctl::kube {
 
@@ -94,5 +96,11 @@ std::optional<PodSummary> ProjectPod(const nlohmann::json& pod,
 // then takes the ordinary path, which says what is wrong.
 std::optional<std::vector<std::pair<std::string, PodSummary>>> ProjectPodList(
     std::string_view body, const std::vector<std::string>& keep_labels);
+
+// A watch event's pod, straight from the event's text (WatchEvent::text): its store key and
+// what ProjectPod gives. nullopt when simdjson does not accept the text or it has no object:
+// the caller then decodes the event and takes ProjectPod.
+std::optional<EventProjection<PodSummary>> ProjectPodEvent(
+    std::string_view event_text, const std::vector<std::string>& keep_labels);
 
 }  // namespace trainctl::kube

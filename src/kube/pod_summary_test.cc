@@ -1,11 +1,14 @@
-// Unit tests for the pod projection's two readers: ProjectPodList (simdjson, whole list pages)
-// must give exactly what ProjectPod (nlohmann-json, one object) gives, pod by pod, on ordinary,
-// stuck, ended and malformed pods; and it must decline what it cannot read.
+// Unit tests for the pod projection's readers: ProjectPodList (simdjson, whole list pages) and
+// ProjectPodEvent (simdjson, one watch event) must give exactly what ProjectPod (nlohmann-json,
+// one object) gives, pod by pod, on ordinary, stuck, ended and malformed pods; and they must
+// decline what they cannot read.
 #include "kube/pod_summary.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
+
+#include "kube/store.h"
 
 namespace trainctl::kube {
 namespace {
@@ -84,8 +87,10 @@ std::vector<json> Corpus() {
   json odd = json::parse(R"({"metadata":{"name":"odd","uid":"not-a-uid","deletionTimestamp":null,
     "ownerReferences":"garbage","labels":{"training.kubeflow.org/job-name":1,
     "training.kubeflow.org/replica-type":""}},"spec":[],"status":{"phase":"Weird",
-    "conditions":{"no":"array"},"initContainerStatuses":[{"name":"i","state":{"terminated":
-    {"exitCode":true}}},{"name":"j","state":{"terminated":{"exitCode":0.0}}}],
+    "conditions":{"no":"array"},"initContainerStatuses":[
+    {"name":"h","state":{"terminated":{"exitCode":-1e300}}},{"name":"i","state":{"terminated":
+    {"exitCode":true}}},
+    {"name":"j","state":{"terminated":{"exitCode":0.0}}}],
     "containerStatuses":[{"restartCount":"x","state":{"terminated":{"exitCode":4294967297}}},
     {"restartCount":1.5,"lastState":{"terminated":"no"}},7]}})");
   pods.push_back(odd);
@@ -131,6 +136,53 @@ TEST(ProjectPodListTest, GivesWhatProjectPodGivesPodByPod) {
   EXPECT_EQ(got[8],
             "bare => /bare rv= node= uid=00000000-0000-0000-0000-000000000000 owner="
             "00000000-0000-0000-0000-000000000000 phase=0 terminating=0 labels=");
+}
+
+TEST(ProjectPodEventTest, GivesWhatProjectPodGivesWithTheStoreKey) {
+  std::vector<json> pods = Corpus();
+  size_t taken = 0;
+  for (const json& pod : pods) {
+    std::string text = json{{"type", "MODIFIED"}, {"object", pod}}.dump();
+    std::optional<EventProjection<PodSummary>> event = ProjectPodEvent(text, kKeep);
+    if (!pod.is_object()) {
+      EXPECT_FALSE(event) << "an event whose object is not an object is declined: " << text;
+      continue;
+    }
+    ASSERT_TRUE(event) << text;
+    ++taken;
+    std::optional<PodSummary> want = ProjectPod(pod, kKeep);
+    EXPECT_EQ(event->key, ObjectKey(pod)) << text;
+    ASSERT_EQ(event->value.has_value(), want.has_value()) << text;
+    if (want) EXPECT_EQ(Dump(*event->value), Dump(*want));
+  }
+  EXPECT_EQ(taken, pods.size() - 1);
+}
+
+TEST(ProjectPodEventTest, AKeyGivenTwiceCountsOnceAsTheLastOne) {
+  std::string text = R"({"type":"ADDED","object":{"metadata":{"name":"first","namespace":"a",
+    "name":"last"},"status":{"phase":"Failed","phase":"Running"}}})";
+  std::optional<EventProjection<PodSummary>> event = ProjectPodEvent(text, kKeep);
+  std::optional<PodSummary> want = ProjectPod(json::parse(text)["object"], kKeep);
+  ASSERT_TRUE(event && event->value && want);
+  EXPECT_EQ(event->key, "a/last");
+  EXPECT_EQ(Dump(*event->value), Dump(*want));
+  EXPECT_EQ(event->value->phase, PodPhase::kRunning);
+}
+
+TEST(ProjectPodEventTest, DeclinesWhatSimdjsonCannotRead) {
+  EXPECT_FALSE(ProjectPodEvent("", kKeep));
+  EXPECT_FALSE(ProjectPodEvent(R"({"type":"ADDED","object":{"metadata":{"name":"a"}})", kKeep));
+  EXPECT_FALSE(ProjectPodEvent(R"({"type":"ADDED"})", kKeep));
+  // A number beyond 64 bits: nlohmann-json reads it (as a float), simdjson does not.
+  EXPECT_FALSE(ProjectPodEvent(
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"},"x":123456789012345678901234567890}})",
+      kKeep));
+  // Nesting up to the API server's limit is read.
+  std::string deep = std::string(5000, '[') + std::string(5000, ']');
+  std::optional<EventProjection<PodSummary>> event = ProjectPodEvent(
+      R"({"type":"ADDED","object":{"metadata":{"name":"a"},"x":)" + deep + "}}", kKeep);
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event->key, "a");
 }
 
 TEST(ProjectPodListTest, AMistypedInitExitCodeIsNotAnException) {

@@ -3,20 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
-#include "kube/json_path.h"
-
 namespace trainctl::kube {
 namespace {
 
 using nlohmann::json;
-
-std::string ResourceVersionOf(const json& object) {
-  if (!object.is_object()) return "";
-  auto md = object.find("metadata");
-  if (md == object.end() || !md->is_object()) return "";
-  auto rv = md->find("resourceVersion");
-  return rv != md->end() && rv->is_string() ? rv->get<std::string>() : "";
-}
 
 }  // namespace
 
@@ -136,10 +126,10 @@ Reflector::WatchEnd Reflector::WatchOnce() {
   watch.timeout_seconds = options_.watch_timeout_seconds;
   std::shared_ptr<Stream> stream = client_->Watch(
       resource_, options_.namespace_, watch,
-      [shared](const WatchEvent& event) {
+      [shared](WatchEvent event) {
         {
           std::lock_guard<std::mutex> lock(shared->mu);
-          shared->events.push_back(event);
+          shared->events.push_back(std::move(event));
         }
         shared->cv.notify_one();
         return Status::Ok();
@@ -170,15 +160,31 @@ Reflector::WatchEnd Reflector::WatchOnce() {
       done = shared->done;
       end = shared->end;
     }
+    Status broken;
     for (WatchEvent& event : batch) {
-      std::string rv = ResourceVersionOf(event.object);
-      if (event.type != WatchEventType::kBookmark)
-        consumer_->Apply(event.type, std::move(event.object));
+      if (event.type != WatchEventType::kBookmark && !consumer_->ApplyRaw(event.type, event.text)) {
+        nlohmann::json object = WatchEventObject(event);
+        if (object.is_discarded()) {
+          // Checked by ParseWatchEvent, so not expected; the watch starts again from the last
+          // event applied rather than skip this one.
+          broken = InternalError("watch " + resource_.plural +
+                                 ": an event could not be decoded: " + event.text.substr(0, 120));
+          break;
+        }
+        consumer_->Apply(event.type, std::move(object));
+      }
       std::lock_guard<std::mutex> lock(mu_);
-      if (!rv.empty()) resource_version_ = rv;
+      if (!event.resource_version.empty()) resource_version_ = event.resource_version;
       if (event.type != WatchEventType::kBookmark) stats_.events++;
     }
-    if (!batch.empty()) backoff_ = options_.min_backoff;  // the stream works
+    if (!batch.empty() && broken.ok()) backoff_ = options_.min_backoff;  // the stream works
+    if (!broken.ok() && !done) {
+      stream->Cancel();
+      std::unique_lock<std::mutex> lock(shared->mu);
+      shared->cv.wait(lock, [&] { return shared->done; });
+      done = true;
+    }
+    if (!broken.ok()) end = broken;
     if (!done) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);

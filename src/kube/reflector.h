@@ -53,6 +53,9 @@ class ReflectorConsumer {
   virtual void ReplaceEnd(const std::string& resource_version) = 0;
   // One ADDED / MODIFIED / DELETED event.
   virtual void Apply(WatchEventType type, nlohmann::json object) = 0;
+  // Optionally, the same event as its text (WatchEvent::text), to be read without a document:
+  // true when taken, false to have it decoded and given to Apply instead.
+  virtual bool ApplyRaw(WatchEventType, std::string_view) { return false; }
 };
 
 struct ReflectorOptions {

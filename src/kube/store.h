@@ -4,7 +4,8 @@
 // object (it vanished while the watch was broken).
 //
 // T is produced by a projector `std::optional<T>(const json&)` (nullopt = do not cache) and must
-// be copyable. A page projector, when set, projects a relist's pages straight from their text. Keys
+// be copyable. A page projector and an event projector, when set, project a relist's pages and
+// watch events straight from their text (without a document; same results). Keys
 // are "<namespace>/<name>" (or "<name>" for cluster-scoped objects). Indexers map an object to
 // index values (e.g. its controller owner's UID, a label value).
 //
@@ -40,6 +41,10 @@ class Store final : public ReflectorConsumer {
   // when it cannot (the page is then parsed and projected one object at a time).
   using PageProjector =
       std::function<std::optional<std::vector<std::pair<std::string, T>>>(std::string_view body)>;
+  // Reads one watch event from its text (WatchEvent::text): the object's key and projection, or
+  // nullopt when it cannot (the event is then decoded and given to the projector).
+  using EventProjector =
+      std::function<std::optional<EventProjection<T>>(std::string_view event_text)>;
   struct Handlers {
     std::function<void(const std::string& key, const T&)> on_add;
     std::function<void(const std::string& key, const T& old_value, const T& new_value)> on_update;
@@ -56,6 +61,11 @@ class Store final : public ReflectorConsumer {
   // Optional; register before the reflector starts. It must project as `projector` does.
   void SetPageProjector(PageProjector page_projector) {
     page_projector_ = std::move(page_projector);
+  }
+  // Optional; register before the reflector starts. It must key and project as ObjectKey and
+  // `projector` do.
+  void SetEventProjector(EventProjector event_projector) {
+    event_projector_ = std::move(event_projector);
   }
 
   std::optional<T> Get(const std::string& key) const {
@@ -134,16 +144,15 @@ class Store final : public ReflectorConsumer {
 
   void Apply(WatchEventType type, nlohmann::json object) override {
     std::string key = ObjectKey(object);
-    if (key.empty()) return;
-    if (type == WatchEventType::kDeleted) {
-      Remove(key);
-      return;
-    }
-    std::optional<T> value = projector_(object);
-    if (value)
-      Upsert(key, std::move(*value));
-    else
-      Remove(key);  // no longer of interest (e.g. a label changed)
+    if (key.empty() || type == WatchEventType::kDeleted) return Take(type, key, std::nullopt);
+    Take(type, key, projector_(object));
+  }
+  bool ApplyRaw(WatchEventType type, std::string_view event_text) override {
+    if (!event_projector_) return false;
+    std::optional<EventProjection<T>> event = event_projector_(event_text);
+    if (!event) return false;
+    Take(type, event->key, std::move(event->value));
+    return true;
   }
 
  private:
@@ -164,6 +173,15 @@ class Store final : public ReflectorConsumer {
         }
       }
     }
+  }
+
+  // One event's object, keyed and projected.
+  void Take(WatchEventType type, const std::string& key, std::optional<T> value) {
+    if (key.empty()) return;
+    if (type != WatchEventType::kDeleted && value)
+      Upsert(key, std::move(*value));
+    else
+      Remove(key);  // deleted, or no longer of interest (e.g. a label changed)
   }
 
   void Upsert(const std::string& key, T value) {
@@ -199,6 +217,7 @@ class Store final : public ReflectorConsumer {
 
   Projector projector_;
   PageProjector page_projector_;
+  EventProjector event_projector_;
   std::map<std::string, T> fresh_;  // a relist in progress; the reflector's thread only
   std::map<std::string, Indexer> indexers_;
   Handlers handlers_;

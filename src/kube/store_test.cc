@@ -166,6 +166,41 @@ TEST(StoreTest, EventsIndexesAndHandlers) {
   EXPECT_EQ(r.deleted, (std::vector<std::string>{"team-a/a-0"}));
 }
 
+std::string Event(const char* type, const json& object) {
+  return json{{"type", type}, {"object", object}}.dump();
+}
+
+// The same events as EventsIndexesAndHandlers, given as text to an event projector: the same
+// cache, indexes and handler calls.
+TEST(StoreTest, AnEventProjectorTakesEventsAsTextWithTheSameEffect) {
+  Recorded r;
+  Store<PodSummary> store(Project);
+  Configure(store, &r);
+  EXPECT_FALSE(store.ApplyRaw(WatchEventType::kAdded, Event("ADDED", Pod("x", kOwnerA, "x"))))
+      << "no event projector: decode it";
+  store.SetEventProjector([](std::string_view text) { return ProjectPodEvent(text, kKeep); });
+  store.Replace({Pod("a-0", kOwnerA, "a"), Pod("a-1", kOwnerA, "a"), Pod("b-0", kOwnerB, "b")},
+                "1");
+  EXPECT_TRUE(store.ApplyRaw(WatchEventType::kModified,
+                             Event("MODIFIED", Pod("a-1", kOwnerA, "a", "Failed"))));
+  EXPECT_EQ(store.Get("team-a/a-1")->phase, PodPhase::kFailed);
+  EXPECT_TRUE(
+      store.ApplyRaw(WatchEventType::kModified, Event("MODIFIED", Pod("a-1", kOwnerB, "b"))));
+  EXPECT_EQ(store.ByIndex("owner", kOwnerA).size(), 1u);
+  EXPECT_EQ(store.ByIndex("job", "b").size(), 2u);
+  EXPECT_TRUE(store.ApplyRaw(WatchEventType::kDeleted, Event("DELETED", Pod("a-0", kOwnerA, "a"))));
+  EXPECT_TRUE(store.ByIndex("owner", kOwnerA).empty());
+  EXPECT_FALSE(store.Get("team-a/a-0"));
+  // A nameless object is taken and ignored; text the projector cannot read is declined.
+  EXPECT_TRUE(store.ApplyRaw(WatchEventType::kAdded, R"({"type":"ADDED","object":{}})"));
+  EXPECT_FALSE(store.ApplyRaw(WatchEventType::kAdded, R"({"type":"ADDED","object":{"a":1e999}})"));
+  EXPECT_FALSE(store.ApplyRaw(WatchEventType::kAdded, R"({"type":"ADDED","object":[]})"));
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_EQ(r.added, (std::vector<std::string>{"team-a/a-0", "team-a/a-1", "team-a/b-0"}));
+  EXPECT_EQ(r.updated, (std::vector<std::string>{"team-a/a-1", "team-a/a-1"}));
+  EXPECT_EQ(r.deleted, (std::vector<std::string>{"team-a/a-0"}));
+}
+
 TEST(StoreTest, ARelistInPagesIsOneReplace) {
   Recorded r;
   Store<PodSummary> store(Project);

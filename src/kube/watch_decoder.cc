@@ -2,6 +2,7 @@
 
 #include "api/json_bounds.h"
 #include "kube/api_error.h"
+#include "kube/json_node.h"
 
 namespace trainctl::kube {
 
@@ -49,7 +50,35 @@ const char* WatchEventTypeName(WatchEventType type) {
   return "?";
 }
 
+namespace {
+
+std::optional<WatchEventType> TypeNamed(std::string_view name) {
+  for (WatchEventType type :
+       {WatchEventType::kAdded, WatchEventType::kModified, WatchEventType::kDeleted,
+        WatchEventType::kBookmark, WatchEventType::kError})
+    if (name == WatchEventTypeName(type)) return type;
+  return std::nullopt;
+}
+
+// The event read with simdjson; nullopt when simdjson declines it or it is not a well-formed
+// event (the nlohmann reader then accepts it or says why not).
+std::optional<WatchEvent> ReadWithSimdjson(std::string_view line) {
+  std::optional<WatchEvent> event;
+  WithSimdDocument(line, [&](const SimdNode& root) {
+    SimdNode object = root["object"];
+    SimdNode type_name = root["type"];
+    if (!object.is_object() || !type_name.is_string()) return;
+    std::optional<WatchEventType> type = TypeNamed(type_name.str());
+    if (!type) return;
+    event = WatchEvent{*type, object["metadata"]["resourceVersion"].str(), std::string(line)};
+  });
+  return event;
+}
+
+}  // namespace
+
 StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
+  if (std::optional<WatchEvent> event = ReadWithSimdjson(line)) return std::move(*event);
   auto fail = [&](const std::string& why) {
     std::string start(line.substr(0, 120));
     return InternalError("malformed watch event (" + why + "): " + start +
@@ -63,30 +92,27 @@ StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
   if (type == doc.end() || !type->is_string()) return fail("no type");
   auto object = doc.find("object");
   if (object == doc.end() || !object->is_object()) return fail("no object");
-  WatchEvent event;
-  const std::string& t = type->get_ref<const std::string&>();
-  if (t == "ADDED")
-    event.type = WatchEventType::kAdded;
-  else if (t == "MODIFIED")
-    event.type = WatchEventType::kModified;
-  else if (t == "DELETED")
-    event.type = WatchEventType::kDeleted;
-  else if (t == "BOOKMARK")
-    event.type = WatchEventType::kBookmark;
-  else if (t == "ERROR")
-    event.type = WatchEventType::kError;
-  else
-    return fail("unknown type \"" + t + "\"");
-  event.object = std::move(*object);
-  return event;
+  const std::string& name = type->get_ref<const std::string&>();
+  std::optional<WatchEventType> known = TypeNamed(name);
+  if (!known) return fail("unknown type \"" + name + "\"");
+  return WatchEvent{*known, JsonNode(&*object)["metadata"]["resourceVersion"].str(),
+                    std::string(line)};
+}
+
+nlohmann::json WatchEventObject(const WatchEvent& event) {
+  nlohmann::json doc = api::ParseJsonWithin(event.text, api::kApiJsonLimits);
+  if (!doc.is_object() || !doc.contains("object") || !doc["object"].is_object())
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  return std::move(doc["object"]);
 }
 
 Status WatchErrorStatus(const WatchEvent& event, const std::string& what) {
+  nlohmann::json object = WatchEventObject(event);
+  if (!object.is_object()) object = nlohmann::json::object();
   HttpResponse response;
-  auto code = event.object.find("code");
-  response.status =
-      code != event.object.end() && code->is_number_integer() ? code->get<long>() : 500;
-  response.body = event.object.dump();
+  auto code = object.find("code");
+  response.status = code != object.end() && code->is_number_integer() ? code->get<long>() : 500;
+  response.body = object.dump();
   return ErrorFromResponse(response, what);
 }
 

@@ -67,6 +67,16 @@ std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServic
   return out;
 }
 
+std::optional<kube::EventProjection<ServiceSummary>> ProjectServiceEvent(std::string_view event) {
+  std::optional<kube::EventProjection<kube::ObjectIdentity>> read =
+      kube::ProjectIdentityEvent(event);
+  if (!read) return std::nullopt;
+  kube::EventProjection<ServiceSummary> out{std::move(read->key), std::nullopt};
+  if (kube::ObjectIdentity* id = read->value ? &*read->value : nullptr)
+    out.value = ServiceSummary{std::move(id->namespace_), std::move(id->name), id->owner_uid};
+  return out;
+}
+
 bool NewerResourceVersion(const std::string& a, const std::string& b) {
   unsigned long long x = 0, y = 0;
   auto [pa, ea] = std::from_chars(a.data(), a.data() + a.size(), x);

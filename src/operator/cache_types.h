@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kube/pod_summary.h"
+#include "kube/watch_decoder.h"
 
 namespace trainctl::op {
 
@@ -39,6 +40,9 @@ std::optional<ServiceSummary> ProjectService(const nlohmann::json& object);
 // keyed as the store keys it; nullopt when the page cannot be read that way.
 std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServiceList(
     std::string_view body);
+// A watch event's service, straight from the event's text: what the store's key and
+// ProjectService give; nullopt when the text cannot be read that way.
+std::optional<kube::EventProjection<ServiceSummary>> ProjectServiceEvent(std::string_view event);
 
 // The controller owner's UID of any object ("" when none).
 std::string ControllerOwnerUid(const nlohmann::json& object);

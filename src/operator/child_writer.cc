@@ -61,15 +61,15 @@ Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
   }
   for (const engine::Event& e : built->events) Event(job, e.type, e.reason, e.message);
   expectations_->ExpectCreate(job_key, ref, clock_->Now());
-  StatusOr<nlohmann::json> created = client_->Create(kube::kPods, job.namespace_, built->pod);
+  Status created = client_->CreateOnly(kube::kPods, job.namespace_, built->pod);
   if (metrics_) metrics_->CountRequest("create", "pods", created.ok());
-  if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) {
+  if (created.ok() || created.code() == StatusCode::kAlreadyExists) {
     if (created.ok()) Event(job, "Normal", "SuccessfulCreatePod", "Created pod: " + ref.name);
     return Status::Ok();
   }
   expectations_->Cancel(job_key, ref.name);
-  Event(job, "Warning", "FailedCreatePod", "Error creating: " + created.status().message());
-  return created.status();
+  Event(job, "Warning", "FailedCreatePod", "Error creating: " + created.message());
+  return created;
 }
 
 Status ChildWriter::CreateService(const std::string& job_key, const api::Job& job,
@@ -80,16 +80,16 @@ Status ChildWriter::CreateService(const std::string& job_key, const api::Job& jo
     return service.status();
   }
   expectations_->ExpectService(job_key, ref.name, clock_->Now());
-  StatusOr<nlohmann::json> created = client_->Create(kube::kServices, job.namespace_, *service);
+  Status created = client_->CreateOnly(kube::kServices, job.namespace_, *service);
   if (metrics_) metrics_->CountRequest("create", "services", created.ok());
   if (created.ok()) {
     Event(job, "Normal", "SuccessfulCreateService", "Created service: " + ref.name);
     return Status::Ok();
   }
-  if (created.status().code() == StatusCode::kAlreadyExists) return Status::Ok();
+  if (created.code() == StatusCode::kAlreadyExists) return Status::Ok();
   expectations_->CancelService(job_key, ref.name);
-  Event(job, "Warning", "FailedCreateService", "Error creating: " + created.status().message());
-  return created.status();
+  Event(job, "Warning", "FailedCreateService", "Error creating: " + created.message());
+  return created;
 }
 
 WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,

@@ -57,8 +57,11 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
                         : std::vector<std::string>{};
   };
   services_.SetPageProjector(ProjectServiceList);
+  services_.SetEventProjector(ProjectServiceEvent);
   pods_.SetPageProjector(
       [](std::string_view body) { return kube::ProjectPodList(body, ObservedLabels()); });
+  pods_.SetEventProjector(
+      [](std::string_view event) { return kube::ProjectPodEvent(event, ObservedLabels()); });
   pods_.AddIndexer(kOwnerIndex, owner_of_pod);
   services_.AddIndexer(kOwnerIndex, [](const ServiceSummary& s) {
     return s.owner_uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(s.owner_uid)}
