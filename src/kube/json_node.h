@@ -120,8 +120,9 @@ class SimdNode {
   bool present_ = false;
 };
 
-// Reads `text`, one JSON document (a watch event), with a simdjson parser kept per thread, and
-// calls `f(SimdNode root)`; the node is valid only during the call. False (and no call) when the
+// Reads `text`, one JSON document (a watch event), with a simdjson parser kept per thread (one
+// for each `F`: the event check and each projection have their own), and calls
+// `f(SimdNode root)`; the node is valid only during the call. False (and no call) when the
 // text is over kApiJsonLimits' size or simdjson does not accept it: malformed, a number beyond
 // 64 bits, nesting deeper than kMaxApiJsonDepth. The parser keeps its buffers for the next text
 // unless this one grew them past 1 MiB.
