@@ -1,9 +1,9 @@
 // JsonNode and SimdNode: one read-only view of a JSON value over two parsers, nlohmann-json and
 // simdjson's DOM, so that a projection written once as a template over `Node` runs on watch
 // documents (nlohmann) and on list pages and watch events read straight from their text
-// (simdjson) alike; with the readers that give such nodes (ForEachListItem, WithSimdDocument) and
-// the store key of an object (StoreKeyOf). Internal to src/kube/ (simdjson is a private
-// dependency of the library).
+// (simdjson) alike; with the readers that give such nodes (ForEachListItem, WithSimdDocument,
+// ProjectEventObject) and the store key of an object (StoreKeyOf). Internal to src/kube/ (simdjson
+// is a private dependency of the library).
 //
 // A Node is empty when the value is absent; asking an empty or mistyped Node for anything gives
 // nothing (an empty Node, "", false, nullopt). Objects with a key twice: both give the last
@@ -21,6 +21,7 @@
 
 #include "api/json_bounds.h"
 #include "kube/object_identity.h"
+#include "kube/watch_decoder.h"
 
 namespace trainctl::kube {
 
@@ -151,6 +152,19 @@ std::string StoreKeyOf(const Node& object) {
   Node name = object["metadata"]["name"];
   if (!name.is_string()) return "";
   return StoreKey(object["metadata"]["namespace"].str(), name.str());
+}
+
+// A watch event's object read from the event's text: its store key and `project(SimdNode
+// object)`; nullopt when WithSimdDocument declines the text or it has no object.
+template <typename T, typename Project>
+std::optional<EventProjection<T>> ProjectEventObject(std::string_view event_text,
+                                                     Project&& project) {
+  std::optional<EventProjection<T>> out;
+  WithSimdDocument(event_text, [&](const SimdNode& event) {
+    SimdNode object = event["object"];
+    if (object.is_object()) out = EventProjection<T>{StoreKeyOf(object), project(object)};
+  });
+  return out;
 }
 
 // Calls `f(SimdNode)` for each element of the `items` array of a list response's body; false

@@ -43,13 +43,8 @@ std::optional<std::vector<ObjectIdentity>> ProjectIdentityList(std::string_view 
 }
 
 std::optional<EventProjection<ObjectIdentity>> ProjectIdentityEvent(std::string_view event_text) {
-  std::optional<EventProjection<ObjectIdentity>> out;
-  WithSimdDocument(event_text, [&](const SimdNode& event) {
-    SimdNode object = event["object"];
-    if (!object.is_object()) return;
-    out = EventProjection<ObjectIdentity>{StoreKeyOf(object), IdentityOf(object)};
-  });
-  return out;
+  return ProjectEventObject<ObjectIdentity>(
+      event_text, [](const SimdNode& object) { return IdentityOf(object); });
 }
 
 }  // namespace trainctl::kube

@@ -220,13 +220,8 @@ std::optional<std::vector<std::pair<std::string, PodSummary>>> ProjectPodList(
 
 std::optional<EventProjection<PodSummary>> ProjectPodEvent(
     std::string_view event_text, const std::vector<std::string>& keep_labels) {
-  std::optional<EventProjection<PodSummary>> out;
-  WithSimdDocument(event_text, [&](const SimdNode& event) {
-    SimdNode pod = event["object"];
-    if (!pod.is_object()) return;
-    out = EventProjection<PodSummary>{StoreKeyOf(pod), Project(pod, keep_labels)};
-  });
-  return out;
+  return ProjectEventObject<PodSummary>(
+      event_text, [&](const SimdNode& pod) { return Project(pod, keep_labels); });
 }
 
 }  // namespace trainctl::kube

@@ -7,6 +7,11 @@
 namespace trainctl::op {
 namespace {
 
+// What the service cache keeps of an identity (the key, when wanted, is taken before).
+ServiceSummary ServiceOf(kube::ObjectIdentity&& id) {
+  return ServiceSummary{std::move(id.namespace_), std::move(id.name), id.owner_uid};
+}
+
 std::string StringAt(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
@@ -52,7 +57,7 @@ std::optional<CachedJob> ProjectJob(const nlohmann::json& object) {
 std::optional<ServiceSummary> ProjectService(const nlohmann::json& object) {
   std::optional<kube::ObjectIdentity> id = kube::ProjectIdentity(object);
   if (!id) return std::nullopt;
-  return ServiceSummary{std::move(id->namespace_), std::move(id->name), id->owner_uid};
+  return ServiceOf(std::move(*id));
 }
 
 std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServiceList(
@@ -62,8 +67,7 @@ std::optional<std::vector<std::pair<std::string, ServiceSummary>>> ProjectServic
   std::vector<std::pair<std::string, ServiceSummary>> out;
   out.reserve(ids->size());
   for (kube::ObjectIdentity& id : *ids)
-    out.emplace_back(std::move(id.key),
-                     ServiceSummary{std::move(id.namespace_), std::move(id.name), id.owner_uid});
+    out.emplace_back(std::move(id.key), ServiceOf(std::move(id)));
   return out;
 }
 
@@ -72,8 +76,7 @@ std::optional<kube::EventProjection<ServiceSummary>> ProjectServiceEvent(std::st
       kube::ProjectIdentityEvent(event);
   if (!read) return std::nullopt;
   kube::EventProjection<ServiceSummary> out{std::move(read->key), std::nullopt};
-  if (kube::ObjectIdentity* id = read->value ? &*read->value : nullptr)
-    out.value = ServiceSummary{std::move(id->namespace_), std::move(id->name), id->owner_uid};
+  if (read->value) out.value = ServiceOf(std::move(*read->value));
   return out;
 }
 
