@@ -269,7 +269,8 @@ TEST_F(ClusterTest, InformerFollowsPodsAcrossAnOutageAndMissedDeletes) {
   options.max_backoff = Duration(500);
   Reflector reflector(informer_client.get(), kPods, options, &store);
   reflector.Start();
-  ASSERT_TRUE(reflector.WaitForSync(Duration(20000)));
+  ASSERT_TRUE(reflector.WaitForSync(Duration(20000)))
+      << "no first sync through the proxy: " << reflector.stats().last_error;
 
   // Pods created, run by kwok (Pending → Running → Succeeded), one outside the selector.
   for (int i = 0; i < 4; ++i)
@@ -318,7 +319,8 @@ TEST_F(ClusterTest, RelistAfterApiServerRestartSynthesizesDeletes) {
   options.max_backoff = Duration(1000);
   Reflector reflector(informer_client.get(), kPods, options, &store);
   reflector.Start();
-  ASSERT_TRUE(reflector.WaitForSync(Duration(20000)));
+  ASSERT_TRUE(reflector.WaitForSync(Duration(20000)))
+      << "no first sync: " << reflector.stats().last_error;
   ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("keep", "j", "60s")).ok());
   ASSERT_TRUE(client_->Create(kPods, ns_, KwokPod("vanish", "j", "60s")).ok());
   ASSERT_TRUE(Eventually([&] { return store.size() == 2; }));
