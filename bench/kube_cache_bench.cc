@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bench_client.h"
 #include "kube/client.h"
 #include "kube/config_loader.h"
 #include "kube/connect.h"
@@ -109,34 +110,15 @@ void Offline(int n, bool from_text) {
       doc_bytes);
 }
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-std::unique_ptr<Client> AdminClient(const Clock* clock) {
-  StatusOr<RestConfig> config = LoadKubeconfig(Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig", "");
-  ClientOptions options;
-  options.qps = -1;  // measure the server and the client, not a limiter
-  StatusOr<std::unique_ptr<Client>> client =
-      config.ok() ? Connect(*config, clock, options)
-                  : StatusOr<std::unique_ptr<Client>>(config.status());
-  if (!client.ok()) {
-    std::fprintf(stderr, "%s\n", client.status().message().c_str());
-    std::exit(1);
-  }
-  return std::move(client).value();
-}
-
 void Live(int m) {
   RealClock clock;
-  std::unique_ptr<Client> client = AdminClient(&clock);
+  std::unique_ptr<Client> client = bench::BenchAdminClient(&clock);
   std::string ns = "bench-" + std::to_string(getpid());
   if (!client->Create(kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok()) {
     std::fprintf(stderr, "cannot create namespace %s\n", ns.c_str());
     std::exit(1);
   }
-  std::unique_ptr<Client> watcher = AdminClient(&clock);
+  std::unique_ptr<Client> watcher = bench::BenchAdminClient(&clock);
   Store<PodSummary> store([](const json& j) { return ProjectPod(j, kKeep); });
   ReflectorOptions options;
   options.namespace_ = ns;
@@ -190,6 +172,6 @@ int main(int argc, char** argv) {
   std::printf("| measurement | rate | notes |\n|---|---|---|\n");
   Offline(n, /*from_text=*/false);
   Offline(n, /*from_text=*/true);
-  if (!Env("TRAINCTL_APISERVER_URL").empty()) Live(m);
+  if (!bench::BenchEnv("TRAINCTL_APISERVER_URL").empty()) Live(m);
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_client.h"
 #include "kube/client.h"
 #include "kube/config_loader.h"
 #include "kube/connect.h"
@@ -41,25 +42,6 @@ long ContextSwitches() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_nvcsw + u.ru_nivcsw;
-}
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-std::unique_ptr<Client> AdminClient(const Clock* clock) {
-  StatusOr<RestConfig> config = LoadKubeconfig(Env("TRAINCTL_CLUSTER_DIR") + "/kubeconfig", "");
-  ClientOptions options;
-  options.qps = -1;  // measure the client, not a limiter
-  StatusOr<std::unique_ptr<Client>> client =
-      config.ok() ? Connect(*config, clock, options)
-                  : StatusOr<std::unique_ptr<Client>>(config.status());
-  if (!client.ok()) {
-    std::fprintf(stderr, "%s\n", client.status().message().c_str());
-    std::exit(1);
-  }
-  return std::move(client).value();
 }
 
 json BenchEvent(const std::string& ns, int i) {
@@ -105,7 +87,7 @@ int main(int argc, char** argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 2000;
   int threads = argc > 2 ? std::atoi(argv[2]) : 4;
   RealClock clock;
-  std::unique_ptr<Client> client = AdminClient(&clock);
+  std::unique_ptr<Client> client = bench::BenchAdminClient(&clock);
   std::string ns = "rq-" + std::to_string(getpid());
   if (!client->Create(kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok()) {
     std::fprintf(stderr, "cannot create namespace %s\n", ns.c_str());
