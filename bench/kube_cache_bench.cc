@@ -18,8 +18,6 @@
 
 #include "bench_client.h"
 #include "kube/client.h"
-#include "kube/config_loader.h"
-#include "kube/connect.h"
 #include "kube/pod_summary.h"
 #include "kube/reflector.h"
 #include "kube/store.h"

@@ -2,9 +2,9 @@
 //
 // Sends N small creates (core/v1 Events, as the operator's event recorder does) to a real API
 // server through the project's Client, from T threads, unthrottled, and prints the wall time,
-// requests a second, and this process's CPU (user + system, getrusage) per request. A second
-// round does the same with GETs of one object. The client's transport, TLS and HTTP/2 stack are
-// what is measured; the process does nothing else.
+// requests a second, and this process's CPU (user + system, getrusage) and context switches
+// per request. A second round GETs those events back (the first 100, by name). The client's
+// transport, TLS and HTTP/2 stack are what is measured; the process does nothing else.
 //
 // Usage: kube_request_bench [N] [T] [W]   (W: quiet watches held open meanwhile)
 // (bench/kube_request_bench.sh starts a cluster and runs it)
@@ -22,8 +22,6 @@
 
 #include "bench_client.h"
 #include "kube/client.h"
-#include "kube/config_loader.h"
-#include "kube/connect.h"
 
 using namespace trainctl;
 using namespace trainctl::kube;
@@ -31,17 +29,17 @@ using nlohmann::json;
 
 namespace {
 
-double CpuSeconds() {
+// This process's CPU seconds (user + system) and context switches so far.
+struct Usage {
+  double cpu_seconds;
+  long context_switches;
+};
+
+Usage UsageNow() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-long ContextSwitches() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_nvcsw + u.ru_nivcsw;
+  return {s(u.ru_utime) + s(u.ru_stime), u.ru_nvcsw + u.ru_nivcsw};
 }
 
 json BenchEvent(const std::string& ns, int i) {
@@ -64,8 +62,7 @@ json BenchEvent(const std::string& ns, int i) {
 // Runs `request(i)` for i in [0, n) from `threads` threads; prints one row.
 void Round(const char* what, int n, int threads, const std::function<bool(int)>& request) {
   std::atomic<int> next{0}, failed{0};
-  double cpu0 = CpuSeconds();
-  long cs0 = ContextSwitches();
+  Usage before = UsageNow();
   auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int w = 0; w < threads; ++w)
@@ -75,8 +72,9 @@ void Round(const char* what, int n, int threads, const std::function<bool(int)>&
     });
   for (auto& w : workers) w.join();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  double cpu = CpuSeconds() - cpu0;
-  long cs = ContextSwitches() - cs0;
+  Usage after = UsageNow();
+  double cpu = after.cpu_seconds - before.cpu_seconds;
+  long cs = after.context_switches - before.context_switches;
   std::printf("| %s | %d | %d | %d | %.2f s | %.0f | %.0f µs | %.1f |\n", what, n, threads,
               failed.load(), wall, n / wall, cpu / n * 1e6, static_cast<double>(cs) / n);
 }
@@ -86,6 +84,13 @@ void Round(const char* what, int n, int threads, const std::function<bool(int)>&
 int main(int argc, char** argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 2000;
   int threads = argc > 2 ? std::atoi(argv[2]) : 4;
+  int watches = argc > 3 ? std::atoi(argv[3]) : 0;
+  if (n < 4 || threads < 1 || watches < 0) {
+    std::fprintf(stderr,
+                 "usage: kube_request_bench [N] [T] [W]: N requests (at least 4), T threads (at "
+                 "least 1), W quiet watches (0 or more)\n");
+    return 2;
+  }
   RealClock clock;
   std::unique_ptr<Client> client = bench::BenchAdminClient(&clock);
   std::string ns = "rq-" + std::to_string(getpid());
@@ -95,7 +100,6 @@ int main(int argc, char** argv) {
   }
   // Watches held open on the same client while the requests run, as an operator holds its
   // informers' watches: each is one more transfer on the transport (quiet: nothing changes).
-  int watches = argc > 3 ? std::atoi(argv[3]) : 0;
   std::vector<std::shared_ptr<Stream>> streams;
   for (int w = 0; w < watches; ++w) {
     ListOptions options;
