@@ -49,6 +49,9 @@ struct ReplicaRef {
   bool operator==(const ReplicaRef&) const = default;
 };
 
+// The reason of the event that reports a job deleted after its TTL.
+inline constexpr char kDeletedJobReason[] = "SuccessfulDeleteJob";
+
 struct Event {
   std::string type;  // Normal | Warning
   std::string reason;
@@ -67,7 +70,7 @@ struct Plan {
   bool status_changed = false;
   std::vector<Event> events;
   std::optional<Duration> requeue_after;  // reconcile again after this long at the latest
-  bool delete_job = false;                // TTL after finish expired
+  bool delete_job = false;                // TTL after finish expired (event kDeletedJobReason)
   std::vector<Metric> metrics;
 };
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "api/restart_policy.h"
 #include "api/progress_policy.h"
+#include "api/restart_policy.h"
 #include "engine/conditions.h"
 #include "engine/diagnosis.h"
 #include "engine/status_rules.h"
@@ -55,7 +55,7 @@ void ApplyTtl(const Job& job, Time now, Plan* plan) {
                 std::chrono::seconds(*job.run_policy.ttl_seconds_after_finished);
   if (now >= expiry) {
     plan->delete_job = true;
-    plan->events.push_back({"Normal", "SuccessfulDeleteJob", "Deleted job: " + job.name});
+    plan->events.push_back({"Normal", kDeletedJobReason, "Deleted job: " + job.name});
     plan->metrics.push_back(Metric::kJobDeleted);
   } else {
     AddRequeue(plan, std::chrono::duration_cast<Duration>(expiry - now));
@@ -127,23 +127,23 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
       bool any_terminating = false;
       if (it != slots.end()) {
         for (const ReplicaObservation* r : it->second) {
-          if (r->terminating) any_terminating = true;
-          else if (!pod) pod = r;
+          if (r->terminating)
+            any_terminating = true;
+          else if (!pod)
+            pod = r;
         }
       }
       if (!pod) {
         // A replacement waits until the old replica is gone (no duplicate names).
-        if (index < replicas && !any_terminating)
-          plan->create.push_back({type, index, ""});
+        if (index < replicas && !any_terminating) plan->create.push_back({type, index, ""});
         continue;
       }
       if (index >= replicas) plan->remove.push_back({type, index, pod->name});
       if (pod->phase == Phase::kFailed) {
         const std::string& policy = spec.restart_policy;
         const api::RestartPolicy parsed = api::ParseRestartPolicy(policy);
-        bool retry = parsed == api::RestartPolicy::kExitCode
-                         ? IsRetryableExitCode(pod->exit_code)
-                         : api::RetriesFailures(parsed);
+        bool retry = parsed == api::RestartPolicy::kExitCode ? IsRetryableExitCode(pod->exit_code)
+                                                             : api::RetriesFailures(parsed);
         if (pod->exit_code) {
           plan->events.push_back({"Normal", "ExitedWithCode",
                                   "Pod: " + job.namespace_ + "." + pod->name +
@@ -171,10 +171,17 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
         }
       }
       switch (pod->phase) {
-        case Phase::kRunning: rs.active++; break;
-        case Phase::kSucceeded: rs.succeeded++; break;
-        case Phase::kFailed: rs.failed++; break;
-        case Phase::kPending: break;
+        case Phase::kRunning:
+          rs.active++;
+          break;
+        case Phase::kSucceeded:
+          rs.succeeded++;
+          break;
+        case Phase::kFailed:
+          rs.failed++;
+          break;
+        case Phase::kPending:
+          break;
       }
     }
     plan->status.replica_statuses[type] = rs;
@@ -183,8 +190,7 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
 
 // Appends who failed first to the Failed or Restarting condition this pass set, and to its
 // event (docs/status-machine.md, "Why").
-void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& observed,
-                      Plan* plan) {
+void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& observed, Plan* plan) {
   std::optional<std::string> first = FirstFailure(observed);
   if (!first) return;
   for (const char* type : {kFailed, kRestarting}) {
@@ -237,9 +243,9 @@ void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& obse
       bool first_time = !current || current->reason != "ProgressTimeout";
       if (policy->action == api::ProgressAction::kFail) {
         plan->events.push_back({"Warning", "ProgressTimeout", verdict.message});
-        MarkFailed(job, "Job " + job.name + " has failed because it made no progress. " +
-                            verdict.message,
-                   now, plan);
+        MarkFailed(
+            job, "Job " + job.name + " has failed because it made no progress. " + verdict.message,
+            now, plan);
         return;
       }
       if (policy->action == api::ProgressAction::kRestart && first_time) {
@@ -261,17 +267,19 @@ bool SameExceptReconcileTime(api::JobStatus a, api::JobStatus b) {
 
 const char* PhaseName(Phase phase) {
   switch (phase) {
-    case Phase::kPending: return "Pending";
-    case Phase::kRunning: return "Running";
-    case Phase::kSucceeded: return "Succeeded";
-    case Phase::kFailed: return "Failed";
+    case Phase::kPending:
+      return "Pending";
+    case Phase::kRunning:
+      return "Running";
+    case Phase::kSucceeded:
+      return "Succeeded";
+    case Phase::kFailed:
+      return "Failed";
   }
   return "Unknown";
 }
 
-bool IsRetryableExitCode(std::optional<int> exit_code) {
-  return !exit_code || *exit_code >= 128;
-}
+bool IsRetryableExitCode(std::optional<int> exit_code) { return !exit_code || *exit_code >= 128; }
 
 Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, Time now) {
   Plan plan;
@@ -308,8 +316,9 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
       AttributeFailure(job, observed, &plan);
     } else if (deadline && now - *plan.status.start_time >= std::chrono::seconds(*deadline)) {
       MarkFailed(job,
-                 "Job " + job.name + " has failed because it was active longer than specified "
-                 "deadline",
+                 "Job " + job.name +
+                     " has failed because it was active longer than specified "
+                     "deadline",
                  now, &plan);
     } else {
       if (deadline) {

@@ -448,11 +448,21 @@ SyncResult Controller::Sync(const std::string& qkey) {
       return result;
     }
   }
+  std::vector<engine::Metric> counted = plan.metrics;  // a TTL deletion only once it is made
+  std::vector<engine::Event> events = plan.events;
+  if (plan.delete_job) {
+    kube::DeleteOptions options;
+    options.propagation_policy = "Background";
+    options.precondition_uid = uid;
+    Status st = client_->Delete(JobResource(job.kind), job.namespace_, job.name, options);
+    if (metrics_) metrics_->CountRequest("delete", api::Info(job.kind).plural, st.ok());
+    if (!st.ok()) DropUnmadeDeletion(&counted, &events);
+    if (!st.ok() && st.code() != StatusCode::kNotFound) result.status = st;
+  }
   std::string framework = job.info().framework_label;
   if (metrics_)
-    for (engine::Metric m : plan.metrics) metrics_->CountJob(m, job.namespace_, framework);
+    for (engine::Metric m : counted) metrics_->CountJob(m, job.namespace_, framework);
   if (recorder_) {
-    std::vector<engine::Event> events = plan.events;
     events.insert(events.end(), status.events.begin(), status.events.end());
     for (const engine::Event& e : events) {
       kube::EventInput event;
@@ -462,14 +472,6 @@ SyncResult Controller::Sync(const std::string& qkey) {
       event.message = e.message;
       recorder_->Record(std::move(event));
     }
-  }
-  if (plan.delete_job) {
-    kube::DeleteOptions options;
-    options.propagation_policy = "Background";
-    options.precondition_uid = uid;
-    Status st = client_->Delete(JobResource(job.kind), job.namespace_, job.name, options);
-    if (metrics_) metrics_->CountRequest("delete", api::Info(job.kind).plural, st.ok());
-    if (!st.ok() && st.code() != StatusCode::kNotFound) result.status = st;
   }
   result.requeue_after = plan.requeue_after;
   if (engine::IsFinished(plan.status)) probe_again.reset();

@@ -304,6 +304,25 @@ TEST_F(SyncTest, FinishedJobWithTtlIsDeletedWhenItRunsOut) {
   ASSERT_EQ(api_->Requests("DELETE", path).size(), 1u);
 }
 
+// The job's deletion has not reached the cache when the next pass runs (a pod event woke it):
+// that pass tries again and gets 404, and reports nothing: one event, one jobs_deleted count.
+TEST_F(SyncTest, TtlDeletionIsReportedOnceWhenTheCacheHasNotSeenItYet) {
+  Make();
+  const std::string path = JobWithPodsIn("{ttlSecondsAfterFinished: 60}", "Succeeded");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  clock_.Advance(Duration(60000));
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  ASSERT_FALSE(api_->Object(path).has_value());
+
+  SyncResult again = Sync("pytorchjobs/ns/pt");              // the cache still holds the job
+  EXPECT_TRUE(again.status.ok()) << again.status.message();  // gone is what was wanted
+  EXPECT_EQ(api_->Requests("DELETE", path).size(), 2u);
+  std::vector<std::string> reasons = EventReasons(*api_);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SuccessfulDeleteJob"), 1);
+  EXPECT_EQ(JobsCounted("training_operator_jobs_deleted_total"), 1.0);
+}
+
 TEST_F(SyncTest, ActiveDeadlineIsARequeueAndThenAFailureThatStopsRunningPods) {
   Make();
   const std::string path =

@@ -104,4 +104,10 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
   return out;
 }
 
+void DropUnmadeDeletion(std::vector<engine::Metric>* metrics, std::vector<engine::Event>* events) {
+  std::erase(*metrics, engine::Metric::kJobDeleted);
+  std::erase_if(*events,
+                [](const engine::Event& e) { return e.reason == engine::kDeletedJobReason; });
+}
+
 }  // namespace trainctl::op

@@ -1,6 +1,7 @@
 // The decisions of one Controller::Sync, pure (no I/O, no clock reads): what Sync read goes in,
 // what it must write comes out. Sync is read → DecideSync → child writes → DecideStatus →
-// status, events, metrics, TTL delete. Thread-safe (stateless).
+// status, the TTL delete, then the events and metrics (a TTL deletion only once made). Thread-safe
+// (stateless).
 //
 // - DecideSync: the engine's plan, the API calls on the job's children (PlanChildren), and the
 //   steps around them that used to be decided inside Sync: the gang step (remove the PodGroup
@@ -85,6 +86,11 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
                             const Status& services, Time now, const std::string& gang_held = "",
                             const CountCoalescing& coalescing = {});
+
+// A TTL deletion that did not take effect (the job was gone already: an earlier pass deleted it
+// and its watch event had not arrived) is not reported again: drops its event and its
+// jobs_deleted count from a pass's metrics and events.
+void DropUnmadeDeletion(std::vector<engine::Metric>* metrics, std::vector<engine::Event>* events);
 
 // Workers of an MPIJob that are Running and not being deleted (the launcher's hosts).
 std::vector<std::string> RunningMpiWorkers(const std::vector<engine::ReplicaObservation>& observed);
