@@ -11,7 +11,9 @@ a number, from a history recorded by etcd's own watch (gapless across the faults
 
   jobs_wrong_terminal_state     jobs whose end differs from what their spec implies
   pods_created_unwarranted      pod creations that replaced an incarnation that had not failed,
-                                or beyond the backoff limit's replacements
+                                or beyond the backoff limit's replacements (plus one for each
+                                retry whose count a kill lost, reported as
+                                retries_lost_to_operator_kills: see soak_history)
   services_created_twice        services created more than once
   children_created_after_delete pods or services created after their job was deleted
   children_left_after_delete    pods and services still there 120 s after every job was deleted
@@ -248,7 +250,9 @@ def main():
         elif what == "kill":
             counters, relists = scrape_counters(op, ns)
             state["relists"] = state.get("relists", 0) + relists
+            before = etcd.revision()
             op.kill()
+            state.setdefault("kills", []).append((before, etcd.revision()))
             faults["operator_kills"] += 1
             time.sleep(rng.uniform(0.2, 2.0))
             state["last_fault"] = time.monotonic()
@@ -303,9 +307,13 @@ def main():
 
     with history.lock:
         transitions = soak_history.transitions_after(history.jobs, final_start_rev, end_rev)
+        owners = {pod: j["metadata"]["name"] for j, _, _ in plan for pod in pod_names(j)}
+        lost = soak_history.restarts_lost_to_kills(history.pods, history.jobs, owners,
+                                                   state.get("kills", []))
+        for pod, n in lost.items():
+            allowed[pod] = allowed.get(pod, 0) + n
         unwarranted = soak_history.unwarranted_creations(history.pods, allowed)
         dup_services = soak_history.duplicate_services(history.services)
-        owners = {pod: j["metadata"]["name"] for j, _, _ in plan for pod in pod_names(j)}
         late = (soak_history.created_after_delete(history.pods, owners, history.jobs) +
                 soak_history.created_after_delete(history.services, owners, history.jobs))
         suspicious = {name: history.pods[name] for name, _ in unwarranted}
@@ -320,6 +328,7 @@ def main():
         "fault_window_seconds": a.window,
         "jobs_wrong_terminal_state": len(wrong),
         "pods_created_unwarranted": len(unwarranted),
+        "retries_lost_to_operator_kills": sum(lost.values()),
         "services_created_twice": len(dup_services),
         "children_created_after_delete": len(late),
         "children_left_after_delete": left,
@@ -332,6 +341,7 @@ def main():
         "pod_creations_recorded": pod_creations, "jobs_recorded": recorded_jobs,
         "operator_exit_status": rc,
         "details": {"wrong": dict(list(wrong.items())[:20]), "unwarranted": unwarranted[:20],
+                    "retries_lost": lost,
                     "unwarranted_history": {k: v for k, v in list(suspicious.items())[:5]},
                     "services_twice": dup_services[:20], "late": late[:20],
                     "watch_errors": [w.error for w in watches if w.error],

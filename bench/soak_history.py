@@ -243,6 +243,40 @@ def unwarranted_creations(pod_events, allowed_extra):
     return bad
 
 
+def restarts_lost_to_kills(pod_events, job_events, owners, kills):
+    """Retries whose count an operator SIGKILL lost. The operator deletes a failed pod, then
+    writes the job's restart count, then creates the replacement; a kill between the delete and
+    the count leaves the count unwritten, and the next operator, finding no failed pod, runs one
+    incarnation more than backoffLimit allows (a known limit: docs/reliability.md). `kills`:
+    (etcd revision read before, revision read after) of each kill. Counted when a failed
+    incarnation was deleted before a kill ended, its replacement was created only after that
+    kill, and the job's restart count did not go up in between. {pod name: lost retries}."""
+    restarts_by_job = {name: sorted((rev, total_restarts(status))
+                                    for rev, typ, _, status in events if typ == "PUT")
+                       for (_, name), events in job_events.items()}
+
+    def restarts_at(history, rev):
+        value = 0
+        for r, n in history:
+            if r > rev:
+                break
+            value = n
+        return value
+
+    lost = {}
+    for pod, events in pod_events.items():
+        history = restarts_by_job.get(owners.get(pod), [])
+        inc = incarnations(events)
+        for (_, phase, deleted), (created, _, _) in zip(inc, inc[1:]):
+            if deleted is None or not phase.startswith("Failed"):
+                continue
+            ended = [after for _, after in kills if after >= deleted]
+            if ended and created > min(ended) and \
+                    restarts_at(history, created - 1) == restarts_at(history, deleted):
+                lost[pod] = lost.get(pod, 0) + 1
+    return lost
+
+
 def duplicate_services(service_events):
     return [(name, len(incarnations(ev))) for name, ev in sorted(service_events.items())
             if len(incarnations(ev)) > 1]

@@ -1,0 +1,68 @@
+"""Unit tests of the soak's history checks (bench/soak_history.py), on pod histories recorded
+by bench/soak.py runs: (revision, event, incarnation's create revision, phase)."""
+import unittest
+
+import soak_history
+
+# retry-19 of a run on 2026-11-24: the operator deleted the second failed incarnation (37052)
+# and was SIGKILLed before it wrote the restart count; the next one created 37088.
+POD = [(36885, "PUT", 36885, "Pending"), (36889, "PUT", 36885, "Running"),
+       (36941, "PUT", 36885, "Failed"), (36944, "PUT", 36885, "Failed (terminating)"),
+       (36945, "DELETE", 0, ""),
+       (36951, "PUT", 36951, "Pending"), (37044, "PUT", 36951, "Failed"),
+       (37050, "PUT", 36951, "Failed (terminating)"), (37052, "DELETE", 0, ""),
+       (37088, "PUT", 37088, "Pending"), (37174, "PUT", 37088, "Failed"),
+       (37178, "DELETE", 0, ""),
+       (37181, "PUT", 37181, "Pending"), (37285, "PUT", 37181, "Failed")]
+
+
+def job_puts(*restarts_at):
+    """Job history: a status PUT with `n` restarts at each (revision, n)."""
+    return {("pytorchjobs", "retry-19"): [
+        (rev, "PUT", 36880, {"replicaStatuses": {"Master": {"restarts": n}}})
+        for rev, n in restarts_at]}
+
+
+OWNERS = {"retry-19-master-0": "retry-19"}
+
+
+class RestartsLostToKillsTest(unittest.TestCase):
+    def test_a_kill_between_the_delete_and_the_count_is_one_lost_retry(self):
+        jobs = job_puts((36880, 0), (36947, 1), (37180, 2))
+        lost = soak_history.restarts_lost_to_kills({"retry-19-master-0": POD}, jobs, OWNERS,
+                                                   [(37053, 37060)])
+        self.assertEqual(lost, {"retry-19-master-0": 1})
+        self.assertEqual(soak_history.unwarranted_creations({"retry-19-master-0": POD},
+                                                            {"retry-19-master-0": 2 + 1}), [])
+
+    def test_without_a_kill_the_fourth_incarnation_is_unwarranted(self):
+        jobs = job_puts((36880, 0), (36947, 1), (37180, 2))
+        self.assertEqual(soak_history.restarts_lost_to_kills({"retry-19-master-0": POD}, jobs,
+                                                             OWNERS, []), {})
+        bad = soak_history.unwarranted_creations({"retry-19-master-0": POD},
+                                                 {"retry-19-master-0": 2})
+        self.assertEqual(bad, [("retry-19-master-0", "4 incarnations, at most 3 expected")])
+
+    def test_a_count_written_before_the_kill_is_not_lost(self):
+        jobs = job_puts((36880, 0), (36947, 1), (37055, 2), (37180, 3))
+        self.assertEqual(soak_history.restarts_lost_to_kills({"retry-19-master-0": POD}, jobs,
+                                                             OWNERS, [(37053, 37060)]), {})
+
+    def test_a_replacement_made_before_the_kill_is_not_excused(self):
+        # The count never went up, but the replacement came before any kill: an operator bug.
+        jobs = job_puts((36880, 0), (36947, 1), (37180, 2))
+        self.assertEqual(soak_history.restarts_lost_to_kills({"retry-19-master-0": POD}, jobs,
+                                                             OWNERS, [(37100, 37110)]), {})
+
+
+class UnwarrantedCreationsTest(unittest.TestCase):
+    def test_a_pending_incarnation_deleted_and_made_again_is_reported(self):
+        pod = [(1, "PUT", 1, "Pending"), (2, "PUT", 1, "Pending (terminating)"),
+               (3, "DELETE", 0, ""), (4, "PUT", 4, "Pending")]
+        self.assertEqual(soak_history.unwarranted_creations({"p": pod}, {"p": 2}),
+                         [("p", "created again at revision 4 after an incarnation that was "
+                                "Pending (terminating)")])
+
+
+if __name__ == "__main__":
+    unittest.main()
