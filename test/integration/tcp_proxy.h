@@ -87,6 +87,9 @@ class TcpProxy {
         fds.push_back({b, POLLIN, 0});
       }
       poll(fds.data(), fds.size(), 50);
+      // Only the pairs just polled have revents: one accepted below waits for the next pass
+      // (reading its sockets on a stale revents would block this thread on an idle socket).
+      const size_t polled = pairs_.size();
       if (fds[0].revents & POLLIN) {
         int client = accept(listen_fd_, nullptr, nullptr);
         if (client >= 0) {
@@ -100,7 +103,7 @@ class TcpProxy {
         }
       }
       std::vector<size_t> dead;
-      for (size_t i = 0; i < pairs_.size(); ++i) {
+      for (size_t i = 0; i < polled; ++i) {
         for (int side = 0; side < 2; ++side) {
           const pollfd& p = fds[1 + 2 * i + side];
           if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
