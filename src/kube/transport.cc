@@ -1,18 +1,28 @@
 // libcurl multi implementation of Transport (see transport.h). One I/O thread drives every
-// transfer; callers hand transfers over through a queue and wake the thread with
-// curl_multi_wakeup.
+// transfer with curl's socket interface (curl_multi_socket_action): the thread waits in
+// epoll on the sockets curl asks it to watch and on an eventfd, and tells curl which socket is
+// ready, so curl runs only the transfers on that connection and does not poll each transfer's
+// socket itself. Callers hand transfers over through a queue and wake the thread through the
+// eventfd.
 #include "kube/transport.h"
 
 #include <curl/curl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace trainctl::kube {
 namespace {
@@ -83,17 +93,38 @@ class CurlTransport final : public Transport {
     if (!config_.tls_server_name.empty()) PointAtServerName();
     multi_ = curl_multi_init();
     curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlTransport::OnSocket);
+    curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlTransport::OnTimer);
+    curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    epoll_event wake{};
+    wake.events = EPOLLIN;
+    wake.data.fd = wake_fd_;
+    if (epoll_fd_ < 0 || wake_fd_ < 0 ||
+        epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
+      setup_error_ = std::string("cannot set up the transport's event loop: ") + strerror(errno);
+      return;  // no thread: Create() reports the error and destroys this
+    }
     thread_ = std::thread([this] { Loop(); });
   }
+
+  const std::string& setup_error() const { return setup_error_; }
 
   ~CurlTransport() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
-    curl_multi_wakeup(multi_);
-    thread_.join();
+    if (thread_.joinable()) {
+      Wake();
+      thread_.join();
+    }
     curl_multi_cleanup(multi_);
+    for (CURL* e : idle_handles_) curl_easy_cleanup(e);
+    if (wake_fd_ >= 0) close(wake_fd_);
+    if (epoll_fd_ >= 0) close(epoll_fd_);
     if (connect_to_) curl_slist_free_all(connect_to_);
   }
 
@@ -125,7 +156,11 @@ class CurlTransport final : public Transport {
 
   long ConnectionsOpened() const override { return connections_.load(); }
 
-  void Wake() { curl_multi_wakeup(multi_); }
+  void Wake() {
+    uint64_t one = 1;
+    // A full counter (2^64 - 2 wakes not yet read) still wakes the loop, so EAGAIN is fine.
+    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+  }
 
  private:
   std::shared_ptr<Transfer> Submit(const HttpRequest& request,
@@ -158,12 +193,13 @@ class CurlTransport final : public Transport {
       }
       pending_.push_back(t);
     }
-    curl_multi_wakeup(multi_);
+    Wake();
     return t;
   }
 
   Status Configure(Transfer* t, const Credentials& credentials) {
-    CURL* e = curl_easy_init();
+    CURL* e = TakeIdleHandle();
+    if (!e) e = curl_easy_init();
     if (!e) return InternalError("curl_easy_init failed");
     t->easy = e;
     const HttpRequest& r = t->request;
@@ -296,46 +332,131 @@ class CurlTransport final : public Transport {
     }
     t->on_done = nullptr;
     t->on_data = nullptr;
+    KeepIdleHandle(t.get());
+  }
+
+  // A finished transfer's easy handle is reset and kept for the next request: a new one costs
+  // curl's allocation of its buffers (tens of KB) and their release after every request.
+  void KeepIdleHandle(Transfer* t) {
+    CURL* e = std::exchange(t->easy, nullptr);
+    curl_easy_reset(e);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_handles_.size() < kMaxIdleHandles) {
+      idle_handles_.push_back(e);
+      return;
+    }
+    curl_easy_cleanup(e);
+  }
+
+  CURL* TakeIdleHandle() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (idle_handles_.empty()) return nullptr;
+    CURL* e = idle_handles_.back();
+    idle_handles_.pop_back();
+    return e;
+  }
+
+  // curl asks for a socket to be watched for `what` (CURL_POLL_IN/OUT/INOUT) or no longer
+  // (CURL_POLL_REMOVE). Runs on the I/O thread, inside curl_multi_* calls.
+  static int OnSocket(CURL*, curl_socket_t socket, int what, void* user, void*) {
+    auto* self = static_cast<CurlTransport*>(user);
+    if (what == CURL_POLL_REMOVE) {
+      // curl may already have closed it, which removed it from the epoll set.
+      epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, socket, nullptr);
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = socket;
+    if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, socket, &ev) != 0 && errno == ENOENT)
+      epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, socket, &ev);
+    return 0;
+  }
+
+  // curl wants CURL_SOCKET_TIMEOUT acted on after `timeout_ms` (0: at once; -1: never).
+  static int OnTimer(CURLM*, long timeout_ms, void* user) {
+    auto* self = static_cast<CurlTransport*>(user);
+    if (timeout_ms < 0) {
+      self->timer_due_.reset();
+    } else {
+      self->timer_due_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    }
+    return 0;
+  }
+
+  // Milliseconds epoll may wait: until curl's timer, at most a second (a safety net only).
+  int WaitMillis() const {
+    if (!timer_due_) return 1000;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer_due_ -
+                                                             std::chrono::steady_clock::now());
+    return static_cast<int>(std::clamp<long>(left.count(), 0, 1000));
+  }
+
+  void FinishDone(std::map<CURL*, std::shared_ptr<Transfer>>& active) {
+    int queued = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURLcode result = msg->data.result;
+      auto it = active.find(msg->easy_handle);
+      if (it == active.end()) continue;
+      std::shared_ptr<Transfer> t = it->second;
+      active.erase(it);
+      curl_multi_remove_handle(multi_, t->easy);
+      Finish(t, result);
+    }
   }
 
   void Loop() {
     std::map<CURL*, std::shared_ptr<Transfer>> active;
+    constexpr int kMaxEvents = 64;
+    epoll_event events[kMaxEvents];
+    int running = 0;
     for (;;) {
-      std::deque<std::shared_ptr<Transfer>> incoming;
-      bool stopping;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        incoming.swap(pending_);
-        stopping = stopping_;
-      }
-      for (auto& t : incoming) {
-        curl_multi_add_handle(multi_, t->easy);
-        active[t->easy] = t;
-      }
-      for (auto it = active.begin(); it != active.end();) {
-        if (stopping) it->second->cancelled = true;
-        if (it->second->cancelled.load()) {
-          curl_multi_remove_handle(multi_, it->first);
-          Finish(it->second, CURLE_ABORTED_BY_CALLBACK);
-          it = active.erase(it);
-        } else {
-          ++it;
+      int n = epoll_wait(epoll_fd_, events, kMaxEvents, WaitMillis());
+      bool woken = false;
+      for (int i = 0; i < n; ++i) {
+        if (events[i].data.fd == wake_fd_) {
+          uint64_t count;
+          while (read(wake_fd_, &count, sizeof count) > 0) {
+          }
+          woken = true;
+          continue;
         }
+        int mask = 0;
+        if (events[i].events & EPOLLIN) mask |= CURL_CSELECT_IN;
+        if (events[i].events & EPOLLOUT) mask |= CURL_CSELECT_OUT;
+        if (events[i].events & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_ERR;
+        curl_multi_socket_action(multi_, events[i].data.fd, mask, &running);
       }
-      if (stopping) break;
-      int running = 0;
-      curl_multi_perform(multi_, &running);
-      int queued = 0;
-      while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
-        if (msg->msg != CURLMSG_DONE) continue;
-        auto it = active.find(msg->easy_handle);
-        if (it == active.end()) continue;
-        std::shared_ptr<Transfer> t = it->second;
-        active.erase(it);
-        curl_multi_remove_handle(multi_, t->easy);
-        Finish(t, msg->data.result);
+      if (woken || n <= 0) {
+        std::deque<std::shared_ptr<Transfer>> incoming;
+        bool stopping;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          incoming.swap(pending_);
+          stopping = stopping_;
+        }
+        for (auto& t : incoming) {
+          curl_multi_add_handle(multi_, t->easy);  // sets curl's timer to 0: started below
+          active[t->easy] = t;
+        }
+        for (auto it = active.begin(); it != active.end();) {
+          if (stopping) it->second->cancelled = true;
+          if (it->second->cancelled.load()) {
+            curl_multi_remove_handle(multi_, it->first);
+            Finish(it->second, CURLE_ABORTED_BY_CALLBACK);
+            it = active.erase(it);
+          } else {
+            ++it;
+          }
+        }
+        if (stopping) break;
       }
-      curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+      if (timer_due_ && *timer_due_ <= std::chrono::steady_clock::now()) {
+        timer_due_.reset();  // curl sets the next one through OnTimer
+        curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+      }
+      FinishDone(active);
     }
   }
 
@@ -370,10 +491,16 @@ class CurlTransport final : public Transport {
   std::string base_url_;
   curl_slist* connect_to_ = nullptr;
   CURLM* multi_ = nullptr;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::string setup_error_;
+  std::optional<std::chrono::steady_clock::time_point> timer_due_;  // I/O thread only
   std::thread thread_;
   std::mutex mu_;
   std::deque<std::shared_ptr<Transfer>> pending_;  // guarded by mu_
-  bool stopping_ = false;                          // guarded by mu_
+  static constexpr size_t kMaxIdleHandles = 32;
+  std::vector<CURL*> idle_handles_;  // guarded by mu_; reset, not in the multi
+  bool stopping_ = false;            // guarded by mu_
   std::atomic<long> connections_{0};
 };
 
@@ -387,7 +514,9 @@ void Transfer::Cancel() {
 StatusOr<std::unique_ptr<Transport>> Transport::Create(TransportConfig config) {
   if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0)
     return InvalidError("server \"" + config.server + "\": must start with https:// or http://");
-  return std::unique_ptr<Transport>(new CurlTransport(std::move(config)));
+  auto transport = std::make_unique<CurlTransport>(std::move(config));
+  if (!transport->setup_error().empty()) return UnavailableError(transport->setup_error());
+  return std::unique_ptr<Transport>(std::move(transport));
 }
 
 }  // namespace trainctl::kube
