@@ -122,7 +122,6 @@ class CurlTransport final : public Transport {
       thread_.join();
     }
     curl_multi_cleanup(multi_);
-    for (CURL* e : idle_handles_) curl_easy_cleanup(e);
     if (wake_fd_ >= 0) close(wake_fd_);
     if (epoll_fd_ >= 0) close(epoll_fd_);
     if (connect_to_) curl_slist_free_all(connect_to_);
@@ -198,8 +197,7 @@ class CurlTransport final : public Transport {
   }
 
   Status Configure(Transfer* t, const Credentials& credentials) {
-    CURL* e = TakeIdleHandle();
-    if (!e) e = curl_easy_init();
+    CURL* e = curl_easy_init();
     if (!e) return InternalError("curl_easy_init failed");
     t->easy = e;
     const HttpRequest& r = t->request;
@@ -332,28 +330,6 @@ class CurlTransport final : public Transport {
     }
     t->on_done = nullptr;
     t->on_data = nullptr;
-    KeepIdleHandle(t.get());
-  }
-
-  // A finished transfer's easy handle is reset and kept for the next request: a new one costs
-  // curl's allocation of its buffers (tens of KB) and their release after every request.
-  void KeepIdleHandle(Transfer* t) {
-    CURL* e = std::exchange(t->easy, nullptr);
-    curl_easy_reset(e);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (idle_handles_.size() < kMaxIdleHandles) {
-      idle_handles_.push_back(e);
-      return;
-    }
-    curl_easy_cleanup(e);
-  }
-
-  CURL* TakeIdleHandle() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (idle_handles_.empty()) return nullptr;
-    CURL* e = idle_handles_.back();
-    idle_handles_.pop_back();
-    return e;
   }
 
   // curl asks for a socket to be watched for `what` (CURL_POLL_IN/OUT/INOUT) or no longer
@@ -498,9 +474,7 @@ class CurlTransport final : public Transport {
   std::thread thread_;
   std::mutex mu_;
   std::deque<std::shared_ptr<Transfer>> pending_;  // guarded by mu_
-  static constexpr size_t kMaxIdleHandles = 32;
-  std::vector<CURL*> idle_handles_;  // guarded by mu_; reset, not in the multi
-  bool stopping_ = false;            // guarded by mu_
+  bool stopping_ = false;                          // guarded by mu_
   std::atomic<long> connections_{0};
 };
 
