@@ -36,14 +36,18 @@ Status ChildWriter::SlowStart(size_t n, const std::function<Status(size_t)>& cre
   size_t done = 0, batch = 1;
   while (done < n) {
     size_t count = std::min(batch, n - done);
+    // The batch's last request runs on this thread, which would only wait otherwise: a batch of
+    // one starts no thread at all.
     std::vector<std::future<Status>> futures;
-    for (size_t i = 0; i < count; ++i)
+    for (size_t i = 0; i + 1 < count; ++i)
       futures.push_back(std::async(std::launch::async, create, done + i));
+    Status last = create(done + count - 1);
     Status first = Status::Ok();
     for (auto& f : futures) {
       Status st = f.get();
       if (!st.ok() && first.ok()) first = st;
     }
+    if (first.ok()) first = last;
     if (!first.ok()) return first;
     done += count;
     batch = std::min<size_t>(batch * 2, 64);  // threads per batch stay bounded
