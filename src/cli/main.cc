@@ -118,8 +118,11 @@ int main(int argc, char** argv) {
   operator_cmd->add_option("--status-count-window-ms", op.status_count_window_ms,
                            "Write a job's replica counts alone at most once per this many ms; "
                            "conditions are never held (default 1000; 0 = every change)");
-  operator_cmd->add_option("--kube-api-qps", op.kube_api_qps, "Client QPS (default 20)");
-  operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Client burst (default 30)");
+  operator_cmd->add_option("--kube-api-qps", op.kube_api_qps,
+                           "Client QPS for jobs, pods and services (default 20); events have "
+                           "a limiter of their own at the same rate");
+  operator_cmd->add_option("--kube-api-burst", op.kube_api_burst,
+                           "Client burst (default 30), for each of the two limiters");
   operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,
                            "volcano or a scheduler-plugins scheduler name");
   operator_cmd->add_option("--pytorch-init-container-image", op.pytorch_init_container_image);

@@ -159,8 +159,9 @@ int Manager::Run(std::atomic<bool>* stop) {
   kube::CorrelatorOptions events;
   events.component = "training-operator";
   events.host = o.host;
-  // Events go through their own client (and rate limiter), as controller-runtime's recorder
-  // does, so a burst of events never delays the pods and services of a job.
+  // Events go through their own client (and rate limiter), so a burst of events never delays
+  // the pods and services of a job (upstream v1.9.4 shares one limiter with its recorder, and
+  // its events queue behind its creates: docs/compatibility.md).
   StatusOr<std::unique_ptr<kube::Client>> event_client = kube::Connect(o.config, &clock, o.client);
   if (!event_client.ok()) {
     LogError("cannot connect to {}: {}", o.config.server, event_client.status().message());
