@@ -7,8 +7,7 @@ namespace trainctl::kube {
 WorkQueue::WorkQueue(const Clock* clock, WorkQueueOptions options)
     : clock_(clock), options_(options) {}
 
-void WorkQueue::AddLocked(const std::string& key) {
-  if (shutdown_ || dirty_.count(key)) return;
+void WorkQueue::MarkDirtyLocked(const std::string& key) {
   ++adds_;
   dirty_.insert(key);
   auto d = delayed_at_.find(key);
@@ -16,6 +15,11 @@ void WorkQueue::AddLocked(const std::string& key) {
     delayed_.erase({d->second, key});
     delayed_at_.erase(d);
   }
+}
+
+void WorkQueue::AddLocked(const std::string& key) {
+  if (shutdown_ || dirty_.count(key)) return;
+  MarkDirtyLocked(key);
   if (processing_.count(key)) return;  // queued again by Done()
   queue_.push_back(key);
   cv_.notify_one();
@@ -24,6 +28,22 @@ void WorkQueue::AddLocked(const std::string& key) {
 void WorkQueue::Add(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   AddLocked(key);
+}
+
+void WorkQueue::AddUrgent(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_ || urgent_keys_.count(key)) return;
+  const bool processing = processing_.count(key) > 0;
+  if (!dirty_.count(key)) {
+    MarkDirtyLocked(key);
+  } else if (!processing) {  // waiting in the ordinary lane: it moves
+    auto queued = std::find(queue_.begin(), queue_.end(), key);
+    if (queued != queue_.end()) queue_.erase(queued);
+  }
+  urgent_keys_.insert(key);
+  if (processing) return;  // Done() queues it, in the urgent lane
+  urgent_.push_back(key);
+  cv_.notify_one();
 }
 
 void WorkQueue::AddAfter(const std::string& key, Duration delay) {
@@ -79,7 +99,7 @@ std::optional<std::string> WorkQueue::Get() {
   while (true) {
     if (shutdown_) return std::nullopt;
     PromoteDueLocked(clock_->Now());
-    if (!queue_.empty()) break;
+    if (!urgent_.empty() || !queue_.empty()) break;
     if (delayed_.empty()) {
       cv_.wait(lock);
     } else {
@@ -88,9 +108,11 @@ std::optional<std::string> WorkQueue::Get() {
       cv_.wait_for(lock, wait);
     }
   }
-  std::string key = std::move(queue_.front());
-  queue_.pop_front();
+  std::deque<std::string>& lane = urgent_.empty() ? queue_ : urgent_;
+  std::string key = std::move(lane.front());
+  lane.pop_front();
   dirty_.erase(key);
+  urgent_keys_.erase(key);
   processing_.insert(key);
   return key;
 }
@@ -99,7 +121,7 @@ void WorkQueue::Done(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   processing_.erase(key);
   if (dirty_.count(key) && !shutdown_) {
-    queue_.push_back(key);
+    (urgent_keys_.count(key) ? urgent_ : queue_).push_back(key);
     cv_.notify_one();
   }
 }
@@ -117,7 +139,7 @@ void WorkQueue::Poke() {
 
 WorkQueueStats WorkQueue::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {queue_.size(), delayed_.size(), adds_, retries_};
+  return {queue_.size() + urgent_.size(), delayed_.size(), adds_, retries_};
 }
 
 }  // namespace trainctl::kube

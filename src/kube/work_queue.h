@@ -8,6 +8,10 @@
 // - AddAfter(key, d) queues the key once d has elapsed (the earliest pending time wins).
 // - AddRateLimited(key) re-queues after a per-key exponential back-off (base doubling up to
 //   max); Forget(key) resets that key's back-off after a successful sync.
+// - AddUrgent(key) queues the key in a lane that Get() serves first (first in, first out within
+//   each lane), for a change that needs action, such as a failed pod to replace, so it does not
+//   wait behind a burst of routine syncs. A key already queued moves to that lane (still once);
+//   one being processed is queued there by Done(). Otherwise it behaves as Add().
 //
 // Delayed keys are timed against the injected Clock; Get() waits on a condition variable for at
 // most the time to the next delayed key (re-reading the clock), so a FakeClock needs Poke() after
@@ -45,6 +49,7 @@ class WorkQueue {
   WorkQueue(const Clock* clock, WorkQueueOptions options = {});
 
   void Add(const std::string& key);
+  void AddUrgent(const std::string& key);
   void AddAfter(const std::string& key, Duration delay);
   void AddRateLimited(const std::string& key);
   void Forget(const std::string& key);
@@ -60,6 +65,7 @@ class WorkQueue {
   WorkQueueStats stats() const;
 
  private:
+  void MarkDirtyLocked(const std::string& key);
   void AddLocked(const std::string& key);
   void PromoteDueLocked(Time now);
 
@@ -68,6 +74,8 @@ class WorkQueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;                     // guarded by mu_
+  std::deque<std::string> urgent_;                    // served before queue_
+  std::unordered_set<std::string> urgent_keys_;       // dirty keys that go to urgent_
   std::unordered_set<std::string> dirty_;             // queued (or to queue after Done)
   std::unordered_set<std::string> processing_;        // handed to a worker
   std::unordered_map<std::string, Time> delayed_at_;  // key → when it becomes ready

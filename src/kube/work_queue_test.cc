@@ -73,6 +73,80 @@ TEST(WorkQueue, RateLimitedBackoffDoublesAndForgetResets) {
   EXPECT_EQ(q.NumRequeues("k"), 0);
 }
 
+// Takes the next key and marks it done.
+std::string Next(WorkQueue& q) {
+  std::optional<std::string> key = q.Get();
+  if (!key) return "";
+  q.Done(*key);
+  return *key;
+}
+
+TEST(WorkQueue, UrgentKeysAreServedFirstInTheirOwnOrder) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("a");
+  q.Add("b");
+  q.AddUrgent("x");
+  q.AddUrgent("y");
+  q.Add("c");
+  EXPECT_EQ(q.stats().depth, 5u);
+  EXPECT_EQ(Next(q), "x");
+  EXPECT_EQ(Next(q), "y");
+  EXPECT_EQ(Next(q), "a");
+  EXPECT_EQ(Next(q), "b");
+  EXPECT_EQ(Next(q), "c");
+  EXPECT_EQ(q.stats().depth, 0u);
+}
+
+TEST(WorkQueue, AnUrgentAddMovesAQueuedKeyAheadOnce) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("a");
+  q.Add("b");
+  q.Add("c");
+  q.AddUrgent("c");
+  q.AddUrgent("c");
+  q.Add("c");  // an ordinary add leaves it urgent
+  EXPECT_EQ(q.stats().depth, 3u);
+  EXPECT_EQ(Next(q), "c");
+  EXPECT_EQ(Next(q), "a");
+  EXPECT_EQ(Next(q), "b");
+  EXPECT_EQ(q.stats().depth, 0u);
+}
+
+TEST(WorkQueue, AKeyMadeUrgentWhileProcessedIsQueuedUrgentlyByDone) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("busy");
+  std::optional<std::string> busy = q.Get();
+  ASSERT_TRUE(busy);
+  q.Add("a");
+  q.AddUrgent("busy");  // not handed out twice while processed
+  EXPECT_EQ(q.stats().depth, 1u);
+  q.Done("busy");
+  EXPECT_EQ(Next(q), "busy");
+  EXPECT_EQ(Next(q), "a");
+  // Queued again (ordinary) while processed, then made urgent: still once, urgent.
+  q.Add("busy");
+  busy = q.Get();
+  q.Add("b");
+  q.Add("busy");
+  q.AddUrgent("busy");
+  q.Done("busy");
+  EXPECT_EQ(Next(q), "busy");
+  EXPECT_EQ(Next(q), "b");
+  EXPECT_EQ(q.stats().depth, 0u);
+}
+
+TEST(WorkQueue, AnUrgentAddTakesADelayedKeyNow) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.AddAfter("later", Duration(10000));
+  q.AddUrgent("later");
+  EXPECT_EQ(q.stats().delayed, 0u);
+  EXPECT_EQ(Next(q), "later");
+}
+
 TEST(WorkQueue, ShutdownWakesGet) {
   FakeClock clock(T0());
   WorkQueue q(&clock);

@@ -67,13 +67,19 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
     return s.owner_uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(s.owner_uid)}
                                       : std::vector<std::string>{};
   });
+  // A pod that failed, or went away before it succeeded, is a replica to replace or a job to
+  // fail: its job is synced ahead of routine changes (WorkQueue::AddUrgent).
+  using kube::PodPhase;
   pods_.SetHandlers({
       [this](const std::string&, const kube::PodSummary& p) { EnqueueOwner(p.owner_uid); },
       [this](const std::string&, const kube::PodSummary& o, const kube::PodSummary& n) {
-        if (o.resource_version != n.resource_version) EnqueueOwner(n.owner_uid);
+        const bool failed = n.phase == PodPhase::kFailed && o.phase != PodPhase::kFailed;
+        if (o.resource_version != n.resource_version) EnqueueOwner(n.owner_uid, failed);
         if (o.owner_uid != n.owner_uid) EnqueueOwner(o.owner_uid);
       },
-      [this](const std::string&, const kube::PodSummary& p) { EnqueueOwner(p.owner_uid); },
+      [this](const std::string&, const kube::PodSummary& p) {
+        EnqueueOwner(p.owner_uid, p.phase != PodPhase::kSucceeded);
+      },
   });
   services_.SetHandlers({
       [this](const std::string&, const ServiceSummary& s) { EnqueueOwner(s.owner_uid); },
@@ -228,7 +234,7 @@ kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
   return nullptr;
 }
 
-void Controller::EnqueueOwner(const kube::Uid& owner) {
+void Controller::EnqueueOwner(const kube::Uid& owner, bool urgent) {
   if (owner == kube::Uid{}) return;
   std::string key;
   {
@@ -246,7 +252,10 @@ void Controller::EnqueueOwner(const kube::Uid& owner) {
       quiet_until_.erase(quiet);
     }
   }
-  queue_.Add(key);
+  if (urgent)
+    queue_.AddUrgent(key);
+  else
+    queue_.Add(key);
 }
 
 void Controller::Worker() {

@@ -3,7 +3,8 @@
 //   informers (jobs per kind, the jobs' pods and services, label-selected, compact caches)
 //     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>"); a job whose last
 //       sync was expensive waits a multiple of its cost first (sync_spacing.h)
-//     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue)
+//     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue; a job whose
+//       pod failed or was lost is served ahead of routine changes)
 //     → Sync(key): cached job → decode/validate/default → observations (+ Expectations)
 //                  → engine::Reconcile → PlanChildren → ChildWriter → status subresource
 //                  → events, metrics, TTL delete, requeue for deadline/TTL
@@ -96,7 +97,8 @@ class Controller {
     std::unique_ptr<kube::Reflector> reflector;
   };
   void Worker();
-  void EnqueueOwner(const kube::Uid& owner);
+  // `urgent`: ahead of routine syncs (a failed or lost pod), unless the job's syncs are spaced.
+  void EnqueueOwner(const kube::Uid& owner, bool urgent = false);
   std::optional<nlohmann::json> LatestJob(const KindInformer& informer, const std::string& key);
   SyncResult SyncInvalid(const KindInformer& informer, const nlohmann::json& object,
                          const std::string& message);

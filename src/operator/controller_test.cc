@@ -167,6 +167,29 @@ class SyncTest : public ::testing::Test {
     return n;
   }
 
+  // The pod `name` as the API has it, handed to the cache with `phase` and a new
+  // resourceVersion (`deleted`: as a DELETED event).
+  void PodEvent(const std::string& name, const std::string& phase, const std::string& rv,
+                bool deleted = false) {
+    json pod = *api_->Object(std::string(kPods) + "/" + name);
+    pod["status"]["phase"] = phase;
+    pod["metadata"]["resourceVersion"] = rv;
+    controller_->PodCache()->Apply(
+        deleted ? kube::WatchEventType::kDeleted : kube::WatchEventType::kModified, pod);
+  }
+
+  // Empties the work queue; returns the keys in the order the workers would get them.
+  std::vector<std::string> DrainQueue() {
+    std::vector<std::string> keys;
+    while (controller_->queue().stats().depth > 0) {
+      std::optional<std::string> key = controller_->queue().Get();
+      if (!key) break;
+      controller_->queue().Done(*key);
+      keys.push_back(*key);
+    }
+    return keys;
+  }
+
   SyncResult Sync(const std::string& key) {
     SyncResult result = controller_->Sync(key);
     EXPECT_TRUE(recorder_->Flush(Duration(5000)));
@@ -244,6 +267,32 @@ TEST_F(SyncTest, RunningPodsMakeTheJobRunningAndSucceededMasterFinishesIt) {
   EXPECT_EQ(Condition(job, "Running").value("status", ""), "False");
   EXPECT_EQ(JobsCounted("training_operator_jobs_successful_total"), 1);
   EXPECT_TRUE(api_->Requests("DELETE", kPods).empty());  // cleanPodPolicy None keeps them
+}
+
+TEST_F(SyncTest, AJobWhosePodFailedOrWasLostIsSyncedAheadOfRoutineChanges) {
+  Make();
+  for (const std::string name : {"pa", "pb"}) {
+    std::string yaml = kPyTorch;
+    yaml.replace(yaml.find("name: pt,"), 9, "name: " + name + ",");
+    AddJob(yaml);
+    ASSERT_TRUE(Sync("pytorchjobs/ns/" + name).status.ok());
+  }
+  ServicesCaughtUp();
+  PodsAre("Running");
+  DrainQueue();
+
+  PodEvent("pa-worker-0", "Running", "901");  // routine: some detail of a running pod changed
+  PodEvent("pb-master-0", "Failed", "902");
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
+
+  PodEvent("pb-worker-0", "Running", "903");
+  PodEvent("pa-worker-1", "Running", "904", /*deleted=*/true);  // lost while running
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pa", "pytorchjobs/ns/pb"}));
+
+  PodEvent("pb-worker-1", "Running", "905");
+  PodEvent("pa-master-0", "Succeeded", "906");
+  PodEvent("pa-master-0", "Succeeded", "907", /*deleted=*/true);  // done: nothing to hurry
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
 }
 
 TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
