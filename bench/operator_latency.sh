@@ -5,7 +5,7 @@
 #
 #   bench/operator_latency.sh --scenario replace|restart|backlog [--impl trainctl,upstream]
 #       [--jobs 1000] [--replicas 10] [--finished 5000] [--failures 300] [--rate 10]
-#       [--restarts 1] [--threads 4] [--qps 10000] [--burst 20000]
+#       [--restarts 1] [--threads 4] [--qps 10000] [--burst 20000] [--settle jobs|pods]
 #
 # What each scenario measures: the comment at the top of bench/operator_latency_bench.cc.
 set -euo pipefail

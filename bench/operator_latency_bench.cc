@@ -6,7 +6,8 @@
 //            running, and each job's status says so; --failures of their pods, spread over
 //            the jobs at --rate a second, are made to exit 137 (retryable). Latency: from the
 //            pod seen Failed to its replacement (same name, new uid) seen created, both
-//            through the benchmark's own watch.
+//            through the benchmark's own watch. --settle pods starts the failures as soon as
+//            every pod runs, while the operator may still be writing its jobs' Running.
 //   restart: --jobs jobs of --replicas pods are running; the operator is stopped, one pod is made
 //            to fail, the operator is started again. Times from the start: ready (trainctl:
 //            informers synced; upstream: its workers started), and the failed pod's replacement.
@@ -50,6 +51,9 @@ struct Args {
   std::string trainctl = "build/release/trainctl";
   std::string upstream;
   std::vector<std::string> impls = {"trainctl", "upstream"};
+  // replace: the failures start once every job reports Running ("jobs"), or as soon as every
+  // pod runs ("pods"), while the operator may still be writing those jobs' Running.
+  std::string settle = "jobs";
 };
 
 const char* kRunForever = "trainctl.dev/kwok-run-forever";
@@ -226,7 +230,7 @@ std::unique_ptr<Scene> RunningScene(const Args& a, const std::string& impl, int 
   SubmitJobs(admin, s->ns, a.jobs, RunningShape(replicas, "ExitCode"));
   s->pods = static_cast<size_t>(a.jobs) * replicas;
   WaitRunning(*s->watch, s->pods, 3600);
-  WaitJobsRunning(admin, s->ns, a.jobs, 600);
+  if (a.settle == "jobs") WaitJobsRunning(admin, s->ns, a.jobs, 600);
   return scene;
 }
 
@@ -407,10 +411,16 @@ int main(int argc, char** argv) {
       a.upstream = v;
     else if (k == "--impl")
       a.impls = SplitList(v);
+    else if (k == "--settle")
+      a.settle = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
     }
+  }
+  if (a.settle != "jobs" && a.settle != "pods") {
+    std::fprintf(stderr, "--settle: expected jobs or pods, got \"%s\"\n", a.settle.c_str());
+    return 2;
   }
   if (a.scenario != "replace" && a.scenario != "restart" && a.scenario != "backlog") {
     std::fprintf(stderr, "--scenario: expected replace, restart or backlog, got \"%s\"\n",
