@@ -11,7 +11,9 @@
 // - AddUrgent(key) queues the key in a lane that Get() serves first (first in, first out within
 //   each lane), for a change that needs action, such as a failed pod to replace, so it does not
 //   wait behind a burst of routine syncs. A key already queued moves to that lane (still once);
-//   one being processed is queued there by Done(). Otherwise it behaves as Add().
+//   one being processed is queued there by Done(). Otherwise it behaves as Add(). After
+//   kUrgentStreak urgent keys in a row, a waiting ordinary key goes next, so urgent keys
+//   cannot starve the rest.
 //
 // Delayed keys are timed against the injected Clock; Get() waits on a condition variable for at
 // most the time to the next delayed key (re-reading the clock), so a FakeClock needs Poke() after
@@ -36,6 +38,8 @@ struct WorkQueueOptions {
   Duration base_backoff{500};
   Duration max_backoff{300000};
 };
+
+inline constexpr int kUrgentStreak = 8;
 
 struct WorkQueueStats {
   size_t depth = 0;    // ready to be processed
@@ -76,6 +80,7 @@ class WorkQueue {
   std::deque<std::string> queue_;                     // guarded by mu_
   std::deque<std::string> urgent_;                    // served before queue_
   std::unordered_set<std::string> urgent_keys_;       // dirty keys that go to urgent_
+  int urgent_streak_ = 0;                             // urgent keys handed out in a row
   std::unordered_set<std::string> dirty_;             // queued (or to queue after Done)
   std::unordered_set<std::string> processing_;        // handed to a worker
   std::unordered_map<std::string, Time> delayed_at_;  // key → when it becomes ready

@@ -138,6 +138,16 @@ TEST(WorkQueue, AKeyMadeUrgentWhileProcessedIsQueuedUrgentlyByDone) {
   EXPECT_EQ(q.stats().depth, 0u);
 }
 
+TEST(WorkQueue, UrgentKeysCannotStarveOrdinaryOnes) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("routine");
+  for (int i = 0; i < 2 * kUrgentStreak; ++i) q.AddUrgent("u" + std::to_string(i));
+  for (int i = 0; i < kUrgentStreak; ++i) EXPECT_EQ(Next(q), "u" + std::to_string(i));
+  EXPECT_EQ(Next(q), "routine");
+  EXPECT_EQ(Next(q), "u" + std::to_string(kUrgentStreak));
+}
+
 TEST(WorkQueue, AnUrgentAddTakesADelayedKeyNow) {
   FakeClock clock(T0());
   WorkQueue q(&clock);
