@@ -111,7 +111,7 @@ std::optional<std::string> WorkQueue::Get() {
   // The urgent lane first, but never more than kUrgentStreak keys in a row while ordinary ones
   // wait: a stream of failures slows routine syncs down and cannot stop them.
   const bool urgent = !urgent_.empty() && (queue_.empty() || urgent_streak_ < kUrgentStreak);
-  urgent_streak_ = urgent ? urgent_streak_ + 1 : 0;
+  urgent_streak_ = urgent && !queue_.empty() ? urgent_streak_ + 1 : 0;
   std::deque<std::string>& lane = urgent ? urgent_ : queue_;
   std::string key = std::move(lane.front());
   lane.pop_front();

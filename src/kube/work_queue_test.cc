@@ -148,6 +148,15 @@ TEST(WorkQueue, UrgentKeysCannotStarveOrdinaryOnes) {
   EXPECT_EQ(Next(q), "u" + std::to_string(kUrgentStreak));
 }
 
+TEST(WorkQueue, TheStreakCountsOnlyWhileOrdinaryKeysWait) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  for (int i = 0; i < 2 * kUrgentStreak; ++i) q.AddUrgent("u" + std::to_string(i));
+  for (int i = 0; i < kUrgentStreak; ++i) EXPECT_EQ(Next(q), "u" + std::to_string(i));
+  q.Add("routine");  // nothing was waiting until now: the urgent lane still goes first
+  EXPECT_EQ(Next(q), "u" + std::to_string(kUrgentStreak));
+}
+
 TEST(WorkQueue, AnUrgentAddTakesADelayedKeyNow) {
   FakeClock clock(T0());
   WorkQueue q(&clock);

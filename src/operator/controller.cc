@@ -67,8 +67,11 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
     return s.owner_uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(s.owner_uid)}
                                       : std::vector<std::string>{};
   });
-  // A pod that failed, or went away before it succeeded, is a replica to replace or a job to
-  // fail: its job is synced ahead of routine changes (WorkQueue::AddUrgent).
+  // A pod that failed, or vanished while it ran without first being seen terminating (a forced
+  // delete, or gone during a watch gap), is a replica to replace or a job to fail: its job is
+  // synced ahead of routine changes (WorkQueue::AddUrgent). A delete handler gets the pod as the
+  // cache last saw it, so a graceful delete (this operator's clean-up, or anyone's) arrives
+  // terminating and is routine.
   using kube::PodPhase;
   pods_.SetHandlers({
       [this](const std::string&, const kube::PodSummary& p) { EnqueueOwner(p.owner_uid); },
@@ -78,7 +81,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
         if (o.owner_uid != n.owner_uid) EnqueueOwner(o.owner_uid);
       },
       [this](const std::string&, const kube::PodSummary& p) {
-        EnqueueOwner(p.owner_uid, p.phase != PodPhase::kSucceeded);
+        EnqueueOwner(p.owner_uid, p.phase == PodPhase::kFailed ||
+                                      (p.phase != PodPhase::kSucceeded && !p.terminating));
       },
   });
   services_.SetHandlers({

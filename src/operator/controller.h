@@ -4,7 +4,7 @@
 //     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>"); a job whose last
 //       sync was expensive waits a multiple of its cost first (sync_spacing.h)
 //     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue; a job whose
-//       pod failed or was lost is served ahead of routine changes)
+//       pod failed or vanished is served ahead of routine changes, unless its syncs are spaced)
 //     → Sync(key): cached job → decode/validate/default → observations (+ Expectations)
 //                  → engine::Reconcile → PlanChildren → ChildWriter → status subresource
 //                  → events, metrics, TTL delete, requeue for deadline/TTL

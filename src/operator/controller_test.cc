@@ -167,13 +167,17 @@ class SyncTest : public ::testing::Test {
     return n;
   }
 
+  enum class PodChange { kUpdated, kTerminating, kDeleted };
   // The pod `name` as the API has it, handed to the cache with `phase` and a new
-  // resourceVersion (`deleted`: as a DELETED event).
+  // resourceVersion: updated, being deleted (deletionTimestamp set), or as a DELETED event.
   void PodEvent(const std::string& name, const std::string& phase, const std::string& rv,
-                bool deleted = false) {
+                PodChange change = PodChange::kUpdated) {
+    const bool deleted = change == PodChange::kDeleted;
     json pod = *api_->Object(std::string(kPods) + "/" + name);
     pod["status"]["phase"] = phase;
     pod["metadata"]["resourceVersion"] = rv;
+    if (change == PodChange::kTerminating)
+      pod["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
     controller_->PodCache()->Apply(
         deleted ? kube::WatchEventType::kDeleted : kube::WatchEventType::kModified, pod);
   }
@@ -285,13 +289,25 @@ TEST_F(SyncTest, AJobWhosePodFailedOrWasLostIsSyncedAheadOfRoutineChanges) {
   PodEvent("pb-master-0", "Failed", "902");
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
 
+  // Vanished while running, never seen terminating (a forced delete, or a watch gap).
   PodEvent("pb-worker-0", "Running", "903");
-  PodEvent("pa-worker-1", "Running", "904", /*deleted=*/true);  // lost while running
+  PodEvent("pa-worker-1", "Running", "904", PodChange::kDeleted);
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pa", "pytorchjobs/ns/pb"}));
 
+  // A graceful delete of a running pod (a clean-up) is routine, and so is a succeeded pod's.
   PodEvent("pb-worker-1", "Running", "905");
-  PodEvent("pa-master-0", "Succeeded", "906");
-  PodEvent("pa-master-0", "Succeeded", "907", /*deleted=*/true);  // done: nothing to hurry
+  PodEvent("pa-worker-0", "Running", "906", PodChange::kTerminating);
+  PodEvent("pa-worker-0", "Running", "907", PodChange::kDeleted);
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
+  PodEvent("pb-master-0", "Failed", "908");
+  DrainQueue();
+  PodEvent("pb-worker-1", "Running", "909");
+  PodEvent("pa-master-0", "Succeeded", "910");
+  PodEvent("pa-master-0", "Succeeded", "911", PodChange::kDeleted);
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
+  // The failed pod deleted to be replaced (a grace-0 delete, never seen terminating) is urgent.
+  PodEvent("pa-worker-1", "Running", "912");
+  PodEvent("pb-master-0", "Failed", "913", PodChange::kDeleted);
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
 }
 
