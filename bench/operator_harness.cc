@@ -231,6 +231,16 @@ Operator StartOperator(const OperatorFlags& flags) {
   return op;
 }
 
+int JobsWithCondition(kube::Client* admin, const std::string& ns, const std::string& type) {
+  auto list = admin->ListAll(kPyTorchJobs, ns, {});
+  if (!list.ok()) return -1;
+  int n = 0;
+  for (const json& j : (*list)["items"])
+    for (const json& c : j.value("status", json::object()).value("conditions", json::array()))
+      if (c.value("type", "") == type && c.value("status", "") == "True") ++n;
+  return n;
+}
+
 double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds) {
   auto start = Steady::now();
   bool certs = op.impl != "upstream";

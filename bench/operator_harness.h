@@ -104,6 +104,8 @@ Operator StartOperator(const OperatorFlags& flags);
 // in place and the webhook server up) and, for upstream, its PyTorchJob workers have started.
 // Upstream's certificate files are copied from its Secret meanwhile. Returns the seconds waited.
 double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds = 300);
+// How many PyTorchJobs in `ns` have condition `type` True; -1 when they cannot be listed.
+int JobsWithCondition(kube::Client* admin, const std::string& ns, const std::string& type);
 
 struct ProcessFigures {
   double peak_rss_mib = 0, cpu_seconds = 0;

@@ -104,11 +104,7 @@ void WaitRunning(PodWatch& watch, size_t expected, double limit) {
 void WaitJobsRunning(kube::Client* admin, const std::string& ns, int jobs, double limit) {
   auto start = Steady::now();
   for (;;) {
-    int running = 0;
-    if (auto list = admin->ListAll(kPyTorchJobs, ns, {}); list.ok())
-      for (const json& j : (*list)["items"])
-        for (const json& c : j.value("status", json::object()).value("conditions", json::array()))
-          if (c.value("type", "") == "Running" && c.value("status", "") == "True") ++running;
+    const int running = JobsWithCondition(admin, ns, "Running");
     if (running >= jobs) return;
     if (Since(start) > limit)
       Die("only " + std::to_string(running) + " of " + std::to_string(jobs) +

@@ -121,15 +121,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   for (auto& t : submitters) t.join();
   if (failed) std::fprintf(stderr, "%s: %d job creates failed\n", impl.c_str(), failed.load());
 
-  auto jobs_done = [&] {
-    auto list = admin->ListAll(kPyTorchJobs, ns, {});
-    if (!list.ok()) return false;
-    int done = 0;
-    for (const json& j : (*list)["items"])
-      for (const json& c : j.value("status", json::object()).value("conditions", json::array()))
-        if (c.value("type", "") == "Succeeded" && c.value("status", "") == "True") ++done;
-    return done >= a.jobs;
-  };
+  auto jobs_done = [&] { return JobsWithCondition(admin, ns, "Succeeded") >= a.jobs; };
   RunResult r;
   r.impl = impl;
   r.t = WaitPods(watch, expected, start, 3600, jobs_done);
