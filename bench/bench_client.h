@@ -2,13 +2,15 @@
 //
 // BenchEnv(name) is the variable's value or "". BenchAdminClient(clock) connects with the
 // cluster's admin kubeconfig ($TRAINCTL_CLUSTER_DIR/kubeconfig), with no client-side rate
-// limit (a benchmark measures the server and the client, not a limiter); it exits the process
-// with the error when the kubeconfig cannot be read or the client not made. Benchmarks only.
+// limit (a benchmark measures the server and the client, not a limiter) and, when given,
+// `direct_connections` for the transport; it exits the process with the error when the
+// kubeconfig cannot be read or the client not made. Benchmarks only.
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kube/client.h"
@@ -22,9 +24,11 @@ inline std::string BenchEnv(const char* name) {
   return v ? v : "";
 }
 
-inline std::unique_ptr<kube::Client> BenchAdminClient(const Clock* clock) {
+inline std::unique_ptr<kube::Client> BenchAdminClient(
+    const Clock* clock, std::optional<size_t> direct_connections = std::nullopt) {
   StatusOr<kube::RestConfig> config =
       kube::LoadKubeconfig(BenchEnv("TRAINCTL_CLUSTER_DIR") + "/kubeconfig", "");
+  if (config.ok() && direct_connections) config->direct_connections = *direct_connections;
   kube::ClientOptions options;
   options.qps = -1;
   StatusOr<std::unique_ptr<kube::Client>> client =

@@ -6,7 +6,9 @@
 // per request. A second round GETs those events back (the first 100, by name). The client's
 // transport, TLS and HTTP/2 stack are what is measured; the process does nothing else.
 //
-// Usage: kube_request_bench [N] [T] [W]   (W: quiet watches held open meanwhile)
+// Usage: kube_request_bench [N] [T] [W] [D]   (W: quiet watches held open meanwhile; D: the
+// transport's direct connections, requests on their callers' threads; 0 = every request through
+// the I/O thread; default: the transport's default)
 // (bench/kube_request_bench.sh starts a cluster and runs it)
 #include <sys/resource.h>
 #include <unistd.h>
@@ -85,14 +87,16 @@ int main(int argc, char** argv) {
   int n = argc > 1 ? std::atoi(argv[1]) : 2000;
   int threads = argc > 2 ? std::atoi(argv[2]) : 4;
   int watches = argc > 3 ? std::atoi(argv[3]) : 0;
-  if (n < 4 || threads < 1 || watches < 0) {
+  int direct = argc > 4 ? std::atoi(argv[4]) : -1;
+  if (n < 4 || threads < 1 || watches < 0 || (argc > 4 && direct < 0)) {
     std::fprintf(stderr,
-                 "usage: kube_request_bench [N] [T] [W]: N requests (at least 4), T threads (at "
-                 "least 1), W quiet watches (0 or more)\n");
+                 "usage: kube_request_bench [N] [T] [W] [D]: N requests (at least 4), T threads "
+                 "(at least 1), W quiet watches (0 or more), D direct connections (0 or more)\n");
     return 2;
   }
   RealClock clock;
-  std::unique_ptr<Client> client = bench::BenchAdminClient(&clock);
+  std::unique_ptr<Client> client =
+      bench::BenchAdminClient(&clock, direct >= 0 ? std::optional<size_t>(direct) : std::nullopt);
   std::string ns = "rq-" + std::to_string(getpid());
   if (!client->Create(kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok()) {
     std::fprintf(stderr, "cannot create namespace %s\n", ns.c_str());
@@ -108,7 +112,8 @@ int main(int argc, char** argv) {
         kConfigMaps, ns + "-quiet", options, [](WatchEvent) { return Status::Ok(); },
         [](Status) {}));
   }
-  std::printf("%d quiet watches on the same client\n\n", watches);
+  std::printf("%d quiet watches on the same client, direct connections: %s\n\n", watches,
+              direct >= 0 ? std::to_string(direct).c_str() : "default");
   std::printf(
       "| requests | n | threads | failed | wall | per second | client CPU a request | "
       "context switches a request |\n|---|---|---|---|---|---|---|---|\n");
@@ -118,6 +123,7 @@ int main(int argc, char** argv) {
         [&](int i) { return client->Get(kEvents, ns, "bench." + std::to_string(i % 100)).ok(); });
   Round("create event, 1 thread", n / 4, 1,
         [&](int i) { return client->CreateOnly(kEvents, ns, BenchEvent(ns, n + i)).ok(); });
+  std::printf("\nconnections opened: %ld\n", client->transport().ConnectionsOpened());
   for (auto& stream : streams) stream->Cancel();
   (void)client->Delete(kNamespaces, "", ns);
   return 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts a private test cluster (hack/cluster, own state dir and ports), runs
-# kube_request_bench against it, stops it. Usage: bench/kube_request_bench.sh [N] [T]
+# kube_request_bench against it, stops it. Usage: bench/kube_request_bench.sh [N] [T] [W] [D]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${TRAINCTL_BENCH_BIN:-$root/build/release/bench/kube_request_bench}"

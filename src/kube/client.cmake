@@ -1,9 +1,10 @@
-# REST client: transport (libcurl multi, HTTP/2), API errors, watch decoding, rate limiting.
+# REST client: transport (libcurl: HTTP/2 streams on an I/O thread, requests on callers' threads), API errors, watch decoding, rate limiting.
 find_package(CURL REQUIRED)
 find_package(simdjson REQUIRED)
 
 add_library(trainctl_kube STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/transport.cc ${CMAKE_CURRENT_LIST_DIR}/api_error.cc
+  ${CMAKE_CURRENT_LIST_DIR}/transport.cc ${CMAKE_CURRENT_LIST_DIR}/curl_handle_pool.cc
+  ${CMAKE_CURRENT_LIST_DIR}/api_error.cc
   ${CMAKE_CURRENT_LIST_DIR}/watch_decoder.cc ${CMAKE_CURRENT_LIST_DIR}/rate_limiter.cc
   ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/list_metadata.cc
   ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
@@ -18,6 +19,7 @@ target_link_libraries(trainctl_kube PRIVATE simdjson::simdjson)
 
 if(BUILD_TESTING)
   trainctl_test(kube_client_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_parts_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/curl_handle_pool_test.cc
     DEPS trainctl_kube)
   trainctl_test(kube_verbs_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_test.cc DEPS trainctl_kube)
   trainctl_test(kube_leader_election_test

@@ -80,6 +80,8 @@ struct RestConfig {
   std::string user_agent = "trainctl";
   double qps = 20;  // client-side rate limit; a negative value turns the limiter off
   int burst = 30;
+  // Requests on their callers' own keep-alive connections (TransportConfig::direct_connections).
+  size_t direct_connections = 8;
 
   std::string context;  // the selected kubeconfig context (empty in-cluster)
   std::string source;   // for messages: "kubeconfig /x/config" or "in-cluster"

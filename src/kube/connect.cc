@@ -16,6 +16,7 @@ StatusOr<std::unique_ptr<Client>> Connect(const RestConfig& config, const Clock*
   transport.tls_server_name = config.tls_server_name;
   transport.proxy_url = config.proxy_url;
   transport.user_agent = config.user_agent;
+  transport.direct_connections = config.direct_connections;
   transport.credentials = [tokens]() -> StatusOr<Credentials> {
     StatusOr<AuthCredentials> c = tokens->Get();
     if (!c.ok()) return c.status();

@@ -1,9 +1,10 @@
-// libcurl multi implementation of Transport (see transport.h). One I/O thread drives every
-// transfer with curl's socket interface (curl_multi_socket_action): the thread waits in
-// epoll on the sockets curl asks it to watch and on an eventfd, and tells curl which socket is
-// ready, so curl runs only the transfers on that connection and does not poll each transfer's
-// socket itself. Callers hand transfers over through a queue and wake the thread through the
-// eventfd.
+// libcurl implementation of Transport (see transport.h). One I/O thread drives the streams
+// (and the requests that find no direct connection free) with curl's socket interface
+// (curl_multi_socket_action): the thread waits in epoll on the sockets curl asks it to watch
+// and on an eventfd, and tells curl which socket is ready, so curl runs only the transfers on
+// that connection and does not poll each transfer's socket itself. Callers hand transfers over
+// through a queue and wake the thread through the eventfd. Do() first tries a handle of its own
+// from a CurlHandlePool and runs the request with curl_easy_perform on the caller's thread.
 #include "kube/transport.h"
 
 #include <curl/curl.h>
@@ -23,6 +24,8 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+
+#include "kube/curl_handle_pool.h"
 
 namespace trainctl::kube {
 namespace {
@@ -86,7 +89,8 @@ struct Transfer final : Stream {
 
 class CurlTransport final : public Transport {
  public:
-  explicit CurlTransport(TransportConfig config) : config_(std::move(config)) {
+  explicit CurlTransport(TransportConfig config)
+      : config_(std::move(config)), direct_(config_.direct_connections) {
     InitCurlOnce();
     base_url_ = config_.server;
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
@@ -113,6 +117,7 @@ class CurlTransport final : public Transport {
   const std::string& setup_error() const { return setup_error_; }
 
   ~CurlTransport() override {
+    direct_.Close();  // a request running on a caller's thread stops at its next progress call
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
@@ -129,11 +134,17 @@ class CurlTransport final : public Transport {
 
   StatusOr<HttpResponse> Do(const HttpRequest& request) override {
     for (int attempt = 0;; ++attempt) {
-      std::promise<StatusOr<HttpResponse>> promise;
-      std::future<StatusOr<HttpResponse>> result = promise.get_future();
-      Submit(request, nullptr,
-             [&promise](StatusOr<HttpResponse> r) { promise.set_value(std::move(r)); });
-      StatusOr<HttpResponse> response = result.get();
+      StatusOr<HttpResponse> response = InternalError("no response");
+      if (CURL* handle = direct_.Take()) {
+        response = DoHere(request, handle);
+        direct_.Give(handle);
+      } else {
+        std::promise<StatusOr<HttpResponse>> promise;
+        std::future<StatusOr<HttpResponse>> result = promise.get_future();
+        Submit(request, nullptr,
+               [&promise](StatusOr<HttpResponse> r) { promise.set_value(std::move(r)); });
+        response = result.get();
+      }
       if (response.ok() && response->status == 401 && attempt == 0 && config_.on_unauthorized) {
         config_.on_unauthorized();
         continue;
@@ -179,7 +190,7 @@ class CurlTransport final : public Transport {
       }
       credentials = std::move(c).value();
     }
-    Status st = Configure(t.get(), credentials);
+    Status st = Configure(t.get(), credentials, curl_easy_init());
     if (!st.ok()) {
       t->on_done(st);
       return t;
@@ -196,8 +207,47 @@ class CurlTransport final : public Transport {
     return t;
   }
 
-  Status Configure(Transfer* t, const Credentials& credentials) {
-    CURL* e = curl_easy_init();
+  // Runs `request` on this thread over `handle`'s own connection (HTTP/1.1, kept alive by the
+  // handle between requests).
+  StatusOr<HttpResponse> DoHere(const HttpRequest& request, CURL* handle) {
+    Transfer t;
+    t.owner = this;
+    t.request = request;
+    Credentials credentials;
+    if (config_.credentials) {
+      StatusOr<Credentials> c = config_.credentials();
+      if (!c.ok()) return c.status();
+      credentials = std::move(c).value();
+    }
+    curl_easy_reset(handle);  // options only: the connection and TLS session stay
+    Status st = Configure(&t, credentials, handle);
+    if (st.ok()) {
+      curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+      // The API server closes a connection idle for 90 s or more; reuse none idle for 60 s.
+      curl_easy_setopt(handle, CURLOPT_MAXAGE_CONN, 60L);
+      curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &CurlTransport::OnProgress);
+      curl_easy_setopt(handle, CURLOPT_XFERINFODATA, this);
+    }
+    StatusOr<HttpResponse> out = InternalError("no response");
+    if (st.ok()) {
+      CURLcode result = curl_easy_perform(handle);
+      if (direct_.closing()) t.cancelled = true;
+      t.on_done = [&out](StatusOr<HttpResponse> r) { out = std::move(r); };
+      Finish(&t, result);
+    } else {
+      out = st;
+    }
+    t.easy = nullptr;  // the pool keeps the handle
+    return out;
+  }
+
+  // A request on a caller's thread stops when the transport is being destroyed.
+  static int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<CurlTransport*>(user)->direct_.closing() ? 1 : 0;
+  }
+
+  Status Configure(Transfer* t, const Credentials& credentials, CURL* e) {
     if (!e) return InternalError("curl_easy_init failed");
     t->easy = e;
     const HttpRequest& r = t->request;
@@ -308,7 +358,7 @@ class CurlTransport final : public Transport {
     return n;
   }
 
-  void Finish(const std::shared_ptr<Transfer>& t, CURLcode result) {
+  void Finish(Transfer* t, CURLcode result) {
     long connects = 0;
     curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &connects);
     connections_ += connects;
@@ -378,7 +428,7 @@ class CurlTransport final : public Transport {
       std::shared_ptr<Transfer> t = it->second;
       active.erase(it);
       curl_multi_remove_handle(multi_, t->easy);
-      Finish(t, result);
+      Finish(t.get(), result);
     }
   }
 
@@ -420,7 +470,7 @@ class CurlTransport final : public Transport {
           if (stopping) it->second->cancelled = true;
           if (it->second->cancelled.load()) {
             curl_multi_remove_handle(multi_, it->first);
-            Finish(it->second, CURLE_ABORTED_BY_CALLBACK);
+            Finish(it->second.get(), CURLE_ABORTED_BY_CALLBACK);
             it = active.erase(it);
           } else {
             ++it;
@@ -464,6 +514,7 @@ class CurlTransport final : public Transport {
 
   friend struct Transfer;
   TransportConfig config_;
+  CurlHandlePool direct_;  // handles for requests on their callers' threads
   std::string base_url_;
   curl_slist* connect_to_ = nullptr;
   CURLM* multi_ = nullptr;

@@ -1,10 +1,15 @@
 // Transport: HTTP/2 (or HTTP/1.1) requests to one API server over libcurl's multi interface.
 //
-// One Transport owns one curl multi handle and one I/O thread; every request and every watch
-// stream of the process goes through it, so they share TLS connections (HTTP/2 multiplexing:
-// many watches on one connection). Do() blocks the calling thread until the response is
-// complete; OpenStream() delivers the body of a long-running response (a watch) chunk by chunk
-// on the I/O thread until the server closes it, it fails, or the caller cancels it.
+// One Transport owns one curl multi handle and one I/O thread, which carry every watch stream
+// of the process on shared TLS connections (HTTP/2 multiplexing: many watches on one
+// connection). OpenStream() delivers the body of a long-running response (a watch) chunk by
+// chunk on the I/O thread until the server closes it, it fails, or the caller cancels it.
+//
+// Do() blocks the calling thread until the response is complete. It runs the request on that
+// thread, over one of at most `direct_connections` HTTP/1.1 keep-alive connections, each used
+// by one request at a time: no hand-over to the I/O thread and back, and no HTTP/2 framing, which
+// together cost a request about as much CPU again (docs/benchmarks.md). When all of those are
+// busy, a request goes through the I/O thread like a stream.
 //
 // Credentials come from a callback per request, so rotated tokens and exec plugins are picked
 // up; a 401 calls `on_unauthorized` and the request is retried once. `Warning:` response
@@ -61,6 +66,9 @@ struct TransportConfig {
   std::string proxy_url;
   std::string user_agent = "trainctl";
   Duration connect_timeout{10000};
+  // Connections that Do() may hold open for requests on their callers' threads (see above);
+  // 0 = every request goes through the I/O thread.
+  size_t direct_connections = 8;
   std::function<StatusOr<Credentials>()> credentials;  // may be empty (anonymous)
   std::function<void()> on_unauthorized;               // e.g. re-run the exec plugin
   std::function<void(const std::string&)> on_warning;  // each `Warning:` header
@@ -90,7 +98,8 @@ class Transport {
       const HttpRequest& request, std::function<bool(std::string_view)> on_data,
       std::function<void(StatusOr<HttpResponse>)> on_done) = 0;
 
-  // Number of TCP connections curl has opened so far (HTTP/2 multiplexing keeps it low).
+  // Number of TCP connections curl has opened so far: the I/O thread's (HTTP/2 multiplexing
+  // keeps them low) and Do()'s (at most `direct_connections` at a time, each kept alive).
   virtual long ConnectionsOpened() const = 0;
 };
 

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -223,7 +225,8 @@ void CompactEtcd() {
   ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().message());
 }
 
-TEST_F(ClusterTest, HttpTwoMultiplexesWatchesOnOneConnection) {
+TEST_F(ClusterTest, WatchesShareOneConnectionAndRequestsKeepTheirsAlive) {
+  // The fixture's client has made one request (the namespace) on its caller's connection.
   std::vector<std::shared_ptr<Stream>> streams;
   std::atomic<int> done{0};
   for (int i = 0; i < 5; ++i) {
@@ -233,10 +236,54 @@ TEST_F(ClusterTest, HttpTwoMultiplexesWatchesOnOneConnection) {
         kConfigMaps, ns_, options, [](const WatchEvent&) { return Status::Ok(); },
         [&done](Status) { ++done; }));
   }
-  ASSERT_TRUE(client_->Create(kConfigMaps, ns_, ConfigMap("ping", "1")).ok());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(
+        client_->Create(kConfigMaps, ns_, ConfigMap("ping-" + std::to_string(i), "1")).ok());
+    ASSERT_TRUE(client_->Get(kConfigMaps, ns_, "ping-" + std::to_string(i)).ok());
+  }
   for (auto& s : streams) s->Cancel();
   ASSERT_TRUE(Eventually([&] { return done.load() == 5; }));
-  EXPECT_EQ(client_->transport().ConnectionsOpened(), 1);
+  // Five watches multiplexed on one HTTP/2 connection; 41 requests from this thread on one
+  // HTTP/1.1 connection kept alive between them.
+  EXPECT_EQ(client_->transport().ConnectionsOpened(), 2);
+}
+
+// The admin's TLS settings, read from the files up.sh wrote.
+TransportConfig AdminTransportConfig() {
+  TransportConfig config;
+  config.server = Env("TRAINCTL_APISERVER_URL");
+  std::string dir = Env("TRAINCTL_CLUSTER_DIR");
+  config.ca_pem = ReadFile(dir + "/pki/ca.crt");
+  Credentials admin{"", ReadFile(dir + "/pki/admin.crt"), ReadFile(dir + "/pki/admin.key")};
+  config.credentials = [admin]() -> StatusOr<Credentials> { return admin; };
+  return config;
+}
+
+TEST_F(ClusterTest, MoreCallersThanDirectConnectionsAllGetTheirAnswers) {
+  for (size_t direct : {size_t{0}, size_t{2}}) {
+    TransportConfig config = AdminTransportConfig();
+    config.direct_connections = direct;
+    Client client(std::move(Transport::Create(config)).value(), {}, TheClock());
+    std::atomic<int> answered{0};
+    std::vector<std::thread> callers;
+    for (int t = 0; t < 8; ++t)
+      callers.emplace_back([&, t] {
+        for (int i = 0; i < 10; ++i) {
+          std::string name =
+              "c" + std::to_string(direct) + "-" + std::to_string(t) + "-" + std::to_string(i);
+          if (client.Create(kConfigMaps, ns_, ConfigMap(name, "1")).ok() &&
+              client.Get(kConfigMaps, ns_, name).ok())
+            ++answered;
+        }
+      });
+    for (auto& c : callers) c.join();
+    EXPECT_EQ(answered.load(), 80) << "direct connections: " << direct;
+    // At most `direct` connections of callers' own, and the I/O thread's multiplexed one for
+    // the requests that found them all busy.
+    EXPECT_GE(client.transport().ConnectionsOpened(), 1);
+    EXPECT_LE(client.transport().ConnectionsOpened(), static_cast<long>(direct) + 1)
+        << "direct connections: " << direct;
+  }
 }
 
 struct PodEvents {
@@ -378,12 +425,7 @@ TEST_F(ClusterTest, EventsAreRecordedAndDeduplicated) {
 TEST_F(ClusterTest, WarningsAreSurfacedAndBadCredentialsAreUnauthorized) {
   std::vector<std::string> warnings;
   std::mutex mu;
-  TransportConfig config;
-  config.server = Env("TRAINCTL_APISERVER_URL");
-  std::string dir = Env("TRAINCTL_CLUSTER_DIR");
-  config.ca_pem = ReadFile(dir + "/pki/ca.crt");
-  Credentials admin{"", ReadFile(dir + "/pki/admin.crt"), ReadFile(dir + "/pki/admin.key")};
-  config.credentials = [admin]() -> StatusOr<Credentials> { return admin; };
+  TransportConfig config = AdminTransportConfig();
   config.on_warning = [&](const std::string& w) {
     std::lock_guard<std::mutex> l(mu);
     warnings.push_back(w);
