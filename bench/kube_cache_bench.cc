@@ -150,7 +150,8 @@ void Live(int m) {
   std::this_thread::sleep_for(std::chrono::seconds(5));
   long later = reflector.stats().events;
   std::printf(
-      "| live: create %d pods (16 threads, HTTP/2) | %.0f creates/s | all %zu in the cache "
+      "| live: create %d pods (16 threads, the transport's default connections) | %.0f creates/s "
+      "| all %zu in the cache "
       "after %.2f s |\n",
       m, m / create_secs, store.size(), cached_secs);
   std::printf(

@@ -4,7 +4,7 @@
 // server through the project's Client, from T threads, unthrottled, and prints the wall time,
 // requests a second, and this process's CPU (user + system, getrusage) and context switches
 // per request. A second round GETs those events back (the first 100, by name). The client's
-// transport, TLS and HTTP/2 stack are what is measured; the process does nothing else.
+// transport and its TLS and HTTP stack are what is measured; the process does nothing else.
 //
 // Usage: kube_request_bench [N] [T] [W] [D]   (W: quiet watches held open meanwhile; D: the
 // transport's direct connections, requests on their callers' threads; 0 = every request through

@@ -19,7 +19,7 @@ target_link_libraries(trainctl_kube PRIVATE simdjson::simdjson)
 
 if(BUILD_TESTING)
   trainctl_test(kube_client_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_parts_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/curl_handle_pool_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/curl_handle_pool_test.cc ${CMAKE_CURRENT_LIST_DIR}/transport_test.cc
     DEPS trainctl_kube)
   trainctl_test(kube_verbs_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/client_test.cc DEPS trainctl_kube)
   trainctl_test(kube_leader_election_test

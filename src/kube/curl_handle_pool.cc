@@ -31,6 +31,7 @@ void CurlHandlePool::Give(CURL* handle) {
     curl_easy_cleanup(handle);
     returned_.notify_all();
   } else {
+    curl_easy_reset(handle);
     idle_.push_back(handle);
   }
 }

@@ -4,7 +4,10 @@
 //
 // - Take() lends an idle handle, or makes one while fewer than `capacity` exist; it returns
 //   nullptr when all are lent (the caller then goes another way) or after Close().
-// - Give() takes a lent handle back; a handle given back after Close() is cleaned up.
+// - Give() takes a lent handle back and resets its options (curl_easy_reset: its connection and
+//   TLS session stay), so an idle handle points at nothing of its last caller's; a handle given
+//   back after Close() is cleaned up.
+// - CurlHandleLease takes a handle for a scope and gives it back at the scope's end.
 // - Close() refuses further loans, raises closing() (a lent handle's transfer polls it to stop
 //   early) and waits until every lent handle is back. The destructor cleans up idle handles.
 //
@@ -43,6 +46,23 @@ class CurlHandlePool {
   std::vector<CURL*> idle_;  // guarded by mu_
   size_t lent_ = 0;          // guarded by mu_
   size_t made_ = 0;          // guarded by mu_
+};
+
+// One handle for a scope (get() is nullptr when none was free); given back when it ends.
+class CurlHandleLease {
+ public:
+  explicit CurlHandleLease(CurlHandlePool* pool) : pool_(pool), handle_(pool->Take()) {}
+  ~CurlHandleLease() {
+    if (handle_) pool_->Give(handle_);
+  }
+  CurlHandleLease(const CurlHandleLease&) = delete;
+  CurlHandleLease& operator=(const CurlHandleLease&) = delete;
+
+  CURL* get() const { return handle_; }
+
+ private:
+  CurlHandlePool* pool_;
+  CURL* handle_;
 };
 
 }  // namespace trainctl::kube

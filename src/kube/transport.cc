@@ -76,12 +76,13 @@ struct Transfer final : Stream {
   std::function<bool(std::string_view)> on_data;  // set for streams
   std::function<void(StatusOr<HttpResponse>)> on_done;
   std::atomic<bool> cancelled{false};
+  bool owns_easy = true;  // false: a CurlHandlePool's handle, lent for one request
   bool stopped_by_reader = false;
   bool body_too_large = false;
   char error[CURL_ERROR_SIZE] = {0};
 
   ~Transfer() override {
-    if (easy) curl_easy_cleanup(easy);
+    if (easy && owns_easy) curl_easy_cleanup(easy);
     if (headers) curl_slist_free_all(headers);
   }
   void Cancel() override;
@@ -133,11 +134,13 @@ class CurlTransport final : public Transport {
   }
 
   StatusOr<HttpResponse> Do(const HttpRequest& request) override {
+    // A direct handle is held for the whole call, its retry included: the destructor waits for
+    // it, so nothing below runs on a destroyed transport.
+    CurlHandleLease lease(&direct_);
     for (int attempt = 0;; ++attempt) {
       StatusOr<HttpResponse> response = InternalError("no response");
-      if (CURL* handle = direct_.Take()) {
-        response = DoHere(request, handle);
-        direct_.Give(handle);
+      if (lease.get()) {
+        response = DoHere(request, lease.get());
       } else {
         std::promise<StatusOr<HttpResponse>> promise;
         std::future<StatusOr<HttpResponse>> result = promise.get_future();
@@ -212,34 +215,33 @@ class CurlTransport final : public Transport {
   StatusOr<HttpResponse> DoHere(const HttpRequest& request, CURL* handle) {
     Transfer t;
     t.owner = this;
+    t.owns_easy = false;  // the lease gives it back
     t.request = request;
     Credentials credentials;
     if (config_.credentials) {
-      StatusOr<Credentials> c = config_.credentials();
+      StatusOr<Credentials> c = config_.credentials();  // an exec plugin may take seconds
       if (!c.ok()) return c.status();
       credentials = std::move(c).value();
     }
-    curl_easy_reset(handle);  // options only: the connection and TLS session stay
+    if (direct_.closing()) return CancelledError(Where(request) + ": cancelled");
     Status st = Configure(&t, credentials, handle);
-    if (st.ok()) {
-      curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-      // The API server closes a connection idle for 90 s or more; reuse none idle for 60 s.
-      curl_easy_setopt(handle, CURLOPT_MAXAGE_CONN, 60L);
-      curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-      curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &CurlTransport::OnProgress);
-      curl_easy_setopt(handle, CURLOPT_XFERINFODATA, this);
-    }
+    if (!st.ok()) return st;
+    curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+    // The API server closes a connection idle for 90 s or more; reuse none idle for 60 s.
+    curl_easy_setopt(handle, CURLOPT_MAXAGE_CONN, 60L);
+    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &CurlTransport::OnProgress);
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, this);
+    CURLcode result = curl_easy_perform(handle);
+    if (result == CURLE_ABORTED_BY_CALLBACK && direct_.closing()) t.cancelled = true;
     StatusOr<HttpResponse> out = InternalError("no response");
-    if (st.ok()) {
-      CURLcode result = curl_easy_perform(handle);
-      if (direct_.closing()) t.cancelled = true;
-      t.on_done = [&out](StatusOr<HttpResponse> r) { out = std::move(r); };
-      Finish(&t, result);
-    } else {
-      out = st;
-    }
-    t.easy = nullptr;  // the pool keeps the handle
+    t.on_done = [&out](StatusOr<HttpResponse> r) { out = std::move(r); };
+    Finish(&t, result);
     return out;
+  }
+
+  std::string Where(const HttpRequest& request) const {
+    return request.method + " " + config_.server + request.path;
   }
 
   // A request on a caller's thread stops when the transport is being destroyed.
@@ -363,7 +365,7 @@ class CurlTransport final : public Transport {
     curl_easy_getinfo(t->easy, CURLINFO_NUM_CONNECTS, &connects);
     connections_ += connects;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->response.status);
-    std::string where = t->request.method + " " + config_.server + t->request.path;
+    std::string where = Where(t->request);
     if (t->cancelled.load()) {
       t->on_done(CancelledError(where + ": cancelled"));
     } else if (result == CURLE_OK || (result == CURLE_WRITE_ERROR && t->stopped_by_reader)) {

@@ -1,4 +1,4 @@
-// Transport: HTTP/2 (or HTTP/1.1) requests to one API server over libcurl's multi interface.
+// Transport: requests and watch streams to one API server over libcurl (HTTP/1.1 and HTTP/2).
 //
 // One Transport owns one curl multi handle and one I/O thread, which carry every watch stream
 // of the process on shared TLS connections (HTTP/2 multiplexing: many watches on one
@@ -9,11 +9,22 @@
 // thread, over one of at most `direct_connections` HTTP/1.1 keep-alive connections, each used
 // by one request at a time: no hand-over to the I/O thread and back, and no HTTP/2 framing, which
 // together cost a request about as much CPU again (docs/benchmarks.md). When all of those are
-// busy, a request goes through the I/O thread like a stream.
+// busy, a request goes through the I/O thread like a stream. Destroying the transport cancels
+// its streams and the requests on the I/O thread, and stops a request running on a caller's
+// thread at its next progress call (within about a second once it is sending or waiting; a
+// credentials callback that is still running is waited for). It waits until every Do() that
+// holds a direct connection has returned.
+//
+// libcurl sends a request again on a new connection when a connection it reused closes before
+// any byte of the answer, as a keep-alive connection the server closed while idle does; so a create
+// can be sent twice if the server applied it and the connection then died before it answered (the
+// second gets AlreadyExists). Connections idle for 60 s are not reused, below the API server's
+// own idle timeout of 90 s.
 //
 // Credentials come from a callback per request, so rotated tokens and exec plugins are picked
 // up; a 401 calls `on_unauthorized` and the request is retried once. `Warning:` response
-// headers are collected on the response and passed to `on_warning`.
+// headers are collected on the response and passed to `on_warning`, which may run on any
+// thread, several at once.
 //
 // Thread-safe: all public methods may be called from any thread. Callbacks given to
 // OpenStream run on the I/O thread and must not block.
