@@ -184,16 +184,12 @@ class CurlTransport final : public Transport {
     t->request = request;
     t->on_data = std::move(on_data);
     t->on_done = std::move(on_done);
-    Credentials credentials;
-    if (config_.credentials) {
-      StatusOr<Credentials> c = config_.credentials();
-      if (!c.ok()) {
-        t->on_done(c.status());
-        return t;
-      }
-      credentials = std::move(c).value();
+    StatusOr<Credentials> credentials = CurrentCredentials();
+    if (!credentials.ok()) {
+      t->on_done(credentials.status());
+      return t;
     }
-    Status st = Configure(t.get(), credentials, curl_easy_init());
+    Status st = Configure(t.get(), *credentials, curl_easy_init(), /*direct=*/false);
     if (!st.ok()) {
       t->on_done(st);
       return t;
@@ -217,27 +213,22 @@ class CurlTransport final : public Transport {
     t.owner = this;
     t.owns_easy = false;  // the lease gives it back
     t.request = request;
-    Credentials credentials;
-    if (config_.credentials) {
-      StatusOr<Credentials> c = config_.credentials();  // an exec plugin may take seconds
-      if (!c.ok()) return c.status();
-      credentials = std::move(c).value();
-    }
+    StatusOr<Credentials> credentials = CurrentCredentials();  // an exec plugin may take seconds
+    if (!credentials.ok()) return credentials.status();
     if (direct_.closing()) return CancelledError(Where(request) + ": cancelled");
-    Status st = Configure(&t, credentials, handle);
+    Status st = Configure(&t, *credentials, handle, /*direct=*/true);
     if (!st.ok()) return st;
-    curl_easy_setopt(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-    // The API server closes a connection idle for 90 s or more; reuse none idle for 60 s.
-    curl_easy_setopt(handle, CURLOPT_MAXAGE_CONN, 60L);
-    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &CurlTransport::OnProgress);
-    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, this);
     CURLcode result = curl_easy_perform(handle);
     if (result == CURLE_ABORTED_BY_CALLBACK && direct_.closing()) t.cancelled = true;
     StatusOr<HttpResponse> out = InternalError("no response");
     t.on_done = [&out](StatusOr<HttpResponse> r) { out = std::move(r); };
     Finish(&t, result);
     return out;
+  }
+
+  StatusOr<Credentials> CurrentCredentials() const {
+    if (!config_.credentials) return Credentials{};
+    return config_.credentials();
   }
 
   std::string Where(const HttpRequest& request) const {
@@ -249,7 +240,9 @@ class CurlTransport final : public Transport {
     return static_cast<CurlTransport*>(user)->direct_.closing() ? 1 : 0;
   }
 
-  Status Configure(Transfer* t, const Credentials& credentials, CURL* e) {
+  // Sets `e` up for `t`'s request: direct = on the caller's thread over the handle's own
+  // HTTP/1.1 connection; otherwise for the I/O thread's multi handle (HTTP/2, multiplexed).
+  Status Configure(Transfer* t, const Credentials& credentials, CURL* e, bool direct) {
     if (!e) return InternalError("curl_easy_init failed");
     t->easy = e;
     const HttpRequest& r = t->request;
@@ -259,8 +252,17 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(e, CURLOPT_PRIVATE, t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);  // wait to multiplex rather than open another
+    if (direct) {
+      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+      // The API server closes a connection idle for 90 s or more; reuse none idle for 60 s.
+      curl_easy_setopt(e, CURLOPT_MAXAGE_CONN, 60L);
+      curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);  // OnProgress stops it when closing
+      curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &CurlTransport::OnProgress);
+      curl_easy_setopt(e, CURLOPT_XFERINFODATA, this);
+    } else {
+      curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+      curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);  // wait to multiplex rather than open another
+    }
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
