@@ -1,14 +1,21 @@
 // trainctl: command-line entry point. Parses flags (CLI11, kept to this file) and dispatches
 // to the subcommands in commands.h.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/malloc_policy.h"
 #include "local/supervisor.h"
 #include "operator/run.h"
 
 int main(int argc, char** argv) {
+  // Large buffers stay out of the heap arenas (common/malloc_policy.h); a sanitizer's malloc
+  // refuses, which changes nothing else.
+  if (std::optional<size_t> threshold = trainctl::MmapThresholdToSet(
+          std::getenv("MALLOC_MMAP_THRESHOLD_"), std::getenv("GLIBC_TUNABLES")))
+    trainctl::SetMmapThreshold(*threshold);
   // The local runner's per-replica supervisor re-executes this binary; it takes no flags.
   if (argc > 1 && std::strcmp(argv[1], trainctl::local::kSuperviseCommand) == 0)
     return trainctl::local::SuperviseMain(argc, argv);
