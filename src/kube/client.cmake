@@ -9,7 +9,7 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/client.cc ${CMAKE_CURRENT_LIST_DIR}/list_metadata.cc
   ${CMAKE_CURRENT_LIST_DIR}/reflector.cc
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
-  ${CMAKE_CURRENT_LIST_DIR}/object_identity.cc
+  ${CMAKE_CURRENT_LIST_DIR}/object_identity.cc ${CMAKE_CURRENT_LIST_DIR}/list_parse_scope.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc
   ${CMAKE_CURRENT_LIST_DIR}/work_queue.cc)
@@ -28,5 +28,7 @@ if(BUILD_TESTING)
     DEPS trainctl_kube)
   trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/pod_summary_test.cc ${CMAKE_CURRENT_LIST_DIR}/work_queue_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/list_parse_scope_test.cc
     DEPS trainctl_kube)
+  target_link_libraries(kube_store_test PRIVATE simdjson::simdjson)  # json_node.h's readers
 endif()

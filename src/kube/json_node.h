@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "api/json_bounds.h"
+#include "kube/list_parse_scope.h"
 #include "kube/object_identity.h"
 #include "kube/watch_decoder.h"
 
@@ -169,13 +170,16 @@ std::optional<EventProjection<T>> ProjectEventObject(std::string_view event_text
 
 // Calls `f(SimdNode)` for each element of the `items` array of a list response's body; false
 // (and no call) when the body is over kApiJsonLimits' size, is not JSON that simdjson accepts
-// (nesting over 1024 levels included), or has no `items` array.
+// (nesting over 1024 levels included), or has no `items` array. Reads with the parser of the
+// ListParseScope open on this thread, if any (its buffers then serve the next page too).
 template <typename F>
 bool ForEachListItem(std::string_view body, F&& f) {
   if (body.size() > api::kApiJsonLimits.max_bytes) return false;
-  simdjson::dom::parser parser;
+  simdjson::dom::parser own;
+  simdjson::dom::parser* parser = ListParseScope::Current();
+  if (!parser) parser = &own;
   simdjson::dom::element doc;
-  if (parser.parse(body.data(), body.size()).get(doc)) return false;
+  if (parser->parse(body.data(), body.size()).get(doc)) return false;
   SimdNode items = SimdNode(doc)["items"];
   if (!items.is_array()) return false;
   items.each(f);

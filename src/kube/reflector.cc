@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "kube/list_parse_scope.h"
+
 namespace trainctl::kube {
 namespace {
 
@@ -67,6 +69,7 @@ void Reflector::Backoff() {
 }
 
 Status Reflector::ListAndReplace() {
+  ListParseScope parse_scope;  // one parser's buffers for every page of this list
   ListOptions list;
   list.label_selector = options_.label_selector;
   list.field_selector = options_.field_selector;
