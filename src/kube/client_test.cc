@@ -171,6 +171,25 @@ TEST_F(ClientTest, ListPagesAsksForTheNextPageWhileThisOneIsHandedOver) {
   EXPECT_EQ(sent[2].path, "/api/v1/namespaces/ns/pods?limit=1&continue=t2");
 }
 
+TEST_F(ClientTest, ListPagesGivesEachNextPageRoomForAboutAsMuchAsThePageBefore) {
+  const std::string first = R"({"metadata":{"continue":"t1"},"items":[{"n":1},{"n":2}]})";
+  const std::string second = R"({"metadata":{"continue":"t2"},"items":[{"n":3}]})";
+  fake_->Script(Reply(200, first));
+  fake_->Script(Reply(200, second));
+  fake_->Script(Reply(200, R"({"metadata":{"resourceVersion":"9"},"items":[]})"));
+  StatusOr<std::string> rv = client_->ListPages(
+      kPods, "ns", {}, [](std::vector<json>) {}, [] {});
+  ASSERT_TRUE(rv.ok()) << rv.status().message();
+  std::vector<HttpRequest> sent = fake_->requests();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[0].body_size_hint, 0u) << "nothing known before the first page";
+  EXPECT_EQ(sent[1].body_size_hint, first.size() + first.size() / 8);
+  EXPECT_EQ(sent[2].body_size_hint, second.size() + second.size() / 8);
+  fake_->Script(Reply(200, R"({"metadata":{"name":"p"}})"));
+  ASSERT_TRUE(client_->Get(kPods, "ns", "p").ok());
+  EXPECT_EQ(fake_->requests().back().body_size_hint, 0u) << "only list pages get a hint";
+}
+
 TEST_F(ClientTest, ListPagesOffersEachBodyRawFirstAndParsesOnlyWhatIsDeclined) {
   fake_->Script(Reply(200, R"({"metadata":{"continue":"t1"},"items":[{"n":1}]})"));
   fake_->Script(Reply(200, R"({"metadata":{"continue":"t2"},"items":[{"n":2},{"n":3}]})"));
@@ -290,14 +309,13 @@ class RecordingConsumer final : public ReflectorConsumer {
 TEST_F(ClientTest, ReflectorOffersEachEventAsTextFirstAndWatchesOnFromItsResourceVersion) {
   fake_->Script(Reply(200, R"({"metadata":{"resourceVersion":"5"},"items":[]})"));
   FakeReply watch = Reply(200, "");
-  watch.chunks = {
-      R"({"type":"ADDED","object":{"metadata":{"name":"raw","resourceVersion":"6"}}})"
-      "\n",
-      R"({"type":"MODIFIED","object":{"metadata":{"name":"b","resourceVersion":"7"},)"
-      R"("x":123456789012345678901234567890}})"
-      "\n",
-      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
-      "\n"};
+  watch.chunks = {R"({"type":"ADDED","object":{"metadata":{"name":"raw","resourceVersion":"6"}}})"
+                  "\n",
+                  R"({"type":"MODIFIED","object":{"metadata":{"name":"b","resourceVersion":"7"},)"
+                  R"("x":123456789012345678901234567890}})"
+                  "\n",
+                  R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}})"
+                  "\n"};
   fake_->Script(watch);
   RecordingConsumer consumer;
   ReflectorOptions options;

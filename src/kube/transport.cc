@@ -339,6 +339,8 @@ class CurlTransport final : public Transport {
       t->body_too_large = true;
       return 0;
     }
+    if (t->response.body.empty() && t->request.body_size_hint > t->response.body.capacity())
+      t->response.body.reserve(std::min(t->request.body_size_hint, kMaxBufferedBody));
     t->response.body.append(data, n);
     return n;
   }

@@ -51,6 +51,10 @@ struct HttpRequest {
   std::string accept = "application/json";
   Duration timeout{30000};   // whole request; zero = none (streams)
   Duration idle_timeout{0};  // abort when nothing arrives for this long; zero = none
+  // Room made for the answer's body when its first byte comes (a larger body still fits), so a
+  // big body is not copied each time it outgrows its buffer; e.g. the size of the list page
+  // before. Zero = the body grows as it comes.
+  size_t body_size_hint = 0;
 };
 
 struct HttpResponse {

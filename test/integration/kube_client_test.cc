@@ -287,6 +287,25 @@ TEST_F(ClusterTest, MoreCallersThanDirectConnectionsAllGetTheirAnswers) {
   }
 }
 
+TEST_F(ClusterTest, ABodySizeHintMakesRoomForTheWholeBodyAtOnce) {
+  constexpr size_t kHint = 1u << 20;
+  for (size_t direct : {size_t{0}, size_t{1}}) {  // the I/O thread's path, then the caller's
+    TransportConfig config = AdminTransportConfig();
+    config.direct_connections = direct;
+    std::unique_ptr<Transport> transport = std::move(Transport::Create(config)).value();
+    HttpRequest request;
+    request.path = "/api/v1/namespaces/" + ns_ + "/configmaps";
+    StatusOr<HttpResponse> plain = transport->Do(request);
+    request.body_size_hint = kHint;
+    StatusOr<HttpResponse> hinted = transport->Do(request);
+    ASSERT_TRUE(plain.ok() && hinted.ok()) << "direct connections: " << direct;
+    ASSERT_EQ(hinted->status, 200);
+    EXPECT_NE(hinted->body.find("\"kind\":\"ConfigMapList\""), std::string::npos) << hinted->body;
+    EXPECT_LT(plain->body.capacity(), kHint) << "direct connections: " << direct;
+    EXPECT_GE(hinted->body.capacity(), kHint) << "direct connections: " << direct;
+  }
+}
+
 struct PodEvents {
   std::mutex mu;
   std::map<std::string, int> added, deleted;
