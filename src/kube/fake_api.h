@@ -11,13 +11,10 @@
 //   GET    <object>                → 200 with it (404 when absent)
 //   GET    <pod>/log               → 200 with the text SetLog gave (404 when none)
 // Paths are compared without their query. Fail() makes matching requests answer a Kubernetes
-// Status error instead; HoldUntil() makes them wait for another request first (for tests of
-// what is sent side by side). Every request is recorded. Streams (watches) are answered 404: tests
+// Status error instead. Every request is recorded. Streams (watches) are answered 404: tests
 // feed the caches directly. Thread-safe.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -38,20 +35,6 @@ class FakeApi final : public Transport {
     std::lock_guard<std::mutex> lock(mu_);
     failures_.push_back({std::move(method), std::move(path_prefix), code, std::move(reason),
                          std::move(message), times});
-  }
-
-  // Requests with `method` whose path starts with `path_prefix` are answered only once a request
-  // with `until_method` whose path starts with `until_prefix` has arrived, or after `limit`
-  // (counted by HoldsTimedOut()).
-  void HoldUntil(std::string method, std::string path_prefix, std::string until_method,
-                 std::string until_prefix, std::chrono::milliseconds limit) {
-    std::lock_guard<std::mutex> lock(mu_);
-    holds_.push_back({std::move(method), std::move(path_prefix), std::move(until_method),
-                      std::move(until_prefix), limit});
-  }
-  int HoldsTimedOut() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return holds_timed_out_;
   }
 
   // Stores `object` at `path` ("/api/v1/namespaces/ns/pods/p"), as if created earlier; returns
@@ -107,19 +90,9 @@ class FakeApi final : public Transport {
   }
 
   StatusOr<HttpResponse> Do(const HttpRequest& request) override {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     requests_.push_back(request);
-    arrived_.notify_all();
     const std::string path = PathOf(request);
-    for (const Hold& h : holds_) {
-      if (h.method != request.method || path.rfind(h.path_prefix, 0) != 0) continue;
-      auto came = [&] {
-        for (const HttpRequest& r : requests_)
-          if (r.method == h.until_method && PathOf(r).rfind(h.until_prefix, 0) == 0) return true;
-        return false;
-      };
-      if (!arrived_.wait_for(lock, h.limit, came)) ++holds_timed_out_;
-    }
     for (Failure& f : failures_) {
       if (f.times == 0 || f.method != request.method || path.rfind(f.path_prefix, 0) != 0) continue;
       if (f.times > 0) --f.times;
@@ -176,7 +149,6 @@ class FakeApi final : public Transport {
     {
       std::lock_guard<std::mutex> lock(mu_);
       requests_.push_back(request);
-      arrived_.notify_all();
     }
     on_done(Error(404, "NotFound", "FakeApi serves no streams"));
     return std::make_shared<NoopStream>();
@@ -192,13 +164,6 @@ class FakeApi final : public Transport {
     std::string reason, message;
     int times;
   };
-  struct Hold {
-    std::string method, path_prefix, until_method, until_prefix;
-    std::chrono::milliseconds limit;
-  };
-  std::vector<Hold> holds_;
-  int holds_timed_out_ = 0;
-  std::condition_variable arrived_;  // a request was recorded
   struct NoopStream : Stream {
     void Cancel() override {}
   };

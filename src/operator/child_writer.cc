@@ -129,22 +129,14 @@ WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,
       if (out.services.ok()) out.services = st;
     }
   }
-  // Services and pods side by side, each in its own slow start: a service is one request, a pod
-  // is scheduled and started before it runs, so its peers' names resolve by then; and the pods
-  // of a big job do not wait behind all of its services (2,000 of them took 5 s).
-  auto create_services = [&] {
-    return SlowStart(actions.create_services.size(), [&](size_t i) {
-      return CreateService(job_key, job, actions.create_services[i]);
-    });
-  };
-  std::future<Status> services_async;
-  if (!actions.create_services.empty() && !actions.create_pods.empty())
-    services_async = std::async(std::launch::async, create_services);
+  // Services first: a pod's peers resolve its name as soon as it runs.
+  Status services = SlowStart(actions.create_services.size(), [&](size_t i) {
+    return CreateService(job_key, job, actions.create_services[i]);
+  });
+  if (!services.ok() && out.services.ok()) out.services = services;
   Status pods = SlowStart(actions.create_pods.size(), [&](size_t i) {
     return CreatePod(job_key, job, actions.create_pods[i]);
   });
-  Status services = services_async.valid() ? services_async.get() : create_services();
-  if (!services.ok() && out.services.ok()) out.services = services;
   if (!pods.ok() && out.pods.ok()) out.pods = pods;
   out.created = static_cast<int>(actions.create_pods.size());
   return out;

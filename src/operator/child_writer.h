@@ -1,10 +1,9 @@
 // ChildWriter: carries out ChildActions against the API server for one job: deletes first, then
-// creates services and pods side by side, each kind in slow-start batches (1, 2, 4, … requests
-// in parallel, as the Job controller does) so a job whose template the API rejects costs one
-// failed request, not N. A batch with a failure stops further creates of its kind. Every write is
-// announced to Expectations first and cancelled when it fails; every outcome is recorded as
-// upstream's event (SuccessfulCreatePod "Created pod: <name>", FailedCreatePod "Error creating:
-// <err>", …).
+// creates pods and services in slow-start batches (1, 2, 4, … requests in parallel, as the Job
+// controller does) so a job whose template the API rejects costs one failed request, not N. A
+// batch with a failure stops further creates. Every write is announced to Expectations first
+// and cancelled when it fails; every outcome is recorded as upstream's event
+// (SuccessfulCreatePod "Created pod: <name>", FailedCreatePod "Error creating: <err>", …).
 //
 // Thread-safe; the client and recorder it uses are shared.
 #pragma once
@@ -34,17 +33,18 @@ struct WriteOutcome {
 class ChildWriter {
  public:
   ChildWriter(kube::Client* client, kube::EventRecorder* recorder, Expectations* expectations,
-              Metrics* metrics, const Clock* clock, PodSettings settings,
-              std::string cluster_domain);
+              Metrics* metrics, const Clock* clock, PodSettings settings, std::string cluster_domain);
 
-  WriteOutcome Apply(const std::string& job_key, const api::Job& job, const ChildActions& actions);
+  WriteOutcome Apply(const std::string& job_key, const api::Job& job,
+                     const ChildActions& actions);
 
  private:
   void Event(const api::Job& job, const std::string& type, const std::string& reason,
              const std::string& message);
   // Runs `create(i)` for i in [0, n) in slow-start batches; returns the first error.
   Status SlowStart(size_t n, const std::function<Status(size_t)>& create);
-  Status CreatePod(const std::string& job_key, const api::Job& job, const engine::ReplicaRef& ref);
+  Status CreatePod(const std::string& job_key, const api::Job& job,
+                   const engine::ReplicaRef& ref);
   Status CreateService(const std::string& job_key, const api::Job& job,
                        const engine::ReplicaRef& ref);
 

@@ -234,42 +234,6 @@ TEST_F(SyncTest, NewJobGetsPodsServicesCreatedStatusEventsAndOneMetric) {
   EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
 }
 
-// A service create is held until a pod create has arrived: were the pods sent only after every
-// service (as before), the hold would run out.
-TEST_F(SyncTest, PodsAreCreatedBesideTheServicesNotBehindThem) {
-  Make();
-  api_->HoldUntil("POST", kServices, "POST", kPods, std::chrono::seconds(5));
-  AddJob(kPyTorch);
-  SyncResult result = Sync("pytorchjobs/ns/pt");
-  ASSERT_TRUE(result.status.ok()) << result.status.message();
-  EXPECT_EQ(api_->HoldsTimedOut(), 0) << "the services waited for pods that were not sent";
-  EXPECT_EQ(api_->Objects(kPods).size(), 3u);
-  EXPECT_EQ(api_->Objects(kServices).size(), 3u);
-
-  // A rejected service stops the services' slow start, not the pods'.
-  api_->Fail("POST", kServices, 403, "Forbidden", "services \"pt2-master-0\" is forbidden");
-  AddJob(R"(apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: pt2, namespace: ns}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      restartPolicy: Never
-      template: {spec: {containers: [{name: pytorch, image: x}]}}
-    Worker:
-      replicas: 3
-      restartPolicy: Never
-      template: {spec: {containers: [{name: pytorch, image: x}]}}
-)");
-  EXPECT_FALSE(Sync("pytorchjobs/ns/pt2").status.ok());
-  EXPECT_EQ(api_->Requests("POST", kServices).size(), 3u + 1u) << "one failed service create";
-  size_t pods = 0;
-  for (const json& pod : api_->Objects(kPods))
-    pods += pod["metadata"].value("name", "").rfind("pt2-", 0) == 0;
-  EXPECT_EQ(pods, 4u);
-}
-
 TEST_F(SyncTest, SyncAgainBeforeTheCacheCatchesUpWritesNothing) {
   Make();
   AddJob(kPyTorch);
