@@ -175,9 +175,9 @@ std::optional<EventProjection<T>> ProjectEventObject(std::string_view event_text
 template <typename F>
 bool ForEachListItem(std::string_view body, F&& f) {
   if (body.size() > api::kApiJsonLimits.max_bytes) return false;
-  simdjson::dom::parser own;
+  std::optional<simdjson::dom::parser> own;  // made only when no scope is open
   simdjson::dom::parser* parser = ListParseScope::Current();
-  if (!parser) parser = &own;
+  if (!parser) parser = &own.emplace();
   simdjson::dom::element doc;
   if (parser->parse(body.data(), body.size()).get(doc)) return false;
   SimdNode items = SimdNode(doc)["items"];
