@@ -9,13 +9,17 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps build build-sanitized run test unit e2e integration sanitized fuzz bench soak \
+.PHONY: all deps deps-run build build-trainctl build-sanitized run test unit e2e integration sanitized fuzz bench soak \
 	cluster-up cluster-down format clean
 
 all: build
 
 deps:
-	@hack/install-deps.sh
+	@hack/install-deps.sh test
+
+# What `make run` needs and nothing more: the build tools and libraries, PyTorch, scikit-learn.
+deps-run:
+	@hack/install-deps.sh run
 
 build: deps
 	@cmake --preset $(PRESET) >/dev/null
@@ -26,7 +30,12 @@ build-sanitized: deps
 	@cmake --preset debug >/dev/null
 	@cmake --build --preset debug
 
-run: build
+# Only the `trainctl` binary (not the tests and benchmarks) before the example runs.
+build-trainctl: deps-run
+	@cmake --preset $(PRESET) >/dev/null
+	@cmake --build --preset $(PRESET) --target trainctl
+
+run: build-trainctl
 	$(TRAINCTL) run examples/pytorch/pytorchjob.yaml --replace
 
 # Every test on the release build, then the unit tests, the fast e2e tests and a short run of

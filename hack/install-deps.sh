@@ -8,8 +8,18 @@
 # --system-site-packages, so `python3` inside it sees those packages; make run and the tests
 # put .venv/bin first on PATH. (The python3 that comes first on a stock PATH here is another
 # interpreter that cannot import them.)
+#
+# Usage: hack/install-deps.sh [run|test]. `run` (make run) installs only what building
+# `trainctl` and running the PyTorch example need; `test` (the default: make test, make build)
+# installs everything the tests use: clang and the sanitizers, XGBoost, Open MPI, the SDK's
+# packages and the pinned TensorFlow, JAX, PaddlePaddle and MXNet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-test}
+case "$mode" in
+  run | test) ;;
+  *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+esac
 
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
   libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev)
@@ -23,8 +33,18 @@ PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-skle
 SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient python3-nbformat
   python3-ipykernel python3-matplotlib)
 
+# What `make run`'s example needs: PyTorch, and scikit-learn for its bundled digits.
+RUN_PACKAGES=(python3 python3-venv python3-torch python3-sklearn)
+
+wanted=("${BUILD_PACKAGES[@]}" "${RUN_PACKAGES[@]}")
+venv_imports="torch, sklearn"
+if [ "$mode" = test ]; then
+  wanted+=("${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}")
+  venv_imports="torch, xgboost, sklearn"
+fi
+
 missing=()
-for p in "${BUILD_PACKAGES[@]}" "${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}"; do
+for p in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
@@ -46,17 +66,18 @@ if ((${#missing[@]})); then
   echo "install-deps: done in $(( $(date +%s) - start ))s"
 fi
 
-if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c 'import torch, xgboost, sklearn' 2>/dev/null; then
+if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import $venv_imports" 2>/dev/null; then
   echo "install-deps: creating .venv from /usr/bin/python3 (--system-site-packages)"
   rm -rf .venv
   /usr/bin/python3 -m venv --system-site-packages .venv
-  .venv/bin/python3 -c 'import torch, xgboost, sklearn' || {
-    echo "install-deps: .venv cannot import torch/xgboost/sklearn" >&2; exit 1; }
+  .venv/bin/python3 -c "import $venv_imports" || {
+    echo "install-deps: .venv cannot import $venv_imports" >&2; exit 1; }
 fi
 
 # Frameworks Debian does not package (TensorFlow, JAX, PaddlePaddle, MXNet), pinned, from PyPI into
 # .venv. The constraints pin the Debian-provided packages so pip never shadows them. Skipped when
 # the requirement files have not changed since the last successful install.
+if [ "$mode" = test ]; then
 requirements=(hack/requirements/frameworks.txt hack/requirements/paddle.txt
   hack/requirements/mxnet.txt)
 want=$(cat hack/requirements/constraints.txt "${requirements[@]}" | sha256sum | cut -d' ' -f1)
@@ -76,6 +97,7 @@ import mxnet' \
     echo "install-deps: .venv cannot import the frameworks after the install" >&2; exit 1; }
   echo "$want" > .venv/.requirements.sha256
   echo "install-deps: Python frameworks ready in $(( $(date +%s) - start ))s"
+fi
 fi
 
 # The SDK, installed into .venv as an editable package (a .pth pointing at sdk/python), so

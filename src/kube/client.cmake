@@ -13,6 +13,7 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
   ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc
   ${CMAKE_CURRENT_LIST_DIR}/work_queue.cc)
+trainctl_pch(trainctl_kube)
 target_link_libraries(trainctl_kube PUBLIC trainctl_kube_config trainctl_common
   nlohmann_json::nlohmann_json CURL::libcurl Threads::Threads)
 target_link_libraries(trainctl_kube PRIVATE simdjson::simdjson)

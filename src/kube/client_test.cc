@@ -93,8 +93,10 @@ TEST_F(ClientTest, CreateOnlySendsWhatCreateSendsAndDoesNotReadTheReply) {
   nlohmann::json pod = {{"metadata", {{"name", "p"}}}, {"spec", {{"nodeName", "n"}}}};
   fake_->Script(Reply(201, R"({"metadata":{"name":"p"}})"));
   fake_->Script(Reply(201, R"({"metadata":{"name":"p"},"spec":{"conta)"));
-  EXPECT_TRUE(client_->Create(kPods, "ns", pod, {.dry_run = true}).ok());
-  EXPECT_TRUE(client_->CreateOnly(kPods, "ns", pod, {.dry_run = true}).ok())
+  WriteOptions dry_run;
+  dry_run.dry_run = true;
+  EXPECT_TRUE(client_->Create(kPods, "ns", pod, dry_run).ok());
+  EXPECT_TRUE(client_->CreateOnly(kPods, "ns", pod, dry_run).ok())
       << "a created object's copy is not decoded, so a broken one is no error";
   std::vector<HttpRequest> sent = fake_->requests();
   ASSERT_EQ(sent.size(), 2u);

@@ -4,6 +4,7 @@ add_library(trainctl_kube_config STATIC
   ${CMAKE_CURRENT_LIST_DIR}/read_file.cc ${CMAKE_CURRENT_LIST_DIR}/config_loader.cc
   ${CMAKE_CURRENT_LIST_DIR}/exec_credential.cc
   ${CMAKE_CURRENT_LIST_DIR}/token_source.cc)
+trainctl_pch(trainctl_kube_config)
 target_link_libraries(trainctl_kube_config PUBLIC trainctl_api OpenSSL::Crypto Threads::Threads)
 
 if(BUILD_TESTING)

@@ -153,7 +153,9 @@ TEST(ProjectPodEventTest, GivesWhatProjectPodGivesWithTheStoreKey) {
     std::optional<PodSummary> want = ProjectPod(pod, kKeep);
     EXPECT_EQ(event->key, ObjectKey(pod)) << text;
     ASSERT_EQ(event->value.has_value(), want.has_value()) << text;
-    if (want) EXPECT_EQ(Dump(*event->value), Dump(*want));
+    if (want) {
+      EXPECT_EQ(Dump(*event->value), Dump(*want));
+    }
   }
   EXPECT_EQ(taken, pods.size() - 1);
 }

@@ -132,8 +132,8 @@ CgroupPlan PlanReplicaCgroup(const CgroupHost& host, const std::string& job,
     if (memory) {
       std::string dir = host.memory_base + "/" + job + "/" + name;
       plan.dirs.insert(plan.dirs.end(), {host.memory_base + "/" + job, dir});
-      plan.writes.push_back({dir + "/memory.limit_in_bytes", bytes});
-      plan.writes.push_back({dir + "/memory.memsw.limit_in_bytes", bytes, /*optional=*/true});
+      plan.writes.push_back({dir + "/memory.limit_in_bytes", bytes, false, ""});
+      plan.writes.push_back({dir + "/memory.memsw.limit_in_bytes", bytes, /*optional=*/true, ""});
       plan.procs.push_back(dir + "/cgroup.procs");
       plan.oom_file = dir + "/memory.oom_control";
       plan.remove_dirs.push_back(dir);
@@ -151,12 +151,12 @@ CgroupPlan PlanReplicaCgroup(const CgroupHost& host, const std::string& job,
   std::string parent = host.memory_base + "/" + job;
   std::string dir = parent + "/" + name;
   plan.dirs = {parent, dir};
-  if (memory) plan.writes.push_back({parent + "/cgroup.subtree_control", "+memory"});
-  if (cpu) plan.writes.push_back({parent + "/cgroup.subtree_control", "+cpu"});
+  if (memory) plan.writes.push_back({parent + "/cgroup.subtree_control", "+memory", false, ""});
+  if (cpu) plan.writes.push_back({parent + "/cgroup.subtree_control", "+cpu", false, ""});
   if (memory) {
-    plan.writes.push_back({dir + "/memory.max", bytes});
-    plan.writes.push_back({dir + "/memory.swap.max", "0", /*optional=*/true});
-    plan.writes.push_back({dir + "/memory.oom.group", "1", /*optional=*/true});
+    plan.writes.push_back({dir + "/memory.max", bytes, false, ""});
+    plan.writes.push_back({dir + "/memory.swap.max", "0", /*optional=*/true, ""});
+    plan.writes.push_back({dir + "/memory.oom.group", "1", /*optional=*/true, ""});
     plan.oom_file = dir + "/memory.events";
   }
   if (cpu) plan.writes.push_back({dir + "/cpu.max", quota + " 100000", false, "the CPU limit"});

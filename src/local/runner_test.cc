@@ -35,7 +35,8 @@ std::string PyTorch(int workers, const std::string& restart_policy = "Never",
 kind: PyTorchJob
 metadata: {name: pt, namespace: ns}
 spec:
-  runPolicy: )" + run_policy +
+  runPolicy: )" +
+         run_policy +
          R"(
   pytorchReplicaSpecs:
     Master:
@@ -54,8 +55,7 @@ spec:
 
 std::string Condition(const json& job, const std::string& type, const std::string& field) {
   for (const json& c : job["status"].value("conditions", json::array()))
-    if (c.value("type", "") == type && c.value("status", "") == "True")
-      return c.value(field, "");
+    if (c.value("type", "") == type && c.value("status", "") == "True") return c.value(field, "");
   return "";
 }
 
@@ -134,7 +134,9 @@ TEST_F(RunnerTest, ExitCodePolicyReplacesARetryableExitWithANewReplicaAtOnce) {
   json replicas = StoredReplicas();
   ASSERT_TRUE(replicas.is_array()) << replicas;
   for (const json& r : replicas) {
-    if (r.value("name", "") == "pt-worker-0") EXPECT_EQ(r.value("restarts", -1), 0) << r;
+    if (r.value("name", "") == "pt-worker-0") {
+      EXPECT_EQ(r.value("restarts", -1), 0) << r;
+    }
   }
 }
 
@@ -151,7 +153,9 @@ TEST_F(RunnerTest, OnFailurePolicyRestartsInPlaceAfterTheBackOff) {
   json replicas = StoredReplicas();
   ASSERT_TRUE(replicas.is_array()) << replicas;
   for (const json& r : replicas) {
-    if (r.value("name", "") == "pt-worker-0") EXPECT_EQ(r.value("restarts", -1), 2) << r;
+    if (r.value("name", "") == "pt-worker-0") {
+      EXPECT_EQ(r.value("restarts", -1), 2) << r;
+    }
   }
 }
 
@@ -166,9 +170,8 @@ TEST_F(RunnerTest, NonRetryableExitFailsTheJobAndStopsTheOthersWithinTheGracePer
             "First failure: pt-worker-0 (Worker 0) exited with code 1, at " +
                 FormatRfc3339(Time(std::chrono::seconds(1700000001))) + ".");
   EXPECT_EQ(launcher_.Attempts("pt-worker-0"), 1);
-  EXPECT_EQ(SignalsTo("pt-master-0"),
-            (std::vector<std::pair<int, Duration>>{{SIGTERM, Duration(1000)},
-                                                   {SIGKILL, Duration(6000)}}));
+  EXPECT_EQ(SignalsTo("pt-master-0"), (std::vector<std::pair<int, Duration>>{
+                                          {SIGTERM, Duration(1000)}, {SIGKILL, Duration(6000)}}));
 }
 
 TEST_F(RunnerTest, ActiveDeadlineFailsTheJobOnTime) {
