@@ -13,6 +13,7 @@
 #include "api/test_manifest.h"
 #include "local/device_claims.h"
 #include "local/gpu_inventory.h"
+#include "local/local_nproc.h"
 #include "local/replica_launch.h"
 #include "local/replica_limits.h"
 
@@ -293,6 +294,81 @@ TEST(DeviceClaims, OnlyJobsWhoseRunnerIsAliveHoldDevices) {
       DecodeAssignment(nlohmann::json::parse(R"({"replicas": {"a": [{"index": "x"}]}})")).empty())
       << "a damaged record frees its devices";
   fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace trainctl::local
+
+namespace trainctl::local {
+namespace {
+
+// `nprocPerNode: auto` locally: one process per replica without limits (never the machine's CPU
+// count: every replica shares this machine), the whole CPUs of a CPU limit, the devices of a
+// GPU ask; WORLD_SIZE is the sum, and every replica's env says so.
+TEST(LocalNproc, AutoIsOneProcessPerReplicaUnlessALimitSaysMore) {
+  auto job_with = [](const std::string& master, const std::string& worker,
+                     const std::string& nproc) {
+    auto container = [](const std::string& resources) {
+      return "        spec:\n          containers:\n          - name: pytorch\n            image: "
+             "t\n            command: [\"true\"]\n" +
+             (resources.empty() ? "" : "            resources: " + resources + "\n");
+    };
+    return LoadJob("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: demo}\nspec:\n" +
+                   (nproc.empty() ? "" : "  nprocPerNode: \"" + nproc + "\"\n") +
+                   "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n" +
+                   container(master) + "    Worker:\n      replicas: 2\n      template:\n" +
+                   container(worker));
+  };
+  // Defaulted to auto, no limits: 1 each, WORLD_SIZE 3 (torchrun's auto would start a process
+  // per CPU of the machine in each of the three replicas).
+  StatusOr<std::optional<LocalNproc>> plain = ResolveLocalNproc(job_with("", "", ""));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_TRUE(plain->has_value());
+  EXPECT_EQ((*plain)->per_type.at("Master"), 1);
+  EXPECT_EQ((*plain)->per_type.at("Worker"), 1);
+  EXPECT_EQ((*plain)->world_size, 3);
+
+  // A CPU limit of 2.5 gives 2 (whole CPUs); a request is not a limit; a GPU ask wins.
+  StatusOr<std::optional<LocalNproc>> limited = ResolveLocalNproc(
+      job_with("{limits: {cpu: \"2500m\"}}", "{requests: {cpu: \"4\"}}", "auto"));
+  ASSERT_TRUE(limited.ok() && limited->has_value());
+  EXPECT_EQ((*limited)->per_type.at("Master"), 2);
+  EXPECT_EQ((*limited)->per_type.at("Worker"), 1);
+  EXPECT_EQ((*limited)->world_size, 4);
+  StatusOr<std::optional<LocalNproc>> gpus = ResolveLocalNproc(
+      job_with("{limits: {nvidia.com/gpu: 2, cpu: \"8\"}}", "{limits: {nvidia.com/gpu: 2}}", ""));
+  ASSERT_TRUE(gpus.ok() && gpus->has_value());
+  EXPECT_EQ((*gpus)->per_type.at("Master"), 2);
+  EXPECT_EQ((*gpus)->world_size, 6);
+
+  // A number (or cpu/gpu, asked for explicitly) is left as written.
+  StatusOr<std::optional<LocalNproc>> fixed = ResolveLocalNproc(job_with("", "", "4"));
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_FALSE(fixed->has_value());
+
+  // A bad limit names its field.
+  StatusOr<std::optional<LocalNproc>> bad =
+      ResolveLocalNproc(job_with("{limits: {cpu: \"lots\"}}", "", ""));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("pytorchReplicaSpecs[Master]"), std::string::npos)
+      << bad.status().message();
+
+  // The env of every replica carries the numbers.
+  api::Job job = job_with("{limits: {cpu: \"2\"}}", "", "");
+  api::ServiceEndpoints endpoints("demo", "default");
+  ReplicaLaunchInputs inputs{"/", {"PATH=/usr/bin:/bin"}, "", nullptr, "", "", nullptr};
+  for (const auto& [type, want_nproc] :
+       std::vector<std::pair<std::string, std::string>>{{"Master", "2"}, {"Worker", "1"}}) {
+    StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, type, 0, endpoints, inputs);
+    ASSERT_TRUE(launch.ok()) << launch.status().message();
+    auto has = [&](const std::string& entry) {
+      return std::find(launch->spec.env.begin(), launch->spec.env.end(), entry) !=
+             launch->spec.env.end();
+    };
+    EXPECT_TRUE(has("PET_NPROC_PER_NODE=" + want_nproc)) << type;
+    EXPECT_TRUE(has("WORLD_SIZE=4")) << type;
+    EXPECT_FALSE(has("PET_NPROC_PER_NODE=auto")) << type;
+  }
 }
 
 }  // namespace

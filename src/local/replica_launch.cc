@@ -4,6 +4,7 @@
 
 #include "api/kind_plugin.h"
 #include "local/containers.h"
+#include "local/local_nproc.h"
 #include "local/mpi_local.h"
 #include "local/replica_limits.h"
 #include "local/torch_error.h"
@@ -15,6 +16,9 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
                                             const ReplicaLaunchInputs& inputs) {
   StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(job, type, index, endpoints);
   if (!env.ok()) return InvalidError(env.status().message());
+  StatusOr<std::optional<LocalNproc>> nproc = ResolveLocalNproc(job);
+  if (!nproc.ok()) return nproc.status();
+  if (*nproc) ApplyLocalNproc(**nproc, type, &env->env);
   LaunchContext context;
   context.manifest_dir = inputs.manifest_dir;
   context.base_env = inputs.base_env;
