@@ -251,8 +251,12 @@ def replica_status():
             "labelSelector": free_object("Deprecated; never set."),
             "selector": string("Label selector of this type's pods (used by the scale subresource)."),
             "restarts": int32(
-                "trainctl extension: pod recreations and container restarts counted against "
-                "runPolicy.backoffLimit."
+                "trainctl extension: every retry of this type so far (replicas recreated after a "
+                "failure, and container restarts in place), counted against runPolicy.backoffLimit."
+            ),
+            "pastRestarts": int32(
+                "trainctl extension: the part of restarts that belongs to replicas no longer there "
+                "(recreated ones, with their in-place restarts)."
             ),
         },
     )

@@ -119,6 +119,8 @@ StatusOr<JobStatus> DecodeStatusAt(const json& st, const std::string& path,
       s.failed = rr.Integer<int32_t>("failed").value_or(0);
       s.selector = rr.String("selector").value_or("");
       s.restarts = rr.Integer<int32_t>("restarts").value_or(0);
+      // A status written before pastRestarts existed counted only replaced replicas' retries.
+      s.past_restarts = rr.Integer<int32_t>("pastRestarts").value_or(s.restarts);
       out.replica_statuses[it.key()] = s;
     }
   }
@@ -260,6 +262,8 @@ nlohmann::json EncodeStatus(const JobStatus& status) {
     if (s.failed) js["failed"] = s.failed;
     if (!s.selector.empty()) js["selector"] = s.selector;
     if (s.restarts) js["restarts"] = s.restarts;
+    // Written whenever restarts is, so that a reader never takes restarts for it (see decoding).
+    if (s.restarts || s.past_restarts) js["pastRestarts"] = s.past_restarts;
     rs[type] = std::move(js);
   }
   out["replicaStatuses"] = std::move(rs);

@@ -71,9 +71,13 @@ struct ReplicaStatus {
   int32_t succeeded = 0;
   int32_t failed = 0;
   std::string selector;
-  // trainctl extension: pods of this type recreated after a retryable failure, counted against
-  // backoffLimit together with in-place container restarts (docs/compatibility.md).
+  // trainctl extensions (docs/compatibility.md): `restarts` is every retry of this type so far,
+  // counted against backoffLimit: `past_restarts` (replicas recreated after a retryable failure,
+  // with the in-place restarts they had, remembered here because those replicas are gone) plus
+  // the in-place container restarts of the replicas that exist now. The one restart count that
+  // `describe`, the SDK and the replica tables agree on.
   int32_t restarts = 0;
+  int32_t past_restarts = 0;
   bool operator==(const ReplicaStatus&) const = default;
 };
 

@@ -88,15 +88,26 @@ void ReconcileSuspended(const Job& job, const std::vector<ReplicaObservation>& o
   }
 }
 
+// In-place restarts of the replicas there now, per type, for the types whose restart policy
+// retries failures. A replica being removed is left out: its restarts were added to
+// past_restarts when its removal was planned (or it is going away with its count).
+std::map<std::string, int> LiveRestarts(const Job& job,
+                                        const std::vector<ReplicaObservation>& observed) {
+  std::map<std::string, int> out;
+  for (const ReplicaObservation& r : observed) {
+    if (r.terminating || r.restarts <= 0) continue;
+    auto spec = job.replica_specs.find(r.type);
+    if (spec != job.replica_specs.end() && RetriesFailures(spec->second.restart_policy))
+      out[r.type] += r.restarts;
+  }
+  return out;
+}
+
 int RetriesSoFar(const Job& job, const std::vector<ReplicaObservation>& observed,
                  const api::JobStatus& status) {
   int retries = 0;
-  for (const auto& [type, rs] : status.replica_statuses) retries += rs.restarts;
-  for (const ReplicaObservation& r : observed) {
-    auto spec = job.replica_specs.find(r.type);
-    if (spec != job.replica_specs.end() && RetriesFailures(spec->second.restart_policy))
-      retries += r.restarts;
-  }
+  for (const auto& [type, rs] : status.replica_statuses) retries += rs.past_restarts;
+  for (const auto& [type, live] : LiveRestarts(job, observed)) retries += live;
   return retries;
 }
 
@@ -108,11 +119,13 @@ std::string BackoffMessage(const Job& job) {
 void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
                        int* retries, Plan* plan) {
   const std::optional<int32_t>& limit = job.run_policy.backoff_limit;
+  std::map<std::string, int> live = LiveRestarts(job, observed);
   for (const auto& [type, spec] : job.replica_specs) {
     int replicas = spec.replicas.value_or(1);
     api::ReplicaStatus rs;
     auto previous = plan->status.replica_statuses.find(type);
-    if (previous != plan->status.replica_statuses.end()) rs.restarts = previous->second.restarts;
+    if (previous != plan->status.replica_statuses.end())
+      rs.past_restarts = previous->second.past_restarts;
     if (job.info().uses_selector) rs.selector = Selector(job, type);
 
     std::map<int, std::vector<const ReplicaObservation*>> slots;
@@ -154,7 +167,9 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
             MarkFailed(job, BackoffMessage(job), now, plan);
           } else {
             *retries += 1;
-            rs.restarts += 1 + (RetriesFailures(policy) ? pod->restarts : 0);
+            const int in_place = RetriesFailures(policy) ? pod->restarts : 0;
+            rs.past_restarts += 1 + in_place;
+            live[type] -= in_place;  // now part of past_restarts: counted once
             plan->remove.push_back({type, index, pod->name});
             std::string message =
                 "job " + job.name + " is restarting because " + type + " replica(s) failed.";
@@ -184,6 +199,7 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
           break;
       }
     }
+    rs.restarts = rs.past_restarts + live[type];
     plan->status.replica_statuses[type] = rs;
   }
 }
@@ -218,7 +234,10 @@ void RestartHung(const Job& job, const std::vector<ReplicaObservation>& observed
   RemoveAll(observed, plan);
   plan->create.clear();
   auto first = plan->status.replica_statuses.begin();
-  if (first != plan->status.replica_statuses.end()) first->second.restarts += 1;
+  if (first != plan->status.replica_statuses.end()) {
+    first->second.past_restarts += 1;
+    first->second.restarts += 1;
+  }
   std::string message = "job " + job.name + " is restarting because it made no progress. " + why;
   SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message, now);
   plan->events.push_back({"Warning", Reason(job, "Restarting"), message});

@@ -264,6 +264,38 @@ TEST(ReconcileTest, BackoffLimitCountsInPlaceRestarts) {
   EXPECT_EQ(Last(job.status), "Failed");
 }
 
+// One restart count: status.replicaStatuses[T].restarts is every retry of the type, in-place
+// restarts of the replicas there now included, so describe's "Replica Statuses" and the
+// replica table agree; a replaced replica's retries stay counted once (pastRestarts), also
+// while it terminates and after the status goes through its JSON form.
+TEST(ReconcileTest, ReplicaStatusRestartsCountInPlaceRestartsOnce) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "OnFailure"}, {"Worker", 1, "OnFailure"}});
+  Step(&job, {}, kT0);
+  Step(&job, {Pod("Master", 0, Phase::kRunning, 2, 4), Pod("Worker", 0, Phase::kRunning, 2, 4)},
+       kT0 + seconds(1));
+  EXPECT_EQ(job.status.replica_statuses["Master"].restarts, 4);
+  EXPECT_EQ(job.status.replica_statuses["Worker"].restarts, 4);
+  EXPECT_EQ(job.status.replica_statuses["Worker"].past_restarts, 0);
+  // The Worker's pod is lost (phase Failed) and replaced: its 4 restarts + the recreation.
+  Step(&job, {Pod("Master", 0, Phase::kRunning, 2, 5), Pod("Worker", 0, Phase::kFailed, 137, 4)},
+       kT0 + seconds(2));
+  EXPECT_EQ(job.status.replica_statuses["Worker"].restarts, 5);
+  EXPECT_EQ(job.status.replica_statuses["Worker"].past_restarts, 5);
+  EXPECT_EQ(job.status.replica_statuses["Master"].restarts, 5);
+  ReplicaObservation going = Pod("Worker", 0, Phase::kFailed, 137, 4);
+  going.terminating = true;
+  Step(&job, {Pod("Master", 0, Phase::kRunning, 2, 5), going}, kT0 + seconds(3));
+  EXPECT_EQ(job.status.replica_statuses["Worker"].restarts, 5) << "not counted twice";
+  // Through the status's JSON (what the API server or the state folder holds) and back.
+  auto decoded = api::DecodeJob(api::EncodeJob(job));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  job = std::move(decoded).value();
+  Step(&job, {Pod("Master", 0, Phase::kRunning, 2, 5), Pod("Worker", 0, Phase::kRunning, 1, 1)},
+       kT0 + seconds(4));
+  EXPECT_EQ(job.status.replica_statuses["Worker"].restarts, 6);
+  EXPECT_EQ(job.status.replica_statuses["Worker"].past_restarts, 5);
+}
+
 TEST(ReconcileTest, BackoffLimitZeroFailsOnFirstRetryableFailure) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "OnFailure"}}, "", "{backoffLimit: 0}");
   Step(&job, {}, kT0);

@@ -4,7 +4,9 @@ attributes are required), plus MXJob, which the project's CRDs serve and upstrea
 
 Deliberate differences from upstream, all additive:
 
-* ``KubeflowOrgV1ReplicaStatus.restarts`` (int): the project's CRD and operator report it;
+* ``KubeflowOrgV1ReplicaStatus.restarts`` (int): the project's CRD and operator report it (every
+  retry of the type: recreations and in-place restarts), and ``past_restarts`` (int, JSON
+  ``pastRestarts``), the part of it that belongs to replicas no longer there;
 * ``KubeflowOrgV1MXJob``/``...MXJobList``/``...MXJobSpec``: spec attributes ``job_mode``,
   ``mx_replica_specs``, ``run_policy``; like the 1.9.4 specs of the other kinds,
   ``mx_replica_specs`` and ``run_policy`` are required (upstream 1.5's MXJobSpec also required
@@ -87,11 +89,14 @@ class KubeflowOrgV1JobCondition(Model):
 
 
 class KubeflowOrgV1ReplicaStatus(Model):
-    """Pod counts of one replica type (``restarts`` is ours, see the module docstring)."""
+    """Pod counts of one replica type (``restarts`` and ``past_restarts`` are ours, see the
+    module docstring)."""
     openapi_types = {"active": "int", "failed": "int", "label_selector": "V1LabelSelector",
-                     "restarts": "int", "selector": "str", "succeeded": "int"}
+                     "past_restarts": "int", "restarts": "int", "selector": "str",
+                     "succeeded": "int"}
     attribute_map = {"active": "active", "failed": "failed", "label_selector": "labelSelector",
-                     "restarts": "restarts", "selector": "selector", "succeeded": "succeeded"}
+                     "past_restarts": "pastRestarts", "restarts": "restarts",
+                     "selector": "selector", "succeeded": "succeeded"}
 
 
 class KubeflowOrgV1JobStatus(Model):
