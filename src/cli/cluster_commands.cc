@@ -397,9 +397,11 @@ static int ClusterWait(const GlobalOptions& global, const std::vector<std::strin
   if (!c.ok()) return Fail(c.status().message(), 1);
   Time deadline = TheClock().Now() + Duration(*limit);
   Status last = Status::Ok();
+  json last_seen;  // the job as last read, to say why on a timeout
   for (;;) {
     StatusOr<json> job = FindJob(*c, *ref);
     if (job.ok()) {
+      last_seen = *job;
       WaitOutcome outcome = EvaluateWait(*job, *condition);
       std::string name = NameOf(*job);
       if (outcome.state == WaitState::kMet) {
@@ -415,8 +417,8 @@ static int ClusterWait(const GlobalOptions& global, const std::vector<std::strin
       last = job.status();  // not created yet, or the server is briefly unreachable
     }
     if (TheClock().Now() >= deadline)
-      return Fail("timed out waiting for the condition" +
-                      (last.ok() ? std::string() : " (" + last.message() + ")"),
+      return Fail(FormatWaitTimeout(last_seen, *condition, timeout) +
+                      (last.ok() ? std::string() : " (last read: " + last.message() + ")"),
                   1);
     TheClock().SleepFor(Duration(500));
   }

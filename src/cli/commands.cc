@@ -423,12 +423,14 @@ int LocalBackend::Wait(const std::vector<std::string>& args, const std::string& 
   if (!limit) return Fail("--timeout: cannot parse \"" + timeout + "\" (e.g. 30s, 10m)", 2);
   RealClock clock;
   Time deadline = clock.Now() + Duration(*limit);
+  nlohmann::json last_seen;  // the job as last read, to say why on a timeout
   for (;;) {
     StatusOr<local::JobKey> key = FindJob(global, args);
     if (key.ok()) {
       local::JobDir dir(StateRoot(global), *key);
       StatusOr<LocalJobSnapshot> snap = ReadLocalJob(dir, clock.Now(), /*with_events=*/false);
       if (snap.ok()) {
+        last_seen = snap->job;
         StatusOr<api::Job> job = api::DecodeJob(snap->job);
         if (job.ok()) {
           if (engine::HasCondition(job->status, condition)) {
@@ -444,7 +446,7 @@ int LocalBackend::Wait(const std::vector<std::string>& args, const std::string& 
     } else if (key.status().code() != StatusCode::kNotFound) {
       return Fail(key.status().message(), ExitFor(key.status()));
     }
-    if (clock.Now() >= deadline) return Fail("timed out waiting for the condition", 1);
+    if (clock.Now() >= deadline) return Fail(FormatWaitTimeout(last_seen, condition, timeout), 1);
     clock.SleepFor(Duration(200));
   }
 }

@@ -98,6 +98,22 @@ std::string JobWhyLine(const json& job, size_t max) {
   return line;
 }
 
+std::string FormatWaitTimeout(const json& job, const std::string& condition,
+                              const std::string& timeout) {
+  std::string out = "timed out after " + timeout + " waiting for condition " + condition;
+  if (!job.is_object()) return out + " (the job was never found)";
+  const json& md = job.value("metadata", json::object());
+  std::string state = JobState(job);
+  out += ": " + Str(job, "kind") + " " + Str(md, "namespace", "default") + "/" + Str(md, "name") +
+         " is " + (state.empty() ? "not started" : state);
+  json why = JobWhy(job);
+  if (why["reason"].is_string())
+    out += "\n" + why["reason"].get<std::string>() + " (since " + why["since"].get<std::string>() +
+           "): " + why["message"].get<std::string>();
+  if (why["firstFailure"].is_string()) out += "\n" + why["firstFailure"].get<std::string>();
+  return out;
+}
+
 std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool with_namespace,
                            Time now, bool wide) {
   std::vector<std::vector<std::string>> rows;

@@ -25,6 +25,13 @@ nlohmann::json JobWhy(const nlohmann::json& job);
 // line, else ""; at most `max` bytes.
 std::string JobWhyLine(const nlohmann::json& job, size_t max = 120);
 
+// `wait --timeout` ran out: "timed out after <timeout> waiting for condition <condition>: <Kind>
+// <ns>/<name> is <State>" and, when the job says why, its reason with its message (the failing
+// replica, its exit code and last output) and the first failure. `job` may be null (never
+// seen).
+std::string FormatWaitTimeout(const nlohmann::json& job, const std::string& condition,
+                              const std::string& timeout);
+
 // `trainctl get` rows for jobs; `with_kind`/`with_namespace` add those columns, `wide` REASON.
 std::string FormatJobTable(const std::vector<nlohmann::json>& jobs, bool with_kind,
                            bool with_namespace, Time now, bool wide = false);

@@ -25,8 +25,7 @@ constexpr ProblemKind kProblems[] = {
     {"CreateContainerError", "cannot create their container"},
     {"RunContainerError", "cannot start their container"},
     {"CommandNotFound", "cannot start their command"},
-    {"CrashLoopBackOff", "keep crashing (back-off before the next restart)"},
-    {"RestartBackOff", "exited and wait for their restart back-off"},
+    {"CrashLoopBackOff", "keep crashing and restarting"},
     {"ReplicaFailed", "failed"},
     {"Unschedulable", "are unschedulable"},
 };
@@ -37,6 +36,7 @@ struct Slot {
   int index = 0;
   std::string reason;  // a ProblemKind reason, or a benign detail (ContainerCreating, …)
   std::string message;
+  const ReplicaObservation* observed = nullptr;
 };
 
 // Cuts `text` to at most `max` bytes at a UTF-8 boundary, keeping the head ("…" appended).
@@ -164,6 +164,57 @@ std::string SignalName(int signal) {
   return "signal " + std::to_string(signal);
 }
 
+// "exited with code 2", "was killed by SIGKILL (exit code 137)", "failed" (unknown), with the
+// end reason when it says more than the code (OOMKilled, Evicted, …).
+std::string EndText(const ReplicaObservation& r) {
+  std::string text;
+  if (r.exit_code) {
+    int code = *r.exit_code;
+    if (code > 128 && code < 128 + 65)
+      text = "was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) + ")";
+    else
+      text = "exited with code " + std::to_string(code);
+  } else {
+    text = "failed";
+  }
+  // "Error"/"Completed" only restate the exit code; OOMKilled, Evicted, … say more.
+  if (!r.end_reason.empty() && r.end_reason != "Error" && r.end_reason != "Completed")
+    text += ", reason " + r.end_reason;
+  return text;
+}
+
+// "\nLast output:\n<tail>" of `output` within `room` bytes; "" when there is nothing to show.
+std::string LastOutput(const std::string& output, size_t room) {
+  if (room <= 16) return "";
+  std::string tail = Tail(output, room - 16);
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  return tail.empty() ? "" : "\nLast output:\n" + tail;
+}
+
+// The message of a crash loop: every replica in it, then the one that exited last.
+std::string CrashLoopMessage(const std::vector<const Slot*>& hit, const std::string& of_total,
+                             size_t others) {
+  const ReplicaObservation* last = nullptr;
+  for (const Slot* s : hit) {
+    const ReplicaObservation* r = s->observed;
+    if (!r) continue;
+    if (!last || (r->finished_at && (!last->finished_at || *r->finished_at > *last->finished_at)))
+      last = r;
+  }
+  std::string text = std::to_string(hit.size()) + of_total + "keep crashing and restarting (" +
+                     ListReplicas(hit) + ")";
+  if (others > 0) text += " (" + std::to_string(others) + " more not running)";
+  if (!last) return Head(text, kMaxReadinessMessage);
+  text += ". Last exit: " + last->name + " " + EndText(*last);
+  if (last->finished_at) text += " at " + FormatRfc3339(*last->finished_at);
+  if (last->restarts > 0)
+    text += ", " + std::to_string(last->restarts) +
+            (last->restarts == 1 ? " restart" : " restarts") + " so far";
+  if (!last->waiting_message.empty()) text += "; " + last->waiting_message;
+  text = Head(text, kMaxReadinessMessage) + ".";
+  return text + LastOutput(last->end_message, kMaxAttributionBytes - text.size());
+}
+
 bool IsFailedEnd(const ReplicaObservation& r) {
   if (r.phase == Phase::kFailed) return true;
   // Restarted in place (OnFailure/Always): its last end is known and was not a success.
@@ -172,7 +223,17 @@ bool IsFailedEnd(const ReplicaObservation& r) {
 
 }  // namespace
 
-Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed) {
+bool InCrashLoop(const ReplicaObservation& r, Time now) {
+  if (r.terminating) return false;
+  if (r.waiting_reason == "CrashLoopBackOff") return true;
+  if (r.phase != Phase::kRunning || !r.waiting_reason.empty() || r.restarts <= 0) return false;
+  if (!r.exit_code || *r.exit_code == 0) return false;  // its last run did not fail
+  std::optional<Time> since = r.started_at ? r.started_at : r.finished_at;
+  return since && now - *since < kCrashLoopSettle;
+}
+
+Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                         Time now) {
   // Each slot's first live observation, and whether one of them is being removed: one pass,
   // so that a job of thousands of replicas costs n log n, not n².
   struct Seen {
@@ -196,9 +257,11 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
       auto found = seen.find({type, index});
       const ReplicaObservation* live = found == seen.end() ? nullptr : found->second.live;
       const bool terminating = found != seen.end() && found->second.terminating;
-      Slot slot{type, index, "", ""};
+      Slot slot{type, index, "", "", live};
       if (!live) {
         slot.reason = terminating ? "Terminating" : "NotCreated";
+      } else if (InCrashLoop(*live, now)) {
+        slot.reason = "CrashLoopBackOff";
       } else {
         auto [reason, message] = StateOf(*live);
         if (reason.empty()) continue;
@@ -223,6 +286,10 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     if (hit.empty()) continue;
     out.reason = problem.reason;
     out.warning = true;
+    if (out.reason == std::string("CrashLoopBackOff")) {
+      out.message = ValidUtf8(CrashLoopMessage(hit, of_total, slots.size() - hit.size()));
+      return out;
+    }
     out.message =
         std::to_string(hit.size()) + of_total + problem.phrase + " (" + ListReplicas(hit) + ")";
     if (!hit.front()->message.empty()) out.message += ": " + hit.front()->message;
@@ -334,30 +401,11 @@ std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& o
   }
   if (!first) return std::nullopt;
   std::string text = "First failure: " + first->name + " (" + first->type + " " +
-                     std::to_string(first->index) + ")";
-  if (first->exit_code) {
-    int code = *first->exit_code;
-    if (code > 128 && code < 128 + 65)
-      text +=
-          " was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) + ")";
-    else
-      text += " exited with code " + std::to_string(code);
-  } else {
-    text += " failed";
-  }
-  // "Error"/"Completed" only restate the exit code; OOMKilled, Evicted, … say more.
-  if (!first->end_reason.empty() && first->end_reason != "Error" &&
-      first->end_reason != "Completed")
-    text += ", reason " + first->end_reason;
+                     std::to_string(first->index) + ") " + EndText(*first);
   if (first->finished_at) text += ", at " + FormatRfc3339(*first->finished_at);
   text += ".";
-  if (!first->end_message.empty()) {
-    size_t room =
-        kMaxAttributionBytes > text.size() + 16 ? kMaxAttributionBytes - text.size() - 16 : 0;
-    std::string tail = Tail(first->end_message, room);
-    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
-    if (!tail.empty()) text += "\nLast output:\n" + tail;
-  }
+  if (text.size() < kMaxAttributionBytes)
+    text += LastOutput(first->end_message, kMaxAttributionBytes - text.size());
   return ValidUtf8(text);
 }
 

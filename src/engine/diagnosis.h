@@ -30,10 +30,21 @@ struct Readiness {
   bool warning = false;  // needs the user's attention: the event is a Warning
 };
 
+// A replica that failed and was restarted in place stays in its crash loop while it waits for
+// its back-off (CrashLoopBackOff) and, once running again, until its new run is this old: a
+// loop is reported once, with its changes, not as "all running" between two crashes.
+inline constexpr Duration kCrashLoopSettle{60000};
+
+// Whether `r` is in a crash loop at `now` (see kCrashLoopSettle).
+bool InCrashLoop(const ReplicaObservation& r, Time now);
+
 // The aggregated readiness of the replicas the job's spec asks for. Problem reasons first, in a
 // fixed order (image, container config, crash loop, failed, unschedulable), then
-// every benign state folded into Starting.
-Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed);
+// every benign state folded into Starting. A crash loop counts every replica in it and names
+// the one that exited last: its exit, its restarts and its last output (at most
+// kMaxAttributionBytes in all).
+Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                         Time now);
 
 // A suspended job: WaitingForAdmission when Kueue holds it (a kueue.x-k8s.io/queue-name label),
 // else Suspended.

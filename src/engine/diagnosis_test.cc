@@ -50,7 +50,7 @@ class AssessTest : public ::testing::TestWithParam<ReadinessRow> {};
 TEST_P(AssessTest, ReasonAndMessage) {
   const ReadinessRow& row = GetParam();
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 3, ""}});
-  Readiness r = AssessReplicas(job, row.observed);
+  Readiness r = AssessReplicas(job, row.observed, kT0);
   EXPECT_EQ(r.ready, row.ready);
   EXPECT_EQ(r.reason, row.reason);
   EXPECT_EQ(r.message, row.message);
@@ -112,8 +112,8 @@ const ReadinessRow kReadinessRows[] = {
       Pod("Worker", 2, Phase::kRunning)},
      false,
      "CrashLoopBackOff",
-     "1/4 replicas keep crashing (back-off before the next restart) (Worker 1): back-off 40s "
-     "restarting",
+     "1/4 replicas keep crashing and restarting (Worker 1). Last exit: job-worker-1 failed; "
+     "back-off 40s restarting.",
      true},
     {"MissingConfigMap",
      {Waiting("Master", 0, Phase::kPending, "CreateContainerConfigError",
@@ -150,7 +150,7 @@ TEST(AssessTest, ManyReplicasAreListedUpToALimit) {
   std::vector<ReplicaObservation> observed = {Pod("Master", 0, Phase::kRunning)};
   for (int i = 0; i < 11; ++i)
     observed.push_back(Waiting("Worker", i, Phase::kPending, "Unschedulable", "no room"));
-  Readiness r = AssessReplicas(job, observed);
+  Readiness r = AssessReplicas(job, observed, kT0);
   EXPECT_EQ(r.message,
             "11/12 replicas are unschedulable (Worker 0, 1, 2, 3, 4, 5, 6, 7 and 3 more): no room");
 }
@@ -158,9 +158,104 @@ TEST(AssessTest, ManyReplicasAreListedUpToALimit) {
 TEST(AssessTest, MessagesAreBounded) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}});
   Readiness r = AssessReplicas(
-      job, {Waiting("Master", 0, Phase::kPending, "ErrImagePull", std::string(5000, 'x'))});
+      job, {Waiting("Master", 0, Phase::kPending, "ErrImagePull", std::string(5000, 'x'))}, kT0);
   EXPECT_LE(r.message.size(), 1024u + 3);
   EXPECT_EQ(r.reason, "ErrImagePull");
+}
+
+// ---- crash loops: every replica in one, the last exit and its output, one report -------------
+
+// A replica that failed and runs again after an in-place restart: its last end and its new start.
+ReplicaObservation Restarted(const std::string& type, int index, int restarts, int code,
+                             Time ended, Time started, const std::string& output) {
+  ReplicaObservation r = Ended(Pod(type, index, Phase::kRunning, code, restarts), ended, "Error",
+                               output);
+  r.started_at = started;
+  return r;
+}
+
+TEST(CrashLoopTest, CountsEveryReplicaInTheLoopAndShowsTheLastExitsOutput) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 1, ""}});
+  const std::string output =
+      "python3: can't open file '/opt/pytorch-mnist/mnist.py': [Errno 2] No such file or "
+      "directory\n";
+  ReplicaObservation master = Ended(Pod("Master", 0, Phase::kRunning, 2, 4), kT0 + seconds(10),
+                                    "Error", output);
+  master.waiting_reason = "CrashLoopBackOff";
+  master.waiting_message = "back-off 8 s before restarting job-master-0";
+  // The Worker is between two crashes: running again for 2 s after its last failure.
+  ReplicaObservation worker =
+      Restarted("Worker", 0, 4, 2, kT0 + seconds(11), kT0 + seconds(12), output);
+  Readiness r = AssessReplicas(job, {master, worker}, kT0 + seconds(14));
+  EXPECT_FALSE(r.ready);
+  EXPECT_TRUE(r.warning);
+  EXPECT_EQ(r.reason, "CrashLoopBackOff");
+  EXPECT_EQ(r.message,
+            "2/2 replicas keep crashing and restarting (Master 0; Worker 0). Last exit: "
+            "job-worker-0 exited with code 2 at " +
+                FormatRfc3339(kT0 + seconds(11)) +
+                ", 4 restarts so far.\nLast output:\npython3: can't open file "
+                "'/opt/pytorch-mnist/mnist.py': [Errno 2] No such file or directory");
+  // Once its new run has lasted kCrashLoopSettle, a restarted replica has recovered.
+  ReplicaObservation settled = Restarted("Worker", 0, 4, 2, kT0 + seconds(11),
+                                         kT0 + seconds(12), output);
+  Readiness later = AssessReplicas(job, {settled, Pod("Master", 0, Phase::kRunning)},
+                                   kT0 + seconds(12) + kCrashLoopSettle);
+  EXPECT_TRUE(later.ready) << later.message;
+  // A restart after a success (Always) is no crash loop.
+  ReplicaObservation fine = Restarted("Worker", 0, 1, 0, kT0, kT0 + seconds(1), "");
+  EXPECT_FALSE(InCrashLoop(fine, kT0 + seconds(2)));
+}
+
+TEST(CrashLoopTest, TheLastOutputIsBoundedAndValidUtf8) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}});
+  std::string output;
+  for (int i = 0; i < 400; ++i) output += "ligne \xC3\xA9 " + std::to_string(i) + "\n";
+  output += "\xFF broken\n";
+  ReplicaObservation master = Ended(Pod("Master", 0, Phase::kRunning, 1, 2), kT0, "Error", output);
+  master.waiting_reason = "CrashLoopBackOff";
+  Readiness r = AssessReplicas(job, {master}, kT0 + seconds(1));
+  EXPECT_LE(r.message.size(), kMaxAttributionBytes + 3);
+  EXPECT_NE(r.message.find("ligne \xC3\xA9 399\n\xEF\xBF\xBD broken"), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.find("ligne \xC3\xA9 0\n"), std::string::npos) << "the tail is kept";
+}
+
+// A loop of crashes is reported once (one Warning event), not as "all running" between two
+// crashes; its message follows the loop at most every kReadinessRefresh.
+TEST(CrashLoopTest, ALoopIsReportedOnceNotOnEveryCycle) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}});
+  Step(&job, {}, kT0);
+  Step(&job, {Pod("Master", 0, Phase::kRunning)}, kT0 + seconds(1));
+  std::vector<Event> events;
+  Time t = kT0 + seconds(2);
+  for (int restart = 1; restart <= 5; ++restart) {
+    ReplicaObservation waiting = Ended(Pod("Master", 0, Phase::kRunning, 2, restart), t, "Error",
+                                       "boom\n");
+    waiting.waiting_reason = "CrashLoopBackOff";
+    Plan p = Step(&job, {waiting}, t + seconds(1));
+    events.insert(events.end(), p.events.begin(), p.events.end());
+    Time started = t + seconds(1 << restart);
+    p = Step(&job, {Restarted("Master", 0, restart, 2, t, started, "boom\n")},
+             started + seconds(1));
+    events.insert(events.end(), p.events.begin(), p.events.end());
+    t = started + seconds(2);
+  }
+  int loop_events = 0, ready_events = 0;
+  for (const Event& e : events) {
+    loop_events += e.reason == "CrashLoopBackOff";
+    ready_events += e.reason == "AllReplicasRunning";
+  }
+  EXPECT_EQ(loop_events, 1);
+  EXPECT_EQ(ready_events, 0);
+  const api::Condition* ready = FindCondition(job.status, kReplicasReady);
+  ASSERT_NE(ready, nullptr);
+  EXPECT_EQ(ready->reason, "CrashLoopBackOff");
+  EXPECT_NE(ready->message.find("5 restarts so far"), std::string::npos) << ready->message;
+  // It recovers: one Normal event says so.
+  Plan p = Step(&job, {Restarted("Master", 0, 5, 2, t, t + seconds(1), "boom\n")},
+                t + seconds(1) + kCrashLoopSettle);
+  ASSERT_EQ(p.events.size(), 1u);
+  EXPECT_EQ(p.events[0].reason, "AllReplicasRunning");
 }
 
 // ---- the condition: first in the list, rate-limited, events on problems ------------------------

@@ -29,15 +29,20 @@ struct ReplicaObservation {
   bool terminating = false;      // being deleted (deletionTimestamp set / being stopped)
 
   // Why it is not running, when the substrate knows (docs/status-machine.md, "Why"): a
-  // container's waiting reason (ImagePullBackOff, CrashLoopBackOff, …), Unschedulable, or the
-  // local runner's RestartBackOff; `waiting_message` is the detail (the scheduler's message…).
+  // container's waiting reason (ImagePullBackOff, CrashLoopBackOff: waiting for the restart
+  // back-off, on both substrates, …), Unschedulable; `waiting_message` is the detail (the
+  // scheduler's message…).
   std::string waiting_reason;
   std::string waiting_message;
-  // How it last ended (current or last terminated state): OOMKilled, Error, Evicted, …; its
+  // How it last ended (current or last terminated state, so also for a replica that runs again
+  // after an in-place restart, with `exit_code`): OOMKilled, Error, Evicted, …; its
   // termination message or last log lines (the substrate bounds it to a few KiB); when.
   std::string end_reason;
   std::string end_message;
   std::optional<Time> finished_at;
+  // When its current run started, for a replica that runs (after an in-place restart: the
+  // restart), when the substrate knows.
+  std::optional<Time> started_at;
   // The last time it wrote output, when the substrate measures it (hang detection).
   std::optional<Time> last_output;
 };

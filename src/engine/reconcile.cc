@@ -247,7 +247,7 @@ void RestartHung(const Job& job, const std::vector<ReplicaObservation>& observed
 // ReplicasReady for a job that is neither finished nor suspended; applies the progress policy.
 void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
                      int retries, Plan* plan) {
-  Readiness readiness = AssessReplicas(job, observed);
+  Readiness readiness = AssessReplicas(job, observed, now);
   std::optional<api::ProgressPolicy> policy = api::ProgressPolicyOf(job);
   if (readiness.ready && policy) {
     const api::Condition* current = FindCondition(job.status, kReplicasReady);

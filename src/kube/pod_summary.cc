@@ -162,6 +162,10 @@ std::optional<PodSummary> Project(const Node& pod, const std::vector<std::string
       }
       if (std::optional<int64_t> code = terminated["exitCode"].integer())
         container.exit_code = static_cast<int32_t>(*code);
+      if (Node running = c["state"]["running"]; running.is_object() && container.restart_count > 0)
+        if (std::optional<Time> at = ParseRfc3339(running["startedAt"].str()))
+          container.running_since =
+              std::chrono::duration_cast<std::chrono::seconds>(at->time_since_epoch()).count();
       s.containers.push_back(std::move(container));
     });
     s.detail = DetailOf(pod, status, s.phase);

@@ -35,6 +35,10 @@ struct ContainerSummary {
   int32_t restart_count = 0;
   int32_t exit_code = -1;   // of the current terminated state, else the last one; -1 = none
   bool terminated = false;  // the current state is terminated
+  // For a container restarted in place that runs again: when this run started (Unix seconds;
+  // 0 = not restarted, not running, or unknown). Tells a crash loop from a recovery
+  // (engine::InCrashLoop) without keeping the pod's detail.
+  int64_t running_since = 0;
 };
 
 // Texts longer than this (termination messages, scheduler messages) keep their tail/head.

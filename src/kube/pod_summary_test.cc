@@ -27,7 +27,7 @@ std::string Dump(const PodSummary& s) {
   for (const std::string& v : s.label_values) out << "[" << v << "]";
   for (const ContainerSummary& c : s.containers)
     out << " c(" << c.name << "," << c.restart_count << "," << c.exit_code << "," << c.terminated
-        << ")";
+        << "," << c.running_since << ")";
   if (const PodDetail* d = s.detail.get()) {
     out << " detail(" << d->unschedulable << "|" << d->scheduler_name << "|" << d->scheduled
         << d->scheduling_seen << "|" << d->waiting_container << "|" << d->waiting_init << "|"

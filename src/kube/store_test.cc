@@ -74,6 +74,11 @@ TEST(PodSummaryTest, KeepsWhatControllersNeed) {
   EXPECT_EQ(s->containers[0].restart_count, 2);
   EXPECT_EQ(s->containers[0].exit_code, 137);  // from lastState
   EXPECT_FALSE(s->containers[0].terminated);
+  EXPECT_EQ(s->containers[0].running_since, 1795338000);  // restarted: its new run's start
+  std::optional<PodSummary> fresh =
+      ProjectPod(Pod("j-worker-4", "0a1b2c3d-0000-4000-8000-00000000000a", "j"), kKeep);
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(fresh->containers[0].running_since, 0) << "never restarted: not kept";
 }
 
 TEST(PodSummaryTest, HandlesOddInput) {

@@ -12,9 +12,9 @@
 #include "local/containers.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
-#include "local/torch_error.h"
 #include "local/mpi_local.h"
 #include "local/state_store.h"
+#include "local/torch_error.h"
 
 namespace trainctl::local {
 namespace {
@@ -137,7 +137,8 @@ spec:
   ASSERT_TRUE(steps.ok()) << steps.status().message();
   ASSERT_EQ(steps->size(), 2u);
   EXPECT_EQ((*steps)[0].name, "fetch");
-  EXPECT_EQ((*steps)[0].at.path, "spec.pytorchReplicaSpecs[Worker].template.spec.initContainers[1]");
+  EXPECT_EQ((*steps)[0].at.path,
+            "spec.pytorchReplicaSpecs[Worker].template.spec.initContainers[1]");
   EXPECT_EQ((*steps)[1].name, "prepare");
   std::vector<std::string> notes = RunNotes(job);
   ASSERT_EQ(notes.size(), 2u);
@@ -303,8 +304,9 @@ TEST_F(StateStoreTest, ValidJsonOfTheWrongShapeIsADamagedFileToo) {
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/job.json", "{}").ok());
   ASSERT_TRUE(WriteFileAtomically(dir.path() + "/replicas.json", "{\"a\": 1}").ok());
   EXPECT_EQ(dir.ReadJob().status().message(),
-            dir.path() + "/job.json: not a job (damaged state file): expected an object with kind "
-                         "and metadata.name");
+            dir.path() +
+                "/job.json: not a job (damaged state file): expected an object with kind "
+                "and metadata.name");
   EXPECT_EQ(dir.ReadReplicas().status().message(),
             dir.path() + "/replicas.json: not a list of replicas (damaged state file)");
   EXPECT_FALSE(JobDir(root_, {api::Kind::kPyTorchJob, "..", "x"}).Create().ok());
@@ -418,9 +420,58 @@ TEST(TorchElasticErrorTest, RootCauseComesLastAndBounded) {
   ASSERT_TRUE(small);
   EXPECT_LE(small->size(), 60u);
   EXPECT_EQ(small->substr(small->size() - 22), "Duplicate GPU detected");
-  EXPECT_EQ(TorchElasticErrorText(R"({"message": "ChildFailedError: x"})", 100), "ChildFailedError: x");
+  EXPECT_EQ(TorchElasticErrorText(R"({"message": "ChildFailedError: x"})", 100),
+            "ChildFailedError: x");
   EXPECT_FALSE(TorchElasticErrorText("not json", 100));
   EXPECT_FALSE(TorchElasticErrorText(R"({"other": 1})", 100));
+}
+
+}  // namespace
+}  // namespace trainctl::local
+
+namespace trainctl::local {
+namespace {
+
+// torchrun's report of a worker that failed without the error file: the worker's own last lines
+// come first, then one summary line; a log without the report is left alone.
+TEST(TorchrunReportTest, TheWorkersOwnLinesComeBeforeTheReport) {
+  const std::string log =
+      "rank 1 of WORLD_SIZE 2\n"
+      "fatal: accelerator not found on rank 1\n"
+      "E1125 23:04:42.100000 26090 api.py:881] failed (exitcode: 7) local_rank: 0 (pid: 26094)\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/bin/torchrun\", line 33, in <module>\n"
+      "    sys.exit(load_entry_point('torch', 'console_scripts', 'torchrun')())\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+      "============================================================\n"
+      "/tmp/x/ephemeral_script.py FAILED\n"
+      "------------------------------------------------------------\n"
+      "Failures:\n"
+      "  <NO_OTHER_FAILURES>\n"
+      "------------------------------------------------------------\n"
+      "Root Cause (first observed failure):\n"
+      "[0]:\n"
+      "  time      : 2026-11-25_23:04:42\n"
+      "  host      : localhost\n"
+      "  rank      : 1 (local_rank: 0)\n"
+      "  exitcode  : 7 (pid: 26094)\n"
+      "  error_file: <N/A>\n"
+      "============================================================\n";
+  std::optional<std::string> text = WorkerOutputBeforeTorchrunReport(log, 2048);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ(
+      *text,
+      "rank 1 of WORLD_SIZE 2\n"
+      "fatal: accelerator not found on rank 1\n"
+      "E1125 23:04:42.100000 26090 api.py:881] failed (exitcode: 7) local_rank: 0 (pid: 26094)\n"
+      "torchrun: rank 1 (local_rank: 0) exited with code 7");
+  std::optional<std::string> small = WorkerOutputBeforeTorchrunReport(log, 120);
+  ASSERT_TRUE(small.has_value());
+  EXPECT_LE(small->size(), 120u);
+  EXPECT_EQ(small->substr(small->rfind('\n') + 1),
+            "torchrun: rank 1 (local_rank: 0) exited with code 7");
+  EXPECT_FALSE(WorkerOutputBeforeTorchrunReport(
+      "Traceback (most recent call last):\nValueError: x\n", 2048));
 }
 
 }  // namespace

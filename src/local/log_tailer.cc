@@ -1,5 +1,6 @@
 #include "local/log_tailer.h"
 
+#include <algorithm>
 #include <fstream>
 
 namespace trainctl::local {
@@ -39,18 +40,19 @@ size_t LogTailer::Poll(const std::string& key, const std::string& path,
   return gained;
 }
 
-std::string ReadLogTail(const std::string& path, size_t max_bytes) {
+std::string ReadLogTail(const std::string& path, size_t max_bytes, long long from) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   in.seekg(0, std::ios::end);
   long long size = in.tellg();
-  if (size <= 0) return "";
-  long long start = size > static_cast<long long>(max_bytes) ? size - max_bytes : 0;
+  if (size <= 0 || from >= size) return "";
+  from = std::max(0LL, from);
+  long long start = size - from > static_cast<long long>(max_bytes) ? size - max_bytes : from;
   in.seekg(start);
   std::string tail(static_cast<size_t>(size - start), '\0');
   in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
   tail.resize(static_cast<size_t>(in.gcount()));
-  if (start > 0) {
+  if (start > from) {
     size_t newline = tail.find('\n');
     if (newline != std::string::npos && newline + 1 < tail.size()) tail.erase(0, newline + 1);
   }

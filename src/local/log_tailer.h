@@ -24,8 +24,9 @@ class LogTailer {
   std::map<std::string, State> files_;
 };
 
-// The last `max_bytes` of the file at `path`, from a line start where there is one; "" when it
-// cannot be read.
-std::string ReadLogTail(const std::string& path, size_t max_bytes);
+// The last `max_bytes` of the file at `path` at or after byte `from` (where a replica's current
+// run began writing to a log it shares with its earlier runs), from a line start where there is
+// one; "" when it cannot be read.
+std::string ReadLogTail(const std::string& path, size_t max_bytes, long long from = 0);
 
 }  // namespace trainctl::local

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -90,6 +91,7 @@ struct Replica {
   std::string command;
   std::string message;
   std::string last_lines;           // the end of its log (or its root cause) when it last exited
+  long long log_start = 0;          // its log's size when its main container last started
   std::string error_file;           // TORCHELASTIC_ERROR_FILE given to it; "" when the user's
   std::optional<Time> last_output;  // when its log last grew
   int port = 0;
@@ -105,7 +107,27 @@ struct Replica {
   bool init_failed = false;  // its last exit was an init container's
   std::optional<int64_t> memory_limit;
   bool oom_killed = false;  // its last exit came with an OOM kill in its cgroup
+  Duration backoff{0};      // the back-off it waits for, while restart_at is set
+  // How its run before the last in-place restart ended (the kubelet's lastState), kept while
+  // it runs again.
+  struct LastEnd {
+    int exit_code = 0;
+    std::optional<Time> finished;
+    std::string reason;
+    std::string output;
+  };
+  std::optional<LastEnd> last_end;
 };
+
+// How a replica's last run ended, as a container's terminated reason.
+std::string EndReason(const Replica& r) {
+  if (!r.exit_code) return "";
+  return !r.message.empty()  ? "StartError"
+         : r.init_failed     ? "Init:Error"
+         : r.oom_killed      ? "OOMKilled"
+         : *r.exit_code == 0 ? "Completed"
+                             : "Error";
+}
 
 class Run {
  public:
@@ -137,8 +159,10 @@ class Run {
   void KillOverdue(Time now);
   void ApplyPlan(const engine::Plan& plan, Time now);
   // Starts replica (type, index): its init containers from `resume_step` on (the one that
-  // failed, when the kubelet would restart it in place), then its main container.
-  void Start(const std::string& type, int index, Time now, size_t resume_step = 0);
+  // failed, when the kubelet would restart it in place), then its main container. A new
+  // replica is a pod creation; `in_place` (a restart after a back-off) is not.
+  void Start(const std::string& type, int index, Time now, size_t resume_step = 0,
+             bool in_place = false);
   // Spawns `r`'s current step (an init container or the main one).
   void SpawnStep(Replica& r, Time now);
   void Terminate(Replica& r, Time now);
@@ -296,7 +320,7 @@ void Run::Emit(const engine::Event& event, Time now, const std::string& object) 
   if (observer_) observer_->OnEvent(event);
 }
 
-void Run::Start(const std::string& type, int index, Time now, size_t resume_step) {
+void Run::Start(const std::string& type, int index, Time now, size_t resume_step, bool in_place) {
   std::string name = api::ReplicaName(job_, type, index);
   Replica r;
   if (auto it = replicas_.find(name); it != replicas_.end() && !it->second.deleted) return;
@@ -336,7 +360,8 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
   rep.main = std::move(launch).value();
   rep.command = rep.main.display_command;
   rep.attempt++;
-  Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
+  // The kubelet restarts a container in place: no pod is created (its Started event follows).
+  if (!in_place) Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
   SpawnStep(rep, now);
 }
 
@@ -353,6 +378,10 @@ void Run::SpawnStep(Replica& rep, Time now) {
       std::remove(rep.error_file.c_str());  // a file from an earlier attempt is not this one's
     }
     joined = JoinCgroup(rep, launch.spec);
+    // The log is shared by every run of the replica; its last lines are this run's.
+    std::error_code size_error;
+    auto size = std::filesystem::file_size(launch.spec.log_path, size_error);
+    rep.log_start = size_error ? 0 : static_cast<long long>(size);
   }
   StatusOr<std::unique_ptr<ReplicaProcess>> process =
       joined.ok() ? launcher_->Spawn(launch.spec) : joined;
@@ -449,7 +478,14 @@ void Run::Reap(Time now) {
     r.process.reset();
     ReleaseCgroup(r);
     TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
-    r.last_lines = ReadLogTail(dir_.LogPath(name), kLastLinesBytes);
+    r.last_lines = ReadLogTail(dir_.LogPath(name), kLastLinesBytes, init ? 0 : r.log_start);
+    if (*code != 0 && !init) {
+      // torchrun's report of a failed worker fills the last 2 KiB: look past it.
+      std::string end = ReadLogTail(dir_.LogPath(name), 8 * kLastLinesBytes, r.log_start);
+      if (std::optional<std::string> worker =
+              WorkerOutputBeforeTorchrunReport(end, kLastLinesBytes))
+        r.last_lines = *worker;
+    }
     if (!r.error_file.empty() && *code != 0) {
       std::string error = ReadLogTail(r.error_file, 64 * 1024);
       if (std::optional<std::string> root = TorchElasticErrorText(error, kLastLinesBytes))
@@ -467,6 +503,7 @@ void Run::Reap(Time now) {
     if (exit.restart) {
       r.restarts++;
       r.restart_at = mono_ + exit.backoff;
+      r.backoff = exit.backoff;
       Emit({"Warning", "BackOff",
             "Back-off " + std::to_string(exit.backoff.count() / 1000) + "s restarting " + r.name},
            now, "Pod/" + name);
@@ -487,9 +524,12 @@ void Run::StartDueRestarts(Time now) {
     // only the main container once every init container has succeeded.
     const Replica& old = replicas_[name];
     size_t resume = old.init_failed ? old.step_base + old.step : std::numeric_limits<size_t>::max();
+    Replica::LastEnd last{old.exit_code.value_or(-1), old.finished, EndReason(old),
+                          !old.message.empty() ? old.message : old.last_lines};
     replicas_[name].deleted = true;
-    Start(type, index, now, resume);
+    Start(type, index, now, resume, /*in_place=*/true);
     replicas_[name].restarts = restarts;
+    replicas_[name].last_end = std::move(last);
   }
 }
 
@@ -518,19 +558,21 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
     o.terminating = r.terminating;
     o.finished_at = r.finished;
     if (r.exit_code) {
-      o.end_reason = !r.message.empty()  ? "StartError"
-                     : r.init_failed     ? "Init:Error"
-                     : r.oom_killed      ? "OOMKilled"
-                     : *r.exit_code == 0 ? "Completed"
-                                         : "Error";
+      o.end_reason = EndReason(r);
       o.end_message = !r.message.empty() ? r.message : r.last_lines;
+    } else if (r.last_end) {  // runs again after an in-place restart
+      o.exit_code = r.last_end->exit_code;
+      o.finished_at = r.last_end->finished;
+      o.end_reason = r.last_end->reason;
+      o.end_message = r.last_end->output;
     }
+    if (r.phase == Phase::kRunning && !r.restart_at) o.started_at = r.started;
     if (r.restart_at && !r.terminating) {
-      o.waiting_reason = "RestartBackOff";
-      long long wait_ms = std::chrono::duration_cast<Duration>(*r.restart_at - mono_).count();
-      o.waiting_message = "exited with code " + std::to_string(r.exit_code.value_or(-1)) +
-                          ", restarts in " + std::to_string((std::max(0LL, wait_ms) + 999) / 1000) +
-                          " s";
+      // As the kubelet's container state: waiting for the back-off (a stable text, no
+      // countdown, so the job's status is not rewritten while it waits).
+      o.waiting_reason = "CrashLoopBackOff";
+      o.waiting_message =
+          "back-off " + std::to_string(r.backoff.count() / 1000) + " s before restarting " + r.name;
     }
     if (r.process && r.step < r.inits.size()) {
       o.waiting_reason = "PodInitializing";

@@ -18,4 +18,13 @@ inline constexpr const char* kTorchElasticErrorFileEnv = "TORCHELASTIC_ERROR_FIL
 // `max_bytes`), or nullopt when `text` is not such a file.
 std::optional<std::string> TorchElasticErrorText(const std::string& text, size_t max_bytes);
 
+// A replica run by torchrun whose worker failed without writing the error file ends its log
+// with torchrun's own report: the agent's Python traceback, then a ChildFailedError box (about
+// 2 KiB) naming the failed rank and its exit code. The worker's own last lines come before it.
+// Given the end of such a log, returns those lines (at most `max_bytes` in all) followed by one
+// line "torchrun: rank R (local_rank: L) exited with code C"; nullopt when `log_end` does not
+// end with that report.
+std::optional<std::string> WorkerOutputBeforeTorchrunReport(const std::string& log_end,
+                                                           size_t max_bytes);
+
 }  // namespace trainctl::local

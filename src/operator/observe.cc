@@ -95,8 +95,11 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
   for (const kube::ContainerSummary& c : pod.containers) {
     if (c.name != default_container_) continue;
     o.restarts = c.restart_count;
-    if (c.exit_code >= 0 &&
-        (c.terminated || o.phase == engine::Phase::kFailed || o.phase == engine::Phase::kSucceeded))
+    if (c.running_since > 0) o.started_at = Time(std::chrono::seconds(c.running_since));
+    // The current end, or the last one of a container restarted in place (its lastState).
+    if (c.exit_code >= 0 && (c.terminated || c.restart_count > 0 ||
+                             o.phase == engine::Phase::kFailed ||
+                             o.phase == engine::Phase::kSucceeded))
       o.exit_code = c.exit_code;
   }
   o.terminating = pod.terminating;

@@ -57,7 +57,9 @@ TEST(ObserveTest, MapsPodsToReplicas) {
   EXPECT_EQ(o[0].type, "PS");
   EXPECT_EQ(o[0].phase, engine::Phase::kRunning);
   EXPECT_EQ(o[0].restarts, 3);
-  EXPECT_FALSE(o[0].exit_code.has_value());  // running again: the old exit is history
+  // Running again after 3 restarts: its last exit (the kubelet's lastState) is still known, so
+  // a crash loop between two back-offs is told apart from a recovery.
+  EXPECT_EQ(o[0].exit_code, 1);
   EXPECT_EQ(o[1].type, "Worker");
   EXPECT_EQ(o[1].index, 1);
   EXPECT_EQ(o[1].phase, engine::Phase::kFailed);
