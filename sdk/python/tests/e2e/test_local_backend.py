@@ -133,6 +133,35 @@ class LocalBackendTest(unittest.TestCase):
             "First failure: bad-worker-0 (Worker 0) exited with code 3, at "), why)
         self.assertIn("Last output:\nabout to fail\nfatal: out of cheese", why["first_failure"])
 
+    def test_a_timeout_says_which_replica_keeps_failing(self):
+        # Under the default OnFailure failing replicas restart in place forever (as upstream);
+        # the TimeoutError says why instead of timing out in silence.
+        c = self.client
+        c.create_job(name="acc-boom", train_func=train_funcs.boom, num_workers=2)
+        deadline = time.time() + 90
+        while c.get_job_why("acc-boom")["reason"] != "CrashLoopBackOff":
+            self.assertLess(time.time(), deadline, "the worker never crashed")
+            time.sleep(1)
+        with self.assertRaises(TimeoutError) as caught:
+            c.wait_for_job_conditions("acc-boom", wait_timeout=3, polling_interval=1)
+        text = str(caught.exception)
+        self.assertIn("Timeout waiting for PyTorchJob: default/acc-boom to reach expected "
+                      "conditions: {'Succeeded'}. It is Running.\nCrashLoopBackOff (since ", text)
+        # (The count is refreshed at most every 10 s: the second replica may not be in yet.)
+        self.assertRegex(text, r"[12]/2 replicas keep crashing and restarting "
+                               r"\((Master 0|Worker 0|Master 0; Worker 0)\)\. "
+                               r"Last exit: acc-boom-(master|worker)-0 exited with code 1 at ")
+        # The rank's own last line and torchrun's verdict, not torchrun's 2 KiB report.
+        self.assertRegex(text, r"fatal: accelerator not found on rank [01]\n.*\n"
+                               r"torchrun: rank [01] \(local_rank: 0\) exited with code 7")
+        why = c.get_job_why("acc-boom")
+        self.assertEqual(why["reason"], "CrashLoopBackOff")
+        # nprocPerNode auto on a machine shared by both replicas: one process each.
+        logs, _ = c.get_job_logs("acc-boom", is_master=True)
+        self.assertIn("rank 0 of WORLD_SIZE 2\n", logs["acc-boom-master-0"])
+        pods = c.get_job_pods("acc-boom")
+        self.assertEqual(len(pods), 2)
+
     def test_timeout_then_delete_while_running(self):
         c = self.client
         c.create_job(name="slow", train_func=train_funcs.sleeper, parameters={"seconds": 120})

@@ -60,3 +60,17 @@ def tf_digits(params):
     cfg = json.loads(os.environ.get("TF_CONFIG", "{}"))
     print("RESULT " + json.dumps({"accuracy": float(hist.history["accuracy"][-1]),
                                   "task": cfg.get("task")}), flush=True)
+
+
+def boom():
+    import os
+    import sys
+    import time
+
+    # Every rank fails: a torchrun agent whose worker failed waits (up to 5 min) at its exit
+    # barrier for the other agents, so one failing rank alone would not end its replica soon.
+    rank = os.environ["RANK"]
+    print(f"rank {rank} of WORLD_SIZE {os.environ['WORLD_SIZE']}", flush=True)
+    time.sleep(1)
+    print(f"fatal: accelerator not found on rank {rank}", flush=True)
+    sys.exit(7)

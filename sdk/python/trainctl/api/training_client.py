@@ -328,7 +328,7 @@ class TrainingClient:
         """Why the job is where it is (trainctl's addition; docs/status-machine.md, "Why"), from
         its conditions, the same for both backends: a dict with ``reason`` and ``message`` (the
         ``ReplicasReady`` condition while some replica is not running, e.g. ``Unschedulable``,
-        ``ImagePullBackOff``, ``RestartBackOff``, ``ProgressTimeout``; else None), ``since`` (when
+        ``ImagePullBackOff``, ``CrashLoopBackOff``, ``ProgressTimeout``; else None), ``since`` (when
         that reason was set) and ``first_failure`` (the "First failure: …" text of the Failed or
         Restarting condition: the replica that failed first, its exit code and last output;
         else None)."""
@@ -340,7 +340,9 @@ class TrainingClient:
                                 timeout=constants.DEFAULT_TIMEOUT):
         """Polls until one of ``expected_conditions`` is True. RuntimeError when the job fails
         (naming the first failed replica, its exit code and last log lines where known),
-        TimeoutError after ``wait_timeout`` seconds. Upstream's loop count semantics are kept
+        TimeoutError after ``wait_timeout`` seconds, saying where the job is and why (its
+        ReplicasReady reason: the failing replica, its exit code and last output; the first
+        failure). Upstream's loop count semantics are kept
         (``round(wait_timeout / polling_interval)`` polls)."""
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
@@ -350,6 +352,7 @@ class TrainingClient:
                              f"{constants.JOB_CONDITIONS}")
         if polling_interval is None or polling_interval <= 0:
             raise ValueError(f"polling_interval must be > 0, got {polling_interval!r}")
+        job = None
         for _ in range(round(wait_timeout / polling_interval)):
             job = self.get_job(name=name, namespace=namespace, job_kind=job_kind,
                                timeout=timeout)
@@ -367,7 +370,7 @@ class TrainingClient:
                     return job
             time.sleep(polling_interval)
         raise TimeoutError(f"Timeout waiting for {job_kind}: {namespace}/{name} to reach "
-                           f"expected conditions: {expected}")
+                           f"expected conditions: {expected}" + _timeout_why(job))
 
     def _failure_message(self, job, job_kind, namespace, name):
         failed = [c for c in job.status.conditions if c.type == constants.JOB_CONDITION_FAILED]
@@ -604,6 +607,23 @@ def _why(conditions):
             if at >= 0:
                 out["first_failure"] = c.message[at:]
     return out
+
+
+def _timeout_why(job):
+    """What a TimeoutError adds: the job's last state and, when it says why, its reason with the
+    failing replica, its exit code and last output, and the first failure; "" when the job was
+    never read."""
+    status = getattr(job, "status", None) if job is not None else None
+    conditions = (getattr(status, "conditions", None) or []) if status is not None else []
+    if not conditions:
+        return ""
+    text = f". It is {conditions[-1].type}"
+    why = _why(conditions)
+    if why["reason"]:
+        text += f".\n{why['reason']} (since {why['since']}): {why['message']}"
+    if why["first_failure"]:
+        text += f"\n{why['first_failure']}"
+    return text
 
 
 def _has_condition(conditions, condition_type):
