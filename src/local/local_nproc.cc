@@ -15,8 +15,9 @@ StatusOr<std::optional<LocalNproc>> ResolveLocalNproc(const api::Job& job) {
   for (const auto& [type, spec] : job.replica_specs) {
     int replicas = job.ReplicasOf(type);
     int n = 1;
-    auto ask = std::find_if(asks->begin(), asks->end(), [&](const GpuAsk& a) {
-      return a.type == type && a.per_replica > 0;
+    const std::string& name = type;  // (clang 14 cannot capture a structured binding)
+    auto ask = std::find_if(asks->begin(), asks->end(), [&name](const GpuAsk& a) {
+      return a.type == name && a.per_replica > 0;
     });
     if (ask != asks->end()) {
       n = ask->per_replica;
