@@ -99,12 +99,12 @@ struct Job {
   RunPolicy run_policy;
 
   // Per-kind typed fields (absent for kinds that do not have them).
-  std::optional<std::string> nproc_per_node;    // PyTorch spec.nprocPerNode
-  std::optional<ElasticPolicy> elastic_policy;  // PyTorch / Paddle
-  std::string success_policy;                   // TF: "" | AllWorkers
-  bool enable_dynamic_worker = false;           // TF
-  std::optional<int32_t> slots_per_worker;      // MPI
-  std::string main_container;                   // MPI
+  std::optional<std::string> nproc_per_node;        // PyTorch spec.nprocPerNode
+  std::optional<ElasticPolicy> elastic_policy;      // PyTorch / Paddle
+  std::string success_policy;                       // TF: "" | AllWorkers
+  bool enable_dynamic_worker = false;               // TF
+  std::optional<int32_t> slots_per_worker;          // MPI
+  std::string main_container;                       // MPI
   std::optional<std::string> mpi_clean_pod_policy;  // MPI legacy spec.cleanPodPolicy
 
   JobStatus status;

@@ -49,7 +49,7 @@ StatusOr<Cluster> Open(const GlobalOptions& g) {
   Cluster c;
   c.client = std::move(*client);
   c.server = config->server;
-  c.namespace_ = !g.namespace_.empty()          ? g.namespace_
+  c.namespace_ = !g.namespace_.empty()             ? g.namespace_
                  : !config->namespace_name.empty() ? config->namespace_name
                                                    : "default";
   return c;
@@ -117,7 +117,7 @@ int OpenJob(const GlobalOptions& global, const std::vector<std::string>& args, C
 }  // namespace
 
 static int ClusterGet(const GlobalOptions& global, const std::vector<std::string>& args,
-               const std::string& output) {
+                      const std::string& output) {
   if (!output.empty() && output != "json" && output != "name" && output != "wide")
     return Fail("unsupported output format \"" + output + "\" (json, name, wide)", 2);
   StatusOr<JobRef> ref = ParseGetArgs(args);
@@ -147,11 +147,11 @@ static int ClusterGet(const GlobalOptions& global, const std::vector<std::string
     }
   }
   if (!ref->name.empty() && jobs.empty())
-    return Fail("job \"" + ref->name + "\" not found in " +
-                    (global.all_namespaces ? std::string("any namespace")
-                                           : "namespace " + c->namespace_) +
-                    " on " + c->server,
-                1);
+    return Fail(
+        "job \"" + ref->name + "\" not found in " +
+            (global.all_namespaces ? std::string("any namespace") : "namespace " + c->namespace_) +
+            " on " + c->server,
+        1);
   if (output == "json") {
     if (!ref->name.empty() && jobs.size() == 1)
       std::cout << jobs[0].dump(2) << "\n";
@@ -191,7 +191,9 @@ static int ClusterDescribe(const GlobalOptions& global, const std::vector<std::s
   json replicas = pods.ok() ? ReplicaRowsFromPods(*pods, UidOf(*job)) : json::array();
   std::vector<json> event_rows = events.ok() ? EventRowsFromApi(*events) : std::vector<json>{};
   if (as_json) {
-    std::cout << json({{"job", *job}, {"replicas", replicas}, {"events", event_rows},
+    std::cout << json({{"job", *job},
+                       {"replicas", replicas},
+                       {"events", event_rows},
                        {"why", JobWhy(*job)}})
                      .dump(2)
               << "\n";
@@ -232,7 +234,7 @@ class LinePrinter {
 
 struct Follow {
   std::shared_ptr<kube::Stream> stream;
-  int restarts = 0;           // the container instance being read
+  int restarts = 0;  // the container instance being read
   std::atomic<bool> done{false};
   std::atomic<bool> failed{false};
   std::string pending;  // a partial line, touched only by the transport's thread
@@ -343,7 +345,7 @@ int FollowLogs(Cluster& c, const json& first, const std::string& replica, bool p
 }  // namespace
 
 static int ClusterLogs(const GlobalOptions& global, const std::vector<std::string>& args,
-                const std::string& replica, bool follow) {
+                       const std::string& replica, bool follow) {
   Cluster cluster;
   json found;
   if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
@@ -386,7 +388,7 @@ static int ClusterDelete(const GlobalOptions& global, const std::vector<std::str
 }
 
 static int ClusterWait(const GlobalOptions& global, const std::vector<std::string>& args,
-                const std::string& for_condition, const std::string& timeout) {
+                       const std::string& for_condition, const std::string& timeout) {
   StatusOr<JobRef> ref = ParseJobRef(args);
   if (!ref.ok()) return Fail(ref.status().message(), 2);
   StatusOr<std::string> condition = ParseWaitCondition(for_condition);

@@ -171,7 +171,8 @@ std::string EndText(const ReplicaObservation& r) {
   if (r.exit_code) {
     int code = *r.exit_code;
     if (code > 128 && code < 128 + 65)
-      text = "was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) + ")";
+      text =
+          "was killed by " + SignalName(code - 128) + " (exit code " + std::to_string(code) + ")";
     else
       text = "exited with code " + std::to_string(code);
   } else {

@@ -66,8 +66,8 @@ std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& o
 // Hang detection for a job whose replicas all run. `ready_since`: when they all started running.
 struct ProgressVerdict {
   bool hung = false;
-  std::string message;                   // why, when hung
-  std::optional<Duration> check_after;   // when not hung: when the timeout would be reached
+  std::string message;                  // why, when hung
+  std::optional<Duration> check_after;  // when not hung: when the timeout would be reached
 };
 ProgressVerdict CheckProgress(const api::ProgressPolicy& policy,
                               const std::vector<ReplicaObservation>& observed, Time ready_since,

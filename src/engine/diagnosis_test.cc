@@ -166,10 +166,10 @@ TEST(AssessTest, MessagesAreBounded) {
 // ---- crash loops: every replica in one, the last exit and its output, one report -------------
 
 // A replica that failed and runs again after an in-place restart: its last end and its new start.
-ReplicaObservation Restarted(const std::string& type, int index, int restarts, int code,
-                             Time ended, Time started, const std::string& output) {
-  ReplicaObservation r = Ended(Pod(type, index, Phase::kRunning, code, restarts), ended, "Error",
-                               output);
+ReplicaObservation Restarted(const std::string& type, int index, int restarts, int code, Time ended,
+                             Time started, const std::string& output) {
+  ReplicaObservation r =
+      Ended(Pod(type, index, Phase::kRunning, code, restarts), ended, "Error", output);
   r.started_at = started;
   return r;
 }
@@ -179,8 +179,8 @@ TEST(CrashLoopTest, CountsEveryReplicaInTheLoopAndShowsTheLastExitsOutput) {
   const std::string output =
       "python3: can't open file '/opt/pytorch-mnist/mnist.py': [Errno 2] No such file or "
       "directory\n";
-  ReplicaObservation master = Ended(Pod("Master", 0, Phase::kRunning, 2, 4), kT0 + seconds(10),
-                                    "Error", output);
+  ReplicaObservation master =
+      Ended(Pod("Master", 0, Phase::kRunning, 2, 4), kT0 + seconds(10), "Error", output);
   master.waiting_reason = "CrashLoopBackOff";
   master.waiting_message = "back-off 8 s before restarting job-master-0";
   // The Worker is between two crashes: running again for 2 s after its last failure.
@@ -197,8 +197,8 @@ TEST(CrashLoopTest, CountsEveryReplicaInTheLoopAndShowsTheLastExitsOutput) {
                 ", 4 restarts so far.\nLast output:\npython3: can't open file "
                 "'/opt/pytorch-mnist/mnist.py': [Errno 2] No such file or directory");
   // Once its new run has lasted kCrashLoopSettle, a restarted replica has recovered.
-  ReplicaObservation settled = Restarted("Worker", 0, 4, 2, kT0 + seconds(11),
-                                         kT0 + seconds(12), output);
+  ReplicaObservation settled =
+      Restarted("Worker", 0, 4, 2, kT0 + seconds(11), kT0 + seconds(12), output);
   Readiness later = AssessReplicas(job, {settled, Pod("Master", 0, Phase::kRunning)},
                                    kT0 + seconds(12) + kCrashLoopSettle);
   EXPECT_TRUE(later.ready) << later.message;
@@ -216,7 +216,8 @@ TEST(CrashLoopTest, TheLastOutputIsBoundedAndValidUtf8) {
   master.waiting_reason = "CrashLoopBackOff";
   Readiness r = AssessReplicas(job, {master}, kT0 + seconds(1));
   EXPECT_LE(r.message.size(), kMaxAttributionBytes + 3);
-  EXPECT_NE(r.message.find("ligne \xC3\xA9 399\n\xEF\xBF\xBD broken"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("ligne \xC3\xA9 399\n\xEF\xBF\xBD broken"), std::string::npos)
+      << r.message;
   EXPECT_EQ(r.message.find("ligne \xC3\xA9 0\n"), std::string::npos) << "the tail is kept";
 }
 
@@ -229,8 +230,8 @@ TEST(CrashLoopTest, ALoopIsReportedOnceNotOnEveryCycle) {
   std::vector<Event> events;
   Time t = kT0 + seconds(2);
   for (int restart = 1; restart <= 5; ++restart) {
-    ReplicaObservation waiting = Ended(Pod("Master", 0, Phase::kRunning, 2, restart), t, "Error",
-                                       "boom\n");
+    ReplicaObservation waiting =
+        Ended(Pod("Master", 0, Phase::kRunning, 2, restart), t, "Error", "boom\n");
     waiting.waiting_reason = "CrashLoopBackOff";
     Plan p = Step(&job, {waiting}, t + seconds(1));
     events.insert(events.end(), p.events.begin(), p.events.end());

@@ -313,11 +313,12 @@ TEST(LocalNproc, AutoIsOneProcessPerReplicaUnlessALimitSaysMore) {
              "t\n            command: [\"true\"]\n" +
              (resources.empty() ? "" : "            resources: " + resources + "\n");
     };
-    return LoadJob("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: demo}\nspec:\n" +
-                   (nproc.empty() ? "" : "  nprocPerNode: \"" + nproc + "\"\n") +
-                   "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n" +
-                   container(master) + "    Worker:\n      replicas: 2\n      template:\n" +
-                   container(worker));
+    return LoadJob(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: demo}\nspec:\n" +
+        (nproc.empty() ? "" : "  nprocPerNode: \"" + nproc + "\"\n") +
+        "  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n" +
+        container(master) + "    Worker:\n      replicas: 2\n      template:\n" +
+        container(worker));
   };
   // Defaulted to auto, no limits: 1 each, WORLD_SIZE 3 (torchrun's auto would start a process
   // per CPU of the machine in each of the three replicas).
@@ -329,8 +330,8 @@ TEST(LocalNproc, AutoIsOneProcessPerReplicaUnlessALimitSaysMore) {
   EXPECT_EQ((*plain)->world_size, 3);
 
   // A CPU limit of 2.5 gives 2 (whole CPUs); a request is not a limit; a GPU ask wins.
-  StatusOr<std::optional<LocalNproc>> limited = ResolveLocalNproc(
-      job_with("{limits: {cpu: \"2500m\"}}", "{requests: {cpu: \"4\"}}", "auto"));
+  StatusOr<std::optional<LocalNproc>> limited =
+      ResolveLocalNproc(job_with("{limits: {cpu: \"2500m\"}}", "{requests: {cpu: \"4\"}}", "auto"));
   ASSERT_TRUE(limited.ok() && limited->has_value());
   EXPECT_EQ((*limited)->per_type.at("Master"), 2);
   EXPECT_EQ((*limited)->per_type.at("Worker"), 1);

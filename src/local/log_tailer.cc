@@ -6,7 +6,7 @@
 namespace trainctl::local {
 
 size_t LogTailer::Poll(const std::string& key, const std::string& path,
-                     const std::function<void(const std::string&)>& on_line, bool flush) {
+                       const std::function<void(const std::string&)>& on_line, bool flush) {
   State& st = files_[key];
   size_t gained = 0;
   std::ifstream in(path, std::ios::binary);

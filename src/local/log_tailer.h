@@ -14,7 +14,7 @@ class LogTailer {
   // With `flush`, a trailing partial line is delivered too (at the end of a run). Returns the
   // number of bytes the file gained (progress bars write no newline, but they do write).
   size_t Poll(const std::string& key, const std::string& path,
-            const std::function<void(const std::string&)>& on_line, bool flush = false);
+              const std::function<void(const std::string&)>& on_line, bool flush = false);
 
  private:
   struct State {

@@ -25,6 +25,6 @@ std::optional<std::string> TorchElasticErrorText(const std::string& text, size_t
 // line "torchrun: rank R (local_rank: L) exited with code C"; nullopt when `log_end` does not
 // end with that report.
 std::optional<std::string> WorkerOutputBeforeTorchrunReport(const std::string& log_end,
-                                                           size_t max_bytes);
+                                                            size_t max_bytes);
 
 }  // namespace trainctl::local

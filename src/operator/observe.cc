@@ -97,9 +97,9 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     o.restarts = c.restart_count;
     if (c.running_since > 0) o.started_at = Time(std::chrono::seconds(c.running_since));
     // The current end, or the last one of a container restarted in place (its lastState).
-    if (c.exit_code >= 0 && (c.terminated || c.restart_count > 0 ||
-                             o.phase == engine::Phase::kFailed ||
-                             o.phase == engine::Phase::kSucceeded))
+    if (c.exit_code >= 0 &&
+        (c.terminated || c.restart_count > 0 || o.phase == engine::Phase::kFailed ||
+         o.phase == engine::Phase::kSucceeded))
       o.exit_code = c.exit_code;
   }
   o.terminating = pod.terminating;

@@ -85,13 +85,13 @@ engine::ReplicaObservation ObserveOne(const std::string& phase, json spec, json 
 }
 
 TEST(ObserveWhyTest, UnschedulableCarriesTheSchedulersMessage) {
-  engine::ReplicaObservation o = ObserveOne(
-      "Pending", json::object(),
-      {{"conditions",
-        {{{"type", "PodScheduled"},
-          {"status", "False"},
-          {"reason", "Unschedulable"},
-          {"message", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}}}});
+  engine::ReplicaObservation o =
+      ObserveOne("Pending", json::object(),
+                 {{"conditions",
+                   {{{"type", "PodScheduled"},
+                     {"status", "False"},
+                     {"reason", "Unschedulable"},
+                     {"message", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."}}}}});
   EXPECT_EQ(o.waiting_reason, "Unschedulable");
   EXPECT_EQ(o.waiting_message, "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.");
 }
@@ -101,7 +101,9 @@ TEST(ObserveWhyTest, WaitingContainerAndRunningInitContainer) {
       "Pending", {{"nodeName", "n"}},
       {{"containerStatuses",
         {{{"name", "tensorflow"},
-          {"state", {{"waiting", {{"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image \"x\""}}}}}}}}});
+          {"state",
+           {{"waiting",
+             {{"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image \"x\""}}}}}}}}});
   EXPECT_EQ(pull.waiting_reason, "ImagePullBackOff");
   EXPECT_EQ(pull.waiting_message, "Back-off pulling image \"x\"");
   engine::ReplicaObservation init = ObserveOne(
@@ -115,46 +117,47 @@ TEST(ObserveWhyTest, WaitingContainerAndRunningInitContainer) {
 }
 
 TEST(ObserveWhyTest, AGangSchedulerThatNeverLookedIsNamed) {
-  engine::ReplicaObservation o = ObserveOne("Pending", {{"schedulerName", "volcano"}}, json::object());
+  engine::ReplicaObservation o =
+      ObserveOne("Pending", {{"schedulerName", "volcano"}}, json::object());
   EXPECT_EQ(o.waiting_reason, "WaitingForScheduler");
   EXPECT_NE(o.waiting_message.find("\"volcano\""), std::string::npos);
-  engine::ReplicaObservation plain = ObserveOne("Pending", {{"schedulerName", "default-scheduler"}},
-                                                json::object());
+  engine::ReplicaObservation plain =
+      ObserveOne("Pending", {{"schedulerName", "default-scheduler"}}, json::object());
   EXPECT_EQ(plain.waiting_reason, "");
 }
 
 TEST(ObserveWhyTest, HowItEndedComesFromTheDefaultContainerAndThePod) {
-  engine::ReplicaObservation o = ObserveOne(
-      "Failed", {{"nodeName", "n"}},
-      {{"containerStatuses",
-        {{{"name", "sidecar"},
-          {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}}},
-         {{"name", "tensorflow"},
-          {"state",
-           {{"terminated",
-             {{"exitCode", 137},
-              {"reason", "OOMKilled"},
-              {"message", "step 9\nCUDA out of memory"},
-              {"finishedAt", "2026-11-23T10:00:05Z"}}}}}}}}});
+  engine::ReplicaObservation o =
+      ObserveOne("Failed", {{"nodeName", "n"}},
+                 {{"containerStatuses",
+                   {{{"name", "sidecar"},
+                     {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}}},
+                    {{"name", "tensorflow"},
+                     {"state",
+                      {{"terminated",
+                        {{"exitCode", 137},
+                         {"reason", "OOMKilled"},
+                         {"message", "step 9\nCUDA out of memory"},
+                         {"finishedAt", "2026-11-23T10:00:05Z"}}}}}}}}});
   EXPECT_EQ(o.exit_code, 137);
   EXPECT_EQ(o.end_reason, "OOMKilled");
   EXPECT_EQ(o.end_message, "step 9\nCUDA out of memory");
   ASSERT_TRUE(o.finished_at);
   EXPECT_EQ(FormatRfc3339(*o.finished_at), "2026-11-23T10:00:05Z");
-  engine::ReplicaObservation evicted = ObserveOne(
-      "Failed", {{"nodeName", "n"}},
-      {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
+  engine::ReplicaObservation evicted =
+      ObserveOne("Failed", {{"nodeName", "n"}},
+                 {{"reason", "Evicted"}, {"message", "The node was low on resource: memory."}});
   EXPECT_EQ(evicted.end_reason, "Evicted");
   EXPECT_EQ(evicted.end_message, "The node was low on resource: memory.");
 }
 
 TEST(ObserveWhyTest, AHealthyRunningPodKeepsNoDetail) {
-  json pod = {{"metadata", {{"name", "p"}}},
-              {"spec", {{"nodeName", "n"}}},
-              {"status",
-               {{"phase", "Running"},
-                {"containerStatuses",
-                 {{{"name", "c"}, {"state", {{"running", json::object()}}}}}}}}};
+  json pod = {
+      {"metadata", {{"name", "p"}}},
+      {"spec", {{"nodeName", "n"}}},
+      {"status",
+       {{"phase", "Running"},
+        {"containerStatuses", {{{"name", "c"}, {"state", {{"running", json::object()}}}}}}}}};
   EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);
   pod["status"]["containerStatuses"][0]["lastState"] = {{"terminated", {{"exitCode", 1}}}};
   EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);  // restarted: the exit code is enough
