@@ -100,18 +100,24 @@ std::shared_ptr<const PodDetail> DetailOf(const Node& pod, const Node& status, P
     d->waiting_message = Head(message);
     found = true;
   });
+  bool failed_before = false;  // a container runs again after a failed run: a crash loop
   status["containerStatuses"].each([&](const Node& c) {
     AddEnd(c, d.get());
+    if (c["state"]["running"] && c["restartCount"].integer().value_or(0) > 0 &&
+        c["lastState"]["terminated"]["exitCode"].integer().value_or(0) != 0)
+      failed_before = true;
     auto [reason, message] = WaitingOf(c);
     if (reason.empty() || !d->waiting_reason.empty()) return;
     d->waiting_container = c["name"].str();
     d->waiting_reason = reason;
     d->waiting_message = Head(message);
   });
-  // A running pod keeps its detail only while a container waits (CrashLoopBackOff): an old end
-  // of a restarted container alone is not worth a few hundred bytes per pod in the cache.
+  // A running pod keeps its detail while a container waits (CrashLoopBackOff) or runs again
+  // after a failed run (its last end: the crash loop's exit code, time and termination message,
+  // engine::InCrashLoop). A pod that never restarted after a failure costs nothing here.
   bool waiting = !d->unschedulable.empty() || !d->waiting_reason.empty();
-  if (phase == PodPhase::kRunning && !waiting && d->pod_reason.empty()) return nullptr;
+  if (phase == PodPhase::kRunning && !waiting && !failed_before && d->pod_reason.empty())
+    return nullptr;
   bool for_scheduler = !d->scheduler_name.empty() && !d->scheduled && !d->scheduling_seen;
   if (phase == PodPhase::kPending && !waiting && !for_scheduler && d->pod_reason.empty())
     return nullptr;

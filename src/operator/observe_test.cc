@@ -159,8 +159,25 @@ TEST(ObserveWhyTest, AHealthyRunningPodKeepsNoDetail) {
        {{"phase", "Running"},
         {"containerStatuses", {{{"name", "c"}, {"state", {{"running", json::object()}}}}}}}}};
   EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);
-  pod["status"]["containerStatuses"][0]["lastState"] = {{"terminated", {{"exitCode", 1}}}};
-  EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);  // restarted: the exit code is enough
+  // Restarted after a success (Always): nothing to explain.
+  pod["status"]["containerStatuses"][0]["restartCount"] = 1;
+  pod["status"]["containerStatuses"][0]["lastState"] = {{"terminated", {{"exitCode", 0}}}};
+  EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);
+  // Running again after a failure: in its crash loop between two back-offs, so its last end
+  // (exit code, time, termination message) is kept for the reason's message.
+  pod["status"]["containerStatuses"][0]["lastState"] = {
+      {"terminated",
+       {{"exitCode", 2},
+        {"reason", "Error"},
+        {"message", "can't open file"},
+        {"finishedAt", "2026-11-25T10:00:05Z"}}}};
+  pod["status"]["containerStatuses"][0]["state"] = {
+      {"running", {{"startedAt", "2026-11-25T10:00:15Z"}}}};
+  std::optional<kube::PodSummary> looping = kube::ProjectPod(pod, {});
+  ASSERT_NE(looping->detail, nullptr);
+  ASSERT_EQ(looping->detail->ends.size(), 1u);
+  EXPECT_EQ(looping->detail->ends[0].message, "can't open file");
+  EXPECT_EQ(looping->containers[0].running_since, 1795600815);
   pod["status"]["containerStatuses"][0]["state"] = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
   ASSERT_NE(kube::ProjectPod(pod, {})->detail, nullptr);
   EXPECT_EQ(kube::ProjectPod(pod, {})->detail->waiting_reason, "CrashLoopBackOff");

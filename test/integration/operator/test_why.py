@@ -5,6 +5,7 @@ Kueue, and container states kwok simulates through its stage annotations), and t
 named in the Failed condition, its event and the CLI."""
 import json
 import os
+import re
 import subprocess
 
 from harness import (FOREVER, KUBECONFIG, TRAINCTL, OperatorTestCase, kubectl, make_job, run_for,
@@ -127,6 +128,56 @@ class FirstFailure(OperatorTestCase):
         pod = [p for p in self.pods("ff") if p["metadata"]["name"] == "ff-worker-0"][0]
         self.assertEqual(pod["spec"]["containers"][0]["terminationMessagePolicy"], "FallbackToLogsOnError")
         self.assertIsNone(ready_condition(done), "a finished job carries no ReplicasReady")
+
+
+class CrashLoop(OperatorTestCase):
+    """A container the kubelet restarts in place after each failure (kwok's restart stage: every
+    2 s, exit code 2, with a termination message), seen by the operator between two crashes."""
+
+    def test_a_crash_loop_names_the_replica_its_exit_and_output_once(self):
+        loop = {**run_for(2, exit_code=2),
+                "trainctl.dev/kwok-termination-message":
+                    "python3: can't open file '/opt/pytorch-mnist/mnist.py': [Errno 2]"}
+        job = make_job("PyTorchJob", "loop", self.ns, {"Master": (1, FOREVER), "Worker": (1, loop)},
+                       restart_policy="OnFailure")
+        self.create(job)
+
+        def looping():
+            c = ready_condition(self.job("PyTorchJob", "loop"))
+            m = re.search(r", (\d+) restarts? so far", c["message"]) if c else None
+            return c if c and c["reason"] == "CrashLoopBackOff" and m and int(m.group(1)) >= 2 \
+                else None
+        c = wait_for("ReplicasReady CrashLoopBackOff after 2 restarts", looping, timeout=60)
+        self.assertRegex(
+            c["message"],
+            r"\A1/2 replicas keep crashing and restarting \(Worker 0\)\. Last exit: "
+            r"loop-worker-0 exited with code 2 at \S+Z, \d+ restarts so far\.\n"
+            r"Last output:\npython3: can't open file '/opt/pytorch-mnist/mnist\.py': \[Errno 2\]\Z")
+        # One restart count: the job's and the pod's.
+        def counts_agree():
+            job = self.job("PyTorchJob", "loop")
+            pod = [p for p in self.pods("loop") if p["metadata"]["name"] == "loop-worker-0"][0]
+            status = job["status"]["replicaStatuses"]["Worker"].get("restarts", 0)
+            return status if status == pod["status"]["containerStatuses"][0]["restartCount"] \
+                and status >= 3 else None
+        wait_for("replicaStatuses restarts = the pod's restartCount", counts_agree, timeout=30)
+        # Reported once, not on every cycle.
+        reasons = [e[1] for e in self.events("loop")]
+        self.assertEqual(reasons.count("CrashLoopBackOff"), 1, reasons)
+        self.assertNotIn("AllReplicasRunning", reasons)
+        # wait --timeout says why.
+        waited = self.cli("wait", "pytorchjob", "loop", "--timeout", "2s")
+        self.assertEqual(waited.returncode, 1, waited.stderr)
+        self.assertIn(f"timed out after 2s waiting for condition Succeeded: PyTorchJob {self.ns}/loop "
+                      "is Running\nCrashLoopBackOff (since ", waited.stderr)
+        self.assertIn("loop-worker-0 exited with code 2", waited.stderr)
+
+    def cli(self, *args):
+        env = dict(os.environ)
+        env.pop("KUBECONFIG", None)
+        env.pop("TRAINCTL_BACKEND", None)
+        return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, *args],
+                              capture_output=True, text=True, timeout=60, env=env)
 
 
 class Hang(OperatorTestCase):
