@@ -19,14 +19,19 @@ def ready_condition(job):
     return None
 
 
+def cluster_cli(namespace, *args):
+    """The trainctl CLI against the test cluster through --kubeconfig only."""
+    env = dict(os.environ)
+    env.pop("KUBECONFIG", None)
+    env.pop("TRAINCTL_BACKEND", None)
+    return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", namespace, *args],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
 class WhyNotRunning(OperatorTestCase):
 
     def cli(self, *args):
-        env = dict(os.environ)
-        env.pop("KUBECONFIG", None)
-        env.pop("TRAINCTL_BACKEND", None)
-        return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, *args],
-                              capture_output=True, text=True, timeout=60, env=env)
+        return cluster_cli(self.ns, *args)
 
     def wait_reason(self, name, reason, timeout=60):
         def ok():
@@ -173,11 +178,7 @@ class CrashLoop(OperatorTestCase):
         self.assertIn("loop-worker-0 exited with code 2", waited.stderr)
 
     def cli(self, *args):
-        env = dict(os.environ)
-        env.pop("KUBECONFIG", None)
-        env.pop("TRAINCTL_BACKEND", None)
-        return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, *args],
-                              capture_output=True, text=True, timeout=60, env=env)
+        return cluster_cli(self.ns, *args)
 
 
 class Hang(OperatorTestCase):
