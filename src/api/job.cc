@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 
 #include "api/field_reader.h"
 #include "api/json_fields.h"
@@ -327,6 +328,36 @@ bool ObjectManagedByUs(const nlohmann::json& object) {
     p = &(*p)[k];
   }
   return !p->is_string() || ManagedByUs(std::optional<std::string>(p->get<std::string>()));
+}
+
+bool IsDnsSubdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253 || s.front() == '.' || s.front() == '-' || s.back() == '.' ||
+      s.back() == '-' || s.find("..") != std::string::npos)
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
+std::vector<ClaimRef> JobClaims(const Job& job) {
+  std::map<std::string, ClaimRef> found;
+  for (const auto& [type, spec] : job.replica_specs) {
+    const json& tmpl = spec.pod_template;
+    if (!tmpl.is_object() || !tmpl.contains("spec") || !tmpl["spec"].is_object()) continue;
+    const json& pod_spec = tmpl["spec"];
+    if (!pod_spec.contains("volumes") || !pod_spec["volumes"].is_array()) continue;
+    const json& volumes = pod_spec["volumes"];
+    for (size_t v = 0; v < volumes.size(); ++v) {
+      if (!volumes[v].is_object() || !volumes[v].contains("persistentVolumeClaim")) continue;
+      std::string claim = StringAt(volumes[v]["persistentVolumeClaim"], "claimName");
+      if (!IsDnsSubdomain(claim) || found.count(claim)) continue;
+      found[claim] = {
+          claim, ReplicaSpecPath(job, type) + ".template.spec.volumes[" + std::to_string(v) + "]"};
+    }
+  }
+  std::vector<ClaimRef> out;
+  for (auto& [name, claim] : found) out.push_back(std::move(claim));
+  return out;
 }
 
 }  // namespace trainctl::api

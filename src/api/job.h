@@ -131,4 +131,17 @@ const nlohmann::json* Containers(const nlohmann::json& pod_template);
 std::optional<size_t> DefaultContainerIndex(const nlohmann::json& pod_template,
                                             const std::string& default_name);
 
+// A lowercase RFC 1123 subdomain, as object names such as a PVC's are: a-z, 0-9, '-', '.', at
+// most 253, no empty label.
+bool IsDnsSubdomain(const std::string& s);
+
+// A PersistentVolumeClaim a job's pod templates name, and the first volume naming it.
+struct ClaimRef {
+  std::string claim;
+  std::string field;  // e.g. spec.pytorchReplicaSpecs[Master].template.spec.volumes[0]
+};
+
+// Every valid claimName the job's pod templates' volumes name, once each, in name order. Pure.
+std::vector<ClaimRef> JobClaims(const Job& job);
+
 }  // namespace trainctl::api

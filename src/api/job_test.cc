@@ -74,6 +74,41 @@ TEST(JobTest, DefaultsNormaliseTypesAndAddPortsAndPolicies) {
   EXPECT_EQ(EncodeJob(again), encoded);
 }
 
+TEST(JobTest, ClaimsAreEveryValidClaimNameOnceWithTheFirstFieldNamingIt) {
+  Job job = Load(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ft}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: pytorch, image: i}]
+          volumes:
+          - {name: a, persistentVolumeClaim: {claimName: ft}}
+          - {name: b, emptyDir: {}}
+          - {name: c, persistentVolumeClaim: {claimName: ../../etc}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: pytorch, image: i}]
+          volumes:
+          - {name: s, persistentVolumeClaim: {claimName: shared.data}}
+          - {name: a, persistentVolumeClaim: {claimName: ft}}
+)");
+  std::vector<ClaimRef> claims = JobClaims(job);
+  ASSERT_EQ(claims.size(), 2u) << "../../etc is not a claim name; ft is named once";
+  EXPECT_EQ(claims[0].claim, "ft");
+  EXPECT_EQ(claims[0].field, "spec.pytorchReplicaSpecs[Master].template.spec.volumes[0]");
+  EXPECT_EQ(claims[1].claim, "shared.data");
+  EXPECT_TRUE(IsDnsSubdomain("a.b-c"));
+  for (const char* bad : {"", "-a", "a.", "a..b", "A", "a/b", "a_b"})
+    EXPECT_FALSE(IsDnsSubdomain(bad)) << bad;
+}
+
 TEST(JobTest, UnknownFieldsSurviveRoundTrip) {
   auto docs = ParseYamlDocuments(kPyTorch, "job.yaml");
   auto job = DecodeJob((*docs)[0]);

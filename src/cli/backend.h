@@ -20,7 +20,8 @@ class Backend {
   virtual int Logs(const std::vector<std::string>& args, const std::string& replica,
                    bool follow) = 0;
   virtual int Patch(const std::vector<std::string>& args, const std::string& patch) = 0;
-  virtual int Delete(const std::vector<std::string>& args) = 0;
+  // `delete_workspace`: also the PVCs the job's templates name (locally, their folders).
+  virtual int Delete(const std::vector<std::string>& args, bool delete_workspace) = 0;
   virtual int Wait(const std::vector<std::string>& args, const std::string& for_condition,
                    const std::string& timeout) = 0;
 };

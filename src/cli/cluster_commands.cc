@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "api/job.h"
 #include "cli/cluster_view.h"
 #include "cli/exit_status.h"
 #include "cli/format.h"
@@ -371,7 +372,8 @@ static int ClusterLogs(const GlobalOptions& global, const std::vector<std::strin
   return PrintLogsOnce(*c, targets, prefixed);
 }
 
-static int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& args) {
+static int ClusterDelete(const GlobalOptions& global, const std::vector<std::string>& args,
+                         bool delete_workspace) {
   Cluster cluster;
   json found;
   if (int code = OpenJob(global, args, &cluster, &found); code >= 0) return code;
@@ -384,6 +386,16 @@ static int ClusterDelete(const GlobalOptions& global, const std::vector<std::str
   Status st = c->client->Delete(JobResource(kind), c->namespace_, NameOf(*job), options);
   if (!st.ok()) return Fail(st.message(), 1);
   std::cout << ResourceName(kind) << " \"" << NameOf(*job) << "\" deleted\n";
+  if (!delete_workspace) return 0;
+  StatusOr<api::Job> decoded = api::DecodeJob(*job);
+  if (!decoded.ok()) return Fail("--delete-workspace: " + decoded.status().message(), 1);
+  for (const api::ClaimRef& claim : api::JobClaims(*decoded)) {
+    Status gone = c->client->Delete(kube::kPersistentVolumeClaims, c->namespace_, claim.claim);
+    if (!gone.ok() && gone.code() != StatusCode::kNotFound)
+      return Fail("persistentvolumeclaim \"" + claim.claim + "\": " + gone.message(), 1);
+    std::cout << "persistentvolumeclaim \"" << claim.claim << "\" "
+              << (gone.ok() ? "deleted" : "already gone") << "\n";
+  }
   return 0;
 }
 
@@ -445,8 +457,8 @@ int ClusterBackend::Patch(const std::vector<std::string>& args, const std::strin
   return Fail("patch is for local jobs; on a cluster use kubectl patch", 2);
 }
 
-int ClusterBackend::Delete(const std::vector<std::string>& args) {
-  return ClusterDelete(global_, args);
+int ClusterBackend::Delete(const std::vector<std::string>& args, bool delete_workspace) {
+  return ClusterDelete(global_, args, delete_workspace);
 }
 
 int ClusterBackend::Wait(const std::vector<std::string>& args, const std::string& for_condition,

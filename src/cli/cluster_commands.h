@@ -21,7 +21,7 @@ class ClusterBackend final : public Backend {
            bool follow) override;
   // Refused: metadata patches of cluster jobs are kubectl's.
   int Patch(const std::vector<std::string>& args, const std::string& patch) override;
-  int Delete(const std::vector<std::string>& args) override;
+  int Delete(const std::vector<std::string>& args, bool delete_workspace) override;
   int Wait(const std::vector<std::string>& args, const std::string& for_condition,
            const std::string& timeout) override;
 

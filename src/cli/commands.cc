@@ -33,6 +33,7 @@
 #include "local/replica_limits.h"
 #include "local/runner.h"
 #include "local/state_store.h"
+#include "local/volumes.h"
 
 extern char** environ;
 
@@ -217,6 +218,9 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
       fs::current_path().string());
   if (!config.ok()) return Fail(config.status().message(), 2);
   run.config = std::move(config).value();
+  run.config.claims_dir = local::ClaimFolder(run.state_root, chosen->job.namespace_, "");
+  run.config.claims_dir.pop_back();  // no trailing '/'
+
   StatusOr<std::vector<local::GpuAsk>> gpu_asks = local::GpuAsks(job);
   if (!gpu_asks.ok()) return Fail(source + ": " + gpu_asks.status().message(), 2);
   if (!gpu_asks->empty()) {
@@ -320,17 +324,30 @@ int LocalBackend::Describe(const std::vector<std::string>& args, const std::stri
   RealClock clock;
   StatusOr<LocalJobSnapshot> snap = ReadLocalJob(dir, clock.Now(), /*with_events=*/true);
   if (!snap.ok()) return Fail(snap.status().message(), 1);
+  // The folders standing in for the PVCs the job mounts (kept after the job).
+  json workspaces = json::array();
+  if (StatusOr<api::Job> job = api::DecodeJob(snap->job); job.ok())
+    for (const api::ClaimRef& claim : api::JobClaims(*job))
+      workspaces.push_back(
+          {{"claim", claim.claim},
+           {"path", local::ClaimFolder(StateRoot(global), key->namespace_, claim.claim)}});
   if (output == "json") {
     std::optional<json> failed = local::FirstFailedReplica(snap->replicas);
     std::vector<std::string> tail;
     if (failed && failed->contains("name") && (*failed)["name"].is_string())
       tail = TailLines(dir.LogPath((*failed)["name"].get<std::string>()), kFailureLogLines);
-    std::cout << DescribeDocument(*snap, failed, tail).dump(2) << "\n";
+    json doc = DescribeDocument(*snap, failed, tail);
+    doc["workspaces"] = workspaces;
+    std::cout << doc.dump(2) << "\n";
     return 0;
   }
   std::cout << FormatDescribe(snap->job, snap->replicas, snap->events, clock.Now());
   if (snap->runner_active) std::cout << "Runner:             active (trainctl run in progress)\n";
   std::cout << "Logs:               " << dir.LogDir() << "\n";
+  for (const json& w : workspaces)
+    std::cout << "Workspace:          " << w["path"].get<std::string>() << " (PVC "
+              << w["claim"].get<std::string>()
+              << "; kept after the job: delete --delete-workspace removes it)\n";
   return 0;
 }
 
@@ -394,7 +411,7 @@ int LocalBackend::Patch(const std::vector<std::string>& args, const std::string&
   return 0;
 }
 
-int LocalBackend::Delete(const std::vector<std::string>& args) {
+int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_workspace) {
   const GlobalOptions& global = global_;
   StatusOr<local::JobKey> key = FindJob(global, args);
   if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
@@ -407,9 +424,25 @@ int LocalBackend::Delete(const std::vector<std::string>& args) {
     if (dir.RunnerActive())
       return Fail("the runner (pid " + std::to_string(pid) + ") did not stop", 1);
   }
+  std::vector<api::ClaimRef> claims;
+  if (delete_workspace) {
+    StatusOr<json> stored = dir.ReadJob();
+    StatusOr<api::Job> job =
+        stored.ok() ? api::DecodeJob(*stored) : StatusOr<api::Job>(stored.status());
+    if (!job.ok()) return Fail("--delete-workspace: " + job.status().message(), 1);
+    claims = api::JobClaims(*job);
+  }
   Status st = dir.RemoveAll();
   if (!st.ok()) return Fail(st.message(), 1);
   std::cout << ResourceName(key->kind) << " \"" << key->name << "\" deleted\n";
+  for (const api::ClaimRef& claim : claims) {
+    std::string folder = local::ClaimFolder(StateRoot(global), key->namespace_, claim.claim);
+    std::error_code ec;
+    bool existed = fs::exists(folder, ec);
+    fs::remove_all(folder, ec);
+    if (ec) return Fail("workspace " + folder + ": " + ec.message(), 1);
+    std::cout << "workspace " << folder << (existed ? " deleted" : " already gone") << "\n";
+  }
   return 0;
 }
 
@@ -489,8 +522,9 @@ int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& ar
   return WithBackend(global, [&](Backend& b) { return b.Patch(args, patch); });
 }
 
-int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args) {
-  return WithBackend(global, [&](Backend& b) { return b.Delete(args); });
+int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                  bool delete_workspace) {
+  return WithBackend(global, [&](Backend& b) { return b.Delete(args, delete_workspace); });
 }
 
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,

@@ -51,7 +51,10 @@ int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& arg
 // A JSON merge patch of a local job's metadata.labels/annotations (the SDK's update_job).
 int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                  const std::string& patch);
-int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args);
+// `delete_workspace`: also remove the PVCs the job's templates name (locally, their folders
+// under the state root; on a cluster, the PersistentVolumeClaim objects).
+int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                  bool delete_workspace);
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& for_condition, const std::string& timeout);
 

@@ -15,7 +15,7 @@ class LocalBackend final : public Backend {
   int Logs(const std::vector<std::string>& args, const std::string& replica,
            bool follow) override;
   int Patch(const std::vector<std::string>& args, const std::string& patch) override;
-  int Delete(const std::vector<std::string>& args) override;
+  int Delete(const std::vector<std::string>& args, bool delete_workspace) override;
   int Wait(const std::vector<std::string>& args, const std::string& for_condition,
            const std::string& timeout) override;
 

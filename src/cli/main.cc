@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
       ->required();
   CLI::App* delete_cmd = app.add_subcommand("delete", "Stop and remove a job: delete [KIND] NAME");
   delete_cmd->add_option("args", args)->required();
+  bool delete_workspace = false;
+  delete_cmd->add_flag("--delete-workspace", delete_workspace,
+                       "Also delete the PVCs the job mounts (locally, their folders): the "
+                       "workspace train() made");
   CLI::App* wait_cmd = app.add_subcommand("wait", "Wait for a job condition: wait [KIND] NAME");
   wait_cmd->add_option("args", args)->required();
   wait_cmd->add_option("--for", for_condition,
@@ -186,7 +190,7 @@ int main(int argc, char** argv) {
     if (*describe_cmd) return DescribeCommand(global, args, output);
     if (*logs_cmd) return LogsCommand(global, args, replica, follow);
     if (*patch_cmd) return PatchCommand(global, args, patch);
-    if (*delete_cmd) return DeleteCommand(global, args);
+    if (*delete_cmd) return DeleteCommand(global, args, delete_workspace);
     if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);
     return 2;
   };

@@ -23,6 +23,9 @@ struct LocalConfig {
   std::map<std::string, KeyValues> secrets;
   std::map<std::string, std::string> volume_dirs;              // volume name → folder
   std::vector<std::pair<std::string, std::string>> env_files;  // in order, later wins
+  // Where this job's namespace keeps its PVC folders (ClaimFolder's parent, local/volumes.h);
+  // empty: persistentVolumeClaim volumes are refused.
+  std::string claims_dir;
 };
 
 struct LocalConfigFlags {

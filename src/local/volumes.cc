@@ -141,6 +141,14 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
       if (mount.folder.empty() || mount.folder[0] != '/')
         return InvalidError(vfield + ".hostPath.path: Invalid value: \"" + mount.folder +
                             "\": must be an absolute path");
+    } else if (volume.contains("persistentVolumeClaim") &&
+               volume["persistentVolumeClaim"].is_object() && !config.claims_dir.empty()) {
+      mount.kind = LocalMount::Kind::kClaim;
+      std::string claim = api::StringAt(volume["persistentVolumeClaim"], "claimName");
+      if (!api::IsDnsSubdomain(claim))
+        return InvalidError(vfield + ".persistentVolumeClaim.claimName: Invalid value: \"" + claim +
+                            "\": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-', '.')");
+      mount.folder = config.claims_dir + "/" + claim;
     } else if (volume.contains("configMap") && volume["configMap"].is_object()) {
       mount.kind = LocalMount::Kind::kConfigMap;
       mount.folder = own;
@@ -166,8 +174,8 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
       for (const auto& [k, v] : volume.items())
         if (k != "name") kind = k;
       return InvalidError(vfield + "." + kind + ": Unsupported value: volume \"" + mount.volume +
-                          "\": trainctl run makes emptyDir, hostPath, configMap and secret "
-                          "volumes; give this one as a folder with --volume " +
+                          "\": trainctl run makes emptyDir, hostPath, persistentVolumeClaim, "
+                          "configMap and secret volumes; give this one as a folder with --volume " +
                           mount.volume + "=FOLDER");
     }
     mount.local_path = sub_path.empty() ? mount.folder : mount.folder + "/" + sub_path;
@@ -177,6 +185,11 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
     return a.mount_path.size() > b.mount_path.size();
   });
   return mounts;
+}
+
+std::string ClaimFolder(const std::string& state_root, const std::string& ns,
+                        const std::string& claim) {
+  return state_root + "/claims/" + ns + "/" + claim;
 }
 
 std::string RewritePaths(const std::string& text, const std::vector<LocalMount>& mounts) {
@@ -219,7 +232,7 @@ Status CheckMounts(const std::vector<LocalMount>& mounts) {
 bool InMadeMount(const std::string& path, const std::vector<LocalMount>& mounts) {
   for (const LocalMount& m : mounts) {
     if (m.kind != LocalMount::Kind::kEmptyDir && m.kind != LocalMount::Kind::kConfigMap &&
-        m.kind != LocalMount::Kind::kSecret)
+        m.kind != LocalMount::Kind::kSecret && m.kind != LocalMount::Kind::kClaim)
       continue;
     if (path == m.folder || path.rfind(m.folder + "/", 0) == 0) return true;
   }
@@ -229,7 +242,7 @@ bool InMadeMount(const std::string& path, const std::vector<LocalMount>& mounts)
 Status MakeMounts(const std::vector<LocalMount>& mounts, const std::string& working_dir) {
   std::error_code ec;
   for (const LocalMount& m : mounts) {
-    bool make_dir = m.kind == LocalMount::Kind::kEmptyDir ||
+    bool make_dir = m.kind == LocalMount::Kind::kEmptyDir || m.kind == LocalMount::Kind::kClaim ||
                     m.kind == LocalMount::Kind::kConfigMap || m.kind == LocalMount::Kind::kSecret ||
                     (m.kind == LocalMount::Kind::kHostPath && m.host_type == "DirectoryOrCreate");
     if (make_dir && !fs::create_directories(m.folder, ec) && ec)

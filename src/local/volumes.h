@@ -8,6 +8,10 @@
 //   configMap / secret  <job folder>/volumes/<replica>/<volume>, written from the --configmap /
 //                       --secret folder (items, their paths and modes, and defaultMode
 //                       honoured; optional ones may be missing)
+//   persistentVolumeClaim  <state root>/claims/<namespace>/<claimName> (ClaimFolder), made
+//                       when first used and kept after the job, as a PVC outlives its pods:
+//                       every replica and every job naming the claim shares it; `trainctl
+//                       delete --delete-workspace` removes it
 //   any volume named by --volume NAME=DIR: DIR (this wins over the kinds above)
 //   anything else       refused before starting, naming volumes[i] and suggesting --volume
 //
@@ -32,7 +36,7 @@
 namespace trainctl::local {
 
 struct LocalMount {
-  enum class Kind { kEmptyDir, kHostPath, kConfigMap, kSecret, kGiven };
+  enum class Kind { kEmptyDir, kHostPath, kConfigMap, kSecret, kClaim, kGiven };
   Kind kind = Kind::kEmptyDir;
   std::string volume;                // the volume's name
   std::string mount_path;            // in the container
@@ -52,6 +56,10 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
                                              const LocalConfig& config,
                                              const api::ContainerAt* container = nullptr);
 
+// The folder standing in for PVC `claim` of `ns` under the state root.
+std::string ClaimFolder(const std::string& state_root, const std::string& ns,
+                        const std::string& claim);
+
 // `text` with each mount path (whole, or followed by '/') that starts the text or follows a
 // space, tab, newline or one of `=:,'"><();|&` and a backquote (or ends before one),
 // replaced by its local path.
@@ -60,10 +68,10 @@ std::string RewritePaths(const std::string& text, const std::vector<LocalMount>&
 // hostPath mounts of type Directory / File exist as such (kInvalid naming the field otherwise).
 Status CheckMounts(const std::vector<LocalMount>& mounts);
 
-// True when `path` lies inside a folder MakeMounts makes (emptyDir, configMap, secret).
+// True when `path` lies inside a folder MakeMounts makes (emptyDir, claim, configMap, secret).
 bool InMadeMount(const std::string& path, const std::vector<LocalMount>& mounts);
 
-// Makes emptyDir folders (kept when present), the hostPath ...OrCreate paths, writes the
+// Makes emptyDir and claim folders (kept when present), the hostPath ...OrCreate paths, writes the
 // configMap / secret files (created with their mode: defaultMode or items[].mode, else 0644
 // for a ConfigMap and 0600 for a Secret), and makes `working_dir` when it lies inside a made
 // folder. Errors name the field and path.

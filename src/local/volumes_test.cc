@@ -131,6 +131,43 @@ TEST(PlanMounts, WhatCannotBeHadHereIsRefusedNamingTheFieldAndTheWayOut) {
   EXPECT_NE(escape.status().message().find("subPath"), std::string::npos);
 }
 
+TEST(PlanMounts, AClaimIsAFolderUnderTheStateRootSharedByEveryReplicaAndKept) {
+  LocalConfig config;
+  config.config_maps["app-config"] = {{"a.yaml", ""}};
+  config.claims_dir = ClaimFolder("/state", "team-a", "");
+  config.claims_dir.pop_back();
+  api::Job job = WithPod(kMounts, Volumes("persistentVolumeClaim: {claimName: ft-run.1}"));
+  auto master = PlanMounts(job, "Master", 0, "/state/job", config);
+  ASSERT_TRUE(master.ok()) << master.status().message();
+  auto data = std::find_if(master->begin(), master->end(),
+                           [](const LocalMount& m) { return m.volume == "data"; });
+  ASSERT_NE(data, master->end());
+  EXPECT_EQ(data->kind, LocalMount::Kind::kClaim);
+  EXPECT_EQ(data->local_path, "/state/claims/team-a/ft-run.1");
+  EXPECT_EQ(RewritePaths("--model_dir /data/model {\"output_dir\": \"/data/out\"}", *master),
+            "--model_dir /state/claims/team-a/ft-run.1/model "
+            "{\"output_dir\": \"/state/claims/team-a/ft-run.1/out\"}");
+
+  auto bad = PlanMounts(WithPod(kMounts, Volumes("persistentVolumeClaim: {claimName: ../x}")),
+                        "Master", 0, "/state/job", config);
+  ASSERT_FALSE(bad.ok()) << "a claim name is a folder name: it must not leave the claims folder";
+  EXPECT_NE(bad.status().message().find(
+                "volumes[0].persistentVolumeClaim.claimName: Invalid value: \"../x\""),
+            std::string::npos)
+      << bad.status().message();
+
+  fs::path root = fs::temp_directory_path() / ("claims-" + std::to_string(getpid()));
+  config.claims_dir = (root / "ns").string();
+  auto made = PlanMounts(job, "Master", 0, (root / "job").string(), config);
+  ASSERT_TRUE(made.ok());
+  ASSERT_TRUE(MakeMounts(*made).ok());
+  EXPECT_TRUE(fs::is_directory(root / "ns" / "ft-run.1"));
+  { std::ofstream((root / "ns" / "ft-run.1" / "kept")) << "x"; }
+  ASSERT_TRUE(MakeMounts(*made).ok());
+  EXPECT_TRUE(fs::exists(root / "ns" / "ft-run.1" / "kept")) << "a second run keeps the content";
+  fs::remove_all(root);
+}
+
 TEST(RewritePaths, MountPathsBecomeLocalFoldersOnlyAsWholePathsOrPrefixes) {
   std::vector<LocalMount> mounts(2);
   mounts[0].mount_path = "/data/cache";
