@@ -189,7 +189,7 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
 
 std::string ClaimFolder(const std::string& state_root, const std::string& ns,
                         const std::string& claim) {
-  return state_root + "/claims/" + ns + "/" + claim;
+  return state_root + "/.claims/" + ns + "/" + claim;  // no namespace starts with "."
 }
 
 std::string RewritePaths(const std::string& text, const std::vector<LocalMount>& mounts) {

@@ -8,7 +8,7 @@
 //   configMap / secret  <job folder>/volumes/<replica>/<volume>, written from the --configmap /
 //                       --secret folder (items, their paths and modes, and defaultMode
 //                       honoured; optional ones may be missing)
-//   persistentVolumeClaim  <state root>/claims/<namespace>/<claimName> (ClaimFolder), made
+//   persistentVolumeClaim  <state root>/.claims/<namespace>/<claimName> (ClaimFolder), made
 //                       when first used and kept after the job, as a PVC outlives its pods:
 //                       every replica and every job naming the claim shares it; `trainctl
 //                       delete --delete-workspace` removes it

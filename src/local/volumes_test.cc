@@ -143,10 +143,10 @@ TEST(PlanMounts, AClaimIsAFolderUnderTheStateRootSharedByEveryReplicaAndKept) {
                            [](const LocalMount& m) { return m.volume == "data"; });
   ASSERT_NE(data, master->end());
   EXPECT_EQ(data->kind, LocalMount::Kind::kClaim);
-  EXPECT_EQ(data->local_path, "/state/claims/team-a/ft-run.1");
+  EXPECT_EQ(data->local_path, "/state/.claims/team-a/ft-run.1");
   EXPECT_EQ(RewritePaths("--model_dir /data/model {\"output_dir\": \"/data/out\"}", *master),
-            "--model_dir /state/claims/team-a/ft-run.1/model "
-            "{\"output_dir\": \"/state/claims/team-a/ft-run.1/out\"}");
+            "--model_dir /state/.claims/team-a/ft-run.1/model "
+            "{\"output_dir\": \"/state/.claims/team-a/ft-run.1/out\"}");
 
   auto bad = PlanMounts(WithPod(kMounts, Volumes("persistentVolumeClaim: {claimName: ../x}")),
                         "Master", 0, "/state/job", config);
