@@ -100,6 +100,29 @@ import mxnet' \
 fi
 fi
 
+# Hugging Face fine-tuning (TrainingClient.train(), its tests and notebook): a pinned set that
+# works with Debian's torch 1.13; peft and accelerate without their dependencies (see the file).
+# Skipped when the files have not changed since the last successful install.
+if [ "$mode" = test ]; then
+want=$(cat hack/requirements/constraints.txt hack/requirements/huggingface.txt \
+  hack/requirements/huggingface-nodeps.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat .venv/.huggingface.sha256 2>/dev/null)" != "$want" ]; then
+  echo "install-deps: installing pinned transformers, peft, datasets and accelerate into .venv (~110 MB to download the first time)"
+  start=$(date +%s)
+  { .venv/bin/python3 -m pip install --quiet --disable-pip-version-check --no-input \
+      -c hack/requirements/constraints.txt -r hack/requirements/huggingface.txt &&
+    .venv/bin/python3 -m pip install --quiet --disable-pip-version-check --no-input \
+      --no-deps -r hack/requirements/huggingface-nodeps.txt; } >/tmp/trainctl-pip-hf.log 2>&1 || {
+    echo "install-deps: pip failed; last lines of /tmp/trainctl-pip-hf.log:" >&2
+    tail -20 /tmp/trainctl-pip-hf.log >&2; exit 1; }
+  .venv/bin/python3 -c 'import transformers, peft, datasets, accelerate, huggingface_hub' \
+    >/dev/null 2>&1 || {
+    echo "install-deps: .venv cannot import transformers, peft, datasets, accelerate" >&2; exit 1; }
+  echo "$want" > .venv/.huggingface.sha256
+  echo "install-deps: Hugging Face stack ready in $(( $(date +%s) - start ))s"
+fi
+fi
+
 # The SDK, installed into .venv as an editable package (a .pth pointing at sdk/python), so
 # `.venv/bin/python -c "from trainctl import TrainingClient"` works and edits take effect.
 # No network and no build backend needed; rewritten only when the path changes.

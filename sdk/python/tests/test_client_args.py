@@ -58,10 +58,10 @@ class ArgsTest(unittest.TestCase):
                     c.create_job(**kwargs)
         self.assertEqual(c.list_jobs(), [])  # nothing was started
 
-    def test_image_jobs_and_train_are_cluster_only(self):
+    def test_image_jobs_are_cluster_only_and_train_checks_its_parameters(self):
         with self.assertRaisesRegex(NotImplementedError, "entrypoint"):
             self.client.create_job(name="img", base_image="busybox")
-        with self.assertRaisesRegex(NotImplementedError, "needs a cluster"):
+        with self.assertRaisesRegex(ValueError, "One of the required parameters is None"):
             self.client.train(name="llm")
 
     def test_wait_arguments(self):

@@ -87,22 +87,51 @@ class TrainingClient:
     def train(self, name=None, namespace=None, labels=None, annotations=None, num_workers=1,
               num_procs_per_worker=1, resources_per_worker=None, model_provider_parameters=None,
               dataset_provider_parameters=None, trainer_parameters=None, init_env_vars=None,
-              env_vars=None, storage_config=None, queue_name=None):
+              env_vars=None, storage_config=None, queue_name=None, trainer_image=None,
+              initializer_image=None):
+        """Fine-tunes a Hugging Face model (LoRA, or the full model without ``lora_config``) on
+        a dataset: a workspace (a PVC named ``name``; locally a folder, see
+        ``get_job_workspace``), a storage-initializer step that fetches the model and dataset
+        into it once, then a PyTorchJob of ``num_workers`` replicas (Master + Workers) of
+        ``num_procs_per_worker`` torchrun processes each. Returns None, as upstream.
+
+        ``trainer_image``/``initializer_image`` (cluster only; ours) select other images than
+        upstream's (also ``TRAINER_TRANSFORMER_IMAGE``/``STORAGE_INITIALIZER_IMAGE``)."""
+        from . import llm
+        namespace = namespace or self.namespace
+        kwargs = dict(labels=labels, annotations=annotations, num_workers=num_workers,
+                      num_procs_per_worker=num_procs_per_worker,
+                      resources_per_worker=resources_per_worker,
+                      model_provider_parameters=model_provider_parameters,
+                      dataset_provider_parameters=dataset_provider_parameters,
+                      trainer_parameters=trainer_parameters, init_env_vars=init_env_vars,
+                      env_vars=env_vars, storage_config=storage_config)
         if self.backend_name == "local":
-            raise NotImplementedError(
-                "train() (LLM fine-tuning with Hugging Face images and a PVC) needs a cluster: "
-                "use TrainingClient(backend=\"kubernetes\"); locally, use create_job with a "
-                "train_func or a manifest")
-        from .llm import train_on_cluster
-        return train_on_cluster(
-            self, name=name, namespace=namespace or self.namespace, labels=labels,
-            annotations=annotations, num_workers=num_workers,
-            num_procs_per_worker=num_procs_per_worker,
-            resources_per_worker=resources_per_worker,
-            model_provider_parameters=model_provider_parameters,
-            dataset_provider_parameters=dataset_provider_parameters,
-            trainer_parameters=trainer_parameters, init_env_vars=init_env_vars,
-            env_vars=env_vars, storage_config=storage_config, queue_name=queue_name)
+            return llm.train_locally(self, name, namespace, queue_name, **kwargs)
+        return llm.train_on_cluster(self, name, namespace, queue_name,
+                                    trainer_image=trainer_image,
+                                    initializer_image=initializer_image, **kwargs)
+
+    def get_job_workspace(self, name, namespace=None):
+        """Where ``train(name)`` keeps its model, dataset and output: locally the folder (a
+        path), on a cluster ``"pvc://<namespace>/<name>"``. Kept after the job, as a PVC;
+        ``delete_job(name, delete_workspace=True)`` removes it."""
+        namespace = namespace or self.namespace
+        if self.backend_name != "local":
+            return f"pvc://{namespace}/{name}"
+        spaces = self._call("get", f"the workspace of {namespace}/{name}",
+                            self._backend.workspaces, name, namespace,
+                            constants.PYTORCHJOB_KIND)
+        mine = [w["path"] for w in spaces if w.get("claim") == name]
+        return mine[0] if mine else (spaces[0]["path"] if spaces else None)
+
+    def get_job_metrics(self, name, namespace=None, job_kind=None):
+        """The metrics rank 0 printed as JSON lines (``{"step": 10, "loss": 2.3, ...}``; the
+        trainer of ``train()`` prints one per logging step), in step order, as a list of dicts.
+        After a resume, a step logged twice keeps its last record."""
+        logs, _ = self.get_job_logs(name, namespace=namespace, job_kind=job_kind,
+                                    is_master=True)
+        return metrics_from_logs(logs)
 
     # ------------------------------------------------------------------------------------
     # create
@@ -579,21 +608,74 @@ class TrainingClient:
                        constants.DEFAULT_TIMEOUT)
         logger.debug("%s %s/%s has been updated", job_kind, namespace, name)
 
-    def delete_job(self, name, namespace=None, job_kind=None, delete_options=None):
+    def delete_job(self, name, namespace=None, job_kind=None, delete_options=None,
+                   delete_workspace=False):
+        """Deletes the job. ``delete_workspace`` (ours): also the PVCs its replicas mount
+        (locally their folders) and the credentials Secret ``train()`` made."""
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)  # fixed: upstream did not validate the kind
         what = f"{job_kind}: {namespace}/{name}"
+        from ..storage_initializer import credentials
         if self.backend_name == "local":
-            self._call("delete", what, self._backend.delete, name, namespace, job_kind)
+            self._call("delete", what, self._backend.delete, name, namespace, job_kind,
+                       delete_workspace)
+            if delete_workspace:
+                self._backend.remove_secret(namespace, credentials.secret_name(name))
         else:
+            claims = []
+            if delete_workspace:
+                job = self._call("get", what, self._backend.get, name, namespace, job_kind,
+                                 constants.DEFAULT_TIMEOUT)
+                claims = claim_names(job)
             body = models.serialize(delete_options) if delete_options is not None else None
             self._call("delete", what, self._backend.delete, name, namespace, job_kind, body,
                        constants.DEFAULT_TIMEOUT)
+            for claim in claims:
+                self._call("delete", f"PVC {namespace}/{claim}",
+                           self._backend.delete_if_present, "persistentvolumeclaim", claim,
+                           namespace)
+            if delete_workspace:
+                self._call("delete", f"Secret {namespace}/{credentials.secret_name(name)}",
+                           self._backend.delete_if_present, "secret",
+                           credentials.secret_name(name), namespace)
         logger.debug("%s %s/%s has been deleted", job_kind, namespace, name)
 
 
 # ----------------------------------------------------------------------------------------
 # module helpers
+
+
+def metrics_from_logs(logs):
+    """JSON-object lines with a "step" from {pod: text}, in step order; a repeated (step,
+    keys) keeps its last record."""
+    found = {}
+    order = 0
+    for text in logs.values():
+        for line in text.splitlines():
+            line = line.strip()
+            if not (line.startswith("{") and '"step"' in line):
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("step"), int):
+                continue
+            found[(rec["step"], tuple(sorted(rec)))] = (order, rec)
+            order += 1
+    ranked = sorted(found.values(), key=lambda v: (v[1]["step"], v[0]))
+    return [rec for _, rec in ranked]
+
+
+def claim_names(job):
+    """The claimName of every persistentVolumeClaim volume in a job dict's templates."""
+    names = []
+    for spec in ((job.get("spec") or {}).get("pytorchReplicaSpecs") or {}).values():
+        for v in (((spec or {}).get("template") or {}).get("spec") or {}).get("volumes") or []:
+            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+            if claim and claim not in names:
+                names.append(claim)
+    return names
 
 
 def _why(conditions):

@@ -106,6 +106,17 @@ class KubernetesBackend:
             GROUP, VERSION, namespace, _plural(kind), name, body=delete_options, async_req=True)
         return thread.get(timeout)
 
+    def delete_if_present(self, what, name, namespace):
+        """Deletes a core object ("persistentvolumeclaim" or "secret"); absent is fine."""
+        from kubernetes.client.rest import ApiException
+        fn = {"persistentvolumeclaim": self.core_api.delete_namespaced_persistent_volume_claim,
+              "secret": self.core_api.delete_namespaced_secret}[what]
+        try:
+            fn(name, namespace)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
     def queue_exists(self, queue_name, namespace):
         """True, False (404), or None (unknown); ConnectionError when Kueue answers 500."""
         from kubernetes.client.rest import ApiException

@@ -11,6 +11,7 @@ upstream exception types. Thread-safe (no shared mutable state besides the shim 
 is written atomically).
 """
 
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -91,6 +92,34 @@ class LocalBackend:
         self.state_dir = os.path.abspath(state_dir or default_state_dir())
         self.trainctl = find_trainctl(trainctl_bin)
         self.python = sys.executable
+        self._secrets = {}  # job name → {Secret name: folder} for the next create
+
+    @contextlib.contextmanager
+    def secrets_for(self, job_name, secrets):
+        """Within the block, creating ``job_name`` gives ``trainctl run`` these Secrets."""
+        self._secrets[job_name] = secrets
+        try:
+            yield
+        finally:
+            self._secrets.pop(job_name, None)
+
+    def write_secret(self, namespace, secret_name, data):
+        """Writes a Secret as a private folder (a file per key, 0600 in a 0700 folder) that
+        ``trainctl run --secret`` reads; returns the folder."""
+        folder = os.path.join(self.state_dir, ".sdk", "secrets", namespace, secret_name)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+        for key, value in data.items():
+            path = os.path.join(folder, key)
+            fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(value)
+            os.replace(path + ".tmp", path)
+        return folder
+
+    def remove_secret(self, namespace, secret_name):
+        shutil.rmtree(os.path.join(self.state_dir, ".sdk", "secrets", namespace, secret_name),
+                      ignore_errors=True)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -178,6 +207,9 @@ class LocalBackend:
         env = dict(os.environ)
         env["PATH"] = self.shim_dir() + os.pathsep + env.get("PATH", "")
         args = ["run", "-", "--detach", "--workdir", workdir or os.getcwd()]
+        name = (job.get("metadata") or {}).get("name")
+        for secret, folder in self._secrets.get(name, {}).items():
+            args += ["--secret", f"{secret}={folder}"]
         self._run(args, stdin=json.dumps(job), env=env, timeout=120)
 
     def describe(self, name, namespace, kind=None):
@@ -194,8 +226,13 @@ class LocalBackend:
     def patch(self, name, namespace, kind, body):
         self._run(["-n", namespace, "patch", kind.lower(), name, "-p", json.dumps(body)])
 
-    def delete(self, name, namespace, kind):
-        self._run(["-n", namespace, "delete", kind.lower(), name], timeout=120)
+    def delete(self, name, namespace, kind, delete_workspace=False):
+        self._run(["-n", namespace, "delete", kind.lower(), name] +
+                  (["--delete-workspace"] if delete_workspace else []), timeout=120)
+
+    def workspaces(self, name, namespace, kind):
+        """[{"claim", "path"}]: the folders standing in for the job's PVCs."""
+        return self.describe(name, namespace, kind).get("workspaces", [])
 
     # -- pods, logs, events -----------------------------------------------------------------
 
