@@ -149,7 +149,8 @@ def fine_tune_objects(name, namespace, labels, annotations, num_workers, num_pro
     local_env = []
     if local_python:
         from ..backends.local import torchrun_workaround_env
-        local_env = [models.V1EnvVar(name="PYTHONPATH", value=_SDK_ROOT),
+        pythonpath = os.pathsep.join(p for p in (_SDK_ROOT, os.environ.get("PYTHONPATH")) if p)
+        local_env = [models.V1EnvVar(name="PYTHONPATH", value=pythonpath),
                      models.V1EnvVar(name="PYTHONUNBUFFERED", value="1")]
         local_env += [models.V1EnvVar(name=k, value=v)
                       for k, v in torchrun_workaround_env().items()]

@@ -23,6 +23,7 @@ Exit status: 0 trained, 2 bad input (the message names the argument or the colum
 what the training raised."""
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -161,6 +162,32 @@ def skip_bool_buffers_in_ddp(model):
         model._ddp_params_and_buffers_to_ignore = names
 
 
+@contextlib.contextmanager
+def cpu_checkpoint_loading(device):
+    """Resuming several CPU processes: some transformers releases load the optimizer with
+    ``map_location=args.device``, and torch cannot restore storages to "cpu:N" ("don't know
+    how to restore data location ... cpu:0"). Within the block, torch.load maps a CPU device
+    with an index to plain "cpu". Nothing changes on GPUs."""
+    import torch
+    if device.type != "cpu" or device.index is None:
+        yield
+        return
+    real = torch.load
+
+    def load(*args, **kwargs):
+        where = kwargs.get("map_location")
+        if isinstance(where, torch.device) and where.type == "cpu":
+            kwargs["map_location"] = "cpu"
+        elif isinstance(where, str) and where.startswith("cpu:"):
+            kwargs["map_location"] = "cpu"
+        return real(*args, **kwargs)
+    torch.load = load
+    try:
+        yield
+    finally:
+        torch.load = real
+
+
 def _max_length(tokenizer, config):
     limits = [getattr(config, a, None) for a in ("max_position_embeddings", "n_positions")]
     limits = [x for x in limits if isinstance(x, int) and x > 0]
@@ -281,9 +308,13 @@ def train(args, environ=None):
                                    callbacks=[JsonMetrics()])
     resume = last_complete_checkpoint(training_args.output_dir)
     if rank == 0:
-        print(f"trainer: {world} process(es), output {training_args.output_dir}"
+        import torch.distributed as dist
+        backend = dist.get_backend() if dist.is_available() and dist.is_initialized() else "-"
+        print(f"trainer: {world} process(es), device {training_args.device}, process group "
+              f"{backend}, output {training_args.output_dir}"
               + (f", resuming from {resume}" if resume else ""), flush=True)
-    trainer.train(resume_from_checkpoint=resume)
+    with cpu_checkpoint_loading(training_args.device):
+        trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(training_args.output_dir)
     trainer.save_state()
     if trainer.is_world_process_zero():
