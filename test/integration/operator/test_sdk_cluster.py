@@ -164,7 +164,7 @@ class SdkOnCluster(OperatorTestCase):
         with self.assertRaisesRegex(RuntimeError, "Failed to create PyTorchJob"):
             c.create_job(job=bad)
 
-    def test_train_builds_upstreams_pvc_and_job(self):
+    def test_train_builds_upstreams_pvc_and_job_with_a_secret_and_waiting_workers(self):
         from trainctl.storage_initializer import (HuggingFaceDatasetParams,
                                                   HuggingFaceModelParams,
                                                   HuggingFaceTrainerParams)
@@ -173,11 +173,13 @@ class SdkOnCluster(OperatorTestCase):
             def to_dict(self):
                 return dict(self)
 
+        token = "hf_cluster_SECRET_31c9"
         c = self.client
         c.train(name="llm", num_workers=2, num_procs_per_worker=2,
                 model_provider_parameters=HuggingFaceModelParams(
                     model_uri="hf://google-bert/bert-base-cased",
-                    transformer_type="AutoModelForSequenceClassification", num_labels=5),
+                    transformer_type="AutoModelForSequenceClassification", num_labels=5,
+                    access_token=token),
                 dataset_provider_parameters=HuggingFaceDatasetParams(
                     repo_id="yelp_review_full", split="train[:100]"),
                 trainer_parameters=HuggingFaceTrainerParams(
@@ -188,18 +190,32 @@ class SdkOnCluster(OperatorTestCase):
         pvc = json.loads(pvc)["spec"]
         self.assertEqual(pvc["resources"]["requests"]["storage"], "2Gi")
         self.assertEqual(pvc["accessModes"], constants.PVC_DEFAULT_ACCESS_MODES)
+        secret = json.loads(kubectl("get", "secret", "llm-credentials", "-n", self.ns, "-o",
+                                    "json").stdout)
+        self.assertEqual(sorted(secret["data"]), ["model-token"])
 
-        job = self.job("PyTorchJob", "llm")["spec"]
+        job = self.job("PyTorchJob", "llm")
+        self.assertNotIn(token, json.dumps(job), "the token is in the Secret only")
+        job = job["spec"]
         self.assertEqual(job["nprocPerNode"], "2")
         master = job["pytorchReplicaSpecs"]["Master"]
         worker = job["pytorchReplicaSpecs"]["Worker"]
         self.assertEqual((master["replicas"], worker["replicas"]), (1, 1))
+        self.assertEqual((master["restartPolicy"], worker["restartPolicy"]),
+                         ("ExitCode", "ExitCode"))
         init = master["template"]["spec"]["initContainers"]
         self.assertEqual([i["name"] for i in init], ["storage-initializer"])
+        self.assertEqual(init[0]["image"], constants.STORAGE_INITIALIZER_IMAGE)
         self.assertEqual(init[0]["args"][:2], ["--model_provider", "hf"])
-        self.assertEqual(json.loads(init[0]["args"][3])["num_labels"], 5)
+        model = json.loads(init[0]["args"][3])
+        self.assertEqual(model["num_labels"], 5)
+        self.assertNotIn("access_token", model)
+        self.assertIn({"name": "TRAINCTL_MODEL_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": "llm-credentials", "key": "model-token"}}}, init[0]["env"])
         self.assertEqual(init[0]["args"][4:6], ["--dataset_provider", "hf"])
-        self.assertNotIn("initContainers", worker["template"]["spec"])
+        waits = worker["template"]["spec"]["initContainers"]
+        self.assertEqual([i["name"] for i in waits], ["wait-for-storage-initializer"],
+                         "Workers wait for the Master's storage initializer")
         for spec in (master, worker):
             pod = spec["template"]["spec"]
             self.assertEqual(pod["volumes"], [{"name": "storage-initializer",
@@ -207,25 +223,61 @@ class SdkOnCluster(OperatorTestCase):
             trainer = pod["containers"][0]
             self.assertEqual(trainer["name"], "pytorch")
             self.assertEqual(trainer["image"], constants.TRAINER_TRANSFORMER_IMAGE)
+            self.assertNotIn("command", trainer, "upstream's image runs its own entrypoint")
             args = dict(zip(trainer["args"][::2], trainer["args"][1::2]))
             self.assertEqual(args["--transformer_type"], "AutoModelForSequenceClassification")
             self.assertEqual(json.loads(args["--lora_config"]), {"r": 8, "lora_alpha": 8})
             self.assertEqual(args["--model_dir"], constants.VOLUME_PATH_MODEL)
             self.assertIn({"name": "HF_HOME", "value": "/tmp"}, trainer["env"])
-        # The operator made the pods (they wait for a volume this test plane cannot provide).
+        # The operator made the pods, each with its init container (they wait for a volume
+        # this test plane cannot provide: the cluster run is checked as objects).
         wait_for("llm's pods", lambda: len(self.pods("llm")) == 2, timeout=30)
+        for pod in self.pods("llm"):
+            first = pod["spec"]["initContainers"][0]["name"]  # the operator may add its own
+            self.assertIn(first, ("storage-initializer", "wait-for-storage-initializer"))
         # A second train() with the same name finds the PVC and says so; the job then exists.
         with self.assertRaisesRegex(RuntimeError, "Failed to create PyTorchJob"):
             printed = io.StringIO()
             with contextlib.redirect_stdout(printed):
                 c.train(name="llm", model_provider_parameters=HuggingFaceModelParams(
-                    model_uri="hf://x", transformer_type="AutoModel"),
+                    model_uri="hf://x", transformer_type="AutoModelForCausalLM"),
                     dataset_provider_parameters=HuggingFaceDatasetParams(repo_id="y"),
                     trainer_parameters=HuggingFaceTrainerParams(
                         training_parameters=Config(), lora_config=Config()))
         self.assertIn(f"PVC 'llm' already exists in namespace {self.ns}.", printed.getvalue())
-        c.delete_job("llm")
-        kubectl("delete", "pvc", "llm", "-n", self.ns, "--wait=false")
+        # The workspace goes with the job only when asked: the PVC and the Secret.
+        c.delete_job("llm", delete_workspace=True)
+        wait_for("the PVC and the Secret to go", lambda: kubectl(
+            "get", "pvc,secret", "-n", self.ns, "-o", "name").stdout.count("llm") == 0,
+            timeout=60)
+
+    def test_train_with_our_images_runs_our_initializer_on_every_replica(self):
+        from trainctl.storage_initializer import (HuggingFaceDatasetParams,
+                                                  HuggingFaceModelParams,
+                                                  HuggingFaceTrainerParams)
+
+        class Config(dict):
+            def to_dict(self):
+                return dict(self)
+
+        self.client.train(
+            name="ours", num_workers=3, trainer_image="localhost:5000/trainctl-trainer:dev",
+            initializer_image="localhost:5000/trainctl-initializer:dev",
+            model_provider_parameters=HuggingFaceModelParams(
+                model_uri="hf://org/model", transformer_type="AutoModelForCausalLM"),
+            dataset_provider_parameters=HuggingFaceDatasetParams(repo_id="org/data"),
+            trainer_parameters=HuggingFaceTrainerParams(training_parameters=Config(),
+                                                        lora_config=None))
+        wait_for("ours' pods", lambda: len(self.pods("ours")) == 3, timeout=30)
+        for pod in self.pods("ours"):
+            init = pod["spec"]["initContainers"][0]  # first: before the operator's own
+            self.assertEqual((init["name"], init["image"]),
+                             ("storage-initializer", "localhost:5000/trainctl-initializer:dev"))
+            main = pod["spec"]["containers"][0]
+            self.assertEqual(main["command"], ["torchrun", "--module",
+                                               "trainctl.trainer.hf_llm_training"])
+            self.assertNotIn("--lora_config", main["args"], "no LoRA: full fine-tuning")
+        self.client.delete_job("ours", delete_workspace=True)
 
 
 class NotebookOnCluster(OperatorTestCase):
