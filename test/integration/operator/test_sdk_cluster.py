@@ -281,10 +281,12 @@ class SdkOnCluster(OperatorTestCase):
 
 
 class NotebookOnCluster(OperatorTestCase):
-    """The example notebook end to end: its local cells, then its cluster cells against this
-    operator (the kubeconfig's current context names the test namespace, as a user's would)."""
+    """The example notebooks end to end: their local cells, then their cluster cells against
+    this operator (the kubeconfig's current context names the test namespace, as a user's
+    would)."""
 
-    def test_notebook_cluster_cells(self):
+    def run_notebook(self, name):
+        """The executed notebook's printed output."""
         with tempfile.TemporaryDirectory(prefix="trainctl-nb-") as tmp:
             kubeconfig = os.path.join(tmp, "kubeconfig")
             with open(KUBECONFIG) as src, open(kubeconfig, "w") as dst:
@@ -298,14 +300,26 @@ class NotebookOnCluster(OperatorTestCase):
             saved = os.path.join(tmp, "executed.ipynb")
             run = subprocess.run(
                 [sys.executable, os.path.join(notebooks, "run_notebook.py"),
-                 os.path.join(notebooks, "train-locally-then-on-a-cluster.ipynb"),
-                 "--save", saved], cwd=notebooks, env=env, capture_output=True, text=True,
-                timeout=600)
+                 os.path.join(notebooks, name), "--save", saved], cwd=notebooks, env=env,
+                capture_output=True, text=True, timeout=600)
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             with open(saved) as f:
                 cells = json.load(f)["cells"]
-        printed = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
-                          for o in c.get("outputs", []))
+        return "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
+                       for o in c.get("outputs", []))
+
+    def test_fine_tune_notebook_cluster_cells(self):
+        printed = self.run_notebook("fine-tune-an-llm.ipynb")
+        self.assertNotIn("no cluster configured", printed)
+        self.assertIn("Master 1 ['storage-initializer']", printed)
+        self.assertIn("Worker 1 ['wait-for-storage-initializer']", printed)
+        self.assertIn(f"workspace: pvc://{self.ns}/notebook-fine-tune", printed)
+        wait_for("the fine-tune job and its PVC to go", lambda: self.job(
+            "PyTorchJob", "notebook-fine-tune") is None and "notebook-fine-tune" not in kubectl(
+            "get", "pvc", "-n", self.ns, "-o", "name").stdout, timeout=60)
+
+    def test_notebook_cluster_cells(self):
+        printed = self.run_notebook("train-locally-then-on-a-cluster.ipynb")
         self.assertNotIn("no cluster configured", printed)
         self.assertIn("['notebook-ddp-digits-master-0', 'notebook-ddp-digits-worker-0']", printed)
         self.assertIn("Succeeded ['notebook-ddp-digits-master-0']", printed)
