@@ -323,6 +323,13 @@ def train(args, environ=None):
         what = "adapter" if lora else "model"
         print(f"trainer: saved the final {what} to {training_args.output_dir} "
               f"(step {trainer.state.global_step})", flush=True)
+    # Leave the process group together: with torch 1.x's gloo a rank that exits while another
+    # still holds the group can abort at exit ("terminate called without an active
+    # exception", exit -6) after training succeeded.
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def main(argv=None):
