@@ -266,6 +266,35 @@ class StorageInitializerTest(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(tmp, "ws", "dataset")),
                              "nothing half-written")
 
+    def test_an_hf_model_in_the_users_cache_is_linked_into_the_workspace_offline(self):
+        sys.path.insert(0, os.path.join(SDK, "..", "..", "examples", "fine-tuning"))
+        from tiny_model import DATASET, make_tiny_model
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = os.path.join(tmp, "hf", "hub", "models--org--tiny")
+            make_tiny_model(os.path.join(repo, "snapshots", "a" * 40))
+            os.makedirs(os.path.join(repo, "refs"))
+            with open(os.path.join(repo, "refs", "main"), "w") as f:
+                f.write("a" * 40)
+            ws = os.path.join(tmp, "ws")
+            p = initializer(ws, {"model_uri": "hf://org/tiny",
+                                 "transformer_type": "AutoModelForCausalLM"},
+                            {"repo_id": DATASET},
+                            {"HF_HUB_OFFLINE": "1", "HF_HOME": os.path.join(tmp, "hf"),
+                             "HF_DATASETS_CACHE": os.path.join(tmp, "c")})
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("taken from the Hugging Face cache", p.stdout)
+            copied = os.path.join(ws, "model", "models--org--tiny", "snapshots", "a" * 40,
+                                  "model.safetensors")
+            self.assertEqual(os.stat(copied).st_ino, os.stat(os.path.join(
+                repo, "snapshots", "a" * 40, "model.safetensors")).st_ino, "hard-linked")
+            from transformers import AutoModelForCausalLM
+            AutoModelForCausalLM.from_pretrained("org/tiny", cache_dir=os.path.join(ws, "model"),
+                                                 local_files_only=True)
+            again = initializer(ws, {"model_uri": "hf://org/tiny",
+                                     "transformer_type": "AutoModelForCausalLM"},
+                                {"repo_id": DATASET}, {"HF_HUB_OFFLINE": "1"})
+            self.assertIn("model and dataset already there", again.stdout)
+
     def test_the_fingerprint_ignores_secrets_and_sees_the_rest(self):
         a = storage.fingerprint("hf", {"model_uri": "m", "access_token": "t1"}, "hf",
                                 {"repo_id": "d"})
