@@ -4,12 +4,16 @@
 #include <cstdio>
 
 #include "api/json_fields.h"
+#include "common/text.h"
 
 namespace trainctl::cli {
 
 using nlohmann::json;
 
 namespace {
+
+// describe's COMMAND column: enough to recognise the command (-o json has all of it).
+constexpr size_t kTableCommandBytes = 160;
 
 std::string Str(const json& j, const char* key, const std::string& fallback = "") {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return fallback;
@@ -224,7 +228,7 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
                        std::to_string(api::IntAt(g, "index", 0));
         row.push_back(devices.empty() ? "-" : devices);
       }
-      if (local) row.push_back(Str(r, "command"));
+      if (local) row.push_back(Abbreviate(Str(r, "command"), kTableCommandBytes));
       rows.push_back(std::move(row));
     }
     out += FormatTable(rows);

@@ -14,6 +14,7 @@
 #include "api/kind_plugin.h"
 #include "api/restart_policy.h"
 #include "api/validation.h"
+#include "common/text.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "local/cgroups.h"
@@ -36,6 +37,9 @@ using engine::Phase;
 // How much of a replica's log end is kept as its last output (the engine bounds what reaches
 // the status again).
 constexpr size_t kLastLinesBytes = 2048;
+// A Started event shows this much of the command (describe's replica table and -o json, the
+// whole): train()'s JSON arguments run to kilobytes.
+constexpr size_t kEventCommandBytes = 240;
 using nlohmann::json;
 
 std::atomic<int> g_signal_count{0};
@@ -399,8 +403,8 @@ void Run::SpawnStep(Replica& rep, Time now) {
   if (init) {
     rep.phase = Phase::kPending;
     Emit({"Normal", "Started",
-          "Started init container " + rep.inits[rep.step].name + ": " + launch.display_command +
-              pid},
+          "Started init container " + rep.inits[rep.step].name + ": " +
+              Abbreviate(launch.display_command, kEventCommandBytes) + pid},
          now, "Pod/" + rep.name);
     return;
   }
@@ -409,7 +413,9 @@ void Run::SpawnStep(Replica& rep, Time now) {
   std::string devices;
   for (const auto& [var, value] : GpuEnv(VisibleGpus(job_, gpus_, rep.type, rep.index)))
     devices += (devices.empty() ? " with " : " ") + var + "=" + value;
-  Emit({"Normal", "Started", "Started " + rep.command + pid + devices}, now, "Pod/" + rep.name);
+  Emit({"Normal", "Started",
+        "Started " + Abbreviate(rep.command, kEventCommandBytes) + pid + devices},
+       now, "Pod/" + rep.name);
 }
 
 void Run::Terminate(Replica& r, Time now) {

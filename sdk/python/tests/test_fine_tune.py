@@ -2,6 +2,7 @@
 out of every job field, TrainingArguments and LoraConfig round trips through the trainer's
 parsing, the storage initializer's command line on bad input, checkpoints and metrics."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -294,6 +295,26 @@ class StorageInitializerTest(unittest.TestCase):
                                      "transformer_type": "AutoModelForCausalLM"},
                                 {"repo_id": DATASET}, {"HF_HUB_OFFLINE": "1"})
             self.assertIn("model and dataset already there", again.stdout)
+
+    @unittest.skipIf(importlib.util.find_spec("boto3") is not None, "boto3 is installed")
+    def test_s3_without_boto3_says_what_to_install(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model = os.path.join(tmp, "model")
+            os.makedirs(model)
+            with open(os.path.join(model, "config.json"), "w") as f:
+                f.write("{}")
+            e = dict(os.environ, TRAINCTL_WORKSPACE=os.path.join(tmp, "ws"),
+                     PYTHONPATH=os.pathsep.join([SDK, os.environ.get("PYTHONPATH", "")]))
+            p = subprocess.run(
+                [sys.executable, "-m", "trainctl.storage_initializer", "--model_provider", "hf",
+                 "--model_provider_parameters", json.dumps({
+                     "model_uri": model, "transformer_type": "AutoModelForCausalLM"}),
+                 "--dataset_provider", "s3", "--dataset_provider_parameters", json.dumps({
+                     "endpoint_url": "http://127.0.0.1:9", "bucket_name": "b",
+                     "file_key": "k"})], capture_output=True, text=True, env=e, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("dataset provider s3 needs boto3, which is not installed here: "
+                          "pip install boto3", p.stderr)
 
     def test_the_fingerprint_ignores_secrets_and_sees_the_rest(self):
         a = storage.fingerprint("hf", {"model_uri": "m", "access_token": "t1"}, "hf",

@@ -295,8 +295,8 @@ def train(args, environ=None):
     else:
         collator = transformers.DataCollatorWithPadding(tokenizer, pad_to_multiple_of=8)
 
-    if world > 1:
-        skip_bool_buffers_in_ddp(model)
+    # Under torchrun the Trainer wraps the model in DDP even for one process.
+    skip_bool_buffers_in_ddp(model)
 
     class JsonMetrics(TrainerCallback):
         def on_log(self, a, state, control, logs=None, **kw):

@@ -1,0 +1,15 @@
+// Shortening text for people: a long command line or message cut to a width that a table or an
+// event can show, at a UTF-8 character boundary, saying how much was left out. Pure.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace trainctl {
+
+// `text` itself when it has at most `max` bytes; otherwise its first bytes (at most `max`,
+// never splitting a UTF-8 character) followed by " … (N more characters)".
+std::string Abbreviate(std::string_view text, size_t max);
+
+}  // namespace trainctl
