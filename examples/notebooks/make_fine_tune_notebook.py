@@ -2,9 +2,7 @@
 """Writes fine-tune-an-llm.ipynb (no outputs) from the cells below; edit the cells here and
 rerun, so the stored notebook never carries outputs."""
 
-import os
-
-import nbformat
+from make_notebook import write_notebook
 
 CELLS = [
     ("markdown", """# Fine-tune an LLM with LoRA: on this machine, then on a cluster
@@ -135,15 +133,7 @@ print("deleted", JOB, "and its workspace")
 
 
 def main():
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    for i, (kind, text) in enumerate(CELLS):
-        make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
-        nb.cells.append(make(text.strip("\n"), id=f"cell-{i}"))  # stable ids: clean diffs
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fine-tune-an-llm.ipynb")
-    nbformat.write(nb, out)
-    print(out)
+    write_notebook(CELLS, "fine-tune-an-llm.ipynb")
 
 
 if __name__ == "__main__":

@@ -101,17 +101,21 @@ local.delete_job(JOB)
 ]
 
 
-def main():
+def write_notebook(cells, file_name):
+    """Writes ``cells`` ((kind, text) pairs) as ``file_name`` beside this script, no outputs."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
-    for i, (kind, text) in enumerate(CELLS):
+    for i, (kind, text) in enumerate(cells):
         make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
         nb.cells.append(make(text.strip("\n"), id=f"cell-{i}"))  # stable ids: clean diffs
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                       "train-locally-then-on-a-cluster.ipynb")
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), file_name)
     nbformat.write(nb, out)
     print(out)
+
+
+def main():
+    write_notebook(CELLS, "train-locally-then-on-a-cluster.ipynb")
 
 
 if __name__ == "__main__":

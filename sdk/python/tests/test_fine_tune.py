@@ -225,6 +225,15 @@ class TrainerHelpersTest(unittest.TestCase):
                           {"step": 2, "train_runtime": 1}])
 
 
+def model_folder(tmp):
+    """A folder that passes for a model saved with save_pretrained (a config.json)."""
+    model = os.path.join(tmp, "model")
+    os.makedirs(model)
+    with open(os.path.join(model, "config.json"), "w") as f:
+        f.write("{}")
+    return model
+
+
 def initializer(workspace, model, dataset, env=None):
     path = os.pathsep.join(p for p in (SDK, os.environ.get("PYTHONPATH")) if p)
     e = dict(os.environ, TRAINCTL_WORKSPACE=workspace, PYTHONPATH=path, **(env or {}))
@@ -250,10 +259,7 @@ class StorageInitializerTest(unittest.TestCase):
 
     def test_a_dataset_without_text_names_the_columns_found(self):
         with tempfile.TemporaryDirectory() as tmp:
-            model = os.path.join(tmp, "model")
-            os.makedirs(model)
-            with open(os.path.join(model, "config.json"), "w") as f:
-                f.write("{}")
+            model = model_folder(tmp)
             data = os.path.join(tmp, "d.jsonl")
             with open(data, "w") as f:
                 f.write('{"prompt": "a", "answer": "b"}\n')
@@ -299,10 +305,7 @@ class StorageInitializerTest(unittest.TestCase):
     @unittest.skipIf(importlib.util.find_spec("boto3") is not None, "boto3 is installed")
     def test_s3_without_boto3_says_what_to_install(self):
         with tempfile.TemporaryDirectory() as tmp:
-            model = os.path.join(tmp, "model")
-            os.makedirs(model)
-            with open(os.path.join(model, "config.json"), "w") as f:
-                f.write("{}")
+            model = model_folder(tmp)
             e = dict(os.environ, TRAINCTL_WORKSPACE=os.path.join(tmp, "ws"),
                      PYTHONPATH=os.pathsep.join([SDK, os.environ.get("PYTHONPATH", "")]))
             p = subprocess.run(
