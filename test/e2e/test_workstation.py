@@ -483,19 +483,43 @@ class VolumesTest(TrainctlTestCase):
         with open(os.path.join(scratch, "copy.txt")) as f:
             self.assertEqual(f.read(), "hello", "the emptyDir is a real folder, kept after the run")
 
+    def test_a_pvc_is_a_folder_kept_after_the_job_until_delete_workspace(self):
+        pvc = self.write("pvc.yaml", VOLUME_JOB.replace(
+            "hostPath: {path: HOSTDIR, type: Directory}", "persistentVolumeClaim: {claimName: c}"))
+        claim = os.path.join(self.state, ".claims", "default", "c")
+        os.makedirs(claim)
+        with open(os.path.join(claim, "input.txt"), "w") as f:
+            f.write("from the claim")
+        job, proc = self.run_json(pvc, "--configmap", "app-config=cfg", "--secret",
+                                  "creds=creds", "--env-file", "team.env", expect_code=0)
+        folder = os.path.join(self.state, "default", "pytorchjobs", "vols")
+        with open(os.path.join(folder, "logs", "vols-master-0.log")) as f:
+            [seen] = results(f.read())
+        self.assertEqual(seen["input"], "from the claim", "the claim's folder is mounted")
+        described = self.trainctl("describe", "pytorchjob", "vols")
+        self.assertIn(f"Workspace:          {claim} (PVC c;", described.stdout)
+        self.assertEqual(self.trainctl("delete", "pytorchjob", "vols").returncode, 0)
+        self.assertTrue(os.path.isfile(os.path.join(claim, "input.txt")), "kept, as a PVC")
+        self.run_json(pvc, "--configmap", "app-config=cfg", "--secret", "creds=creds",
+                      "--env-file", "team.env", expect_code=0)
+        gone = self.trainctl("delete", "pytorchjob", "vols", "--delete-workspace")
+        self.assertEqual(gone.returncode, 0, self.explain(gone))
+        self.assertIn(f"workspace {claim} deleted", gone.stdout)
+        self.assertFalse(os.path.exists(claim))
+
     def test_a_missing_configmap_or_unsupported_volume_is_refused_before_starting(self):
         proc = self.trainctl("run", self.manifest, "--secret", "creds=creds")
         self.assertEqual(proc.returncode, 2, self.explain(proc))
         self.assertIn("spec.pytorchReplicaSpecs[Master].template.spec.volumes[1].configMap.name: "
                       "\"app-config\": not on this machine; give it with --configmap "
                       "app-config=FOLDER", proc.stderr)
-        pvc = self.write("pvc.yaml", VOLUME_JOB.replace(
-            "hostPath: {path: HOSTDIR, type: Directory}", "persistentVolumeClaim: {claimName: c}"))
-        proc = self.trainctl("run", pvc, "--configmap", "app-config=cfg", "--secret", "creds=creds")
+        nfs = self.write("nfs.yaml", VOLUME_JOB.replace(
+            "hostPath: {path: HOSTDIR, type: Directory}", "nfs: {server: files, path: /data}"))
+        proc = self.trainctl("run", nfs, "--configmap", "app-config=cfg", "--secret", "creds=creds")
         self.assertEqual(proc.returncode, 2, self.explain(proc))
-        self.assertIn("volumes[0].persistentVolumeClaim: Unsupported value", proc.stderr)
+        self.assertIn("volumes[0].nfs: Unsupported value", proc.stderr)
         self.assertIn("--volume data=FOLDER", proc.stderr)
-        proc = self.trainctl("run", pvc, "--configmap", "app-config=cfg", "--secret",
+        proc = self.trainctl("run", nfs, "--configmap", "app-config=cfg", "--secret",
                              "creds=creds", "--volume", "data=" + self.host)
         self.assertEqual(proc.returncode, 0, "--volume stands in for any volume\n" +
                          self.explain(proc))
