@@ -1,8 +1,10 @@
 #include "engine/diagnosis.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string_view>
+#include <tuple>
 
 #include "engine/conditions.h"
 
@@ -387,20 +389,26 @@ void ClearReadiness(api::JobStatus* status) {
              list.end());
 }
 
-std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& observed) {
-  const ReplicaObservation* first = nullptr;
-  for (const ReplicaObservation& r : observed) {
-    if (!IsFailedEnd(r)) continue;
-    if (!first) {
-      first = &r;
-      continue;
-    }
-    // The earliest known end wins; unknown ends come after known ones; then by name.
-    bool earlier = r.finished_at && (!first->finished_at || *r.finished_at < *first->finished_at);
-    bool same = r.finished_at == first->finished_at;
-    if (earlier || (same && r.name < first->name)) first = &r;
+std::optional<size_t> FirstFailedIndex(const std::vector<ReplicaObservation>& observed) {
+  // Known ends first, earliest first; then the substrate's exit order (unknown = 0 sorts
+  // after known ones); then the name.
+  auto key = [](const ReplicaObservation& r) {
+    return std::make_tuple(!r.finished_at.has_value(), r.finished_at.value_or(Time::max()),
+                           r.exit_seq > 0 ? r.exit_seq : std::numeric_limits<long long>::max(),
+                           std::string_view(r.name));
+  };
+  std::optional<size_t> first;
+  for (size_t i = 0; i < observed.size(); ++i) {
+    if (!IsFailedEnd(observed[i])) continue;
+    if (!first || key(observed[i]) < key(observed[*first])) first = i;
   }
-  if (!first) return std::nullopt;
+  return first;
+}
+
+std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& observed) {
+  std::optional<size_t> index = FirstFailedIndex(observed);
+  if (!index) return std::nullopt;
+  const ReplicaObservation* first = &observed[*index];
   std::string text = "First failure: " + first->name + " (" + first->type + " " +
                      std::to_string(first->index) + ") " + EndText(*first);
   if (first->finished_at) text += ", at " + FormatRfc3339(*first->finished_at);

@@ -58,9 +58,15 @@ bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status
                     std::vector<Event>* events, std::optional<Duration>* refresh_after);
 void ClearReadiness(api::JobStatus* status);
 
-// "First failure: <replica> exited with code 3 (Error) at <time>." plus its last output, for the
-// replica that ended first among the failed (phase Failed, or restarted in place with a known
-// end); nullopt when none is known. At most kMaxAttributionBytes.
+// The one rule for which replica failed first, used by the Failed/Restarting condition text, the
+// local job view (`describe -o json`'s `failure`) and, through that text, the SDK: among the
+// replicas that ended failing (phase Failed, or restarted in place after a non-zero exit), the
+// earliest known end; the same instant by `exit_seq` (when known), then by name; unknown ends
+// last. nullopt when none has failed.
+std::optional<size_t> FirstFailedIndex(const std::vector<ReplicaObservation>& observed);
+
+// "First failure: <replica> exited with code 3 (Error) at <time>." plus its last output, for
+// FirstFailedIndex's replica; nullopt when none. At most kMaxAttributionBytes.
 std::optional<std::string> FirstFailure(const std::vector<ReplicaObservation>& observed);
 
 // Hang detection for a job whose replicas all run. `ready_since`: when they all started running.

@@ -343,6 +343,21 @@ TEST(FirstFailureTest, TheEarliestEndWinsWithItsReasonAndLastLines) {
             "memory");
 }
 
+TEST(FirstFailureTest, TheSameInstantIsOrderedByTheSubstratesExitOrderThenByName) {
+  Time t = *ParseRfc3339("2026-11-23T10:00:05Z");
+  ReplicaObservation a = Pod("Worker", 0, Phase::kFailed, 1);
+  ReplicaObservation b = Pod("Worker", 1, Phase::kFailed, 137);
+  a.finished_at = b.finished_at = t;
+  a.exit_seq = 3;
+  b.exit_seq = 2;
+  EXPECT_EQ(FirstFailedIndex({a, b}), 1u) << "b exited first within the second";
+  a.exit_seq = b.exit_seq = 0;
+  EXPECT_EQ(FirstFailedIndex({b, a}), 1u) << "no exit order: by name (…-worker-0 first)";
+  ReplicaObservation unknown = Pod("Master", 0, Phase::kFailed, 2);
+  EXPECT_EQ(FirstFailedIndex({unknown, b}), 1u) << "a known end comes before an unknown one";
+  EXPECT_FALSE(FirstFailedIndex({Pod("Master", 0, Phase::kSucceeded, 0)}));
+}
+
 TEST(FirstFailureTest, NoFailureNoText) {
   EXPECT_FALSE(
       FirstFailure({Pod("Worker", 0, Phase::kRunning), Pod("Master", 0, Phase::kSucceeded, 0)}));

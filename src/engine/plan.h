@@ -40,6 +40,9 @@ struct ReplicaObservation {
   std::string end_reason;
   std::string end_message;
   std::optional<Time> finished_at;
+  // The substrate's order of that end among the job's replicas, when it keeps one (the local
+  // runner's exit sequence: its times have whole seconds only); 0 = unknown.
+  long long exit_seq = 0;
   // When its current run started, for a replica that runs (after an in-place restart: the
   // restart), when the substrate knows.
   std::optional<Time> started_at;

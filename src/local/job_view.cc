@@ -3,6 +3,7 @@
 #include "api/job.h"
 #include "api/json_fields.h"
 #include "engine/conditions.h"
+#include "engine/diagnosis.h"
 #include "engine/reconcile.h"
 
 namespace trainctl::local {
@@ -15,16 +16,36 @@ bool Unfinished(const json& replica) {
   return phase == "Pending" || phase == "Running";
 }
 
-// Exit order: the runner's exit sequence number when recorded (finishTime has whole seconds
-// only), else the finish time.
-std::pair<Time, long long> ExitOrder(const json& replica) {
-  std::optional<Time> t;
-  if (replica.contains("finishTime") && replica["finishTime"].is_string())
-    t = ParseRfc3339(replica["finishTime"].get<std::string>());
-  long long seq = replica.contains("exitSeq") && replica["exitSeq"].is_number_integer()
-                      ? replica["exitSeq"].get<long long>()
-                      : 0;
-  return {t.value_or(Time::max()), seq};
+std::optional<Time> TimeAt(const json& replica, const char* key) {
+  if (!replica.contains(key) || !replica[key].is_string()) return std::nullopt;
+  return ParseRfc3339(replica[key].get<std::string>());
+}
+
+std::optional<int> IntIn(const json& replica, const char* key) {
+  if (!replica.contains(key) || !replica[key].is_number_integer()) return std::nullopt;
+  return replica[key].get<int>();
+}
+
+// What the engine needs of a replica record (replicas.json) to judge its end.
+engine::ReplicaObservation ObservationOf(const json& r) {
+  engine::ReplicaObservation o;
+  o.name = api::StringAt(r, "name");
+  o.type = api::StringAt(r, "type");
+  o.index = static_cast<int>(api::IntAt(r, "index", 0));
+  std::string phase = api::StringAt(r, "phase");
+  o.phase = phase == "Failed"      ? engine::Phase::kFailed
+            : phase == "Succeeded" ? engine::Phase::kSucceeded
+            : phase == "Running"   ? engine::Phase::kRunning
+                                   : engine::Phase::kPending;
+  o.restarts = static_cast<int>(api::IntAt(r, "restarts", 0));
+  o.exit_code = IntIn(r, "exitCode");
+  o.finished_at = TimeAt(r, "finishTime");
+  if (!o.exit_code) {  // runs again after an in-place restart
+    o.exit_code = IntIn(r, "lastExitCode");
+    o.finished_at = TimeAt(r, "lastFinishTime");
+  }
+  o.exit_seq = api::IntAt(r, "exitSeq", 0);
+  return o;
 }
 
 }  // namespace
@@ -63,21 +84,16 @@ std::optional<LostRunnerUpdate> DecideLostRunner(const json& job, const json& re
 
 std::optional<json> FirstFailedReplica(const json& replicas) {
   if (!replicas.is_array()) return std::nullopt;
-  const json* failed = nullptr;
-  const json* restarted = nullptr;
+  std::vector<engine::ReplicaObservation> observed;
+  std::vector<const json*> records;
   for (const json& r : replicas) {
     if (!r.is_object()) continue;
-    int code =
-        r.contains("exitCode") && r["exitCode"].is_number_integer() ? r["exitCode"].get<int>() : 0;
-    if (api::StringAt(r, "phase") == "Failed") {
-      if (!failed || ExitOrder(r) < ExitOrder(*failed)) failed = &r;
-    } else if (code != 0) {
-      if (!restarted || ExitOrder(r) < ExitOrder(*restarted)) restarted = &r;
-    }
+    observed.push_back(ObservationOf(r));
+    records.push_back(&r);
   }
-  if (failed) return *failed;
-  if (restarted) return *restarted;
-  return std::nullopt;
+  std::optional<size_t> first = engine::FirstFailedIndex(observed);
+  if (!first) return std::nullopt;
+  return *records[*first];
 }
 
 StatusOr<json> MergeMetadataPatch(const json& current, const json& body) {

@@ -30,8 +30,9 @@ std::optional<LostRunnerUpdate> DecideLostRunner(const nlohmann::json& job,
                                                  const nlohmann::json& replicas, int runner_pid,
                                                  Time now);
 
-// The replica that failed first: among replicas in phase Failed, the one that exited first
-// (finishTime, then the runner's exitSeq); else, among replicas that exited non-zero and were restarted, the earliest.
+// The replica that failed first, by the engine's one rule (engine::FirstFailedIndex: the
+// earliest failing end, then the runner's exitSeq, then the name) over the stored records
+// (a record that runs again after an in-place restart carries lastExitCode/lastFinishTime).
 // nullopt when no replica failed. Returns the replica's stored record.
 std::optional<nlohmann::json> FirstFailedReplica(const nlohmann::json& replicas);
 

@@ -26,8 +26,8 @@ spec:
                                       "test.yaml");
   EXPECT_TRUE(loaded.ok());
   json job = api::EncodeJob((*loaded)[0].job);
-  job["status"]["conditions"] = json::array(
-      {{{"type", "Created"}, {"status", "True"}, {"reason", "PyTorchJobCreated"}}});
+  job["status"]["conditions"] =
+      json::array({{{"type", "Created"}, {"status", "True"}, {"reason", "PyTorchJobCreated"}}});
   if (!last_condition.empty())
     job["status"]["conditions"].push_back(
         {{"type", last_condition}, {"status", "True"}, {"reason", "x"}});
@@ -60,22 +60,39 @@ TEST(DecideLostRunnerTest, FinishedOrUndecodableJobsAreLeftAlone) {
 }
 
 TEST(FirstFailedReplicaTest, EarliestFailedByExitOrder) {
-  json replicas = json::array(
-      {{{"name", "a"}, {"phase", "Failed"}, {"exitCode", 1}, {"finishTime", "2026-11-23T10:00:05Z"},
-        {"exitSeq", 3}},
-       {{"name", "b"}, {"phase", "Failed"}, {"exitCode", 137},
-        {"finishTime", "2026-11-23T10:00:05Z"}, {"exitSeq", 2}},
-       {{"name", "c"}, {"phase", "Succeeded"}, {"exitCode", 0}}});
+  json replicas = json::array({{{"name", "a"},
+                                {"phase", "Failed"},
+                                {"exitCode", 1},
+                                {"finishTime", "2026-11-23T10:00:05Z"},
+                                {"exitSeq", 3}},
+                               {{"name", "b"},
+                                {"phase", "Failed"},
+                                {"exitCode", 137},
+                                {"finishTime", "2026-11-23T10:00:05Z"},
+                                {"exitSeq", 2}},
+                               {{"name", "c"}, {"phase", "Succeeded"}, {"exitCode", 0}}});
   std::optional<json> first = FirstFailedReplica(replicas);
   ASSERT_TRUE(first);
   EXPECT_EQ((*first)["name"], "b");  // same second, exited before a
 }
 
-TEST(FirstFailedReplicaTest, RestartedNonZeroExitWhenNoneFailed) {
-  json replicas = json::array({{{"name", "a"}, {"phase", "Running"}, {"exitCode", 3}},
-                               {{"name", "b"}, {"phase", "Running"}}});
+TEST(FirstFailedReplicaTest, ARestartedReplicaCountsByItsLastEndAsTheEngineJudgesIt) {
+  json replicas = json::array({{{"name", "a"},
+                                {"phase", "Running"},
+                                {"restarts", 1},
+                                {"lastExitCode", 3},
+                                {"lastFinishTime", "2026-11-23T10:00:01Z"}},
+                               {{"name", "b"}, {"phase", "Running"}},
+                               {{"name", "c"},
+                                {"phase", "Failed"},
+                                {"exitCode", 1},
+                                {"finishTime", "2026-11-23T10:00:09Z"}}});
   ASSERT_TRUE(FirstFailedReplica(replicas));
-  EXPECT_EQ((*FirstFailedReplica(replicas))["name"], "a");
+  EXPECT_EQ((*FirstFailedReplica(replicas))["name"], "a")
+      << "it failed first, though it runs again: the same rule as the Failed condition's text";
+  // The same records as the engine sees them name the same replica in its text.
+  json failed_only = json::array({replicas[2], replicas[1]});
+  EXPECT_EQ((*FirstFailedReplica(failed_only))["name"], "c");
   EXPECT_FALSE(FirstFailedReplica(json::array({{{"name", "b"}, {"phase", "Succeeded"}}})));
   EXPECT_FALSE(FirstFailedReplica(json::object()));
 }

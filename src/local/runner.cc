@@ -563,6 +563,7 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
     o.restarts = r.restarts;
     o.terminating = r.terminating;
     o.finished_at = r.finished;
+    o.exit_seq = r.exit_seq;
     if (r.exit_code) {
       o.end_reason = EndReason(r);
       o.end_message = !r.message.empty() ? r.message : r.last_lines;
@@ -628,6 +629,10 @@ json Run::ReplicasJson() const {
       labels[api::kLabelJobRole] = "master";
     j["labels"] = std::move(labels);
     if (r.exit_code) j["exitCode"] = *r.exit_code;
+    if (!r.exit_code && r.last_end) {  // runs again after an in-place restart: how it ended
+      j["lastExitCode"] = r.last_end->exit_code;
+      if (r.last_end->finished) j["lastFinishTime"] = FormatRfc3339(*r.last_end->finished);
+    }
     if (r.oom_killed) j["reason"] = "OOMKilled";
     if (r.init_failed) j["reason"] = "Init:Error";
     if (r.process && r.step < r.inits.size())

@@ -408,7 +408,8 @@ class TrainingClient:
         if self.backend_name == "local":
             failure = self._backend.failure(name, namespace, job_kind)
         else:
-            failure = self._cluster_failure(name, namespace, job_kind)
+            failure = self._cluster_failure(name, namespace, job_kind,
+                                            first_failed_name(job.status.conditions))
         if failure:
             text += (f"\nFirst failed replica: {failure.get('name')} "
                      f"(exit code {failure.get('exitCode', '?')})")
@@ -419,24 +420,26 @@ class TrainingClient:
         text += f"\n{job_kind} conditions: {job.status.conditions}"
         return text
 
-    def _cluster_failure(self, name, namespace, job_kind):
-        """The earliest-terminated failed pod and its log tail (best effort)."""
+    def _cluster_failure(self, name, namespace, job_kind, named=None):
+        """The failed pod and its log tail (best effort): the one the operator named in the
+        job's condition (``named``: the engine's one first-failure rule), else, for an operator
+        that names none (upstream's) or a pod gone since, the earliest-terminated failed pod."""
         try:
             pods = self.get_job_pods(name, namespace)
         except Exception:
             return None
-        worst = None
+        ends = []  # (finished, pod name, exit code)
         for p in pods:
             for cs in (p.status.container_statuses or []) if p.status else []:
                 term = (cs.state.terminated if cs.state else None) or \
                     (cs.last_state.terminated if cs.last_state else None)
                 if term and term.exit_code:
-                    key = term.finished_at or datetime.datetime.max.replace(
-                        tzinfo=datetime.timezone.utc)
-                    if worst is None or key < worst[0]:
-                        worst = (key, p.metadata.name, term.exit_code)
-        if worst is None:
+                    ends.append((term.finished_at or datetime.datetime.max.replace(
+                        tzinfo=datetime.timezone.utc), p.metadata.name, term.exit_code))
+        chosen = [e for e in ends if e[1] == named] or ends
+        if not chosen:
             return None
+        worst = min(chosen, key=lambda e: e[0])
         try:
             text = self._backend.read_log(worst[1], namespace,
                                           constants.JOB_PARAMETERS[job_kind]["container"])
@@ -676,6 +679,17 @@ def claim_names(job):
             if claim and claim not in names:
                 names.append(claim)
     return names
+
+
+def first_failed_name(conditions):
+    """The replica named by "First failure: <name> (" in the job's Failed or Restarting
+    condition (the operator's and the runner's one rule), or None."""
+    for c in reversed(conditions or []):
+        if c.type in (constants.JOB_CONDITION_FAILED, constants.JOB_CONDITION_RESTARTING) and \
+                c.message and "First failure: " in c.message:
+            rest = c.message[c.message.index("First failure: ") + len("First failure: "):]
+            return rest.split(" ", 1)[0] or None
+    return None
 
 
 def _why(conditions):
