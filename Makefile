@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-run build build-trainctl build-sanitized run test unit e2e integration sanitized fuzz bench soak \
+.PHONY: all deps deps-run build build-trainctl build-sanitized run test unit e2e integration sanitized fuzz bench bench-fine-tune soak \
 	cluster-up cluster-down format clean
 
 all: build
@@ -63,6 +63,11 @@ integration: build
 
 bench: build
 	@bench/local_overhead.py --trainctl $(TRAINCTL)
+
+# train() against the same trainer started by hand, and the storage initializer's peak RSS
+# (docs/benchmarks.md, "Fine-tuning").
+bench-fine-tune: build
+	@TRAINCTL_BIN=$(TRAINCTL) bench/fine_tune_overhead.py --rounds 3 --steps 200 --procs 2
 
 # The operator's chaos soak on a private test cluster (docs/reliability.md); SOAK_ARGS passes
 # options to bench/soak.py (e.g. SOAK_ARGS="--jobs 100 --kills 10").
