@@ -96,7 +96,7 @@ def _credentials(model_params, dataset_params, hub_token):
 
 def _public(params):
     return {k: v for k, v in vars(params).items()
-            if k not in ("access_token", "access_key", "secret_key")}
+            if k not in credentials.PARAMETER_FIELDS}
 
 
 def _secret_env(job_name, which):
@@ -175,11 +175,8 @@ def fine_tune_objects(name, namespace, labels, annotations, num_workers, num_pro
     if lora is not None:
         trainer_args += ["--lora_config", _json(lora.to_dict())]
     trainer_args += ["--training_parameters", _json(ta_dict)]
-    command = None
-    if local_python:
-        command = ["torchrun", "--module", TRAINER_MODULE]
-    elif trainer_image:
-        command = ["torchrun", "--module", TRAINER_MODULE]
+    # Upstream's image runs its own entrypoint; ours and this machine run our trainer module.
+    command = ["torchrun", "--module", TRAINER_MODULE] if local_python or trainer_image else None
     trainer = models.V1Container(
         name=constants.JOB_PARAMETERS[constants.PYTORCHJOB_KIND]["container"],
         image=trainer_image or constants.TRAINER_TRANSFORMER_IMAGE, command=command,

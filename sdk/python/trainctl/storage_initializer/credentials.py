@@ -24,6 +24,10 @@ SECRET_KEYS = {
 }
 
 
+# The fields of the parameter classes that hold a credential: never serialised into a job.
+PARAMETER_FIELDS = ("access_token", "access_key", "secret_key")
+
+
 def secret_name(job_name):
     return f"{job_name}-credentials"
 

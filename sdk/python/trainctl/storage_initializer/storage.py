@@ -29,7 +29,6 @@ from .model import InitError, fetch_model
 
 MARKER = ".trainctl-initialized.json"
 LOCK = ".trainctl-initialize.lock"
-SECRET_FIELDS = ("access_token", "access_key", "secret_key")
 
 
 def parse_args(argv):
@@ -45,11 +44,17 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def _json_arg(text, flag):
+def json_object_arg(text, flag, allow_null=False):
+    """The JSON object a command-line flag holds (None for a missing flag or, with
+    ``allow_null``, JSON null); InitError naming the flag otherwise."""
+    if text is None and allow_null:
+        return None
     try:
         value = json.loads(text)
-    except ValueError as e:
+    except (TypeError, ValueError) as e:
         raise InitError(f"{flag}: not valid JSON: {e}") from e
+    if value is None and allow_null:
+        return None
     if not isinstance(value, dict):
         raise InitError(f"{flag}: expected a JSON object, got {type(value).__name__}")
     return value
@@ -58,7 +63,7 @@ def _json_arg(text, flag):
 def fingerprint(model_provider, model, dataset_provider, dataset):
     """Identifies the work: the parameters without their secrets."""
     def public(d):
-        return {k: v for k, v in sorted(d.items()) if k not in SECRET_FIELDS}
+        return {k: v for k, v in sorted(d.items()) if k not in credentials.PARAMETER_FIELDS}
     text = json.dumps([model_provider, public(model), dataset_provider, public(dataset)],
                       sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -85,11 +90,11 @@ def initialize(args, environ=None, log=print):
     workspace = args.workspace or environ.get("TRAINCTL_WORKSPACE") or "/workspace"
     if args.model_provider != "hf":
         raise InitError(f"--model_provider {args.model_provider!r}: expected hf")
-    model = _json_arg(args.model_provider_parameters, "--model_provider_parameters")
-    dataset = _json_arg(args.dataset_provider_parameters, "--dataset_provider_parameters")
+    model = json_object_arg(args.model_provider_parameters, "--model_provider_parameters")
+    dataset = json_object_arg(args.dataset_provider_parameters, "--dataset_provider_parameters")
     if not model.get("model_uri"):
         raise InitError("--model_provider_parameters: model_uri is missing")
-    for field in SECRET_FIELDS:
+    for field in credentials.PARAMETER_FIELDS:
         for what, params in (("model", model), ("dataset", dataset)):
             if params.get(field):
                 log(f"warning: a {what} {field} was passed in the arguments, where anyone who "

@@ -33,6 +33,7 @@ import sys
 
 from ..storage_initializer import TRANSFORMER_TYPES, credentials
 from ..storage_initializer.model import InitError, parse_model_uri
+from ..storage_initializer.storage import json_object_arg
 
 TOKEN_PLACEHOLDER = re.compile(r"^<[A-Z_]+>$")
 TASK_TYPES = {
@@ -59,18 +60,6 @@ def parse_args(argv):
     p.add_argument("--lora_config", default=None, help="JSON of peft.LoraConfig; none: full")
     p.add_argument("--training_parameters", default="{}", help="JSON of TrainingArguments")
     return p.parse_args(argv)
-
-
-def _json_arg(text, flag):
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError as e:
-        raise BadInput(f"{flag}: not valid JSON: {e}") from e
-    if value is not None and not isinstance(value, dict):
-        raise BadInput(f"{flag}: expected a JSON object")
-    return value
 
 
 def workspace_of(model_dir, environ=None):
@@ -213,7 +202,7 @@ def train(args, environ=None):
     rank = int(environ.get("RANK", "0"))
     world = int(environ.get("WORLD_SIZE", "1"))
     workspace = workspace_of(args.model_dir, environ)
-    raw = _json_arg(args.training_parameters, "--training_parameters") or {}
+    raw = json_object_arg(args.training_parameters, "--training_parameters", allow_null=True) or {}
     ta_fields = _init_fields(transformers.TrainingArguments)
     kwargs, dropped = training_kwargs(raw, set(ta_fields), workspace)
     hub_token = credentials.read("hub_token", environ)
@@ -273,7 +262,7 @@ def train(args, environ=None):
         train_ds = prepare(train_ds)
         eval_ds = prepare(eval_ds) if eval_ds is not None else None
 
-    lora = _json_arg(args.lora_config, "--lora_config")
+    lora = json_object_arg(args.lora_config, "--lora_config", allow_null=True)
     if lora:
         import peft
         lkw, ldropped = lora_kwargs(lora, _init_fields(peft.LoraConfig), args.transformer_type)
