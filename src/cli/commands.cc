@@ -18,18 +18,15 @@
 #include "cli/detach.h"
 #include "cli/exit_status.h"
 #include "cli/format.h"
-#include "cli/job_query.h"
+#include "cli/job_commands.h"
 #include "cli/local_backend.h"
-#include "cli/local_view.h"
 #include "cli/progress.h"
-#include "engine/conditions.h"
-#include "engine/reconcile.h"
+#include "jobs/local_source.h"
 #include "local/cgroups.h"
 #include "local/containers.h"
 #include "local/dry_run.h"
 #include "local/gpu_inventory.h"
 #include "local/job_view.h"
-#include "local/log_tailer.h"
 #include "local/replica_limits.h"
 #include "local/runner.h"
 #include "local/state_store.h"
@@ -70,32 +67,16 @@ std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
   return g.namespace_.empty() ? "default" : g.namespace_;
 }
 
-// Resolves [KIND] NAME to one stored job.
-StatusOr<local::JobKey> FindJob(const GlobalOptions& g, const std::vector<std::string>& args) {
-  StatusOr<JobRef> ref = ParseJobRef(args);
-  if (!ref.ok()) return ref.status();
-  std::optional<api::Kind> kind = ref->kind;
-  const std::string& name = ref->name;
-  std::vector<local::JobKey> matches;
-  for (const local::JobKey& k : local::ListJobs(StateRoot(g), NamespaceFilter(g)))
-    if (k.name == name && (!kind || k.kind == *kind)) matches.push_back(k);
-  if (matches.empty())
-    return NotFoundError("job \"" + name + "\" not found in namespace " +
-                         NamespaceFilter(g).value_or("(all)") + " of " + StateRoot(g));
-  if (matches.size() > 1)
-    return InvalidError("\"" + name + "\" names several jobs; give the kind, e.g. " +
-                        api::ToLower(api::Info(matches[0].kind).name) + " " + name);
-  return matches[0];
+jobs::LocalJobSource SourceFor(const GlobalOptions& g, const Clock& clock) {
+  return jobs::LocalJobSource(StateRoot(g), NamespaceFilter(g), clock);
 }
 
-// Removes stored jobs whose TTL after finishing has passed (the decision is the engine's).
-bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now) {
-  if (dir.RunnerActive()) return false;
-  StatusOr<api::Job> job = api::DecodeJob(stored);
-  if (!job.ok() || !job->run_policy.ttl_seconds_after_finished) return false;
-  if (!engine::IsFinished(job->status)) return false;
-  if (!engine::Reconcile(*job, {}, now).delete_job) return false;
-  return dir.RemoveAll().ok();  // a folder that cannot go stays listed
+// Resolves [KIND] NAME to one stored job.
+StatusOr<local::JobKey> FindJob(const GlobalOptions& g, const std::vector<std::string>& args) {
+  StatusOr<jobs::JobRef> ref = jobs::ParseJobRef(args);
+  if (!ref.ok()) return ref.status();
+  RealClock clock;
+  return SourceFor(g, clock).Find(*ref);
 }
 
 // `run --detach`: set-up in a background process that reports back, then return.
@@ -265,134 +246,22 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
 }
 
 int LocalBackend::Get(const std::vector<std::string>& args, const std::string& output) {
-  const GlobalOptions& global = global_;
   RealClock clock;
-  StatusOr<JobRef> ref = ParseGetArgs(args);
-  if (!ref.ok()) return Fail(ref.status().message(), 2);
-  std::optional<api::Kind> kind = ref->kind;
-  std::optional<std::string> name;
-  if (!ref->name.empty()) name = ref->name;
-  std::vector<json> jobs;
-  for (const local::JobKey& key : local::ListJobs(StateRoot(global), NamespaceFilter(global))) {
-    if ((kind && key.kind != *kind) || (name && key.name != *name)) continue;
-    local::JobDir dir(StateRoot(global), key);
-    StatusOr<LocalJobSnapshot> stored = ReadLocalJob(dir, clock.Now(), /*with_events=*/false);
-    if (!stored.ok()) {
-      if (stored.status().code() != StatusCode::kNotFound)  // not a job being removed
-        std::cerr << "warning: " << stored.status().message() << "\n";
-      continue;
-    }
-    if (DeleteIfTtlExpired(dir, stored->job, clock.Now())) continue;
-    jobs.push_back(std::move(stored->job));
-  }
-  if (name && jobs.empty())
-    return Fail(
-        "job \"" + *name + "\" not found in namespace " + NamespaceFilter(global).value_or("(all)"),
-        1);
-  if (output == "json") {
-    if (name && jobs.size() == 1)
-      std::cout << jobs[0].dump(2) << "\n";
-    else
-      std::cout << json({{"apiVersion", "v1"}, {"kind", "List"}, {"items", jobs}}).dump(2) << "\n";
-    return 0;
-  }
-  if (output == "name") {
-    for (const json& j : jobs)
-      std::cout << ResourceName(*api::KindFromName(api::StringAt(j, "kind"))) << "/"
-                << api::StringAt(j["metadata"], "name") << "\n";
-    return 0;
-  }
-  if (!output.empty() && output != "wide")
-    return Fail("unsupported output format \"" + output + "\" (json, name, wide)", 2);
-  if (jobs.empty()) {
-    std::cerr << "No resources found"
-              << (global.all_namespaces ? "" : " in " + *NamespaceFilter(global) + " namespace")
-              << ".\n";
-    return 0;
-  }
-  std::cout << FormatJobTable(jobs, !kind, global.all_namespaces, clock.Now(), output == "wide");
-  return 0;
+  jobs::LocalJobSource source = SourceFor(global_, clock);
+  return GetJobs(source, args, output, global_.all_namespaces);
 }
 
 int LocalBackend::Describe(const std::vector<std::string>& args, const std::string& output) {
-  const GlobalOptions& global = global_;
-  if (!output.empty() && output != "json")
-    return Fail("unsupported output format \"" + output + "\" (json)", 2);
-  StatusOr<local::JobKey> key = FindJob(global, args);
-  if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
-  local::JobDir dir(StateRoot(global), *key);
   RealClock clock;
-  StatusOr<LocalJobSnapshot> snap = ReadLocalJob(dir, clock.Now(), /*with_events=*/true);
-  if (!snap.ok()) return Fail(snap.status().message(), 1);
-  // The folders standing in for the PVCs the job mounts (kept after the job).
-  json workspaces = json::array();
-  if (StatusOr<api::Job> job = api::DecodeJob(snap->job); job.ok())
-    for (const api::ClaimRef& claim : api::JobClaims(*job))
-      workspaces.push_back(
-          {{"claim", claim.claim},
-           {"path", local::ClaimFolder(StateRoot(global), key->namespace_, claim.claim)}});
-  if (output == "json") {
-    std::optional<json> failed = local::FirstFailedReplica(snap->replicas);
-    std::vector<std::string> tail;
-    if (failed && failed->contains("name") && (*failed)["name"].is_string())
-      tail = TailLines(dir.LogPath((*failed)["name"].get<std::string>()), kFailureLogLines);
-    json doc = DescribeDocument(*snap, failed, tail);
-    doc["workspaces"] = workspaces;
-    std::cout << doc.dump(2) << "\n";
-    return 0;
-  }
-  std::cout << FormatDescribe(snap->job, snap->replicas, snap->events, clock.Now());
-  if (snap->runner_active) std::cout << "Runner:             active (trainctl run in progress)\n";
-  std::cout << "Logs:               " << dir.LogDir() << "\n";
-  for (const json& w : workspaces)
-    std::cout << "Workspace:          " << w["path"].get<std::string>() << " (PVC "
-              << w["claim"].get<std::string>()
-              << "; kept after the job: delete --delete-workspace removes it)\n";
-  return 0;
+  jobs::LocalJobSource source = SourceFor(global_, clock);
+  return DescribeJob(source, args, output);
 }
 
 int LocalBackend::Logs(const std::vector<std::string>& args, const std::string& replica,
                        bool follow) {
-  const GlobalOptions& global = global_;
-  StatusOr<local::JobKey> key = FindJob(global, args);
-  if (!key.ok()) return Fail(key.status().message(), ExitFor(key.status()));
-  local::JobDir dir(StateRoot(global), *key);
-  std::string prefix = key->name + "-";
-  auto files = [&]() {
-    std::vector<std::pair<std::string, std::string>> out;  // short name, path
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir.LogDir(), ec)) {
-      std::string file = entry.path().filename();
-      if (file.size() < 5 || file.substr(file.size() - 4) != ".log") continue;
-      std::string pod = file.substr(0, file.size() - 4);
-      std::string short_name = pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod;
-      if (!replica.empty() && replica != short_name && replica != pod) continue;
-      out.emplace_back(short_name, entry.path().string());
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  if (!replica.empty() && files().empty() && !follow)
-    return Fail("no logs for replica \"" + replica + "\" of " + key->name, 1);
-  bool prefixed = replica.empty();
-  local::LogTailer tailer;
-  for (;;) {
-    bool active = dir.RunnerActive();
-    for (const auto& file : files()) {
-      const std::string& short_name = file.first;
-      tailer.Poll(
-          short_name, file.second,
-          [&](const std::string& line) {
-            if (prefixed) std::cout << "[" << short_name << "] ";
-            std::cout << line << "\n";
-          },
-          !follow || !active);
-    }
-    std::cout.flush();
-    if (!follow || !active) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return 0;
+  RealClock clock;
+  jobs::LocalJobSource source = SourceFor(global_, clock);
+  return JobLogs(source, args, replica, follow);
 }
 
 int LocalBackend::Patch(const std::vector<std::string>& args, const std::string& patch) {
@@ -407,7 +276,7 @@ int LocalBackend::Patch(const std::vector<std::string>& args, const std::string&
   StatusOr<json> merged = local::MergeMetadataPatch(*current, body);
   if (!merged.ok()) return Fail(merged.status().message(), 2);
   if (Status st = dir.WriteMetadataPatch(*merged); !st.ok()) return Fail(st.message(), 1);
-  std::cout << ResourceName(key->kind) << "/" << key->name << " patched\n";
+  std::cout << jobs::ResourceName(key->kind) << "/" << key->name << " patched\n";
   return 0;
 }
 
@@ -434,7 +303,7 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
   }
   Status st = dir.RemoveAll();
   if (!st.ok()) return Fail(st.message(), 1);
-  std::cout << ResourceName(key->kind) << " \"" << key->name << "\" deleted\n";
+  std::cout << jobs::ResourceName(key->kind) << " \"" << key->name << "\" deleted\n";
   for (const api::ClaimRef& claim : claims) {
     std::string folder = local::ClaimFolder(StateRoot(global), key->namespace_, claim.claim);
     std::error_code ec;
@@ -448,40 +317,9 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
 
 int LocalBackend::Wait(const std::vector<std::string>& args, const std::string& for_condition,
                        const std::string& timeout) {
-  const GlobalOptions& global = global_;
-  StatusOr<std::string> parsed = ParseWaitCondition(for_condition);
-  if (!parsed.ok()) return Fail(parsed.status().message(), 2);
-  const std::string& condition = *parsed;
-  std::optional<long long> limit = ParseDurationMs(timeout);
-  if (!limit) return Fail("--timeout: cannot parse \"" + timeout + "\" (e.g. 30s, 10m)", 2);
   RealClock clock;
-  Time deadline = clock.Now() + Duration(*limit);
-  nlohmann::json last_seen;  // the job as last read, to say why on a timeout
-  for (;;) {
-    StatusOr<local::JobKey> key = FindJob(global, args);
-    if (key.ok()) {
-      local::JobDir dir(StateRoot(global), *key);
-      StatusOr<LocalJobSnapshot> snap = ReadLocalJob(dir, clock.Now(), /*with_events=*/false);
-      if (snap.ok()) {
-        last_seen = snap->job;
-        StatusOr<api::Job> job = api::DecodeJob(snap->job);
-        if (job.ok()) {
-          if (engine::HasCondition(job->status, condition)) {
-            std::cout << ResourceName(key->kind) << "/" << key->name << " condition met\n";
-            return 0;
-          }
-          if (condition != "Failed" && engine::HasCondition(job->status, engine::kFailed))
-            return Fail(key->name + " failed: " + job->status.conditions.back().message, 1);
-          if (engine::IsFinished(job->status) && !snap->runner_active)
-            return Fail(key->name + " finished without condition " + condition, 1);
-        }
-      }
-    } else if (key.status().code() != StatusCode::kNotFound) {
-      return Fail(key.status().message(), ExitFor(key.status()));
-    }
-    if (clock.Now() >= deadline) return Fail(FormatWaitTimeout(last_seen, condition, timeout), 1);
-    clock.SleepFor(Duration(200));
-  }
+  jobs::LocalJobSource source = SourceFor(global_, clock);
+  return WaitForJob(source, args, for_condition, timeout, clock);
 }
 
 StatusOr<std::unique_ptr<Backend>> ChooseBackend(const GlobalOptions& global,

@@ -43,7 +43,7 @@ struct RunCommandOptions {
 int RunCommand(const GlobalOptions& global, const RunCommandOptions& options);
 int GetCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                const std::string& output);
-// output "json": the machine-readable document of local_view.h (DescribeDocument).
+// output "json": the data layer's document (jobs/job_source.h, DetailDocument).
 int DescribeCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                     const std::string& output);
 int LogsCommand(const GlobalOptions& global, const std::vector<std::string>& args,

@@ -38,14 +38,6 @@ std::string Age(const json& job, Time now) {
 
 }  // namespace
 
-std::string JobState(const json& job) {
-  const json& status = job.value("status", json::object());
-  if (!status.contains("conditions") || !status["conditions"].is_array() ||
-      status["conditions"].empty())
-    return "";
-  return Str(status["conditions"].back(), "type");
-}
-
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& row : rows)
@@ -63,43 +55,6 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
     out += line + "\n";
   }
   return out;
-}
-
-json JobWhy(const json& job) {
-  json out = {
-      {"reason", nullptr}, {"message", nullptr}, {"since", nullptr}, {"firstFailure", nullptr}};
-  const json& status = job.value("status", json::object());
-  if (!status.contains("conditions") || !status["conditions"].is_array()) return out;
-  for (const json& c : status["conditions"]) {
-    std::string type = Str(c, "type");
-    if (type == "ReplicasReady" && Str(c, "status") == "False") {
-      out["reason"] = Str(c, "reason");
-      out["message"] = Str(c, "message");
-      out["since"] = Str(c, "lastTransitionTime");
-    }
-    if ((type == "Failed" || type == "Restarting") && Str(c, "status") == "True") {
-      std::string message = Str(c, "message");
-      size_t at = message.find("First failure: ");
-      if (at != std::string::npos) out["firstFailure"] = message.substr(at);
-    }
-  }
-  return out;
-}
-
-std::string JobWhyLine(const json& job, size_t max) {
-  json why = JobWhy(job);
-  std::string line;
-  if (why["reason"].is_string())
-    line = why["reason"].get<std::string>() + ": " + why["message"].get<std::string>();
-  else if (why["firstFailure"].is_string())
-    line = why["firstFailure"].get<std::string>();
-  line = line.substr(0, line.find('\n'));
-  if (line.size() > max) {
-    size_t cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
-    line = line.substr(0, cut) + "…";
-  }
-  return line;
 }
 
 std::string FormatWaitTimeout(const json& job, const std::string& condition,

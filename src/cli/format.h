@@ -7,23 +7,17 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "jobs/why.h"
 
 namespace trainctl::cli {
-
-// The State column: the type of the last condition, as `kubectl get` shows it.
-std::string JobState(const nlohmann::json& job);
 
 // Columns padded to the widest cell plus three spaces, like kubectl.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows);
 
-// Why the job is where it is (docs/status-machine.md, "Why"), from its conditions:
-//   {"reason", "message"}: the ReplicasReady condition while it is False (else null),
-//   "firstFailure": the "First failure: …" text of the Failed or Restarting condition (else
-//   null), "since": when the reason was set.
-nlohmann::json JobWhy(const nlohmann::json& job);
-// The REASON column of `get -o wide`: "<reason>: <message>", else the first failure's first
-// line, else ""; at most `max` bytes.
-std::string JobWhyLine(const nlohmann::json& job, size_t max = 120);
+// The job's state and why (jobs/why.h), as the tables and describe show them.
+using jobs::JobState;
+using jobs::JobWhy;
+using jobs::JobWhyLine;
 
 // `wait --timeout` ran out: "timed out after <timeout> waiting for condition <condition>: <Kind>
 // <ns>/<name> is <State>" and, when the job says why, its reason with its message (the failing

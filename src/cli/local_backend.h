@@ -1,5 +1,5 @@
 // LocalBackend: the job commands on this machine — jobs in the state folder that `trainctl run`
-// writes (local/state_store.h), read truthfully through cli/local_view.h. Implemented in
+// writes (local/state_store.h), read through the data layer (jobs/local_source.h). Implemented in
 // commands.cc beside `run`.
 #pragma once
 

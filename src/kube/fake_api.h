@@ -10,6 +10,8 @@
 //                                  precondition uid differs)
 //   GET    <object>                → 200 with it (404 when absent)
 //   GET    <pod>/log               → 200 with the text SetLog gave (404 when none)
+//   GET    <collection>            after ServeLists(): 200 with a List of the objects directly
+//                                  under it (selectors are ignored; none: an empty List)
 // Paths are compared without their query. Fail() makes matching requests answer a Kubernetes
 // Status error instead. Every request is recorded. Streams (watches) are answered 404: tests
 // feed the caches directly. Thread-safe.
@@ -50,6 +52,13 @@ class FakeApi final : public Transport {
   void SetLog(const std::string& pod_path, std::string text) {
     std::lock_guard<std::mutex> lock(mu_);
     logs_[pod_path + "/log"] = std::move(text);
+  }
+
+  // GET on a collection answers a List (readers' tests); off by default, so informers in
+  // controller tests see 404 and are fed by the test.
+  void ServeLists(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    serve_lists_ = on;
   }
 
   std::optional<nlohmann::json> Object(const std::string& path) const {
@@ -111,6 +120,15 @@ class FakeApi final : public Transport {
         object_path.compare(object_path.size() - kStatus.size(), kStatus.size(), kStatus) == 0)
       object_path.resize(object_path.size() - kStatus.size());
     auto it = objects_.find(object_path);
+    if (it == objects_.end() && serve_lists_ && request.method == "GET" &&
+        IsNamespacedCollection(object_path)) {
+      nlohmann::json list = {{"kind", "List"}, {"items", nlohmann::json::array()}};
+      const std::string prefix = object_path + "/";
+      for (const auto& [at, object] : objects_)
+        if (at.rfind(prefix, 0) == 0 && at.find('/', prefix.size()) == std::string::npos)
+          list["items"].push_back(object);
+      return Ok(200, list);
+    }
     if (it == objects_.end()) return Error(404, "NotFound", "\"" + object_path + "\" not found");
     if (request.method == "GET" || request.method == "PATCH") return Ok(200, it->second);
     if (request.method == "DELETE") {
@@ -212,7 +230,18 @@ class FakeApi final : public Transport {
     return Ok(201, body);
   }
 
+  // ".../namespaces/<ns>/<plural>"
+  static bool IsNamespacedCollection(const std::string& path) {
+    size_t last = path.rfind('/');
+    if (last == std::string::npos || last == 0) return false;
+    size_t ns = path.rfind('/', last - 1);
+    if (ns == std::string::npos || ns == 0) return false;
+    size_t word = path.rfind('/', ns - 1);
+    return word != std::string::npos && path.compare(word, ns - word, "/namespaces") == 0;
+  }
+
   mutable std::mutex mu_;
+  bool serve_lists_ = false;
   long revision_ = 1000;
   std::map<std::string, nlohmann::json> objects_;
   std::vector<Failure> failures_;

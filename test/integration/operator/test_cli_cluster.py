@@ -89,6 +89,15 @@ class ClusterCli(OperatorTestCase):
         failed = self.cli("wait", "xgboostjob/bad", "--timeout", "60s")
         self.assertEqual(failed.returncode, 1)
         self.assertIn("bad failed:", failed.stderr)
+        # The data layer's document, as for a local job: the first failure the operator named,
+        # with its exit code from the pod.
+        described = self.cli("describe", "bad", "-o", "json")
+        self.assertEqual(described.returncode, 0, described.stderr)
+        doc = json.loads(described.stdout)
+        self.assertEqual(doc["source"], "kubernetes")
+        self.assertEqual(doc["failure"]["name"], "bad-master-0", doc["failure"])
+        self.assertEqual(doc["failure"]["exitCode"], 2)
+        self.assertIn("First failure: bad-master-0", doc["why"]["firstFailure"])
         unknown = self.cli("wait", "bad", "--for", "condition=Done")
         self.assertEqual(unknown.returncode, 2)
         self.assertIn("unknown condition", unknown.stderr)

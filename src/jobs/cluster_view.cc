@@ -1,4 +1,4 @@
-#include "cli/cluster_view.h"
+#include "jobs/cluster_view.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 
 #include "api/kinds.h"
 
-namespace trainctl::cli {
+namespace trainctl::jobs {
 
 using nlohmann::json;
 
@@ -88,8 +88,8 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
     std::string type = Str(labels, api::kLabelReplicaType);
     std::string index_text = Str(labels, api::kLabelReplicaIndex);
     long long index = 0;
-    if (!index_text.empty() &&
-        std::all_of(index_text.begin(), index_text.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    if (!index_text.empty() && std::all_of(index_text.begin(), index_text.end(),
+                                           [](unsigned char c) { return std::isdigit(c) != 0; }))
       index = std::stoll(index_text.substr(0, 9));
     const json& cs = MainContainerStatus(pod, DefaultContainerOf(pod));
     json row = {{"name", Str(md, "name")},
@@ -118,8 +118,7 @@ std::vector<json> EventRowsFromApi(const json& event_list) {
   for (const json& e : Items(event_list)) {
     const json& involved = Field(e, "involvedObject");
     std::string reason = Str(e, "reason");
-    if (long long count = Int(e, "count"); count > 1)
-      reason += " (x" + std::to_string(count) + ")";
+    if (long long count = Int(e, "count"); count > 1) reason += " (x" + std::to_string(count) + ")";
     rows.push_back({{"time", EventTime(e)},
                     {"type", Str(e, "type")},
                     {"reason", reason},
@@ -133,8 +132,7 @@ std::vector<json> EventRowsFromApi(const json& event_list) {
 }
 
 std::vector<LogTarget> LogTargets(const json& pod_list, const std::string& job_name,
-                                  const std::string& job_uid,
-                                  const std::string& default_container,
+                                  const std::string& job_uid, const std::string& default_container,
                                   const std::string& replica) {
   std::vector<LogTarget> out;
   std::string prefix = job_name + "-";
@@ -164,4 +162,4 @@ std::vector<LogTarget> LogTargets(const json& pod_list, const std::string& job_n
   return out;
 }
 
-}  // namespace trainctl::cli
+}  // namespace trainctl::jobs

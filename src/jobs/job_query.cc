@@ -1,6 +1,6 @@
-#include "cli/job_query.h"
+#include "jobs/job_query.h"
 
-namespace trainctl::cli {
+namespace trainctl::jobs {
 
 using nlohmann::json;
 
@@ -45,8 +45,9 @@ StatusOr<std::string> ParseWaitCondition(const std::string& for_flag) {
   if (condition.rfind("condition=", 0) == 0) condition = condition.substr(10);
   for (const char* known : {"Created", "Running", "Restarting", "Succeeded", "Suspended", "Failed"})
     if (condition == known) return condition;
-  return InvalidError("--for: unknown condition \"" + for_flag +
-                      "\" (condition=Created, Running, Restarting, Succeeded, Suspended or Failed)");
+  return InvalidError(
+      "--for: unknown condition \"" + for_flag +
+      "\" (condition=Created, Running, Restarting, Succeeded, Suspended or Failed)");
 }
 
 namespace {
@@ -56,10 +57,10 @@ std::string Str(const json& j, const char* key) {
 }
 
 const json* TrueCondition(const json& job, const std::string& type) {
-  const json* conditions = job.contains("status") && job["status"].is_object() &&
-                                   job["status"].contains("conditions")
-                               ? &job["status"]["conditions"]
-                               : nullptr;
+  const json* conditions =
+      job.contains("status") && job["status"].is_object() && job["status"].contains("conditions")
+          ? &job["status"]["conditions"]
+          : nullptr;
   if (!conditions || !conditions->is_array()) return nullptr;
   for (const json& c : *conditions)
     if (Str(c, "type") == type && Str(c, "status") == "True") return &c;
@@ -80,4 +81,4 @@ std::string ResourceName(api::Kind kind) {
   return api::ToLower(api::Info(kind).name) + ".kubeflow.org";
 }
 
-}  // namespace trainctl::cli
+}  // namespace trainctl::jobs

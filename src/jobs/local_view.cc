@@ -1,13 +1,12 @@
-#include "cli/local_view.h"
+#include "jobs/local_view.h"
 
 #include <deque>
 #include <fstream>
 
 #include "api/json_fields.h"
-#include "cli/format.h"
 #include "local/job_view.h"
 
-namespace trainctl::cli {
+namespace trainctl::jobs {
 
 using nlohmann::json;
 
@@ -101,27 +100,28 @@ std::vector<std::string> TailLines(const std::string& path, size_t n) {
   return {lines.begin(), lines.end()};
 }
 
-json DescribeDocument(const LocalJobSnapshot& snapshot, const std::optional<json>& failed_replica,
-                      const std::vector<std::string>& failed_log_tail) {
-  json replicas = json::array();
+JobDetail LocalDetail(const LocalJobSnapshot& snapshot, const std::optional<json>& failed_replica,
+                      const std::vector<std::string>& failed_log_tail, json workspaces) {
+  JobDetail detail;
+  detail.job = snapshot.job;
   for (const json& r : snapshot.replicas) {
     json copy = r;
     if (r.is_object() && r.contains("name") && r["name"].is_string())
       copy["logFile"] = snapshot.log_dir + "/" + r["name"].get<std::string>() + ".log";
-    replicas.push_back(std::move(copy));
+    detail.replicas.push_back(std::move(copy));
   }
-  json failure = nullptr;
+  detail.events = snapshot.events;
   if (failed_replica) {
-    failure = json::object();
+    detail.failure = json::object();
     for (const char* key : {"name", "type", "index", "exitCode", "reason", "finishTime", "message"})
-      if (failed_replica->contains(key)) failure[key] = (*failed_replica)[key];
-    failure["lastLogLines"] = failed_log_tail;
+      if (failed_replica->contains(key)) detail.failure[key] = (*failed_replica)[key];
+    detail.failure["lastLogLines"] = failed_log_tail;
   }
+  detail.workspaces = std::move(workspaces);
   json runner = {{"active", snapshot.runner_active}};
   if (snapshot.runner_active && snapshot.runner_pid > 0) runner["pid"] = snapshot.runner_pid;
-  return {{"job", snapshot.job}, {"replicas", replicas},       {"events", snapshot.events},
-          {"runner", runner},    {"path", snapshot.path},      {"logDir", snapshot.log_dir},
-          {"failure", failure},  {"why", JobWhy(snapshot.job)}};
+  detail.location = {{"runner", runner}, {"path", snapshot.path}, {"logDir", snapshot.log_dir}};
+  return detail;
 }
 
-}  // namespace trainctl::cli
+}  // namespace trainctl::jobs

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace trainctl::cli {
+namespace trainctl::jobs {
 
 // The pods of a PodList whose controller owner reference has `job_uid` (all pods when the
 // uid is empty), as describe's replica rows: name, type, index, state (Pending, Running,
@@ -33,8 +33,7 @@ struct LogTarget {
 // `container` is `default_container` when the pod has one by that name, else its first
 // container. `replica` ("worker-0" or a pod name) keeps only that one; empty keeps all.
 std::vector<LogTarget> LogTargets(const nlohmann::json& pod_list, const std::string& job_name,
-                                  const std::string& job_uid,
-                                  const std::string& default_container,
+                                  const std::string& job_uid, const std::string& default_container,
                                   const std::string& replica);
 
-}  // namespace trainctl::cli
+}  // namespace trainctl::jobs

@@ -11,7 +11,7 @@
 #include "api/kinds.h"
 #include "common/status.h"
 
-namespace trainctl::cli {
+namespace trainctl::jobs {
 
 struct JobRef {
   std::optional<api::Kind> kind;  // unset: any kind with that name
@@ -40,4 +40,4 @@ WaitOutcome EvaluateWait(const nlohmann::json& job, const std::string& condition
 // "pytorchjob.kubeflow.org", as kubectl names the resource in its messages.
 std::string ResourceName(api::Kind kind);
 
-}  // namespace trainctl::cli
+}  // namespace trainctl::jobs

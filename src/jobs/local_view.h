@@ -1,9 +1,8 @@
-// Reading a local job for the job commands and the SDK: the stored objects as they are, except
-// that a job whose runner is gone is first recorded as Failed (RunnerLost), and the
-// machine-readable `describe -o json` document.
+// Reading a local job for the data layer (LocalJobSource): the stored objects as they are, except
+// that a job whose runner is gone is first recorded as Failed (RunnerLost), and its detail.
 //
 // ReadLocalJob does file I/O (and may write the job's state folder once, under the runner
-// lock); DescribeDocument is pure. Not thread-safe (a JobDir is not).
+// lock); LocalDetail is pure. Not thread-safe (a JobDir is not).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,9 +12,10 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "jobs/job_source.h"
 #include "local/state_store.h"
 
-namespace trainctl::cli {
+namespace trainctl::jobs {
 
 struct LocalJobSnapshot {
   nlohmann::json job;
@@ -35,14 +35,11 @@ StatusOr<LocalJobSnapshot> ReadLocalJob(local::JobDir& dir, Time now, bool with_
 // The last `n` lines of a text file (fewer when it is shorter; empty when it cannot be read).
 std::vector<std::string> TailLines(const std::string& path, size_t n);
 
-// How many log lines the failure summary carries.
-inline constexpr size_t kFailureLogLines = 20;
+// The detail of a local job (job_source.h): the snapshot's replicas, each with its logFile, and
+// `failed_replica` (local::FirstFailedReplica) with the last lines of its log as the failure.
+// `workspaces`: {claim, path} of the folders standing in for the job's PVCs.
+JobDetail LocalDetail(const LocalJobSnapshot& snapshot,
+                      const std::optional<nlohmann::json>& failed_replica,
+                      const std::vector<std::string>& failed_log_tail, nlohmann::json workspaces);
 
-// `describe -o json`: {job, replicas (each with logFile), events, runner {active, pid}, path,
-// logDir, failure}. `failure` is the first failed replica (local::FirstFailedReplica) with
-// name, type, index, exitCode, finishTime, message and lastLogLines, or null.
-nlohmann::json DescribeDocument(const LocalJobSnapshot& snapshot,
-                                const std::optional<nlohmann::json>& failed_replica,
-                                const std::vector<std::string>& failed_log_tail);
-
-}  // namespace trainctl::cli
+}  // namespace trainctl::jobs

@@ -1,18 +1,20 @@
-// Unit tests for the backend-independent job queries (job_query.h) and the API-to-CLI
-// views of the cluster backend (cluster_view.h).
+// Unit tests for the job queries (jobs/job_query.h), the API views of cluster jobs
+// (jobs/cluster_view.h) and choosing a backend.
 #include <gtest/gtest.h>
 
 #include <regex>
 
 #include "cli/cluster_commands.h"
-#include "cli/cluster_view.h"
 #include "cli/commands.h"
 #include "cli/format.h"
-#include "cli/job_query.h"
 #include "cli/local_backend.h"
+#include "jobs/cluster_view.h"
+#include "jobs/job_query.h"
 
 namespace trainctl::cli {
 namespace {
+
+using namespace jobs;  // NOLINT: the views under test
 
 using nlohmann::json;
 
@@ -64,8 +66,9 @@ TEST(WaitTest, ConditionMetFailedOrFinishedWithout) {
   EXPECT_EQ(ParseWaitCondition("Succeeded").value(), "Succeeded");
   EXPECT_FALSE(ParseWaitCondition("condition=Done").ok());
 
-  EXPECT_EQ(EvaluateWait(WithConditions({{"Created", "True"}, {"Running", "True"}}), "Running").state,
-            WaitState::kMet);
+  EXPECT_EQ(
+      EvaluateWait(WithConditions({{"Created", "True"}, {"Running", "True"}}), "Running").state,
+      WaitState::kMet);
   EXPECT_EQ(EvaluateWait(WithConditions({{"Running", "False"}}), "Running").state,
             WaitState::kPending);
   WaitOutcome failed = EvaluateWait(WithConditions({{"Failed", "True"}}), "Succeeded");
@@ -133,15 +136,15 @@ json Pod(const std::string& name, const std::string& type, const std::string& in
 json PodList() {
   json running = {{"phase", "Running"},
                   {"podIP", "10.244.0.7"},
-                  {"containerStatuses",
-                   json::array({{{"name", "sidecar"}, {"restartCount", 9}},
-                                {{"name", "pytorch"},
-                                 {"restartCount", 2},
-                                 {"state", {{"running", json::object()}}}}})}};
-  json oom = {{"phase", "Failed"},
-              {"containerStatuses",
-               json::array({{{"name", "pytorch"},
-                             {"state", {{"terminated", {{"exitCode", 137}, {"reason", "OOMKilled"}}}}}}})}};
+                  {"containerStatuses", json::array({{{"name", "sidecar"}, {"restartCount", 9}},
+                                                     {{"name", "pytorch"},
+                                                      {"restartCount", 2},
+                                                      {"state", {{"running", json::object()}}}}})}};
+  json oom = {
+      {"phase", "Failed"},
+      {"containerStatuses",
+       json::array({{{"name", "pytorch"},
+                     {"state", {{"terminated", {{"exitCode", 137}, {"reason", "OOMKilled"}}}}}}})}};
   json pending = {{"phase", "Pending"},
                   {"containerStatuses",
                    json::array({{{"name", "pytorch"},
@@ -166,8 +169,8 @@ TEST(ClusterViewTest, ReplicaRowsComeFromTheJobsOwnPods) {
   EXPECT_EQ(rows[2]["exitCode"], 137);
   EXPECT_FALSE(rows[1].contains("exitCode"));
 
-  std::string text = FormatDescribe({{"kind", "PyTorchJob"}, {"metadata", {{"name", "j"}}}}, rows,
-                                    {}, Time{});
+  std::string text =
+      FormatDescribe({{"kind", "PyTorchJob"}, {"metadata", {{"name", "j"}}}}, rows, {}, Time{});
   EXPECT_NE(text.find("NODE"), std::string::npos) << text;
   EXPECT_EQ(text.find("PID"), std::string::npos) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(j-worker-1 +OOMKilled +137 +0 +kwok-node-1)")))
@@ -176,17 +179,16 @@ TEST(ClusterViewTest, ReplicaRowsComeFromTheJobsOwnPods) {
 
 TEST(ClusterViewTest, EventsOldestFirstWithRepeatCounts) {
   json events = {
-      {"items",
-       json::array({{{"reason", "SuccessfulCreatePod"},
-                     {"type", "Normal"},
-                     {"count", 3},
-                     {"lastTimestamp", "2026-11-23T10:00:05Z"},
-                     {"involvedObject", {{"kind", "PyTorchJob"}, {"name", "j"}}},
-                     {"message", "Created pod: j-worker-0"}},
-                    {{"reason", "JobCreated"},
-                     {"type", "Normal"},
-                     {"eventTime", "2026-11-23T10:00:01.000000Z"},
-                     {"involvedObject", {{"kind", "PyTorchJob"}, {"name", "j"}}}}})}};
+      {"items", json::array({{{"reason", "SuccessfulCreatePod"},
+                              {"type", "Normal"},
+                              {"count", 3},
+                              {"lastTimestamp", "2026-11-23T10:00:05Z"},
+                              {"involvedObject", {{"kind", "PyTorchJob"}, {"name", "j"}}},
+                              {"message", "Created pod: j-worker-0"}},
+                             {{"reason", "JobCreated"},
+                              {"type", "Normal"},
+                              {"eventTime", "2026-11-23T10:00:01.000000Z"},
+                              {"involvedObject", {{"kind", "PyTorchJob"}, {"name", "j"}}}}})}};
   std::vector<json> rows = EventRowsFromApi(events);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["reason"], "JobCreated");

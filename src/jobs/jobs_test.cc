@@ -1,0 +1,259 @@
+// Unit tests for the job data layer: the same questions asked of a local state folder
+// (LocalJobSource) and of an API server (ClusterJobSource over kube::FakeApi) give the same
+// answers, with the first failure decided by the engine's one rule.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "jobs/cluster_source.h"
+#include "jobs/local_source.h"
+#include "jobs/why.h"
+#include "kube/fake_api.h"
+
+namespace trainctl::jobs {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* kFailedMessage =
+    "PyTorchJob pt is failed because 1 Worker replica(s) failed.\n"
+    "First failure: pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom";
+
+json FailedJob(const std::string& uid = "uid-1") {
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "PyTorchJob"},
+          {"metadata",
+           {{"name", "pt"},
+            {"namespace", "default"},
+            {"uid", uid},
+            {"creationTimestamp", "2026-11-26T10:00:00Z"}}},
+          {"spec",
+           {{"pytorchReplicaSpecs",
+             {{"Worker",
+               {{"replicas", 2},
+                {"template",
+                 {{"spec",
+                   {{"containers", json::array({{{"name", "pytorch"}, {"image", "x"}}})},
+                    {"volumes", json::array({{{"name", "ws"},
+                                              {"persistentVolumeClaim",
+                                               {{"claimName", "pt-workspace"}}}}})}}}}}}}}}}},
+          {"status",
+           {{"conditions", json::array({{{"type", "Created"}, {"status", "True"}},
+                                        {{"type", "Failed"},
+                                         {"status", "True"},
+                                         {"reason", "PyTorchJobFailed"},
+                                         {"message", kFailedMessage}}})}}}};
+}
+
+TEST(WhyTest, FirstFailureNameIsTheReplicaTheConditionNames) {
+  EXPECT_EQ(FirstFailureName(FailedJob()), "pt-worker-1");
+  EXPECT_EQ(FirstFailureName(json::object()), "");
+  json running = FailedJob();
+  running["status"]["conditions"] = json::array({{{"type", "Running"}, {"status", "True"}}});
+  EXPECT_EQ(FirstFailureName(running), "");
+}
+
+class LocalSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = (fs::temp_directory_path() /
+             ("jobs_test_" + std::to_string(::getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                .string();
+    fs::remove_all(root_);
+    local::JobDir dir(root_, {api::Kind::kPyTorchJob, "default", "pt"});
+    ASSERT_TRUE(dir.Create().ok());
+    ASSERT_TRUE(dir.WriteJob(FailedJob()).ok());
+    // worker-0 failed later than worker-1; the record order must not decide.
+    ASSERT_TRUE(dir.WriteReplicas(json::array({{{"name", "pt-worker-0"},
+                                                {"type", "Worker"},
+                                                {"index", 0},
+                                                {"phase", "Failed"},
+                                                {"state", "Failed"},
+                                                {"exitCode", 1},
+                                                {"finishTime", "2026-11-26T10:00:09Z"}},
+                                               {{"name", "pt-worker-1"},
+                                                {"type", "Worker"},
+                                                {"index", 1},
+                                                {"phase", "Failed"},
+                                                {"state", "Failed"},
+                                                {"exitCode", 3},
+                                                {"finishTime", "2026-11-26T10:00:05Z"}}}))
+                    .ok());
+    std::ofstream(dir.LogPath("pt-worker-0")) << "w0 line\n";
+    std::ofstream(dir.LogPath("pt-worker-1")) << "step=1 loss=2.5\nboom\n";
+    ASSERT_TRUE(
+        dir.AppendEvent({{"type", "Warning"}, {"reason", "Failed"}, {"message", "m"}}).ok());
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::string root_;
+  FakeClock clock_{*ParseRfc3339("2026-11-26T10:01:00Z")};
+};
+
+TEST_F(LocalSourceTest, ListGetAndDescribeAnswerFromTheStateFolder) {
+  LocalJobSource source(root_, "default", clock_);
+  std::vector<std::string> notes;
+  auto note = [&](const std::string& n) { notes.push_back(n); };
+  StatusOr<std::vector<json>> all = source.List({}, note);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(JobState((*all)[0]), "Failed");
+  EXPECT_TRUE(source.List({api::Kind::kTFJob, ""}, note)->empty());
+  EXPECT_TRUE(notes.empty());
+
+  StatusOr<JobDetail> detail = source.Describe({std::nullopt, "pt"});
+  ASSERT_TRUE(detail.ok()) << detail.status().message();
+  ASSERT_FALSE(detail->failure.is_null());
+  EXPECT_EQ(detail->failure["name"], "pt-worker-1")
+      << "the earliest failing end, the engine's rule";
+  EXPECT_EQ(detail->failure["exitCode"], 3);
+  EXPECT_EQ(detail->failure["lastLogLines"], json::array({"step=1 loss=2.5", "boom"}));
+  EXPECT_EQ(detail->replicas[1]["logFile"], root_ + "/default/pytorchjobs/pt/logs/pt-worker-1.log");
+  EXPECT_EQ(detail->events.size(), 1u);
+  ASSERT_EQ(detail->workspaces.size(), 1u);
+  EXPECT_EQ(detail->workspaces[0]["claim"], "pt-workspace");
+
+  json doc = DetailDocument(*detail, source.name());
+  EXPECT_EQ(doc["source"], "local");
+  EXPECT_EQ(doc["why"]["firstFailure"], JobWhy(FailedJob())["firstFailure"]);
+  EXPECT_EQ(doc["runner"]["active"], false);
+  EXPECT_EQ(doc["logDir"], root_ + "/default/pytorchjobs/pt/logs");
+  // The failure the condition names and the failure the records give are one replica.
+  EXPECT_EQ(doc["failure"]["name"], FirstFailureName(doc["job"]));
+}
+
+TEST_F(LocalSourceTest, MissingAndAmbiguousJobsAreErrorsThatSayWhere) {
+  LocalJobSource source(root_, "default", clock_);
+  StatusOr<json> missing = source.Get({std::nullopt, "nope"});
+  ASSERT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("\"nope\" not found in namespace default of " + root_),
+            std::string::npos);
+  local::JobDir other(root_, {api::Kind::kTFJob, "default", "pt"});
+  ASSERT_TRUE(other.Create().ok());
+  json tf = FailedJob();
+  tf["kind"] = "TFJob";
+  ASSERT_TRUE(other.WriteJob(tf).ok());
+  StatusOr<json> two = source.Get({std::nullopt, "pt"});
+  ASSERT_EQ(two.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(two.status().message().find("give the kind"), std::string::npos);
+  EXPECT_TRUE(source.Get({api::Kind::kTFJob, "pt"}).ok());
+  EXPECT_EQ(LocalJobSource(root_, "other", clock_).Get({std::nullopt, "pt"}).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_F(LocalSourceTest, LogsGiveWholeLinesPerReplica) {
+  LocalJobSource source(root_, "default", clock_);
+  StatusOr<json> job = source.Get({std::nullopt, "pt"});
+  ASSERT_TRUE(job.ok());
+  std::vector<std::string> got;
+  auto sink = [&](const std::string& replica, std::string_view line) {
+    got.push_back(replica + "|" + std::string(line));
+  };
+  ASSERT_TRUE(source.Logs(*job, {}, sink, [](const std::string&) {}).ok());
+  EXPECT_EQ(got, (std::vector<std::string>{"worker-0|w0 line", "worker-1|step=1 loss=2.5",
+                                           "worker-1|boom"}));
+  got.clear();
+  ASSERT_TRUE(source.Logs(*job, {"pt-worker-1", false}, sink, [](const std::string&) {}).ok());
+  EXPECT_EQ(got.size(), 2u);
+  Status none = source.Logs(*job, {"master-0", false}, sink, [](const std::string&) {});
+  EXPECT_EQ(none.code(), StatusCode::kNotFound);
+  EXPECT_NE(none.message().find("no logs for replica \"master-0\""), std::string::npos);
+}
+
+// The same job on an API server: pods stand in for the replica records.
+class ClusterSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto api = std::make_unique<kube::FakeApi>();
+    api_ = api.get();
+    api_->ServeLists(true);
+    api_->Seed("/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/pt", FailedJob());
+    for (int i = 0; i < 2; ++i) {
+      std::string name = "pt-worker-" + std::to_string(i);
+      api_->Seed(
+          "/api/v1/namespaces/default/pods/" + name,
+          {{"metadata",
+            {{"name", name},
+             {"namespace", "default"},
+             {"labels",
+              {{"training.kubeflow.org/replica-type", "worker"},
+               {"training.kubeflow.org/replica-index", std::to_string(i)}}},
+             {"ownerReferences",
+              json::array({{{"uid", "uid-1"}, {"controller", true}, {"kind", "PyTorchJob"}}})}}},
+           {"spec", {{"containers", json::array({{{"name", "pytorch"}}})}}},
+           {"status",
+            {{"phase", "Failed"},
+             {"containerStatuses",
+              json::array(
+                  {{{"name", "pytorch"},
+                    {"restartCount", 0},
+                    {"state",
+                     {{"terminated", {{"exitCode", i == 0 ? 1 : 3}, {"reason", "Error"}}}}}}})}}}});
+    }
+    api_->SetLog("/api/v1/namespaces/default/pods/pt-worker-1", "step=1 loss=2.5\nboom\n");
+    api_->SetLog("/api/v1/namespaces/default/pods/pt-worker-0", "w0 line\n");
+    kube::ClientOptions options;
+    options.qps = 0;
+    client_ = std::make_unique<kube::Client>(std::move(api), options, &clock_);
+  }
+
+  FakeClock clock_{*ParseRfc3339("2026-11-26T10:01:00Z")};
+  kube::FakeApi* api_ = nullptr;
+  std::unique_ptr<kube::Client> client_;
+};
+
+TEST_F(ClusterSourceTest, DescribeGivesTheSameFailureAsTheLocalSource) {
+  ClusterJobSource source(std::move(client_), "default", false, "https://test", clock_);
+  std::vector<std::string> notes;
+  StatusOr<std::vector<json>> all =
+      source.List({}, [&](const std::string& n) { notes.push_back(n); });
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0]["kind"], "PyTorchJob");
+
+  StatusOr<JobDetail> detail = source.Describe({std::nullopt, "pt"});
+  ASSERT_TRUE(detail.ok()) << detail.status().message();
+  EXPECT_TRUE(detail->warnings.empty());
+  ASSERT_EQ(detail->replicas.size(), 2u);
+  ASSERT_FALSE(detail->failure.is_null());
+  EXPECT_EQ(detail->failure["name"], "pt-worker-1");
+  EXPECT_EQ(detail->failure["exitCode"], 3);
+  EXPECT_EQ(detail->failure["lastLogLines"], json::array({"step=1 loss=2.5", "boom"}));
+  ASSERT_EQ(detail->workspaces.size(), 1u);
+  EXPECT_FALSE(detail->workspaces[0].contains("path"));
+  json doc = DetailDocument(*detail, source.name());
+  EXPECT_EQ(doc["source"], "kubernetes");
+  EXPECT_EQ(doc["server"], "https://test");
+  EXPECT_EQ(doc["pods"], "training.kubeflow.org/job-name=pt");
+}
+
+TEST_F(ClusterSourceTest, LogsAndErrorsNameTheServer) {
+  ClusterJobSource source(std::move(client_), "default", false, "https://test", clock_);
+  StatusOr<json> missing = source.Get({std::nullopt, "nope"});
+  ASSERT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("not found in namespace default on https://test"),
+            std::string::npos);
+  StatusOr<json> job = source.Get({api::Kind::kPyTorchJob, "pt"});
+  ASSERT_TRUE(job.ok());
+  std::vector<std::string> got;
+  ASSERT_TRUE(source
+                  .Logs(
+                      *job, {},
+                      [&](const std::string& r, std::string_view line) {
+                        got.push_back(r + "|" + std::string(line));
+                      },
+                      [](const std::string&) {})
+                  .ok());
+  EXPECT_EQ(got, (std::vector<std::string>{"worker-0|w0 line", "worker-1|step=1 loss=2.5",
+                                           "worker-1|boom"}));
+  Status none = source.Logs(
+      *job, {"master-0", false}, [](const std::string&, std::string_view) {},
+      [](const std::string&) {});
+  EXPECT_EQ(none.code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace trainctl::jobs

@@ -1,0 +1,132 @@
+#include "jobs/local_source.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "api/job.h"
+#include "api/json_fields.h"
+#include "engine/conditions.h"
+#include "engine/reconcile.h"
+#include "jobs/local_view.h"
+#include "local/job_view.h"
+#include "local/log_tailer.h"
+#include "local/volumes.h"
+
+namespace trainctl::jobs {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Removes a stored job whose TTL after finishing has passed (the decision is the engine's).
+bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now) {
+  if (dir.RunnerActive()) return false;
+  StatusOr<api::Job> job = api::DecodeJob(stored);
+  if (!job.ok() || !job->run_policy.ttl_seconds_after_finished) return false;
+  if (!engine::IsFinished(job->status)) return false;
+  if (!engine::Reconcile(*job, {}, now).delete_job) return false;
+  return dir.RemoveAll().ok();  // a folder that cannot go stays listed
+}
+
+// The log files of a job's replicas: (short name, path), sorted by short name.
+std::vector<std::pair<std::string, std::string>> LogFiles(const local::JobDir& dir,
+                                                          const std::string& replica) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string prefix = dir.key().name + "-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir.LogDir(), ec)) {
+    std::string file = entry.path().filename();
+    if (file.size() < 5 || file.substr(file.size() - 4) != ".log") continue;
+    std::string pod = file.substr(0, file.size() - 4);
+    std::string short_name = pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod;
+    if (!replica.empty() && replica != short_name && replica != pod) continue;
+    out.emplace_back(short_name, entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::string LocalJobSource::Where() const {
+  return ns_ ? "namespace " + *ns_ : std::string("any namespace");
+}
+
+StatusOr<local::JobKey> LocalJobSource::Find(const JobRef& ref) const {
+  std::vector<local::JobKey> matches;
+  for (const local::JobKey& k : local::ListJobs(root_, ns_))
+    if (k.name == ref.name && (!ref.kind || k.kind == *ref.kind)) matches.push_back(k);
+  if (matches.empty())
+    return NotFoundError("job \"" + ref.name + "\" not found in namespace " +
+                         ns_.value_or("(all)") + " of " + root_);
+  if (matches.size() > 1)
+    return InvalidError("\"" + ref.name + "\" names several jobs; give the kind, e.g. " +
+                        api::ToLower(api::Info(matches[0].kind).name) + " " + ref.name);
+  return matches[0];
+}
+
+StatusOr<std::vector<json>> LocalJobSource::List(const JobRef& filter, const NoteSink& notes) {
+  std::vector<json> jobs;
+  for (const local::JobKey& key : local::ListJobs(root_, ns_)) {
+    if ((filter.kind && key.kind != *filter.kind) ||
+        (!filter.name.empty() && key.name != filter.name))
+      continue;
+    local::JobDir dir(root_, key);
+    StatusOr<LocalJobSnapshot> stored = ReadLocalJob(dir, clock_.Now(), /*with_events=*/false);
+    if (!stored.ok()) {
+      if (stored.status().code() != StatusCode::kNotFound)  // not a job being removed
+        notes(stored.status().message());
+      continue;
+    }
+    if (DeleteIfTtlExpired(dir, stored->job, clock_.Now())) continue;
+    jobs.push_back(std::move(stored->job));
+  }
+  return jobs;
+}
+
+StatusOr<json> LocalJobSource::Get(const JobRef& ref) {
+  TRAINCTL_ASSIGN_OR_RETURN(local::JobKey key, Find(ref));
+  local::JobDir dir(root_, key);
+  TRAINCTL_ASSIGN_OR_RETURN(LocalJobSnapshot snap,
+                            ReadLocalJob(dir, clock_.Now(), /*with_events=*/false));
+  return std::move(snap.job);
+}
+
+StatusOr<JobDetail> LocalJobSource::Describe(const JobRef& ref) {
+  TRAINCTL_ASSIGN_OR_RETURN(local::JobKey key, Find(ref));
+  local::JobDir dir(root_, key);
+  TRAINCTL_ASSIGN_OR_RETURN(LocalJobSnapshot snap,
+                            ReadLocalJob(dir, clock_.Now(), /*with_events=*/true));
+  json workspaces = json::array();
+  if (StatusOr<api::Job> job = api::DecodeJob(snap.job); job.ok())
+    for (const api::ClaimRef& claim : api::JobClaims(*job))
+      workspaces.push_back({{"claim", claim.claim},
+                            {"path", local::ClaimFolder(root_, key.namespace_, claim.claim)}});
+  std::optional<json> failed = local::FirstFailedReplica(snap.replicas);
+  std::vector<std::string> tail;
+  if (failed && failed->contains("name") && (*failed)["name"].is_string())
+    tail = TailLines(dir.LogPath((*failed)["name"].get<std::string>()), kFailureLogLines);
+  return LocalDetail(snap, failed, tail, std::move(workspaces));
+}
+
+Status LocalJobSource::Logs(const json& job, const LogRequest& request, const LogSink& lines,
+                            const NoteSink& /*notes*/) {
+  std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind"));
+  const json& md = job.contains("metadata") ? job["metadata"] : json::object();
+  if (!kind) return InvalidError("not a job of a known kind");
+  local::JobDir dir(root_, {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")});
+  if (!request.replica.empty() && LogFiles(dir, request.replica).empty() && !request.follow)
+    return NotFoundError("no logs for replica \"" + request.replica + "\" of " + dir.key().name);
+  local::LogTailer tailer;
+  for (;;) {
+    bool active = dir.RunnerActive();
+    for (const auto& [short_name, path] : LogFiles(dir, request.replica))
+      tailer.Poll(
+          short_name, path, [&](const std::string& line) { lines(short_name, line); },
+          !request.follow || !active);
+    if (!request.follow || !active) return Status::Ok();
+    clock_.SleepFor(PollInterval());
+  }
+}
+
+}  // namespace trainctl::jobs

@@ -1,0 +1,43 @@
+// LocalJobSource: the data layer (job_source.h) over this machine's state folder, the one
+// `trainctl run` writes (local/state_store.h). Each job is read through jobs/local_view.h,
+// which records a job whose runner is gone as Failed. List() also removes jobs whose
+// ttlSecondsAfterFinished has passed; the engine decides when that is.
+//
+// Does file I/O. The clock is injected; logs are polled every PollInterval().
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "jobs/job_source.h"
+#include "local/state_store.h"
+
+namespace trainctl::jobs {
+
+class LocalJobSource final : public JobSource {
+ public:
+  // `ns`: one namespace, or nullopt for every namespace.
+  LocalJobSource(std::string state_root, std::optional<std::string> ns, const Clock& clock)
+      : root_(std::move(state_root)), ns_(std::move(ns)), clock_(clock) {}
+
+  std::string name() const override { return "local"; }
+  std::string Where() const override;
+  std::string Namespace() const override { return ns_.value_or(""); }
+  Duration PollInterval() const override { return Duration(200); }
+  StatusOr<std::vector<nlohmann::json>> List(const JobRef& filter, const NoteSink& notes) override;
+  StatusOr<nlohmann::json> Get(const JobRef& ref) override;
+  StatusOr<JobDetail> Describe(const JobRef& ref) override;
+  Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
+              const NoteSink& notes) override;
+
+  // The stored job `ref` names: kNotFound or kInvalid (several kinds) with a message.
+  StatusOr<local::JobKey> Find(const JobRef& ref) const;
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+  std::optional<std::string> ns_;
+  const Clock& clock_;
+};
+
+}  // namespace trainctl::jobs
