@@ -7,10 +7,10 @@
 #include "kube/connect.h"
 #include "operator/admission.h"
 #include "operator/gang.h"
-#include "operator/http_server.h"
 #include "operator/log.h"
 #include "operator/process_stats.h"
 #include "operator/webhook_server.h"
+#include "server/http_server.h"
 
 namespace trainctl::op {
 namespace {
@@ -123,9 +123,10 @@ Status StartWebhooks(const ManagerOptions& o, const Clock* clock, const std::ato
                                              wo.secret_name + "): " + certs.status().message());
   for (const api::KindInfo& k : api::AllKinds()) {
     api::Kind kind = k.kind;
-    webhook_server->Handle(WebhookPath(kind), [kind](const std::string& body) {
-      return ReviewAdmission(kind, body).dump();
-    });
+    webhook_server->router().Handle(
+        "POST", WebhookPath(kind), [kind](const server::Request& request) {
+          return server::Response::Json(200, ReviewAdmission(kind, request.body));
+        });
   }
   std::string address = o.webhook_bind_host + ":" + std::to_string(o.webhook_port);
   if (Status st = webhook_server->Start(address); !st.ok())
@@ -178,16 +179,21 @@ int Manager::Run(std::atomic<bool>* stop) {
 
   AddProcessGauges(&metrics, &controller);
 
-  HttpServer metrics_server, health_server;
-  metrics_server.Handle("/metrics", [&] {
-    return HttpReply{200, metrics.Render(), "text/plain; version=0.0.4; charset=utf-8"};
+  server::HttpServer metrics_server, health_server;
+  metrics_server.router().Handle("GET", "/metrics", [&](const server::Request&) {
+    server::Response r = server::Response::Text(200, metrics.Render());
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return r;
   });
   std::atomic<bool> leading{!o.leader_elect};
-  health_server.Handle("/healthz", [] { return HttpReply{200, "ok\n"}; });
-  health_server.Handle("/readyz", [&] {
+  health_server.router().Handle("GET", "/healthz", [](const server::Request&) {
+    return server::Response::Text(200, "ok\n");
+  });
+  health_server.router().Handle("GET", "/readyz", [&](const server::Request&) {
     // A standby replica is ready (it serves nothing but can take over); a leader once synced.
-    if (leading && !controller.Synced()) return HttpReply{503, "informers not synced\n"};
-    return HttpReply{200, "ok\n"};
+    if (leading && !controller.Synced())
+      return server::Response::Text(503, "informers not synced\n");
+    return server::Response::Text(200, "ok\n");
   });
   for (auto [server, address, what] :
        {std::tuple{&metrics_server, o.metrics_bind_address, "metrics"},

@@ -15,11 +15,9 @@
 #include "operator/admission.h"
 #include "operator/cache_types.h"
 #include "operator/certs.h"
-#include "operator/connection_deadlines.h"
 #include "operator/controller.h"
 #include "operator/decide.h"
 #include "operator/expectations.h"
-#include "operator/http_server.h"
 #include "operator/log.h"
 #include "operator/metrics.h"
 #include "operator/sync_spacing.h"
@@ -267,87 +265,6 @@ TEST(CacheTypes, ProjectionsSurviveOddObjects) {
   EXPECT_TRUE(NewerResourceVersion("100", "99"));
   EXPECT_FALSE(NewerResourceVersion("99", "100"));
   EXPECT_FALSE(NewerResourceVersion("abc", "1"));
-}
-
-TEST(HttpServer, ParsesBindAddresses) {
-  auto a = ParseBindAddress(":8080");
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->first, "0.0.0.0");
-  EXPECT_EQ(a->second, 8080);
-  auto b = ParseBindAddress("[::1]:0");
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->first, "::1");
-  EXPECT_FALSE(ParseBindAddress("8080x").ok());
-  EXPECT_FALSE(ParseBindAddress(":99999").ok());
-}
-
-TEST(ConnectionDeadlinesTest, ReportsEachSocketOnceItsDeadlinePassed) {
-  RealClock clock;
-  ConnectionDeadlines deadlines(clock, Duration(3600000));  // no watchdog ticks in this test
-  MonoTime t0{};
-  deadlines.Set(7, t0 + Duration(100));
-  deadlines.Set(8, t0 + Duration(200));
-  EXPECT_TRUE(deadlines.Overdue(t0 + Duration(99)).empty());
-  EXPECT_EQ(deadlines.Overdue(t0 + Duration(150)), std::vector<int>{7});
-  EXPECT_TRUE(deadlines.Overdue(t0 + Duration(150)).empty());  // reported once
-  deadlines.Set(8, t0 + Duration(500));                        // a new step, a new deadline
-  deadlines.Clear(9);
-  EXPECT_TRUE(deadlines.Overdue(t0 + Duration(300)).empty());
-  deadlines.Clear(8);
-  EXPECT_TRUE(deadlines.Overdue(MonoTime::max()).empty());
-}
-
-TEST(ConnectionDeadlinesTest, TheWatchdogEndsABlockedRead) {
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-  RealClock clock;
-  ConnectionDeadlines deadlines(clock, Duration(20));
-  deadlines.Set(fds[0], clock.Monotonic() + Duration(100));
-  char byte;
-  MonoTime start = clock.Monotonic();
-  ssize_t n = recv(fds[0], &byte, 1, 0);  // the peer never writes
-  EXPECT_EQ(n, 0);                        // shut down: end of stream
-  EXPECT_LT(clock.Monotonic() - start, Duration(5000));
-  deadlines.Clear(fds[0]);
-  close(fds[0]);
-  close(fds[1]);
-}
-
-int ConnectLoopback(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-TEST(HttpServer, ASlowClientDoesNotHoldTheProbes) {
-  HttpServer server;
-  server.Handle("/healthz", [] { return HttpReply{200, "ok\n"}; });
-  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
-  int slow = ConnectLoopback(server.port());
-  ASSERT_GE(slow, 0);
-  std::string partial = "GET /heal";
-  ASSERT_EQ(send(slow, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
-  RealClock clock;
-  MonoTime start = clock.Monotonic();
-  int probe = ConnectLoopback(server.port());
-  ASSERT_GE(probe, 0);
-  std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
-  ASSERT_EQ(send(probe, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
-  std::string answer;
-  char buf[512];
-  for (ssize_t n; (n = recv(probe, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
-  EXPECT_EQ(answer.substr(0, 15), "HTTP/1.1 200 OK");
-  EXPECT_LT(clock.Monotonic() - start, Duration(2000));  // not after the slow one's 5 s
-  close(probe);
-  close(slow);
-  server.Stop();
 }
 
 TEST(LogOptionsTest, ZapFlagsAsUpstream) {

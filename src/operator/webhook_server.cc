@@ -8,10 +8,15 @@
 #include <chrono>
 
 #include "common/clock.h"
-#include "operator/connection_deadlines.h"
-#include "operator/listener.h"
+#include "server/beast_message.h"
+#include "server/connection_deadlines.h"
+#include "server/listener.h"
 
 namespace trainctl::op {
+
+using server::ConnectionDeadlines;
+using server::DeadlineScope;
+using server::Listener;
 
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
@@ -29,10 +34,6 @@ struct WebhookServer::Impl {
 
 WebhookServer::WebhookServer() : impl_(std::make_unique<Impl>()) {}
 WebhookServer::~WebhookServer() { Stop(); }
-
-void WebhookServer::Handle(const std::string& path, Handler handler) {
-  handlers_[path] = std::move(handler);
-}
 
 Status WebhookServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
@@ -114,25 +115,8 @@ void WebhookServer::ServeConnection(int fd) {
       break;
     }
     if (ec) break;
-    http::request<http::string_body> request = parser.release();
-    http::response<http::string_body> response;
-    response.version(request.version());
-    response.keep_alive(request.keep_alive());
-    std::string target(request.target());
-    target = target.substr(0, target.find('?'));
-    auto h = handlers_.find(target);
-    if (request.method() != http::verb::post) {
-      response.result(http::status::method_not_allowed);
-      response.body() = "method not allowed\n";
-    } else if (h == handlers_.end()) {
-      response.result(http::status::not_found);
-      response.body() = "404 page not found\n";
-    } else {
-      response.result(http::status::ok);
-      response.set(http::field::content_type, "application/json");
-      response.body() = h->second(request.body());
-    }
-    response.prepare_payload();
+    http::response<http::string_body> response =
+        server::Serve(router_, parser.get(), /*keep_alive=*/true);
     http::write(stream, response, ec);
     if (ec || !response.keep_alive()) break;
   }

@@ -1,5 +1,6 @@
 // WebhookServer: the HTTPS endpoint the API server calls for validating admission (Boost.Beast
-// over Boost.Asio SSL, OpenSSL). POST <path> with an AdmissionReview is answered by the handler
+// over Boost.Asio SSL, OpenSSL). Requests are answered by a server::Router (server/http.h), as
+// on the operator's other servers: POST <path> with an AdmissionReview goes to the handler
 // registered for that path; other paths get 404, other methods 405. Each connection gets its own
 // thread and may carry several requests (keep-alive), with a 10 s idle timeout.
 //
@@ -26,6 +27,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "server/http.h"
 
 namespace trainctl::op {
 
@@ -36,12 +38,11 @@ inline constexpr size_t kMaxWebhookBodyBytes = 8u << 20;
 
 class WebhookServer {
  public:
-  // Body in, response body (JSON) out.
-  using Handler = std::function<std::string(const std::string& body)>;
   WebhookServer();
   ~WebhookServer();
 
-  void Handle(const std::string& path, Handler handler);
+  // Register before Start(); the router is not changed while serving.
+  server::Router& router() { return router_; }
   Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
   Status Start(const std::string& address);
   void Stop();
@@ -52,7 +53,7 @@ class WebhookServer {
   void ServeConnection(int fd);
 
   std::unique_ptr<Impl> impl_;
-  std::map<std::string, Handler> handlers_;
+  server::Router router_;
   std::atomic<int> open_{0};
 };
 

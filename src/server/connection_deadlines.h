@@ -19,7 +19,7 @@
 
 #include "common/clock.h"
 
-namespace trainctl::op {
+namespace trainctl::server {
 
 class ConnectionDeadlines {
  public:
@@ -61,4 +61,4 @@ class DeadlineScope {
   int fd_;
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::server

@@ -1,10 +1,10 @@
-#include "operator/listener.h"
+#include "server/listener.h"
 
 #include <sys/socket.h>
 
-#include "operator/http_server.h"
+#include "server/http_server.h"
 
-namespace trainctl::op {
+namespace trainctl::server {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -47,4 +47,4 @@ void Listener::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::server

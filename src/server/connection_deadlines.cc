@@ -1,8 +1,8 @@
-#include "operator/connection_deadlines.h"
+#include "server/connection_deadlines.h"
 
 #include <sys/socket.h>
 
-namespace trainctl::op {
+namespace trainctl::server {
 
 ConnectionDeadlines::ConnectionDeadlines(const Clock& clock, Duration tick) : clock_(clock) {
   watchdog_ = std::thread([this, tick] {
@@ -63,4 +63,4 @@ int ConnectionDeadlines::Enforce(MonoTime now) {
   return static_cast<int>(overdue.size());
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::server

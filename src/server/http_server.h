@@ -1,10 +1,12 @@
 // HttpServer: a small blocking HTTP/1.1 server (Boost.Beast) for the operator's /metrics,
-// /healthz and /readyz endpoints. Each path maps to a handler returning (status, body); other
-// paths get 404, other methods than GET/HEAD 405.
+// /healthz and /readyz endpoints, and the pages and API of the dashboard. Requests are
+// answered by a server::Router (server/http.h): request-aware handlers by method and path;
+// 404, 405 and 400 (a bad target) are the router's.
 //
 // Start() binds (":8080", "127.0.0.1:0", "[::]:8081"; port 0 picks a free one, see port()).
-// Each connection gets its own thread, one request, and kHttpRequestDeadline to send it and
-// get the answer (operator/connection_deadlines.h), so a slow client cannot hold the kubelet's
+// Each connection gets its own thread, one request (headers up to kMaxHttpHeaderBytes, a body
+// up to kMaxHttpBodyBytes, else 413), and kHttpRequestDeadline to send it and
+// get the answer (server/connection_deadlines.h), so a slow client cannot hold the kubelet's
 // probes; at most kMaxHttpConnections at once, more are closed at accept. An address of "0"
 // disables the server (as controller-runtime's "0" does). Stop() closes the listener, cuts
 // open connections and waits for their threads.
@@ -19,25 +21,23 @@
 #include <thread>
 
 #include "common/status.h"
+#include "server/http.h"
 
-namespace trainctl::op {
+namespace trainctl::server {
 
 inline constexpr int kMaxHttpConnections = 16;
 inline constexpr std::chrono::seconds kHttpRequestDeadline{5};
 
-struct HttpReply {
-  int status = 200;
-  std::string body;
-  std::string content_type = "text/plain; charset=utf-8";
-};
+inline constexpr size_t kMaxHttpHeaderBytes = 16u << 10;
+inline constexpr size_t kMaxHttpBodyBytes = 1u << 20;
 
 class HttpServer {
  public:
-  using Handler = std::function<HttpReply()>;
   HttpServer();
   ~HttpServer();
 
-  void Handle(const std::string& path, Handler handler);
+  // Register before Start(); the router is not changed while serving.
+  Router& router() { return router_; }
   Status Start(const std::string& address);
   void Stop();
   int port() const;
@@ -46,10 +46,10 @@ class HttpServer {
   struct Impl;
 
   std::unique_ptr<Impl> impl_;
-  std::map<std::string, Handler> handlers_;
+  Router router_;
 };
 
 // Splits "host:port" (host may be empty or bracketed IPv6); nullopt-like error on bad input.
 StatusOr<std::pair<std::string, int>> ParseBindAddress(const std::string& address);
 
-}  // namespace trainctl::op
+}  // namespace trainctl::server

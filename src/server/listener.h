@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 
-namespace trainctl::op {
+namespace trainctl::server {
 
 class Listener {
  public:
@@ -35,4 +35,4 @@ class Listener {
   int port_ = 0;
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::server

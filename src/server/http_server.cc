@@ -1,4 +1,4 @@
-#include "operator/http_server.h"
+#include "server/http_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -9,10 +9,11 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "operator/connection_deadlines.h"
-#include "operator/listener.h"
+#include "server/beast_message.h"
+#include "server/connection_deadlines.h"
+#include "server/listener.h"
 
-namespace trainctl::op {
+namespace trainctl::server {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -23,8 +24,8 @@ namespace {
 
 // One request, one response by `deadline`, then the connection is closed. The deadline is
 // cleared (scope) before the socket, a parameter, is closed.
-void ServeRequest(const std::map<std::string, HttpServer::Handler>& handlers,
-                  ConnectionDeadlines& deadlines, MonoTime deadline, tcp::socket socket) {
+void ServeRequest(const Router& router, ConnectionDeadlines& deadlines, MonoTime deadline,
+                  tcp::socket socket) {
   deadlines.Set(socket.native_handle(), deadline);
   DeadlineScope scope(deadlines, socket.native_handle());
   boost::system::error_code ec;
@@ -34,27 +35,21 @@ void ServeRequest(const std::map<std::string, HttpServer::Handler>& handlers,
   setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   beast::flat_buffer buffer;
-  http::request<http::string_body> request;
-  http::read(socket, buffer, request, ec);
-  if (ec) return;
-  http::response<http::string_body> response;
-  response.version(request.version());
-  response.keep_alive(false);
-  std::string target(request.target());
-  target = target.substr(0, target.find('?'));
-  if (request.method() != http::verb::get && request.method() != http::verb::head) {
-    response.result(http::status::method_not_allowed);
-    response.body() = "method not allowed\n";
-  } else if (auto h = handlers.find(target); h != handlers.end()) {
-    HttpReply reply = h->second();
-    response.result(static_cast<unsigned>(reply.status));
-    response.set(http::field::content_type, reply.content_type);
-    if (request.method() == http::verb::get) response.body() = std::move(reply.body);
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(kMaxHttpHeaderBytes);
+  parser.body_limit(kMaxHttpBodyBytes);
+  http::read(socket, buffer, parser, ec);
+  BeastResponse response;
+  if (ec == http::error::body_limit) {
+    BeastRequest head = parser.release();
+    response = ToBeast(Response::Text(413, "request body larger than " +
+                                               std::to_string(kMaxHttpBodyBytes >> 10) + " KiB\n"),
+                       head, false);
+  } else if (ec) {
+    return;
   } else {
-    response.result(http::status::not_found);
-    response.body() = "404 page not found\n";
+    response = Serve(router, parser.get(), /*keep_alive=*/false);
   }
-  response.prepare_payload();
   http::write(socket, response, ec);
   socket.shutdown(tcp::socket::shutdown_both, ec);
 }
@@ -72,10 +67,6 @@ struct HttpServer::Impl {
 
 HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() { Stop(); }
-
-void HttpServer::Handle(const std::string& path, Handler handler) {
-  handlers_[path] = std::move(handler);
-}
 
 StatusOr<std::pair<std::string, int>> ParseBindAddress(const std::string& address) {
   size_t colon = address.rfind(':');
@@ -102,7 +93,7 @@ Status HttpServer::Start(const std::string& address) {
       ++impl_->open;
     }
     std::thread([this, socket = std::move(socket)]() mutable {
-      ServeRequest(handlers_, impl_->deadlines, impl_->clock.Monotonic() + kHttpRequestDeadline,
+      ServeRequest(router_, impl_->deadlines, impl_->clock.Monotonic() + kHttpRequestDeadline,
                    std::move(socket));  // closes the socket
       std::lock_guard<std::mutex> lock(impl_->mu);
       --impl_->open;
@@ -120,4 +111,4 @@ void HttpServer::Stop() {
 
 int HttpServer::port() const { return impl_->listener.port(); }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::server
