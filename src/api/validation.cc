@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "api/kind_plugin.h"
+#include "api/metrics_policy.h"
 #include "api/progress_policy.h"
 #include "api/restart_policy.h"
 
@@ -117,6 +118,7 @@ ValidationResult ValidateJob(const Job& job) {
     return out;
   }
   ValidateEnums(job, errors);
+  MetricsPolicyOf(job, errors);  // trainctl's own annotations (metrics from output)
   PluginFor(job.kind).Validate(job, &out);
   return out;
 }

@@ -57,6 +57,13 @@ int ClusterBackend::Logs(const std::vector<std::string>& args, const std::string
   return source ? JobLogs(*source, args, replica, follow) : 1;
 }
 
+int ClusterBackend::Metrics(const std::vector<std::string>& args, const std::string& output) {
+  if (!output.empty() && output != "json")
+    return Fail("unsupported output format \"" + output + "\" (json)", 2);
+  std::unique_ptr<jobs::ClusterJobSource> source = Open(global_);
+  return source ? JobMetrics(*source, args, output) : 1;
+}
+
 int ClusterBackend::Patch(const std::vector<std::string>& /*args*/, const std::string& /*patch*/) {
   return Fail("patch is for local jobs; on a cluster use kubectl patch", 2);
 }

@@ -17,8 +17,8 @@ class ClusterBackend final : public Backend {
   int Get(const std::vector<std::string>& args, const std::string& output) override;
   // Only the table form: `-o json` is `get -o json` on a cluster.
   int Describe(const std::vector<std::string>& args, const std::string& output) override;
-  int Logs(const std::vector<std::string>& args, const std::string& replica,
-           bool follow) override;
+  int Logs(const std::vector<std::string>& args, const std::string& replica, bool follow) override;
+  int Metrics(const std::vector<std::string>& args, const std::string& output) override;
   // Refused: metadata patches of cluster jobs are kubectl's.
   int Patch(const std::vector<std::string>& args, const std::string& patch) override;
   int Delete(const std::vector<std::string>& args, bool delete_workspace) override;

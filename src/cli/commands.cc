@@ -264,6 +264,12 @@ int LocalBackend::Logs(const std::vector<std::string>& args, const std::string& 
   return JobLogs(source, args, replica, follow);
 }
 
+int LocalBackend::Metrics(const std::vector<std::string>& args, const std::string& output) {
+  RealClock clock;
+  jobs::LocalJobSource source = SourceFor(global_, clock);
+  return JobMetrics(source, args, output);
+}
+
 int LocalBackend::Patch(const std::vector<std::string>& args, const std::string& patch) {
   const GlobalOptions& global = global_;
   StatusOr<local::JobKey> key = FindJob(global, args);
@@ -363,6 +369,11 @@ int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& ar
 int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                   bool delete_workspace) {
   return WithBackend(global, [&](Backend& b) { return b.Delete(args, delete_workspace); });
+}
+
+int MetricsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                   const std::string& output) {
+  return WithBackend(global, [&](Backend& b) { return b.Metrics(args, output); });
 }
 
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,

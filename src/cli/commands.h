@@ -55,6 +55,9 @@ int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& ar
 // under the state root; on a cluster, the PersistentVolumeClaim objects).
 int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                   bool delete_workspace);
+// The metric series of a job, from its metrics replica's output (docs/metrics.md).
+int MetricsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
+                   const std::string& output);
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& for_condition, const std::string& timeout);
 

@@ -119,6 +119,43 @@ int JobLogs(jobs::JobSource& source, const std::vector<std::string>& args,
   return 0;
 }
 
+int JobMetrics(jobs::JobSource& source, const std::vector<std::string>& args,
+               const std::string& output) {
+  if (!output.empty() && output != "json")
+    return Fail("unsupported output format \"" + output + "\" (json)", 2);
+  StatusOr<jobs::JobRef> ref = jobs::ParseJobRef(args);
+  if (!ref.ok()) return Fail(ref.status().message(), 2);
+  StatusOr<json> job = source.Get(*ref);
+  if (!job.ok()) return Fail(job.status().message(), ExitFor(job.status()));
+  StatusOr<json> series = source.Metrics(*job);
+  if (!series.ok()) return Fail(series.status().message(), ExitFor(series.status()));
+  if (output == "json") {
+    std::cout << series->dump(2) << "\n";
+    return 0;
+  }
+  std::string replica = api::StringAt(*series, "replica");
+  if ((*series)["series"].empty()) {
+    std::cerr << "No metric lines in the output of " << replica
+              << " yet (print e.g. \"step=10 loss=0.43\": docs/metrics.md).\n";
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows = {{"NAME", "LAST", "STEP", "POINTS"}};
+  auto number = [](const json& v) {
+    if (!v.is_number()) return std::string("nan/inf");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v.get<double>());
+    return std::string(buf);
+  };
+  for (const auto& [name, s] : (*series)["series"].items())
+    rows.push_back({name, number(s["value"].back()), number(s["step"].back()),
+                    std::to_string(s["value"].size())});
+  std::cout << "From " << replica << " (" << (*series)["records"].get<size_t>() << " metric lines"
+            << ((*series)["truncated"].get<bool>() ? ", recording stopped at the limit" : "")
+            << ")\n"
+            << FormatTable(rows);
+  return 0;
+}
+
 int WaitForJob(jobs::JobSource& source, const std::vector<std::string>& args,
                const std::string& for_condition, const std::string& timeout, const Clock& clock) {
   StatusOr<jobs::JobRef> ref = jobs::ParseJobRef(args);

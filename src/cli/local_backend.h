@@ -12,8 +12,8 @@ class LocalBackend final : public Backend {
   explicit LocalBackend(GlobalOptions global) : global_(std::move(global)) {}
   int Get(const std::vector<std::string>& args, const std::string& output) override;
   int Describe(const std::vector<std::string>& args, const std::string& output) override;
-  int Logs(const std::vector<std::string>& args, const std::string& replica,
-           bool follow) override;
+  int Logs(const std::vector<std::string>& args, const std::string& replica, bool follow) override;
+  int Metrics(const std::vector<std::string>& args, const std::string& output) override;
   int Patch(const std::vector<std::string>& args, const std::string& patch) override;
   int Delete(const std::vector<std::string>& args, bool delete_workspace) override;
   int Wait(const std::vector<std::string>& args, const std::string& for_condition,

@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
       app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();
   describe_cmd->add_option("-o,--output", output, "json: job, replicas, events, first failure");
+  CLI::App* metrics_cmd = app.add_subcommand(
+      "metrics", "Show the metric series a job printed (step=1 loss=0.5 …): metrics [KIND] NAME");
+  metrics_cmd->add_option("args", args)->required();
+  metrics_cmd->add_option("-o,--output", output, "json: every point of every series");
   CLI::App* logs_cmd = app.add_subcommand("logs", "Print replica logs: logs [KIND] NAME");
   logs_cmd->add_option("args", args)->required();
   logs_cmd->add_option("-r,--replica", replica, "Only this replica, e.g. worker-0");
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
     if (*get_cmd) return GetCommand(global, args, output);
     if (*describe_cmd) return DescribeCommand(global, args, output);
     if (*logs_cmd) return LogsCommand(global, args, replica, follow);
+    if (*metrics_cmd) return MetricsCommand(global, args, output);
     if (*patch_cmd) return PatchCommand(global, args, patch);
     if (*delete_cmd) return DeleteCommand(global, args, delete_workspace);
     if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);

@@ -11,6 +11,7 @@
 #include "jobs/why.h"
 #include "kube/config_loader.h"
 #include "kube/connect.h"
+#include "metrics/series.h"
 
 namespace trainctl::jobs {
 namespace {
@@ -326,6 +327,26 @@ Status ClusterJobSource::Follow(const json& first, const LogRequest& request, co
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return result;
+}
+
+StatusOr<json> ClusterJobSource::Metrics(const json& job) {
+  TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
+  kube::ListOptions pods_of;
+  pods_of.label_selector = PodsSelector(job);
+  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
+  std::vector<LogTarget> targets =
+      LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, replica);
+  std::vector<json> records;
+  if (!targets.empty() && targets[0].started) {
+    kube::PodLogOptions options;
+    options.container = targets[0].container;
+    options.timestamps = true;  // each line's time, read by the tokenizer as its first token
+    options.limit_bytes = kMaxMetricLogBytes;
+    TRAINCTL_ASSIGN_OR_RETURN(std::string text,
+                              client_->PodLog(namespace_name_, targets[0].pod, options));
+    records = metrics::RecordsFromOutput(text, clock_.Now());
+  }
+  return metrics::SeriesFromRecords(records, replica, false);
 }
 
 }  // namespace trainctl::jobs

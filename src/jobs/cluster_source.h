@@ -45,6 +45,7 @@ class ClusterJobSource final : public JobSource {
   StatusOr<JobDetail> Describe(const JobRef& ref) override;
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
+  StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) override;
 
   kube::Client& client() { return *client_; }
   const std::string& namespace_() const { return namespace_name_; }

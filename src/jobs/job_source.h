@@ -45,6 +45,13 @@ struct JobDetail {
   std::vector<std::string> warnings;
 };
 
+// The short name ("master-0") of the replica whose output gives `job`'s metrics; kNotFound
+// when its metrics are off; kInvalid when the object is not a job.
+StatusOr<std::string> MetricsReplica(const nlohmann::json& job);
+
+// How much of a pod's log a cluster source reads for metrics.
+inline constexpr long long kMaxMetricLogBytes = 32ll << 20;
+
 // How many log lines the failure summary carries.
 inline constexpr size_t kFailureLogLines = 20;
 
@@ -92,6 +99,10 @@ class JobSource {
   // replica has no log.
   virtual Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
                       const NoteSink& notes) = 0;
+  // The metric series of `job` (metrics/series.h's shape) from its metrics replica's output
+  // (api/metrics_policy.h): the records the runner stored, or on a cluster that pod's log read
+  // now. kNotFound when the job's metrics are off; empty series when nothing was printed.
+  virtual StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) = 0;
 };
 
 }  // namespace trainctl::jobs

@@ -163,6 +163,26 @@ TEST_F(LocalSourceTest, LogsGiveWholeLinesPerReplica) {
   EXPECT_NE(none.message().find("no logs for replica \"master-0\""), std::string::npos);
 }
 
+TEST_F(LocalSourceTest, MetricsAreTheRecordsOfTheMetricsReplica) {
+  LocalJobSource source(root_, "default", clock_);
+  StatusOr<json> job = source.Get({std::nullopt, "pt"});
+  ASSERT_TRUE(job.ok());
+  StatusOr<json> none = source.Metrics(*job);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_EQ((*none)["replica"], "worker-0") << "no Master: the first Worker is rank 0";
+  EXPECT_TRUE((*none)["series"].empty());
+  local::JobDir dir(root_, {api::Kind::kPyTorchJob, "default", "pt"});
+  ASSERT_TRUE(dir.AppendMetricRecords({{{"step", 1}, {"values", {{"loss", 2.5}}}},
+                                       {{"step", 2}, {"values", {{"loss", 2.0}}}}})
+                  .ok());
+  StatusOr<json> two = source.Metrics(*job);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ((*two)["series"]["loss"]["value"], json::array({2.5, 2.0}));
+  json off = *job;
+  off["metadata"]["annotations"]["trainctl.dev/metrics"] = "off";
+  EXPECT_EQ(source.Metrics(off).status().code(), StatusCode::kNotFound);
+}
+
 // The same job on an API server: pods stand in for the replica records.
 class ClusterSourceTest : public ::testing::Test {
  protected:
@@ -228,6 +248,24 @@ TEST_F(ClusterSourceTest, DescribeGivesTheSameFailureAsTheLocalSource) {
   EXPECT_EQ(doc["source"], "kubernetes");
   EXPECT_EQ(doc["server"], "https://test");
   EXPECT_EQ(doc["pods"], "training.kubeflow.org/job-name=pt");
+}
+
+TEST_F(ClusterSourceTest, MetricsAreReadFromTheMetricsReplicasLog) {
+  ClusterJobSource source(std::move(client_), "default", false, "https://test", clock_);
+  StatusOr<json> job = source.Get({std::nullopt, "pt"});
+  ASSERT_TRUE(job.ok());
+  api_->SetLog(
+      "/api/v1/namespaces/default/pods/pt-worker-0",
+      "2026-11-26T10:00:01.000000001Z step=1 loss=3\n2026-11-26T10:00:02Z step=2 loss=2\n");
+  StatusOr<json> series = source.Metrics(*job);
+  ASSERT_TRUE(series.ok()) << series.status().message();
+  EXPECT_EQ((*series)["replica"], "worker-0");
+  EXPECT_EQ((*series)["series"]["loss"]["value"], json::array({3.0, 2.0}));
+  EXPECT_EQ((*series)["series"]["loss"]["time"][1], 1795687202.0) << "the kubelet's timestamps";
+  std::vector<kube::HttpRequest> reads =
+      api_->Requests("GET", "/api/v1/namespaces/default/pods/pt-worker-0/log");
+  ASSERT_FALSE(reads.empty());
+  EXPECT_NE(reads.back().path.find("timestamps=true"), std::string::npos) << reads.back().path;
 }
 
 TEST_F(ClusterSourceTest, LogsAndErrorsNameTheServer) {

@@ -11,6 +11,7 @@
 #include "local/job_view.h"
 #include "local/log_tailer.h"
 #include "local/volumes.h"
+#include "metrics/series.h"
 
 namespace trainctl::jobs {
 namespace {
@@ -127,6 +128,16 @@ Status LocalJobSource::Logs(const json& job, const LogRequest& request, const Lo
     if (!request.follow || !active) return Status::Ok();
     clock_.SleepFor(PollInterval());
   }
+}
+
+StatusOr<json> LocalJobSource::Metrics(const json& job) {
+  TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
+  std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind"));
+  const json& md = job["metadata"];
+  local::JobDir dir(root_, {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")});
+  std::vector<json> records = dir.ReadMetricRecords();
+  bool truncated = !records.empty() && records.back().value("truncated", false);
+  return metrics::SeriesFromRecords(records, replica, truncated);
 }
 
 }  // namespace trainctl::jobs

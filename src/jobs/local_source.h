@@ -29,6 +29,7 @@ class LocalJobSource final : public JobSource {
   StatusOr<JobDetail> Describe(const JobRef& ref) override;
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
+  StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) override;
 
   // The stored job `ref` names: kNotFound or kInvalid (several kinds) with a message.
   StatusOr<local::JobKey> Find(const JobRef& ref) const;

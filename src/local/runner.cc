@@ -12,6 +12,7 @@
 #include <map>
 
 #include "api/kind_plugin.h"
+#include "api/metrics_policy.h"
 #include "api/restart_policy.h"
 #include "api/validation.h"
 #include "common/text.h"
@@ -28,6 +29,7 @@
 #include "local/replica_launch.h"
 #include "local/replica_limits.h"
 #include "local/torch_error.h"
+#include "metrics/series.h"
 
 namespace trainctl::local {
 namespace {
@@ -142,7 +144,10 @@ class Run {
         observer_(observer),
         os_launcher_(Supervision{options.supervisor, options.grace}),
         launcher_(options.launcher ? options.launcher : &os_launcher_),
-        dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {}
+        dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {
+    if (std::optional<api::MetricsPolicy> m = api::MetricsPolicyOf(job_))
+      metrics_replica_ = api::ReplicaName(job_, m->type, m->index);
+  }
 
   ~Run();
   StatusOr<RunResult> Execute();
@@ -205,6 +210,10 @@ class Run {
   std::string last_write_error_;
   GpuAssignment gpus_;      // replica name → its devices
   std::string cgroup_job_;  // the job cgroup's name; "" when limits are not enforced
+  // The replica whose output becomes metric series ("" when metrics are off), and how many
+  // records were written (recording stops at metrics::kMaxRecordsPerJob).
+  std::string metrics_replica_;
+  size_t metric_records_ = 0;
 };
 
 void Run::Report(const Status& written, const char* what) {
@@ -664,12 +673,27 @@ void Run::Persist(bool force) {
 
 void Run::TailLog(const std::string& name, bool flush) {
   std::string short_name = name.substr(job_.name.size() + 1);
+  bool metrics = name == metrics_replica_ && metric_records_ <= metrics::kMaxRecordsPerJob;
+  std::vector<json> records;
   size_t gained = tailer_.Poll(
       name, dir_.LogPath(name),
       [&](const std::string& line) {
         if (observer_) observer_->OnLogLine(short_name, line);
+        if (metrics)
+          for (std::string_view piece : metrics::SplitOutputLines(line))
+            if (std::optional<metrics::MetricLine> parsed = metrics::ParseMetricLine(piece))
+              records.push_back(metrics::MetricRecord(*parsed, now_));
       },
       flush);
+  if (!records.empty()) {
+    if (metric_records_ + records.size() > metrics::kMaxRecordsPerJob) {
+      records.resize(metrics::kMaxRecordsPerJob -
+                     std::min(metric_records_, metrics::kMaxRecordsPerJob));
+      records.push_back({{"truncated", true}});
+    }
+    metric_records_ += records.size();
+    Report(dir_.AppendMetricRecords(records), "the metric records");
+  }
   if (gained > 0)
     if (auto it = replicas_.find(name); it != replicas_.end()) it->second.last_output = now_;
 }

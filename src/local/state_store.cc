@@ -162,6 +162,25 @@ StatusOr<std::vector<nlohmann::json>> JobDir::ReadEvents() const {
   return out;
 }
 
+Status JobDir::AppendMetricRecords(const std::vector<nlohmann::json>& records) const {
+  std::string text;
+  for (const nlohmann::json& r : records) text += r.dump() + "\n";
+  std::ofstream out(path_ + "/metrics.jsonl", std::ios::app);
+  if (!out || !(out << text)) return IoError("cannot append to " + path_ + "/metrics.jsonl");
+  return Status::Ok();
+}
+
+std::vector<nlohmann::json> JobDir::ReadMetricRecords() const {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path_ + "/metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json j = api::ParseJsonWithin(line, api::JsonLimits{});
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
 Status JobDir::AcquireRunnerLock() {
   std::string lock_path = path_ + "/runner.lock";
   int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -2,9 +2,10 @@
 // and logs, so other trainctl commands can read them while the job runs and after.
 //
 // Layout: <root>/<namespace>/<plural>/<name>/{job.json, replicas.json, events.jsonl,
-// metadata.json, runner.lock, runner.log, devices.json, logs/<replica>.log}. Whole-file writes are
-// atomic (write + rename), so readers never see a torn file. The runner holds an flock on
-// runner.lock while it runs. Methods do file I/O; a JobDir is not shared between threads.
+// metrics.jsonl, metadata.json, runner.lock, runner.log, devices.json, logs/<replica>.log}.
+// Whole-file writes are atomic (write + rename), so readers never see a torn file. The runner holds
+// an flock on runner.lock while it runs. Methods do file I/O; a JobDir is not shared between
+// threads.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,9 @@ class JobDir {
   Status WriteMetadataPatch(const nlohmann::json& metadata) const;
   StatusOr<nlohmann::json> ReadMetadataPatch() const;  // {} when there is none
   StatusOr<std::vector<nlohmann::json>> ReadEvents() const;
+  // metrics.jsonl: the metric records of the job's metrics replica (metrics/series.h).
+  Status AppendMetricRecords(const std::vector<nlohmann::json>& records) const;
+  std::vector<nlohmann::json> ReadMetricRecords() const;  // none when there is no file
 
   // Takes the runner lock (non-blocking). Fails with AlreadyExists if another runner holds it.
   // The lock is released when the process exits or ReleaseRunnerLock is called.
