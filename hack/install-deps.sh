@@ -22,7 +22,8 @@ case "$mode" in
 esac
 
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
-  libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev)
+  libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev
+  libsqlite3-dev)
 # The sanitized build and the fuzz targets (the `debug` preset): clang with its sanitizer and
 # libFuzzer runtimes; clang-format for `make format`.
 CHECK_PACKAGES=(clang libclang-rt-dev clang-format)

@@ -18,9 +18,11 @@
 #include "cli/detach.h"
 #include "cli/exit_status.h"
 #include "cli/format.h"
+#include "cli/history_commands.h"
 #include "cli/job_commands.h"
 #include "cli/local_backend.h"
 #include "cli/progress.h"
+#include "jobs/history_capture.h"
 #include "jobs/local_source.h"
 #include "local/cgroups.h"
 #include "local/containers.h"
@@ -67,8 +69,24 @@ std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
   return g.namespace_.empty() ? "default" : g.namespace_;
 }
 
+// The local source; a job its TTL removes is recorded in the history first.
 jobs::LocalJobSource SourceFor(const GlobalOptions& g, const Clock& clock) {
-  return jobs::LocalJobSource(StateRoot(g), NamespaceFilter(g), clock);
+  jobs::LocalJobSource source(StateRoot(g), NamespaceFilter(g), clock);
+  std::string root = StateRoot(g);
+  source.OnRemove([root](const local::JobKey& key) {
+    std::unique_ptr<history::HistoryStore> store = OpenLocalHistory(root);
+    CaptureInto(store.get(), root, key);
+  });
+  return source;
+}
+
+// Records the run's job in the history when it ends (before a passed TTL removes it).
+void RecordWhenFinished(local::RunOptions* run) {
+  std::string root = run->state_root;
+  run->on_finished = [root](const local::JobDir& dir) {
+    std::unique_ptr<history::HistoryStore> store = OpenLocalHistory(root);
+    CaptureInto(store.get(), root, dir.key());
+  };
 }
 
 // Resolves [KIND] NAME to one stored job.
@@ -224,6 +242,7 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   }
   if (Status st = local::PreflightCheck(job, run); !st.ok())
     return Fail(source + ": " + st.message(), ExitFor(st));
+  RecordWhenFinished(&run);
   if (options.detach) return RunInBackground(std::move(job), run, source);
   int total = job.TotalReplicas();
   std::fprintf(progress_stream, "Running %s %s/%s (%d replica%s) from %s\n", job.info().name,
@@ -306,6 +325,12 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
         stored.ok() ? api::DecodeJob(*stored) : StatusOr<api::Job>(stored.status());
     if (!job.ok()) return Fail("--delete-workspace: " + job.status().message(), 1);
     claims = api::JobClaims(*job);
+  }
+  // Kept in the history (the runner records a job it ran to the end; this covers the rest).
+  if (StatusOr<json> stored = dir.ReadJob(); stored.ok() && jobs::IsFinishedJob(*stored)) {
+    std::unique_ptr<history::HistoryStore> store = OpenLocalHistory(StateRoot(global));
+    std::string uid = api::StringAt((*stored).value("metadata", json::object()), "uid");
+    if (store && !store->Has(uid)) CaptureInto(store.get(), StateRoot(global), *key);
   }
   Status st = dir.RemoveAll();
   if (!st.ok()) return Fail(st.message(), 1);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/history_commands.h"
 #include "common/malloc_policy.h"
 #include "local/supervisor.h"
 #include "operator/run.h"
@@ -85,6 +86,16 @@ int main(int argc, char** argv) {
       app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();
   describe_cmd->add_option("-o,--output", output, "json: job, replicas, events, first failure");
+  trainctl::cli::HistoryOptions history_options;
+  CLI::App* history_cmd = app.add_subcommand(
+      "history",
+      "Finished jobs, kept after delete and TTL: history [list [NAME]|show NAME|search TEXT]");
+  history_cmd->add_option("action", history_options.action, "list (default), show or search");
+  history_cmd->add_option("args", history_options.args,
+                          "a job name (list, show), uid, or text (search)");
+  history_cmd->add_option("-o,--output", history_options.output, "json");
+  history_cmd->add_flag("--logs", history_options.logs, "show: print every replica's kept log");
+  history_cmd->add_option("--limit", history_options.limit, "list, search: at most this many rows");
   CLI::App* metrics_cmd = app.add_subcommand(
       "metrics", "Show the metric series a job printed (step=1 loss=0.5 …): metrics [KIND] NAME");
   metrics_cmd->add_option("args", args)->required();
@@ -194,6 +205,7 @@ int main(int argc, char** argv) {
     if (*describe_cmd) return DescribeCommand(global, args, output);
     if (*logs_cmd) return LogsCommand(global, args, replica, follow);
     if (*metrics_cmd) return MetricsCommand(global, args, output);
+    if (*history_cmd) return trainctl::cli::HistoryCommand(global, history_options);
     if (*patch_cmd) return PatchCommand(global, args, patch);
     if (*delete_cmd) return DeleteCommand(global, args, delete_workspace);
     if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);

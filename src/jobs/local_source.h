@@ -6,6 +6,7 @@
 // Does file I/O. The clock is injected; logs are polled every PollInterval().
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -34,11 +35,16 @@ class LocalJobSource final : public JobSource {
   // The stored job `ref` names: kNotFound or kInvalid (several kinds) with a message.
   StatusOr<local::JobKey> Find(const JobRef& ref) const;
   const std::string& root() const { return root_; }
+  // Called before List() removes a job whose TTL has passed (the history's capture).
+  void OnRemove(std::function<void(const local::JobKey&)> before_remove) {
+    before_remove_ = std::move(before_remove);
+  }
 
  private:
   std::string root_;
   std::optional<std::string> ns_;
   const Clock& clock_;
+  std::function<void(const local::JobKey&)> before_remove_;
 };
 
 }  // namespace trainctl::jobs

@@ -295,7 +295,13 @@ Status Run::Setup() {
   json metadata = job_.metadata.is_object() ? job_.metadata : json::object();
   if (!metadata.contains("creationTimestamp"))
     metadata["creationTimestamp"] = FormatRfc3339(clock_.Now());
-  if (!metadata.contains("uid")) metadata["uid"] = "local-" + std::to_string(getpid());
+  // Unique over time too: the job history keys records by uid.
+  if (!metadata.contains("uid"))
+    metadata["uid"] = "local-" +
+                      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         clock_.Now().time_since_epoch())
+                                         .count()) +
+                      "-" + std::to_string(getpid());
   job_.metadata = metadata;
   return dir_.WriteJob(api::EncodeJob(job_));
 }
@@ -601,7 +607,9 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
 }
 
 void Run::ApplyPlan(const engine::Plan& plan, Time now) {
-  for (const engine::Event& e : plan.events) Emit(e, now);
+  for (const engine::Event& e : plan.events)
+    // The TTL deletes the job once; the runner goes on reconciling while its replicas stop.
+    if (!(delete_job_ && e.reason == engine::kDeletedJobReason)) Emit(e, now);
   if (plan.status_changed) {
     bool conditions_changed = plan.status.conditions != job_.status.conditions;
     job_.status = plan.status;
@@ -803,6 +811,7 @@ StatusOr<RunResult> Run::Execute() {
     Report(RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, cgroup_job_)),
            "(removing) the job's cgroup");
   cgroup_job_.clear();
+  if (options_.on_finished) options_.on_finished(dir_);
   dir_.ReleaseRunnerLock();
   if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");
   return result;

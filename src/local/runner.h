@@ -36,6 +36,9 @@ struct RunOptions {
   // Called once, when the job's state folder is set up (job.json written, lock held) or setup
   // failed, before any replica starts: `trainctl run --detach` returns to its caller here.
   std::function<void(const Status&, const JobDir&)> on_setup;
+  // Called once when the run ends, with the job's final state written and the runner lock
+  // still held, before a TTL that has passed removes the folder: the job history's capture.
+  std::function<void(const JobDir&)> on_finished;
   // Starts the replicas' processes and waits on them; null: the operating system's
   // (OsProcessLauncher). Tests pass a scripted one.
   ProcessLauncher* launcher = nullptr;

@@ -1,0 +1,36 @@
+// `trainctl history [list|show NAME|search TEXT]`: finished jobs kept after `delete` and TTL
+// (history/store.h, docs/history.md). Local jobs: <state root>/history.db; before answering,
+// finished job folders without a record are recorded (a runner that was killed, a job from
+// before the history existed). Exit codes as in commands.h.
+//
+// Also the capture the job commands call: OpenLocalHistory and CaptureInto, which never fail
+// a job command (a history that cannot be written is a warning).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "history/store.h"
+#include "local/state_store.h"
+
+namespace trainctl::cli {
+
+struct HistoryOptions {
+  std::string action;  // "list" (default), "show", "search"
+  std::vector<std::string> args;
+  std::string output;  // "" or "json"
+  bool logs = false;   // show: print every replica's kept log
+  size_t limit = 50;
+};
+
+int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options);
+
+// The local history of `state_root`, or nullptr after a warning on stderr.
+std::unique_ptr<history::HistoryStore> OpenLocalHistory(const std::string& state_root);
+// Records the local job `key` in `store` when it has finished; warns on failure.
+void CaptureInto(history::HistoryStore* store, const std::string& state_root,
+                 const local::JobKey& key);
+
+}  // namespace trainctl::cli

@@ -1,0 +1,230 @@
+#include "history/store.h"
+
+#include <sqlite3.h>
+
+namespace trainctl::history {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS job_history(
+  uid TEXT PRIMARY KEY, source TEXT, namespace TEXT, kind TEXT, name TEXT, state TEXT,
+  why TEXT, first_failure TEXT, created TEXT, finished TEXT, bytes INTEGER, record TEXT);
+CREATE INDEX IF NOT EXISTS job_history_finished ON job_history(finished);
+CREATE VIRTUAL TABLE IF NOT EXISTS job_history_text USING fts5(
+  uid UNINDEXED, body, tokenize = 'trigram');
+)sql";
+
+// A prepared statement, finalized when it goes out of scope.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql) {
+    ok_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) == SQLITE_OK;
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  bool ok() const { return ok_; }
+  void Bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int i, long long n) { sqlite3_bind_int64(stmt_, i, n); }
+  int Step() { return sqlite3_step(stmt_); }
+  std::string Text(int col) {
+    const unsigned char* t = sqlite3_column_text(stmt_, col);
+    return t ? std::string(reinterpret_cast<const char*>(t),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  long long Int(int col) { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  bool ok_ = false;
+};
+
+// LIKE's wildcards in user text, escaped with '\'.
+std::string LikePattern(const std::string& text) {
+  std::string out = "%";
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "%";
+}
+
+// The WHERE clause of `q` and its parameters, in order.
+std::string Where(const Query& q, std::vector<std::string>* params) {
+  std::string where = " WHERE 1";
+  auto add = [&](const char* clause, const std::string& value) {
+    where += clause;
+    params->push_back(value);
+  };
+  if (!q.source.empty()) add(" AND source = ?", q.source);
+  if (q.namespace_) add(" AND namespace = ?", *q.namespace_);
+  if (!q.kind.empty()) add(" AND kind = ?", q.kind);
+  if (!q.name.empty()) add(" AND name = ?", q.name);
+  if (!q.text.empty())
+    add(" AND uid IN (SELECT uid FROM job_history_text WHERE body LIKE ? ESCAPE '\\')",
+        LikePattern(q.text));
+  return where;
+}
+
+constexpr const char* kRowColumns =
+    "uid, source, namespace, kind, name, state, why, first_failure, created, finished, bytes";
+
+Row ReadRow(Statement& s) {
+  Row r;
+  r.uid = s.Text(0);
+  r.source = s.Text(1);
+  r.namespace_ = s.Text(2);
+  r.kind = s.Text(3);
+  r.name = s.Text(4);
+  r.state = s.Text(5);
+  r.why = s.Text(6);
+  r.first_failure = s.Text(7);
+  r.created = s.Text(8);
+  r.finished = s.Text(9);
+  r.bytes = static_cast<size_t>(s.Int(10));
+  return r;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return IoError("job history " + path + ": " + message);
+  }
+  std::unique_ptr<HistoryStore> store(new HistoryStore(db, path));
+  sqlite3_busy_timeout(db, 5000);
+  TRAINCTL_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode = WAL"));
+  TRAINCTL_RETURN_IF_ERROR(store->Exec(kSchema));
+  return store;
+}
+
+HistoryStore::~HistoryStore() { sqlite3_close(db_); }
+
+Status HistoryStore::Exec(const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) == SQLITE_OK) return Status::Ok();
+  std::string message = error ? error : "unknown error";
+  sqlite3_free(error);
+  return IoError("job history " + path_ + ": " + message);
+}
+
+Status HistoryStore::Error(const std::string& what) {
+  return IoError("job history " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+}
+
+StatusOr<size_t> HistoryStore::Put(const json& record, const Row& row, const Limits& limits,
+                                   Time now) {
+  if (row.uid.empty()) return InvalidError("a history record needs a uid");
+  TRAINCTL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  auto rollback = [&](Status st) {
+    Exec("ROLLBACK").IgnoreError();
+    return st;
+  };
+  {
+    Statement del(db_, "DELETE FROM job_history_text WHERE uid = ?");
+    if (!del.ok()) return rollback(Error("prepare"));
+    del.Bind(1, row.uid);
+    if (del.Step() != SQLITE_DONE) return rollback(Error("delete"));
+  }
+  {
+    Statement put(db_,
+                  "INSERT OR REPLACE INTO job_history(uid, source, namespace, kind, name, state, "
+                  "why, first_failure, created, finished, bytes, record) "
+                  "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    if (!put.ok()) return rollback(Error("prepare"));
+    int i = 1;
+    for (const std::string* v :
+         {&row.uid, &row.source, &row.namespace_, &row.kind, &row.name, &row.state, &row.why,
+          &row.first_failure, &row.created, &row.finished})
+      put.Bind(i++, *v);
+    put.Bind(i++, static_cast<long long>(row.bytes));
+    put.Bind(i++, record.dump(-1, ' ', false, json::error_handler_t::replace));
+    if (put.Step() != SQLITE_DONE) return rollback(Error("insert"));
+  }
+  {
+    Statement text(db_, "INSERT INTO job_history_text(uid, body) VALUES(?, ?)");
+    if (!text.ok()) return rollback(Error("prepare"));
+    text.Bind(1, row.uid);
+    text.Bind(2, row.search_text);
+    if (text.Step() != SQLITE_DONE) return rollback(Error("index"));
+  }
+  std::vector<Stored> stored;
+  {
+    Statement all(db_, "SELECT uid, finished, bytes FROM job_history");
+    if (!all.ok()) return rollback(Error("prepare"));
+    int rc;
+    while ((rc = all.Step()) == SQLITE_ROW)
+      stored.push_back(
+          {all.Text(0), ParseRfc3339(all.Text(1)).value_or(now), static_cast<size_t>(all.Int(2))});
+    if (rc != SQLITE_DONE) return rollback(Error("read"));
+  }
+  std::vector<std::string> evict = Evict(std::move(stored), limits, now);
+  for (const std::string& uid : evict)
+    for (const char* sql :
+         {"DELETE FROM job_history WHERE uid = ?", "DELETE FROM job_history_text WHERE uid = ?"}) {
+      Statement del(db_, sql);
+      if (!del.ok()) return rollback(Error("prepare"));
+      del.Bind(1, uid);
+      if (del.Step() != SQLITE_DONE) return rollback(Error("evict"));
+    }
+  TRAINCTL_RETURN_IF_ERROR(Exec("COMMIT"));
+  return evict.size();
+}
+
+StatusOr<std::vector<Row>> HistoryStore::List(const Query& query) {
+  std::vector<std::string> params;
+  std::string sql = std::string("SELECT ") + kRowColumns + " FROM job_history" +
+                    Where(query, &params) + " ORDER BY finished DESC, uid LIMIT ? OFFSET ?";
+  Statement s(db_, sql);
+  if (!s.ok()) return Error("prepare");
+  int i = 1;
+  for (const std::string& p : params) s.Bind(i++, p);
+  s.Bind(i++, static_cast<long long>(query.limit));
+  s.Bind(i++, static_cast<long long>(query.offset));
+  std::vector<Row> rows;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) rows.push_back(ReadRow(s));
+  if (rc != SQLITE_DONE) return Error("list");
+  return rows;
+}
+
+StatusOr<size_t> HistoryStore::Count(const Query& query) {
+  std::vector<std::string> params;
+  Statement s(db_, "SELECT count(*) FROM job_history" + Where(query, &params));
+  if (!s.ok()) return Error("prepare");
+  int i = 1;
+  for (const std::string& p : params) s.Bind(i++, p);
+  if (s.Step() != SQLITE_ROW) return Error("count");
+  return static_cast<size_t>(s.Int(0));
+}
+
+StatusOr<std::optional<json>> HistoryStore::Get(const std::string& uid) {
+  Statement s(db_, "SELECT record FROM job_history WHERE uid = ?");
+  if (!s.ok()) return Error("prepare");
+  s.Bind(1, uid);
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) return std::optional<json>();
+  if (rc != SQLITE_ROW) return Error("get");
+  json record = json::parse(s.Text(0), nullptr, false);
+  if (record.is_discarded())
+    return IoError("job history " + path_ + ": record " + uid + " is damaged");
+  return std::optional<json>(std::move(record));
+}
+
+bool HistoryStore::Has(const std::string& uid) {
+  Statement s(db_, "SELECT 1 FROM job_history WHERE uid = ?");
+  if (!s.ok()) return false;
+  s.Bind(1, uid);
+  return s.Step() == SQLITE_ROW;
+}
+
+}  // namespace trainctl::history
