@@ -8,6 +8,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev \
       libcli11-dev libgtest-dev libssl-dev libcurl4-openssl-dev libsimdjson-dev libboost-dev \
+      libsqlite3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Only what the configure step and the trainctl target read (test/ is skipped: BUILD_TESTING=OFF).
@@ -22,7 +23,7 @@ RUN cmake --preset release -DBUILD_TESTING=OFF \
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libyaml-0-2 libfmt9 libssl3 ca-certificates \
+      libcurl4 libyaml-0-2 libfmt9 libssl3 libsqlite3-0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 65532 nonroot \
  && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
