@@ -10,10 +10,12 @@
 // Pure; a Router is read-only once serving starts, so it may be shared by threads.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,11 +36,26 @@ struct Request {
   std::string Query(const std::string& name) const;
 };
 
+// Where a streamed response goes (server-sent events). Write returns false once the client
+// is gone or the server stops; WaitFor sleeps up to `d` and returns false when the server
+// stops. A stream should write at least every few seconds (a comment line will do), so a
+// client that went away is noticed.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  virtual bool Write(std::string_view bytes) = 0;
+  virtual bool WaitFor(std::chrono::milliseconds d) = 0;
+};
+
 struct Response {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type
+  // When set, the body is produced as it goes: the server sends the status and headers (no
+  // Content-Length; the connection closes at the end), then calls `stream`, on the
+  // connection's thread, free of the request deadline, until it returns.
+  std::function<void(StreamSink&)> stream;
 
   static Response Text(int status, std::string body);
   static Response Json(int status, const nlohmann::json& body);

@@ -7,12 +7,15 @@
 // Each connection gets its own thread, one request (headers up to kMaxHttpHeaderBytes, a body
 // up to kMaxHttpBodyBytes, else 413), and kHttpRequestDeadline to send it and
 // get the answer (server/connection_deadlines.h), so a slow client cannot hold the kubelet's
-// probes; at most kMaxHttpConnections at once, more are closed at accept. An address of "0"
+// probes; at most max_connections at once, more are closed at accept. A streamed response
+// (server-sent events) leaves the deadline once its headers are out and ends when its client
+// goes or Stop() is called; at most max_streams at once (503 beyond). An address of "0"
 // disables the server (as controller-runtime's "0" does). Stop() closes the listener, cuts
 // open connections and waits for their threads.
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -20,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "server/http.h"
 
@@ -28,12 +32,18 @@ namespace trainctl::server {
 inline constexpr int kMaxHttpConnections = 16;
 inline constexpr std::chrono::seconds kHttpRequestDeadline{5};
 
+struct HttpServerOptions {
+  int max_connections = kMaxHttpConnections;  // more are closed at accept
+  int max_streams = 4;                        // streamed responses at once; more get 503
+};
+
 inline constexpr size_t kMaxHttpHeaderBytes = 16u << 10;
 inline constexpr size_t kMaxHttpBodyBytes = 1u << 20;
 
 class HttpServer {
  public:
-  HttpServer();
+  HttpServer() : HttpServer(HttpServerOptions{}) {}
+  explicit HttpServer(HttpServerOptions options);
   ~HttpServer();
 
   // Register before Start(); the router is not changed while serving.
@@ -44,8 +54,10 @@ class HttpServer {
 
  private:
   struct Impl;
+  void ServeRequest(boost::asio::ip::tcp::socket socket, MonoTime deadline);
 
   std::unique_ptr<Impl> impl_;
+  HttpServerOptions options_;
   Router router_;
 };
 

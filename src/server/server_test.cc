@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "server/connection_deadlines.h"
 #include "server/http.h"
 #include "server/http_server.h"
@@ -187,6 +189,49 @@ TEST(HttpServer, HandlersSeeTheRequest) {
       "\r\n\r\n";
   EXPECT_EQ(Exchange(server.port(), big).substr(0, 12), "HTTP/1.1 413");
   server.Stop();
+}
+
+TEST(HttpServer, StreamsLiveUntilTheClientOrTheServerGoes) {
+  HttpServerOptions options;
+  options.max_streams = 1;
+  HttpServer server(options);
+  std::atomic<int> writes{0};
+  server.router().Handle("GET", "/events", [&](const Request&) {
+    Response r;
+    r.content_type = "text/event-stream";
+    r.stream = [&](StreamSink& sink) {
+      for (int i = 0;; ++i) {
+        if (!sink.Write("data: " + std::to_string(i) + "\n\n")) return;
+        ++writes;
+        if (!sink.WaitFor(std::chrono::milliseconds(20))) return;
+      }
+    };
+    return r;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = ConnectLoopback(server.port());
+  ASSERT_GE(fd, 0);
+  std::string request = "GET /events HTTP/1.1\r\nHost: x\r\n\r\n";
+  send(fd, request.data(), request.size(), 0);
+  std::string got;
+  char buf[256];
+  // Past the 5 s request deadline would take too long here; a few events suffice to show the
+  // body streams after the headers.
+  while (got.find("data: 3\n\n") == std::string::npos) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << got;
+    got.append(buf, n);
+  }
+  EXPECT_EQ(got.substr(0, 15), "HTTP/1.1 200 OK");
+  EXPECT_NE(got.find("Content-Type: text/event-stream\r\n"), std::string::npos);
+  EXPECT_EQ(got.find("Content-Length"), std::string::npos);
+  // A second stream is refused while the first is open.
+  EXPECT_EQ(Exchange(server.port(), request).substr(0, 12), "HTTP/1.1 503");
+  RealClock clock;
+  MonoTime start = clock.Monotonic();
+  server.Stop();  // ends the open stream
+  EXPECT_LT(clock.Monotonic() - start, Duration(2000));
+  close(fd);
 }
 
 }  // namespace
