@@ -12,7 +12,8 @@
 # Usage: hack/install-deps.sh [run|test]. `run` (make run) installs only what building
 # `trainctl` and running the PyTorch example need; `test` (the default: make test, make build)
 # installs everything the tests use: clang and the sanitizers, XGBoost, Open MPI, the SDK's
-# packages and the pinned TensorFlow, JAX, PaddlePaddle and MXNet.
+# packages, Chromium for the dashboard's browser test, and the pinned TensorFlow, JAX,
+# PaddlePaddle and MXNet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-test}
@@ -33,6 +34,9 @@ PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-skle
 # executed headless (nbclient + ipykernel) with matplotlib.
 SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient python3-nbformat
   python3-ipykernel python3-matplotlib)
+# The dashboard's browser test (test/e2e/test_ui.py): Debian's Chromium, its driver and
+# Selenium; no browser is downloaded by a test tool.
+UI_PACKAGES=(chromium chromium-driver python3-selenium)
 
 # What `make run`'s example needs: PyTorch, and scikit-learn for its bundled digits.
 RUN_PACKAGES=(python3 python3-venv python3-torch python3-sklearn)
@@ -40,7 +44,7 @@ RUN_PACKAGES=(python3 python3-venv python3-torch python3-sklearn)
 wanted=("${BUILD_PACKAGES[@]}" "${RUN_PACKAGES[@]}")
 venv_imports="torch, sklearn"
 if [ "$mode" = test ]; then
-  wanted+=("${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}")
+  wanted+=("${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}" "${UI_PACKAGES[@]}")
   venv_imports="torch, xgboost, sklearn"
 fi
 

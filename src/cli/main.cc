@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/history_commands.h"
+#include "cli/ui_command.h"
 #include "common/malloc_policy.h"
 #include "local/supervisor.h"
 #include "operator/run.h"
@@ -123,6 +124,11 @@ int main(int argc, char** argv) {
   wait_cmd->add_option("--timeout", timeout, "e.g. 30s, 10m (default 30m)");
 
   trainctl::op::OperatorFlags op;
+  trainctl::cli::UiOptions ui_options;
+  CLI::App* ui_cmd = app.add_subcommand(
+      "ui", "Serve the dashboard: jobs, why, logs, loss curves and history (prints its address)");
+  ui_cmd->add_option("--listen", ui_options.listen,
+                     "HOST:PORT to serve on (default 127.0.0.1:0: a free port on loopback)");
   CLI::App* operator_cmd = app.add_subcommand(
       "operator", "Run the Kubernetes operator for kubeflow.org/v1 jobs (flags as upstream's)");
   operator_cmd->add_option("--metrics-bind-address", op.metrics_bind_address,
@@ -206,6 +212,7 @@ int main(int argc, char** argv) {
     if (*logs_cmd) return LogsCommand(global, args, replica, follow);
     if (*metrics_cmd) return MetricsCommand(global, args, output);
     if (*history_cmd) return trainctl::cli::HistoryCommand(global, history_options);
+    if (*ui_cmd) return trainctl::cli::UiCommand(global, ui_options);
     if (*patch_cmd) return PatchCommand(global, args, patch);
     if (*delete_cmd) return DeleteCommand(global, args, delete_workspace);
     if (*wait_cmd) return WaitCommand(global, args, for_condition, timeout);

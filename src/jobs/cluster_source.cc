@@ -329,6 +329,26 @@ Status ClusterJobSource::Follow(const json& first, const LogRequest& request, co
   return result;
 }
 
+StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string& replica,
+                                             size_t from, size_t max_bytes) {
+  kube::ListOptions pods_of;
+  pods_of.label_selector = PodsSelector(job);
+  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
+  std::vector<LogTarget> targets =
+      LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, replica);
+  if (targets.empty() || !targets[0].started)
+    return NotFoundError("no log for replica \"" + replica + "\" of " + NameOf(job));
+  kube::PodLogOptions options;
+  options.container = targets[0].container;
+  options.limit_bytes = static_cast<long long>(from + max_bytes);
+  TRAINCTL_ASSIGN_OR_RETURN(std::string text,
+                            client_->PodLog(namespace_name_, targets[0].pod, options));
+  if (from > text.size()) from = text.size();  // a restarted container: a new, shorter log
+  // The API gives no total size; more may follow when the window was full.
+  size_t size = text.size() == from + max_bytes ? text.size() + 1 : text.size();
+  return WholeLines(text.substr(from), from, size);
+}
+
 StatusOr<json> ClusterJobSource::Metrics(const json& job) {
   TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
   kube::ListOptions pods_of;

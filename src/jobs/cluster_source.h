@@ -46,8 +46,15 @@ class ClusterJobSource final : public JobSource {
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
   StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) override;
+  StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica, size_t from,
+                             size_t max_bytes) override;
 
   kube::Client& client() { return *client_; }
+  // Single jobs (Get, Describe, Logs, ReadLog, Metrics) are looked up in `ns` from now on;
+  // "" keeps the current namespace. For readers of several namespaces (the dashboard).
+  void UseNamespace(const std::string& ns) {
+    if (!ns.empty()) namespace_name_ = ns;
+  }
   const std::string& namespace_() const { return namespace_name_; }
   const std::string& server() const { return server_; }
 

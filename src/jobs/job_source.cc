@@ -22,6 +22,20 @@ json DetailDocument(const JobDetail& detail, const std::string& source) {
   return doc;
 }
 
+LogChunk WholeLines(std::string window, size_t from, size_t size) {
+  LogChunk chunk;
+  chunk.size = size;
+  size_t end = window.rfind('\n');
+  bool full_window = from + window.size() < size;  // more follows: a line may be cut
+  if (end != std::string::npos)
+    window.resize(end + 1);
+  else if (!full_window && from + window.size() == size && !window.empty())
+    window.clear();  // a partial last line: wait for its end
+  chunk.next = from + window.size();
+  chunk.text = std::move(window);
+  return chunk;
+}
+
 StatusOr<std::string> MetricsReplica(const json& job) {
   TRAINCTL_ASSIGN_OR_RETURN(api::Job decoded, api::DecodeJob(job));
   std::optional<api::MetricsPolicy> policy = api::MetricsPolicyOf(decoded);

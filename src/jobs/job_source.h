@@ -72,6 +72,16 @@ struct LogRequest {
 using LogSink = std::function<void(const std::string& replica, std::string_view line)>;
 using NoteSink = std::function<void(const std::string& note)>;
 
+// A piece of one replica's log, for readers that resume (the dashboard).
+struct LogChunk {
+  std::string text;  // whole lines only, unless a single line is longer than the window
+  size_t next = 0;   // the offset to read from next time
+  size_t size = 0;   // the log's size as seen now
+};
+
+// The whole lines of `window` (read from offset `from`), as a LogChunk of a log of `size`.
+LogChunk WholeLines(std::string window, size_t from, size_t size);
+
 class JobSource {
  public:
   virtual ~JobSource() = default;
@@ -103,6 +113,10 @@ class JobSource {
   // (api/metrics_policy.h): the records the runner stored, or on a cluster that pod's log read
   // now. kNotFound when the job's metrics are off; empty series when nothing was printed.
   virtual StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) = 0;
+  // Up to `max_bytes` of replica `replica`'s log (short name) from byte `from`. kNotFound
+  // when the replica has no log. On a cluster the offset counts into the pod's current log.
+  virtual StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica,
+                                     size_t from, size_t max_bytes) = 0;
 };
 
 }  // namespace trainctl::jobs

@@ -183,6 +183,31 @@ TEST_F(LocalSourceTest, MetricsAreTheRecordsOfTheMetricsReplica) {
   EXPECT_EQ(source.Metrics(off).status().code(), StatusCode::kNotFound);
 }
 
+TEST(WholeLinesTest, AChunkEndsAtALineEnd) {
+  LogChunk c = WholeLines("a\nb\nparti", 10, 30);
+  EXPECT_EQ(c.text, "a\nb\n");
+  EXPECT_EQ(c.next, 14u);
+  EXPECT_EQ(WholeLines("partial", 0, 7).text, "") << "the last line is not complete yet";
+  EXPECT_EQ(WholeLines("partial", 0, 7).next, 0u);
+  EXPECT_EQ(WholeLines("0123456789", 0, 100).text, "0123456789")
+      << "one line longer than the window";
+}
+
+TEST_F(LocalSourceTest, ReadLogResumesFromAnOffset) {
+  LocalJobSource source(root_, "default", clock_);
+  StatusOr<json> job = source.Get({std::nullopt, "pt"});
+  ASSERT_TRUE(job.ok());
+  StatusOr<LogChunk> first = source.ReadLog(*job, "worker-1", 0, 10);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->text, "step=1 los") << "one line longer than 10 bytes";
+  StatusOr<LogChunk> all = source.ReadLog(*job, "worker-1", 0, 1 << 20);
+  EXPECT_EQ(all->text, "step=1 loss=2.5\nboom\n");
+  StatusOr<LogChunk> rest = source.ReadLog(*job, "worker-1", 16, 1 << 20);
+  EXPECT_EQ(rest->text, "boom\n");
+  EXPECT_EQ(rest->next, rest->size);
+  EXPECT_EQ(source.ReadLog(*job, "master-0", 0, 10).status().code(), StatusCode::kNotFound);
+}
+
 // The same job on an API server: pods stand in for the replica records.
 class ClusterSourceTest : public ::testing::Test {
  protected:

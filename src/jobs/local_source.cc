@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "api/job.h"
 #include "api/json_fields.h"
@@ -131,6 +132,26 @@ Status LocalJobSource::Logs(const json& job, const LogRequest& request, const Lo
     if (!request.follow || !active) return Status::Ok();
     clock_.SleepFor(PollInterval());
   }
+}
+
+StatusOr<LogChunk> LocalJobSource::ReadLog(const json& job, const std::string& replica, size_t from,
+                                           size_t max_bytes) {
+  std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind"));
+  if (!kind) return InvalidError("not a job of a known kind");
+  const json& md = job["metadata"];
+  local::JobDir dir(root_, {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")});
+  std::vector<std::pair<std::string, std::string>> files = LogFiles(dir, replica);
+  if (files.empty())
+    return NotFoundError("no log for replica \"" + replica + "\" of " + dir.key().name);
+  std::ifstream in(files[0].second, std::ios::binary | std::ios::ate);
+  if (!in) return IoError("cannot read " + files[0].second);
+  size_t size = static_cast<size_t>(in.tellg());
+  if (from > size) from = size;  // the log was replaced (a new run of the same name)
+  std::string window(std::min(max_bytes, size - from), '\0');
+  in.seekg(static_cast<std::streamoff>(from));
+  in.read(window.data(), static_cast<std::streamsize>(window.size()));
+  window.resize(static_cast<size_t>(in.gcount()));
+  return WholeLines(std::move(window), from, size);
 }
 
 StatusOr<json> LocalJobSource::Metrics(const json& job) {

@@ -31,6 +31,8 @@ class LocalJobSource final : public JobSource {
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
   StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) override;
+  StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica, size_t from,
+                             size_t max_bytes) override;
 
   // The stored job `ref` names: kNotFound or kInvalid (several kinds) with a message.
   StatusOr<local::JobKey> Find(const JobRef& ref) const;

@@ -11,10 +11,18 @@ std::string Str(const json& j, const char* key) {
   return j[key].get<std::string>();
 }
 
+// job["status"] when it is an object, else an empty object: odd input never throws.
+const json& StatusOf(const json& job) {
+  static const json empty = json::object();
+  if (!job.is_object()) return empty;
+  auto it = job.find("status");
+  return it != job.end() && it->is_object() ? *it : empty;
+}
+
 }  // namespace
 
 std::string JobState(const json& job) {
-  const json& status = job.value("status", json::object());
+  const json& status = StatusOf(job);
   if (!status.contains("conditions") || !status["conditions"].is_array() ||
       status["conditions"].empty())
     return "";
@@ -24,7 +32,7 @@ std::string JobState(const json& job) {
 json JobWhy(const json& job) {
   json out = {
       {"reason", nullptr}, {"message", nullptr}, {"since", nullptr}, {"firstFailure", nullptr}};
-  const json& status = job.value("status", json::object());
+  const json& status = StatusOf(job);
   if (!status.contains("conditions") || !status["conditions"].is_array()) return out;
   for (const json& c : status["conditions"]) {
     std::string type = Str(c, "type");

@@ -1,0 +1,268 @@
+// trainctl dashboard: one page, two views (the job list and a job), fed by one server-sent
+// event stream per tab (/api/v1/stream). Text from jobs is only ever set with textContent.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let stream = null;
+let route = { view: "list", params: new URLSearchParams() };
+let query = "";
+let logOffset = 0;
+let chart = null;
+let page = null;  // the job page's last document
+const MAX_LOG_LINES = 5000;
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function duration(ms) {
+  if (!(ms >= 0)) return "";
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m" + (s % 60 ? (s % 60) + "s" : "");
+  if (s < 86400) return Math.floor(s / 3600) + "h" + (Math.floor(s / 60) % 60 ? (Math.floor(s / 60) % 60) + "m" : "");
+  return Math.floor(s / 86400) + "d" + (Math.floor(s / 3600) % 24 ? (Math.floor(s / 3600) % 24) + "h" : "");
+}
+
+function since(t) { return t ? duration(Date.now() - Date.parse(t)) : ""; }
+
+function ran(row) {
+  const start = Date.parse(row.started || row.created);
+  if (!start) return "";
+  const end = row.finished ? Date.parse(row.finished) : Date.now();
+  return duration(end - start);
+}
+
+// --- the stream -----------------------------------------------------------------------
+
+function openStream() {
+  if (stream) stream.close();
+  const p = new URLSearchParams();
+  if (query) p.set("q", query);
+  if (route.view === "job") {
+    for (const k of ["source", "ns", "kind", "name"]) p.set(k, route.params.get(k) || "");
+    const replica = $("replica-select").value;
+    if (replica) { p.set("replica", replica); p.set("from", String(logOffset)); }
+  }
+  stream = new EventSource("/api/v1/stream?" + p.toString());
+  stream.onopen = () => { $("connection").textContent = "live"; };
+  stream.onerror = () => { $("connection").textContent = "reconnecting…"; };
+  stream.addEventListener("jobs", (e) => renderList(JSON.parse(e.data)));
+  stream.addEventListener("job", (e) => renderJob(JSON.parse(e.data)));
+  stream.addEventListener("log", (e) => {
+    const d = JSON.parse(e.data);
+    if (d.replica !== $("replica-select").value || d.from !== logOffset) return;
+    appendLog(d.text);
+    logOffset = d.next;
+  });
+  stream.addEventListener("metrics", (e) => renderMetrics(JSON.parse(e.data)));
+}
+
+function closeStream() {
+  if (stream) stream.close();
+  stream = null;
+  $("connection").textContent = "paused";
+}
+
+// --- the list -------------------------------------------------------------------------
+
+function renderList(rows) {
+  const body = $("jobs").tBodies[0];
+  body.replaceChildren();
+  for (const row of rows) {
+    const tr = el("tr");
+    tr.dataset.key = row.key;
+    tr.dataset.name = row.name;
+    tr.dataset.state = row.state;
+    if (!row.live) tr.classList.add("history");
+    const r = row.replicas;
+    const replicas = r ? `${r.active}/${r.total} active` + (r.failed ? `, ${r.failed} failed` : "") : "";
+    const cells = [row.kind, row.namespace, row.name, row.state, row.why, since(row.created),
+                   ran(row), replicas, row.live ? row.source : row.source + " (history)"];
+    cells.forEach((text, i) => {
+      const td = el("td", text);
+      if (i === 3) td.className = "state state-" + row.state;
+      if (i === 4) { td.className = "why-cell"; td.title = row.why; }
+      tr.appendChild(td);
+    });
+    tr.addEventListener("click", () => { location.hash = "#/" + linkFor(row); });
+    body.appendChild(tr);
+  }
+  $("empty").hidden = rows.length > 0;
+}
+
+function linkFor(row) {
+  if (!row.live) return "history?uid=" + encodeURIComponent(row.uid);
+  const p = new URLSearchParams({ source: row.source, ns: row.namespace, kind: row.kind, name: row.name });
+  return "job?" + p.toString();
+}
+
+// --- a job ----------------------------------------------------------------------------
+
+function renderJob(doc) {
+  page = doc;
+  const job = doc.job || {};
+  const md = job.metadata || {};
+  const status = job.status || {};
+  const conditions = status.conditions || [];
+  const state = conditions.length ? conditions[conditions.length - 1].type : "Pending";
+  $("job-title").textContent = `${job.kind || ""} ${md.namespace || ""}/${md.name || ""}`;
+  $("job-state").textContent = state;
+  $("job-state").className = "state state-" + state;
+  $("job-meta").textContent = (doc.live ? doc.source : doc.source + ", from the history") +
+      (md.creationTimestamp ? " · created " + md.creationTimestamp : "") +
+      (status.completionTime ? " · finished " + status.completionTime : "");
+
+  const why = doc.why || {};
+  $("why").hidden = !why.reason;
+  $("why").textContent = why.reason ? `${why.reason} (since ${why.since}): ${why.message}` : "";
+
+  const f = doc.failure;
+  $("failure").hidden = !f;
+  if (f) {
+    $("failure-text").textContent = (why.firstFailure || f.message || "").split("\n")[0] ||
+        `${f.name} exited with code ${f.exitCode}`;
+    $("failure-lines").textContent = (f.lastLogLines || []).join("\n");
+  }
+
+  const rb = $("replicas").tBodies[0];
+  rb.replaceChildren();
+  for (const r of doc.replicas || []) {
+    const tr = el("tr");
+    tr.dataset.name = r.name;
+    const where = r.pid ? "pid " + r.pid : (r.node ? r.node : "");
+    const devices = (r.gpus || []).join(",");
+    for (const text of [r.name, r.state, r.exitCode, r.reason, r.restarts, where, devices])
+      tr.appendChild(el("td", text === undefined ? "" : text));
+    rb.appendChild(tr);
+  }
+
+  const cb = $("conditions").tBodies[0];
+  cb.replaceChildren();
+  for (const c of conditions) {
+    const tr = el("tr");
+    for (const text of [c.type, c.status, c.reason, c.message, c.lastTransitionTime])
+      tr.appendChild(el("td", text || ""));
+    cb.appendChild(tr);
+  }
+  const eb = $("events").tBodies[0];
+  eb.replaceChildren();
+  for (const e of doc.events || []) {
+    const tr = el("tr");
+    for (const text of [e.time, e.type, e.reason, e.object, e.message]) tr.appendChild(el("td", text || ""));
+    eb.appendChild(tr);
+  }
+
+  const select = $("replica-select");
+  const names = doc.replicaNames || [];
+  const have = Array.from(select.options).map((o) => o.value);
+  if (have.join() !== names.join()) {
+    const keep = select.value;
+    select.replaceChildren(...names.map((n) => { const o = el("option", n); o.value = n; return o; }));
+    const failed = f && f.name ? f.name.replace((md.name || "") + "-", "") : "";
+    const wanted = [keep, failed, doc.metricsReplica, names[0]].find((n) => n && names.includes(n));
+    if (wanted) select.value = wanted;
+    if (select.value !== keep) replicaChanged();
+  }
+  if (!doc.live) {
+    const log = (doc.logs || {})[select.value];
+    $("log").textContent = log ? log.tail : "";
+    $("log-note").textContent = log ? `the last ${log.tail.length} of ${log.bytes} bytes, kept in the history` : "";
+    renderMetrics(doc.metrics);
+  }
+}
+
+function appendLog(text) {
+  const pre = $("log");
+  const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+  pre.textContent += text;
+  const lines = pre.textContent.split("\n");
+  if (lines.length > MAX_LOG_LINES) pre.textContent = lines.slice(-MAX_LOG_LINES).join("\n");
+  if (atBottom) pre.scrollTop = pre.scrollHeight;
+}
+
+function replicaChanged() {
+  $("log").textContent = "";
+  $("log-note").textContent = page && page.live ? "following" : "";
+  logOffset = 0;
+  if (route.view === "job") openStream();
+  else if (page) renderJob(page);
+}
+
+function renderMetrics(doc) {
+  const box = $("chart");
+  const series = (doc && doc.series) || {};
+  const names = Object.keys(series).slice(0, 8);
+  $("no-metrics").hidden = names.length > 0;
+  $("metrics-from").textContent = doc && doc.replica ? "from " + doc.replica : "";
+  if (chart) { chart.destroy(); chart = null; }
+  box.replaceChildren();
+  if (!names.length || typeof uPlot === "undefined") { box.dataset.points = "0"; return; }
+  // One x axis: every step any series has; a series without a point there is a gap.
+  const steps = Array.from(new Set(names.flatMap((n) => series[n].step))).sort((a, b) => a - b);
+  const index = new Map(steps.map((s, i) => [s, i]));
+  const columns = names.map((n) => {
+    const col = new Array(steps.length).fill(null);
+    series[n].step.forEach((s, i) => { col[index.get(s)] = series[n].value[i]; });
+    return col;
+  });
+  const palette = ["#175cd3", "#b42318", "#067647", "#b54708", "#6941c6", "#c11574", "#0e9384", "#475467"];
+  chart = new uPlot({
+    width: Math.max(320, box.clientWidth || 800), height: 260,
+    scales: { x: { time: false } },
+    axes: [{ label: "step" }, {}],
+    series: [{ label: "step" }, ...names.map((n, i) => ({ label: n, stroke: palette[i % palette.length], spanGaps: true }))],
+  }, [steps, ...columns], box);
+  const first = names.includes("loss") ? "loss" : names[0];
+  box.dataset.points = String(series[first].value.filter((v) => v !== null).length);
+  box.dataset.series = names.join(",");
+}
+
+// --- routing --------------------------------------------------------------------------
+
+function show(view) {
+  $("list-view").hidden = view !== "list";
+  $("job-view").hidden = view === "list";
+}
+
+async function navigate() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [path, qs] = hash.split("?");
+  route = { view: path === "job" ? "job" : path === "history" ? "history" : "list",
+            params: new URLSearchParams(qs || "") };
+  page = null;
+  logOffset = 0;
+  $("log").textContent = "";
+  $("replica-select").replaceChildren();
+  renderMetrics(null);
+  show(route.view);
+  if (route.view === "history") {
+    closeStream();
+    const r = await fetch("/api/v1/job?uid=" + encodeURIComponent(route.params.get("uid") || ""));
+    if (!r.ok) { $("job-title").textContent = (await r.json()).error || "not found"; return; }
+    renderJob(await r.json());
+    $("connection").textContent = "history";
+    return;
+  }
+  openStream();
+}
+
+let searchTimer = null;
+$("search").addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => {
+    query = $("search").value.trim();
+    if (route.view !== "list") location.hash = "#/";
+    else openStream();
+  }, 300);
+});
+$("replica-select").addEventListener("change", replicaChanged);
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) closeStream();
+  else if (route.view !== "history") openStream();
+});
+window.addEventListener("hashchange", navigate);
+navigate();

@@ -1,0 +1,268 @@
+#include "ui/dashboard.h"
+
+#include "api/json_fields.h"
+#include "jobs/history_capture.h"
+#include "jobs/local_source.h"
+#include "jobs/why.h"
+#include "ui/assets.h"
+#include "ui/sse.h"
+#include "ui/views.h"
+
+namespace trainctl::ui {
+
+using nlohmann::json;
+using server::Request;
+using server::Response;
+
+namespace {
+
+constexpr size_t kLogWindowBytes = 256u << 10;
+
+// The headers every answer carries: nothing runs but our own files, nothing frames the page.
+void Harden(Response* r) {
+  r->headers.emplace_back("Content-Security-Policy",
+                          "default-src 'self'; script-src 'self'; style-src 'self'; "
+                          "img-src 'self' data:; connect-src 'self'; object-src 'none'; "
+                          "base-uri 'none'; frame-ancestors 'none'");
+  r->headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r->headers.emplace_back("Referrer-Policy", "no-referrer");
+  r->headers.emplace_back("X-Frame-Options", "DENY");
+}
+
+Response Error(const Status& st) {
+  int code = st.code() == StatusCode::kNotFound  ? 404
+             : st.code() == StatusCode::kInvalid ? 400
+                                                 : 502;
+  return Response::Json(code, {{"error", st.message()}});
+}
+
+size_t ParseOffset(const std::string& text) {
+  size_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || n > (size_t{1} << 50)) return 0;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+const Asset* FindAsset(const std::string& path) {
+  std::string want = path == "/" ? "/index.html" : path;
+  for (const Asset& a : Assets())
+    if (want == a.path) return &a;
+  return nullptr;
+}
+
+Dashboard::Dashboard(DashboardConfig config, const Clock& clock)
+    : config_(std::move(config)), clock_(clock) {}
+
+Dashboard::~Dashboard() = default;
+
+Status Dashboard::Open() {
+  std::error_code ec;
+  std::filesystem::create_directories(config_.state_root, ec);
+  TRAINCTL_ASSIGN_OR_RETURN(
+      history_, history::HistoryStore::Open(jobs::LocalHistoryPath(config_.state_root)));
+  if (config_.cluster) {
+    TRAINCTL_ASSIGN_OR_RETURN(cluster_, jobs::ClusterJobSource::Open(*config_.cluster, clock_));
+  }
+  return Status::Ok();
+}
+
+void Dashboard::Register(server::Router& router) {
+  auto guarded = [this](Handler h) { return [this, h](const Request& r) { return Guard(r, h); }; };
+  router.HandlePrefix("GET", "/", guarded([this](const Request& r) { return Asset(r); }));
+  router.Handle("GET", "/api/v1/jobs", guarded([this](const Request& r) {
+                  std::lock_guard<std::mutex> lock(data_mu_);
+                  return Response::Json(200, {{"items", ListLocked(r.Query("q"))}});
+                }));
+  router.Handle("GET", "/api/v1/job", guarded([this](const Request& r) {
+                  std::lock_guard<std::mutex> lock(data_mu_);
+                  StatusOr<json> page = PageLocked(r);
+                  return page.ok() ? Response::Json(200, *page) : Error(page.status());
+                }));
+  router.Handle("GET", "/api/v1/logs", guarded([this](const Request& r) {
+                  std::lock_guard<std::mutex> lock(data_mu_);
+                  jobs::JobSource* source = nullptr;
+                  StatusOr<json> job = LiveJobLocked(r, &source);
+                  if (!job.ok()) return Error(job.status());
+                  StatusOr<jobs::LogChunk> chunk = source->ReadLog(
+                      *job, r.Query("replica"), ParseOffset(r.Query("from")), kLogWindowBytes);
+                  if (!chunk.ok()) return Error(chunk.status());
+                  return Response::Json(
+                      200, {{"text", chunk->text}, {"next", chunk->next}, {"size", chunk->size}});
+                }));
+  router.Handle("GET", "/api/v1/metrics", guarded([this](const Request& r) {
+                  std::lock_guard<std::mutex> lock(data_mu_);
+                  jobs::JobSource* source = nullptr;
+                  StatusOr<json> job = LiveJobLocked(r, &source);
+                  if (!job.ok()) return Error(job.status());
+                  StatusOr<json> series = source->Metrics(*job);
+                  return series.ok() ? Response::Json(200, *series) : Error(series.status());
+                }));
+  router.Handle("GET", "/api/v1/stream", guarded([this](const Request& r) {
+                  Response response;
+                  response.content_type = "text/event-stream; charset=utf-8";
+                  Request copy = r;
+                  response.stream = [this, copy](server::StreamSink& sink) { Stream(copy, sink); };
+                  return response;
+                }));
+}
+
+Response Dashboard::Guard(const Request& request, const Handler& handler) {
+  Response response;
+  std::optional<Response> refused;
+  {
+    std::lock_guard<std::mutex> lock(auth_mu_);
+    refused = CheckRequest(request, config_.auth);
+  }
+  if (refused)
+    response = std::move(*refused);
+  else
+    response = handler(request);
+  Harden(&response);
+  return response;
+}
+
+Response Dashboard::Asset(const Request& request) {
+  const ui::Asset* asset = FindAsset(request.path);
+  if (!asset) return Response::Text(404, "404 page not found\n");
+  Response r;
+  r.content_type = asset->content_type;
+  r.headers.emplace_back("ETag", asset->etag);
+  r.headers.emplace_back("Cache-Control", "no-cache");
+  if (request.Header("if-none-match") == asset->etag) {
+    r.status = 304;
+    return r;
+  }
+  r.body.assign(reinterpret_cast<const char*>(asset->data), asset->size);
+  return r;
+}
+
+json Dashboard::ListLocked(const std::string& q) {
+  std::vector<json> live;
+  jobs::LocalJobSource local(config_.state_root, std::nullopt, clock_);
+  local.OnRemove([this](const local::JobKey& key) {
+    jobs::CaptureLocalJob(config_.state_root, key, *history_, {}, clock_).status().IgnoreError();
+  });
+  auto quiet = [](const std::string&) {};
+  if (StatusOr<std::vector<json>> jobs = local.List({}, quiet); jobs.ok())
+    for (const json& job : *jobs) {
+      // Finished jobs the history has not seen yet (a killed runner's, one from before).
+      const json& md = job.contains("metadata") ? job["metadata"] : json::object();
+      std::string uid = api::StringAt(md, "uid");
+      if (jobs::IsFinishedJob(job) && !uid.empty() && !history_->Has(uid))
+        if (std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind")))
+          jobs::CaptureLocalJob(config_.state_root,
+                                {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")},
+                                *history_, {}, clock_)
+              .status()
+              .IgnoreError();
+      live.push_back(LiveRow(job, "local"));
+    }
+  if (cluster_)
+    if (StatusOr<std::vector<json>> jobs = cluster_->List({}, quiet); jobs.ok())
+      for (const json& job : *jobs) live.push_back(LiveRow(job, "kubernetes"));
+  history::Query query;
+  query.text = q.size() >= 3 ? q : "";
+  query.limit = config_.history_rows;
+  StatusOr<std::vector<history::Row>> past = history_->List(query);
+  if (!q.empty() && q.size() < 3) past = std::vector<history::Row>{};
+  return MergeRows(std::move(live), past.ok() ? *past : std::vector<history::Row>{}, q);
+}
+
+jobs::JobSource* Dashboard::SourceLocked(const std::string& name, const std::string& ns) {
+  if (name == "kubernetes" && cluster_) {
+    cluster_->UseNamespace(ns);
+    return cluster_.get();
+  }
+  if (name != "local") return nullptr;
+  local_ = std::make_unique<jobs::LocalJobSource>(config_.state_root, ns, clock_);
+  return local_.get();
+}
+
+StatusOr<json> Dashboard::LiveJobLocked(const Request& request, jobs::JobSource** source) {
+  *source = SourceLocked(request.Query("source"), request.Query("ns"));
+  if (!*source)
+    return InvalidError("source: expected local or kubernetes (one this dashboard reads)");
+  std::optional<api::Kind> kind = api::KindFromName(request.Query("kind"));
+  if (!kind) return InvalidError("kind: expected a kubeflow.org/v1 kind");
+  return (*source)->Get({kind, request.Query("name")});
+}
+
+StatusOr<json> Dashboard::PageLocked(const Request& request) {
+  if (std::string uid = request.Query("uid"); !uid.empty()) {
+    TRAINCTL_ASSIGN_OR_RETURN(std::optional<json> record, history_->Get(uid));
+    if (!record) return NotFoundError("no job with uid " + uid + " in the history");
+    return HistoryPage(*record);
+  }
+  jobs::JobSource* source = SourceLocked(request.Query("source"), request.Query("ns"));
+  if (!source)
+    return InvalidError("source: expected local or kubernetes (one this dashboard reads)");
+  std::optional<api::Kind> kind = api::KindFromName(request.Query("kind"));
+  if (!kind) return InvalidError("kind: expected a kubeflow.org/v1 kind");
+  TRAINCTL_ASSIGN_OR_RETURN(jobs::JobDetail detail,
+                            source->Describe({kind, request.Query("name")}));
+  StatusOr<std::string> metrics_replica = jobs::MetricsReplica(detail.job);
+  return LivePage(jobs::DetailDocument(detail, source->name()),
+                  metrics_replica.ok() ? *metrics_replica : "");
+}
+
+void Dashboard::Stream(const Request& request, server::StreamSink& sink) {
+  const std::string q = request.Query("q");
+  const bool with_job = !request.Query("name").empty();
+  const std::string replica = request.Query("replica");
+  size_t offset = ParseOffset(request.Query("from"));
+  if (std::string last = request.Header("last-event-id"); !last.empty()) offset = ParseOffset(last);
+  std::string sent_list, sent_page, sent_metrics;
+  MonoTime last_write = clock_.Monotonic(), last_metrics{};
+  if (!sink.Write(SseRetry(2000))) return;
+  for (;;) {
+    std::string out;
+    {
+      std::lock_guard<std::mutex> lock(data_mu_);
+      std::string list = ListLocked(q).dump();
+      if (list != sent_list) out += SseEvent("jobs", list);
+      sent_list = std::move(list);
+      if (with_job) {
+        if (StatusOr<json> page = PageLocked(request); page.ok()) {
+          std::string text = page->dump(-1, ' ', false, json::error_handler_t::replace);
+          if (text != sent_page) out += SseEvent("job", text);
+          sent_page = std::move(text);
+        }
+        jobs::JobSource* source = nullptr;
+        StatusOr<json> job = LiveJobLocked(request, &source);
+        if (job.ok() && !replica.empty()) {
+          StatusOr<jobs::LogChunk> chunk = source->ReadLog(*job, replica, offset, kLogWindowBytes);
+          if (chunk.ok() && !chunk->text.empty()) {
+            json data = {{"replica", replica},
+                         {"text", chunk->text},
+                         {"from", offset},
+                         {"next", chunk->next}};
+            out += SseEvent("log", data.dump(-1, ' ', false, json::error_handler_t::replace),
+                            std::to_string(chunk->next));
+            offset = chunk->next;
+          }
+        }
+        if (job.ok() && clock_.Monotonic() - last_metrics >= std::chrono::seconds(2)) {
+          last_metrics = clock_.Monotonic();
+          if (StatusOr<json> series = source->Metrics(*job); series.ok()) {
+            std::string text = series->dump();
+            if (text != sent_metrics) out += SseEvent("metrics", text);
+            sent_metrics = std::move(text);
+          }
+        }
+      }
+    }
+    if (out.empty() && clock_.Monotonic() - last_write >= std::chrono::seconds(15))
+      out = SseComment("ping");
+    if (!out.empty()) {
+      if (!sink.Write(out)) return;
+      last_write = clock_.Monotonic();
+    }
+    if (!sink.WaitFor(config_.tick)) return;
+  }
+}
+
+}  // namespace trainctl::ui

@@ -1,0 +1,78 @@
+// The dashboard (`trainctl ui`, docs/dashboard.md): its pages and JSON API on a server::Router,
+// over the job data layer (jobs/job_source.h) and the job history (history/store.h).
+//
+//   GET /                        the page (and its script, style and uPlot: ui/assets.h)
+//   GET /api/v1/jobs?q=          list rows (ui/views.h): live jobs of every source, then
+//                                finished jobs from the history; q searches both
+//   GET /api/v1/job?source=&ns=&kind=&name=   a live job's page document
+//   GET /api/v1/job?uid=         a finished job's page document, from the history
+//   GET /api/v1/logs?source=&ns=&kind=&name=&replica=&from=   a piece of a live log
+//   GET /api/v1/metrics?…        a live job's series
+//   GET /api/v1/stream?q=&source=&ns=&kind=&name=&replica=&from=   server-sent events:
+//       "jobs" (the list, when it changes), "job" (the page document, when it changes),
+//       "log" ({replica, text, from, next}; id = next, so Last-Event-ID resumes), "metrics"
+//       (when they change), and a comment every 15 s
+//
+// Every request passes ui/auth.h first. Everything is read-only. Sources: this machine's state
+// folder, and a cluster through the user's kubeconfig when configured. Reads are serialised
+// (one data lock); each stream polls every `tick`.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "history/store.h"
+#include "jobs/cluster_source.h"
+#include "server/http.h"
+#include "ui/auth.h"
+
+namespace trainctl::ui {
+
+struct DashboardConfig {
+  std::string state_root;
+  std::optional<jobs::ClusterScope> cluster;  // set: the cluster's jobs too
+  AuthConfig auth;
+  std::chrono::milliseconds tick{500};
+  size_t history_rows = 200;  // the most history rows a list carries
+};
+
+class Dashboard {
+ public:
+  Dashboard(DashboardConfig config, const Clock& clock);
+  ~Dashboard();
+
+  // Opens the history and connects to the cluster (when configured). The error says which.
+  Status Open();
+  void Register(server::Router& router);
+  // The Host values to accept, once the server knows its port; until then every request is
+  // refused.
+  void SetHosts(std::vector<std::string> hosts) {
+    std::lock_guard<std::mutex> lock(auth_mu_);
+    config_.auth.hosts = std::move(hosts);
+  }
+
+ private:
+  using Handler = std::function<server::Response(const server::Request&)>;
+  server::Response Guard(const server::Request& request, const Handler& handler);
+  server::Response Asset(const server::Request& request);
+  // Under data_mu_.
+  nlohmann::json ListLocked(const std::string& q);
+  jobs::JobSource* SourceLocked(const std::string& name, const std::string& ns);
+  StatusOr<nlohmann::json> LiveJobLocked(const server::Request& request, jobs::JobSource** source);
+  StatusOr<nlohmann::json> PageLocked(const server::Request& request);
+  void Stream(const server::Request& request, server::StreamSink& sink);
+
+  DashboardConfig config_;
+  const Clock& clock_;
+  std::mutex auth_mu_;  // guards config_.auth
+  std::mutex data_mu_;
+  std::unique_ptr<history::HistoryStore> history_;   // guarded by data_mu_
+  std::unique_ptr<jobs::ClusterJobSource> cluster_;  // guarded by data_mu_
+  std::unique_ptr<jobs::JobSource> local_;           // guarded by data_mu_
+};
+
+}  // namespace trainctl::ui

@@ -1,0 +1,241 @@
+// Unit tests of the dashboard: who may use it (Host, Origin, the token and its cookie), the
+// server-sent events framing, the list and page views, the compiled-in files, and the API
+// over a state folder through the router.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "local/state_store.h"
+#include "ui/assets.h"
+#include "ui/auth.h"
+#include "ui/dashboard.h"
+#include "ui/sse.h"
+#include "ui/views.h"
+
+namespace trainctl::ui {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using server::Request;
+using server::Response;
+
+Request Get(const std::string& target, const std::string& host = "127.0.0.1:8000") {
+  Request r;
+  r.method = "GET";
+  r.target = target;
+  EXPECT_TRUE(server::ParseTarget(target, &r.path, &r.query).ok());
+  r.headers["host"] = host;
+  return r;
+}
+
+std::string HeaderOf(const Response& r, const std::string& name) {
+  for (const auto& [n, v] : r.headers)
+    if (n == name) return v;
+  return "";
+}
+
+const AuthConfig kAuth = {"s3cret", HostsFor("127.0.0.1", 8000)};
+
+TEST(AuthTest, TheTokenBecomesACookieOnce) {
+  std::optional<Response> first = CheckRequest(Get("/?token=s3cret&x=1"), kAuth);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 303);
+  EXPECT_EQ(HeaderOf(*first, "Location"), "/?x=1") << "the token leaves the address bar";
+  EXPECT_EQ(HeaderOf(*first, "Set-Cookie"),
+            "trainctl_ui=s3cret; HttpOnly; SameSite=Strict; Path=/");
+  Request with_cookie = Get("/api/v1/jobs");
+  with_cookie.headers["cookie"] = "other=1; trainctl_ui=s3cret";
+  EXPECT_FALSE(CheckRequest(with_cookie, kAuth)) << "allowed";
+  EXPECT_FALSE(CheckRequest(with_cookie, {"s3cret", HostsFor("127.0.0.1", 8000)}));
+}
+
+TEST(AuthTest, RefusedWithoutTokenFromAnotherOriginOrHost) {
+  EXPECT_EQ(CheckRequest(Get("/api/v1/jobs"), kAuth)->status, 401);
+  EXPECT_EQ(CheckRequest(Get("/?token=wrong"), kAuth)->status, 401);
+  Request bad_cookie = Get("/");
+  bad_cookie.headers["cookie"] = "trainctl_ui=s3cre";
+  EXPECT_EQ(CheckRequest(bad_cookie, kAuth)->status, 401);
+  Request evil = Get("/api/v1/jobs");
+  evil.headers["cookie"] = "trainctl_ui=s3cret";
+  evil.headers["origin"] = "http://evil.example";
+  std::optional<Response> refused = CheckRequest(evil, kAuth);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_NE(refused->body.find("http://evil.example"), std::string::npos);
+  evil.headers["origin"] = "http://127.0.0.1:8000";
+  EXPECT_FALSE(CheckRequest(evil, kAuth)) << "its own origin";
+  // DNS rebinding: a name that resolves here is still not this server's.
+  Request rebound = Get("/?token=s3cret", "attacker.example:8000");
+  EXPECT_EQ(CheckRequest(rebound, kAuth)->status, 403);
+  EXPECT_EQ(CheckRequest(Get("/?token=s3cret", "localhost:8000"), kAuth)->status, 303);
+  EXPECT_EQ(CheckRequest(Get("/?token=s3cret", "127.0.0.1:8001"), kAuth)->status, 403);
+}
+
+TEST(AuthTest, TokensAreLongRandomAndComparedWhole) {
+  std::string a = NewToken().value(), b = NewToken().value();
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(SameSecret(a, a));
+  EXPECT_FALSE(SameSecret(a, a.substr(0, 63)));
+  EXPECT_FALSE(SameSecret(a, b));
+  EXPECT_EQ(HostsFor("0.0.0.0", 80).size(), 3u);
+  EXPECT_EQ(HostsFor("10.0.0.5", 80).back(), "10.0.0.5:80");
+}
+
+TEST(SseTest, FramesEventsIdsAndMultilineData) {
+  EXPECT_EQ(SseEvent("jobs", "[1]"), "event: jobs\ndata: [1]\n\n");
+  EXPECT_EQ(SseEvent("log", "a\nb\r\nc", "42"),
+            "id: 42\nevent: log\ndata: a\ndata: b\ndata: c\n\n");
+  EXPECT_EQ(SseEvent("x\ny", "", ""), "event: x y\ndata: \n\n") << "fields stay on one line";
+  EXPECT_EQ(SseComment("ping"), ": ping\n\n");
+  EXPECT_EQ(SseRetry(2000), "retry: 2000\n\n");
+}
+
+json Job(const std::string& name, const std::string& uid, const std::string& state) {
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "PyTorchJob"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "default"},
+            {"uid", uid},
+            {"creationTimestamp", "2026-11-26T10:00:00Z"}}},
+          {"spec",
+           {{"pytorchReplicaSpecs",
+             {{"Worker",
+               {{"replicas", 2},
+                {"template",
+                 {{"spec",
+                   {{"containers", json::array({{{"name", "pytorch"}, {"image", "x"}}})}}}}}}}}}}},
+          {"status",
+           {{"replicaStatuses", {{"Worker", {{"active", 1}, {"failed", 1}}}}},
+            {"conditions",
+             json::array({{{"type", state},
+                           {"status", "True"},
+                           {"message", "First failure: " + name +
+                                           "-worker-1 (Worker 1) exited with code 3."}}})}}}};
+}
+
+TEST(ViewsTest, RowsMergeLiveJobsWithHistoryWithoutDuplicates) {
+  json row = LiveRow(Job("pt", "u1", "Failed"), "local");
+  EXPECT_EQ(row["key"], "live/local/default/PyTorchJob/pt");
+  EXPECT_EQ(row["replicas"], json({{"total", 2}, {"active", 1}, {"succeeded", 0}, {"failed", 1}}));
+  EXPECT_EQ(row["why"], "First failure: pt-worker-1 (Worker 1) exited with code 3.");
+  history::Row same;
+  same.uid = "u1";
+  same.name = "pt";
+  history::Row gone;
+  gone.uid = "u0";
+  gone.name = "old";
+  gone.state = "Failed";
+  gone.why = "line one\nline two";
+  json rows = MergeRows({row, LiveRow(Job("other", "u2", "Running"), "local")}, {same, gone}, "");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2]["key"], "history/u0");
+  EXPECT_EQ(rows[2]["why"], "line one");
+  EXPECT_FALSE(rows[2]["live"].get<bool>());
+  rows = MergeRows({row, LiveRow(Job("other", "u2", "Running"), "local")}, {}, "WORKER-1");
+  ASSERT_EQ(rows.size(), 1u) << "only the failed one says worker-1 in its why";
+  EXPECT_EQ(rows[0]["name"], "pt");
+  rows = MergeRows({row, LiveRow(Job("other", "u2", "Running"), "local")}, {}, "othe");
+  ASSERT_EQ(rows.size(), 1u);
+}
+
+TEST(ViewsTest, PagesHaveOneShapeAndSurviveOddInput) {
+  json page = HistoryPage({{"uid", "u1"},
+                           {"source", "local"},
+                           {"job", Job("pt", "u1", "Failed")},
+                           {"metrics", nullptr},
+                           {"logs", {{"worker-0", {{"bytes", 3}, {"tail", "hi\n"}}}}}});
+  EXPECT_FALSE(page["live"].get<bool>());
+  EXPECT_EQ(page["replicaNames"], json::array({"worker-0"}));
+  EXPECT_EQ(page["metricsReplica"], "");
+  EXPECT_NO_THROW(HistoryPage(json("not an object")));
+  EXPECT_NO_THROW(HistoryPage({{"job", 3}, {"logs", "x"}, {"metrics", 1}}));
+  EXPECT_NO_THROW(LiveRow(json::array(), "local"));
+  json live = LivePage({{"source", "local"},
+                        {"job", Job("pt", "u1", "Running")},
+                        {"replicas", json::array({{{"name", "pt-worker-0"}}, {{"name", "x"}}})}},
+                       "worker-0");
+  EXPECT_EQ(live["replicaNames"], json::array({"worker-0", "x"}));
+}
+
+TEST(AssetsTest, ThePageItsScriptAndTheChartLibraryAreCompiledIn) {
+  const Asset* index = FindAsset("/");
+  ASSERT_NE(index, nullptr);
+  std::string html(reinterpret_cast<const char*>(index->data), index->size);
+  EXPECT_NE(html.find("/app.js"), std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos) << "no inline script (CSP)";
+  EXPECT_STREQ(index->content_type, "text/html; charset=utf-8");
+  ASSERT_NE(FindAsset("/third_party/uplot/uPlot.iife.min.js"), nullptr);
+  const Asset* license = FindAsset("/third_party/uplot/LICENSE");
+  ASSERT_NE(license, nullptr);
+  EXPECT_NE(std::string(reinterpret_cast<const char*>(license->data), license->size).find("MIT"),
+            std::string::npos);
+  EXPECT_EQ(FindAsset("/third_party/uplot/README.md"), nullptr);
+  EXPECT_EQ(FindAsset("/nope.js"), nullptr);
+}
+
+class DashboardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("ui_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    local::JobDir dir(root_.string(), {api::Kind::kPyTorchJob, "default", "pt"});
+    ASSERT_TRUE(dir.Create().ok());
+    ASSERT_TRUE(dir.WriteJob(Job("pt", "u1", "Running")).ok());
+    std::ofstream(dir.LogPath("pt-worker-0")) << "step=1 loss=2\nhello\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  Response Ask(server::Router& router, const std::string& target) {
+    Request r = Get(target);
+    r.headers["cookie"] = "trainctl_ui=s3cret";
+    return router.Route(r);
+  }
+
+  fs::path root_;
+  FakeClock clock_{*ParseRfc3339("2026-11-26T10:01:00Z")};
+};
+
+TEST_F(DashboardTest, TheApiAnswersFromTheStateFolderBehindTheChecks) {
+  DashboardConfig config;
+  config.state_root = root_.string();
+  config.auth = kAuth;
+  Dashboard dashboard(config, clock_);
+  ASSERT_TRUE(dashboard.Open().ok());
+  server::Router router;
+  dashboard.Register(router);
+
+  EXPECT_EQ(router.Route(Get("/api/v1/jobs")).status, 401);
+  Response index = Ask(router, "/");
+  EXPECT_EQ(index.status, 200);
+  EXPECT_NE(HeaderOf(index, "Content-Security-Policy").find("script-src 'self'"),
+            std::string::npos);
+  EXPECT_EQ(HeaderOf(index, "X-Frame-Options"), "DENY");
+
+  json list = json::parse(Ask(router, "/api/v1/jobs").body);
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["name"], "pt");
+  EXPECT_TRUE(list["items"][0]["live"].get<bool>());
+
+  Response page = Ask(router, "/api/v1/job?source=local&ns=default&kind=PyTorchJob&name=pt");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(json::parse(page.body)["metricsReplica"], "worker-0");
+  json log = json::parse(
+      Ask(router,
+          "/api/v1/logs?source=local&ns=default&kind=PyTorchJob&name=pt&replica=worker-0&from=14")
+          .body);
+  EXPECT_EQ(log["text"], "hello\n");
+  EXPECT_EQ(Ask(router, "/api/v1/job?source=local&ns=default&kind=PyTorchJob&name=nope").status,
+            404);
+  EXPECT_EQ(Ask(router, "/api/v1/job?source=mars&ns=default&kind=PyTorchJob&name=pt").status, 400);
+  EXPECT_EQ(Ask(router, "/api/v1/job?uid=nope").status, 404);
+  EXPECT_EQ(Ask(router, "/api/v1/stream").content_type, "text/event-stream; charset=utf-8");
+}
+
+}  // namespace
+}  // namespace trainctl::ui

@@ -1,0 +1,222 @@
+"""`trainctl ui` in a real browser (Debian's chromium and chromedriver, driven by Debian's
+python3-selenium): the list updates live, the failing job's page shows its first failure and
+last output, a log line printed after the page opened appears, the chart has the printed
+points, deleted jobs stay in the history and are found by a word of their output, and
+requests without the token or from another origin or host are refused. Screenshots of the two
+pages go to $TRAINCTL_SCREENSHOT_DIR (docs/images when refreshing the docs), else the temp
+folder."""
+
+import http.client
+import os
+import re
+import shutil
+import subprocess
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+from harness import TRAINCTL, TrainctlTestCase
+
+CURVE = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: curve
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [python3, -u, -c, "import time\\nfor s in range(1, 31):\\n    print(f'step={s} loss={2.0 / s:.4f} lr=0.001', flush=True)\\n    time.sleep(0.4)"]
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, 'echo "worker up"; sleep 1']
+"""
+
+CRASH = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: crash
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, 'echo "step=1 loss=9.5"; sleep 60']
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, 'echo "loading shard 3"; sleep 3; echo "RuntimeError: CUDA error: device-side assert triggered"; exit 3']
+"""
+
+
+def browser():
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1400,1000"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+class DashboardTest(TrainctlTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.ui = subprocess.Popen([TRAINCTL, "ui"], env=self.env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.url = self.ui.stdout.readline().strip()
+        self.assertRegex(self.url, r"^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$")
+        self.port = int(re.search(r":(\d+)/", self.url).group(1))
+        self.token = self.url.rsplit("=", 1)[1]
+        self.driver = None
+
+    def tearDown(self):
+        if self.driver:
+            self.driver.quit()
+        self.ui.terminate()
+        self.assertEqual(self.ui.wait(timeout=10), 0, "trainctl ui stops on SIGTERM")
+        self.ui.stdout.close()
+        self.ui.stderr.close()
+        super().tearDown()
+
+    def get(self, path, headers):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        body = response.read().decode()
+        conn.close()
+        return response.status, body
+
+    def test_requests_without_the_token_or_from_elsewhere_are_refused(self):
+        cookie = "trainctl_ui=" + self.token
+        here = f"127.0.0.1:{self.port}"
+        self.assertEqual(self.get("/api/v1/jobs", {"Host": here})[0], 401)
+        self.assertEqual(self.get("/", {"Host": here})[0], 401)
+        self.assertEqual(self.get("/?token=" + "0" * 64, {"Host": here})[0], 401)
+        self.assertEqual(self.get("/api/v1/jobs", {"Host": here, "Cookie": cookie})[0], 200)
+        status, body = self.get("/api/v1/jobs", {"Host": here, "Cookie": cookie,
+                                                 "Origin": "http://evil.example"})
+        self.assertEqual(status, 403)
+        self.assertIn("evil.example", body)
+        self.assertEqual(self.get("/api/v1/stream", {"Host": here, "Cookie": cookie,
+                                                     "Origin": "http://evil.example"})[0], 403)
+        self.assertEqual(self.get("/api/v1/jobs", {"Host": f"rebound.example:{self.port}",
+                                                   "Cookie": cookie})[0], 403)
+
+    def wait(self, predicate, timeout, what):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                last = predicate()
+                if last:
+                    return last
+            except Exception as e:  # the page is re-rendering: try again
+                last = e
+            time.sleep(0.1)
+        shot = os.path.join(self.tmp, "failure.png")
+        self.driver.save_screenshot(shot)
+        self.fail(f"timed out after {timeout}s waiting for {what} (last: {last!r}; screenshot "
+                  f"{shot}; page text: {self.driver.find_element(By.TAG_NAME, 'body').text[:2000]})")
+
+    def row(self, name):
+        rows = self.driver.find_elements(By.CSS_SELECTOR, f'#jobs tbody tr[data-name="{name}"]')
+        return rows[0] if rows else None
+
+    def state_of(self, name):
+        r = self.row(name)
+        return r.get_attribute("data-state") if r else None
+
+    def screenshot(self, name):
+        folder = os.environ.get("TRAINCTL_SCREENSHOT_DIR") or self.tmp
+        os.makedirs(folder, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(folder, name))
+
+    def test_live_jobs_failures_logs_curves_and_history_in_a_browser(self):
+        for name, text in (("curve.yaml", CURVE), ("crash.yaml", CRASH)):
+            started = self.trainctl("run", self.write(name, text), "--detach")
+            self.assertEqual(started.returncode, 0, self.explain(started))
+        self.driver = browser()
+        self.driver.get(self.url)
+        self.wait(lambda: self.state_of("curve") == "Running" and self.state_of("crash") == "Running",
+                  30, "both jobs listed as Running")
+        self.driver.execute_script("window.__samePage = 1")
+        self.wait(lambda: self.state_of("crash") == "Failed", 30, "crash to turn Failed live")
+        self.assertEqual(self.driver.execute_script("return window.__samePage"), 1, "no reload")
+        self.assertIn("First failure: crash-worker-0", self.row("crash").text)
+        self.screenshot("dashboard-list.png")
+
+        # The failing job's page: its first failure and last output.
+        self.row("crash").click()
+        failure = self.wait(lambda: self.driver.find_element(By.ID, "failure").is_displayed()
+                            and self.driver.find_element(By.ID, "failure"), 20, "the failure box")
+        self.assertIn("First failure: crash-worker-0 (Worker 0) exited with code 3", failure.text)
+        self.assertIn("RuntimeError: CUDA error: device-side assert triggered",
+                      self.driver.find_element(By.ID, "failure-lines").text)
+
+        # The running job's page: a line printed after it opened appears, and the chart.
+        self.driver.get(f"http://127.0.0.1:{self.port}/#/job?source=local&ns=default"
+                        "&kind=PyTorchJob&name=curve")
+        log = lambda: self.driver.find_element(By.ID, "log").text
+        first = self.wait(lambda: re.findall(r"step=(\d+) ", log()), 20, "curve's log")
+        opened_at = int(first[-1])
+        self.wait(lambda: int(re.findall(r"step=(\d+) ", log())[-1]) > opened_at + 2, 20,
+                  "lines printed after the page opened")
+        self.wait(lambda: self.state_of("curve") == "Succeeded" or
+                  "Succeeded" == self.driver.find_element(By.ID, "job-state").text, 40,
+                  "curve to finish")
+        chart = self.driver.find_element(By.ID, "chart")
+        self.wait(lambda: chart.get_attribute("data-points") == "30", 20, "30 loss points")
+        self.assertIn("loss", chart.get_attribute("data-series").split(","))
+        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#chart canvas"))
+        self.assertIn("step=30 loss=0.0667", log())
+        self.screenshot("dashboard-job.png")
+
+        # Deleted, both stay in the history; a word of the failing output finds the crash.
+        for name in ("curve", "crash"):
+            deleted = self.trainctl("delete", name)
+            self.assertEqual(deleted.returncode, 0, self.explain(deleted))
+        self.driver.get(f"http://127.0.0.1:{self.port}/#/")
+        self.wait(lambda: self.row("crash") and "history" in self.row("crash").text
+                  and self.row("curve") and "history" in self.row("curve").text, 20,
+                  "both jobs as history rows")
+        self.driver.find_element(By.ID, "search").send_keys("device-side")
+        self.wait(lambda: self.row("crash") and not self.row("curve"), 20,
+                  "the search to keep only crash")
+        self.row("crash").click()
+        self.wait(lambda: "device-side assert" in self.driver.find_element(By.ID, "failure-lines").text,
+                  20, "the archived failure")
+        self.driver.find_element(By.CSS_SELECTOR, '#replica-select option[value="worker-0"]').click()
+        self.wait(lambda: "loading shard 3" in self.driver.find_element(By.ID, "log").text, 20,
+                  "the archived log tail")
+
+
+if __name__ == "__main__":
+    unittest.main()
