@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-run build build-trainctl build-sanitized run test unit e2e integration sanitized fuzz bench bench-fine-tune soak \
+.PHONY: all deps deps-run build build-trainctl build-sanitized run test unit e2e integration sanitized fuzz bench bench-fine-tune bench-dashboard soak \
 	cluster-up cluster-down format clean
 
 all: build
@@ -68,6 +68,11 @@ bench: build
 # (docs/benchmarks.md, "Fine-tuning").
 bench-fine-tune: build
 	@TRAINCTL_BIN=$(TRAINCTL) bench/fine_tune_overhead.py --rounds 3 --steps 200 --procs 2
+
+# The dashboard and the job history with 10,000 jobs in the history (docs/benchmarks.md,
+# "Dashboard and history"): write cost, list and search latency, first paint, memory per stream.
+bench-dashboard: build
+	@.venv/bin/python3 bench/dashboard_bench.py --trainctl $(TRAINCTL) --seed $(BUILD_DIR)/bench/history_seed
 
 # The operator's chaos soak on a private test cluster (docs/reliability.md); SOAK_ARGS passes
 # options to bench/soak.py (e.g. SOAK_ARGS="--jobs 100 --kills 10").

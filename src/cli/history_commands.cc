@@ -1,5 +1,6 @@
 #include "cli/history_commands.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "api/json_fields.h"
@@ -168,20 +169,31 @@ void CaptureInto(history::HistoryStore* store, const std::string& state_root,
 int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options) {
   if (!options.output.empty() && options.output != "json")
     return Fail("unsupported output format \"" + options.output + "\" (json)", 2);
-  StatusOr<bool> cluster =
-      UseCluster(global, std::getenv("TRAINCTL_BACKEND") ? std::getenv("TRAINCTL_BACKEND") : "");
-  if (!cluster.ok()) return Fail(cluster.status().message(), 2);
-  if (*cluster)
-    return Fail(
-        "history: a cluster's history is kept by the operator (--history sqlite:PATH, "
-        "docs/history.md); the CLI reads local jobs' history only",
-        2);
   std::string action = options.action.empty() ? "list" : options.action;
   if (action != "list" && action != "show" && action != "search")
     return Fail("history: unknown action \"" + action + "\" (list, show NAME, search TEXT)", 2);
-  std::unique_ptr<history::HistoryStore> store = OpenLocalHistory(StateRoot(global));
-  if (!store) return 1;
-  ImportFinished(*store, global);
+  std::unique_ptr<history::HistoryStore> store;
+  if (!options.file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(options.file, ec))
+      return Fail("--file: no history file " + options.file, 1);
+    StatusOr<std::unique_ptr<history::HistoryStore>> opened =
+        history::HistoryStore::Open(options.file);
+    if (!opened.ok()) return Fail(opened.status().message(), 1);
+    store = std::move(*opened);
+  } else {
+    StatusOr<bool> cluster =
+        UseCluster(global, std::getenv("TRAINCTL_BACKEND") ? std::getenv("TRAINCTL_BACKEND") : "");
+    if (!cluster.ok()) return Fail(cluster.status().message(), 2);
+    if (*cluster)
+      return Fail(
+          "history: a cluster's history is kept by the operator (--history sqlite:PATH); read "
+          "that file with trainctl history --file PATH (docs/history.md)",
+          2);
+    store = OpenLocalHistory(StateRoot(global));
+    if (!store) return 1;
+    ImportFinished(*store, global);
+  }
   if (action == "show") return Show(*store, global, options);
   history::Query q;
   q.namespace_ = NamespaceFilter(global);

@@ -1,7 +1,8 @@
 // `trainctl history [list|show NAME|search TEXT]`: finished jobs kept after `delete` and TTL
 // (history/store.h, docs/history.md). Local jobs: <state root>/history.db; before answering,
 // finished job folders without a record are recorded (a runner that was killed, a job from
-// before the history existed). Exit codes as in commands.h.
+// before the history existed). `--file PATH` reads another history instead, such as the
+// operator's. Exit codes as in commands.h.
 //
 // Also the capture the job commands call: OpenLocalHistory and CaptureInto, which never fail
 // a job command (a history that cannot be written is a warning).
@@ -23,6 +24,9 @@ struct HistoryOptions {
   std::string output;  // "" or "json"
   bool logs = false;   // show: print every replica's kept log
   size_t limit = 50;
+  // Another history file to read (the operator's, --history sqlite:PATH, copied from its
+  // volume); "" the local one.
+  std::string file;
 };
 
 int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options);

@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
   history_cmd->add_option("-o,--output", history_options.output, "json");
   history_cmd->add_flag("--logs", history_options.logs, "show: print every replica's kept log");
   history_cmd->add_option("--limit", history_options.limit, "list, search: at most this many rows");
+  history_cmd->add_option("--file", history_options.file,
+                          "Read this history file (the operator's --history) instead");
   CLI::App* metrics_cmd = app.add_subcommand(
       "metrics", "Show the metric series a job printed (step=1 loss=0.5 …): metrics [KIND] NAME");
   metrics_cmd->add_option("args", args)->required();
@@ -144,6 +146,9 @@ int main(int argc, char** argv) {
                            "Kinds to reconcile, repeatable (default: all): pytorchjob, tfjob, ...");
   operator_cmd->add_option("--controller-threads", op.controller_threads,
                            "Concurrent reconciles (default 1)");
+  operator_cmd->add_option("--history", op.history,
+                           "Keep finished jobs' records (why, first failure, log tails, "
+                           "metrics) after TTL and deletion: sqlite:PATH");
   operator_cmd->add_option("--progress-probes-per-minute", op.progress_probes_per_minute,
                            "Pod log probes for jobs with a progress timeout, all jobs together "
                            "(default 120; 0 = no limit)");

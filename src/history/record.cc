@@ -45,7 +45,8 @@ Row RowOf(const json& record, const std::string& why_line) {
     for (const json& e : record["events"])
       text += Str(e, "reason") + " " + Str(e, "message") + "\n";
   if (record.contains("logs") && record["logs"].is_object())
-    for (const auto& [replica, log] : record["logs"].items()) text += Str(log, "tail") + "\n";
+    for (const auto& [replica, log] : record["logs"].items())
+      text += LogTail(Str(log, "tail"), kSearchedTailBytes) + "\n";
   row.search_text = std::move(text);
   row.bytes = record.dump(-1, ' ', false, json::error_handler_t::replace).size();
   return row;

@@ -22,6 +22,8 @@ namespace trainctl::history {
 
 // How much of each replica's log a record keeps: its end, cut at a line start.
 inline constexpr size_t kLogTailBytes = 64u << 10;
+// How much of each kept log tail search looks in: its end (the failure is at the end).
+inline constexpr size_t kSearchedTailBytes = 4u << 10;
 
 struct Limits {
   size_t max_jobs = 1000;
@@ -35,8 +37,10 @@ struct Row {
   std::string why;                // jobs::JobWhyLine of the final job
   std::string first_failure;      // the failure's replica, or ""
   std::string created, finished;  // RFC 3339; finished: completionTime, else when recorded
-  std::string search_text;        // what full-text search looks in
-  size_t bytes = 0;               // the record's size
+  // What full-text search looks in: the name, why, the failure's text and last lines, event
+  // reasons and messages, and the last kSearchedTailBytes of each log tail.
+  std::string search_text;
+  size_t bytes = 0;  // the record's size
 };
 
 // The columns of `record`. `why_line`: the job's why in one line (the caller's jobs::JobWhyLine).

@@ -349,6 +349,21 @@ StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string&
   return WholeLines(text.substr(from), from, size);
 }
 
+StatusOr<std::string> ClusterJobSource::LogEnd(const json& job, const std::string& replica,
+                                               long long lines) {
+  kube::ListOptions pods_of;
+  pods_of.label_selector = PodsSelector(job);
+  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
+  std::vector<LogTarget> targets =
+      LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, replica);
+  if (targets.empty() || !targets[0].started)
+    return NotFoundError("no log for replica \"" + replica + "\" of " + NameOf(job));
+  kube::PodLogOptions options;
+  options.container = targets[0].container;
+  options.tail_lines = lines;
+  return client_->PodLog(namespace_name_, targets[0].pod, options);
+}
+
 StatusOr<json> ClusterJobSource::Metrics(const json& job) {
   TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
   kube::ListOptions pods_of;

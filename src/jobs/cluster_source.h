@@ -49,6 +49,10 @@ class ClusterJobSource final : public JobSource {
   StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica, size_t from,
                              size_t max_bytes) override;
 
+  // The end of replica `replica`'s log (its last `lines` lines); kNotFound when it has none.
+  StatusOr<std::string> LogEnd(const nlohmann::json& job, const std::string& replica,
+                               long long lines);
+
   kube::Client& client() { return *client_; }
   // Single jobs (Get, Describe, Logs, ReadLog, Metrics) are looked up in `ns` from now on;
   // "" keeps the current namespace. For readers of several namespaces (the dashboard).

@@ -82,6 +82,34 @@ StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key
   return true;
 }
 
+StatusOr<std::optional<json>> ClusterRecord(ClusterJobSource& source, const std::string& ns,
+                                            api::Kind kind, const std::string& name,
+                                            const std::string& uid, const Clock& clock) {
+  source.UseNamespace(ns);
+  TRAINCTL_ASSIGN_OR_RETURN(JobDetail detail, source.Describe({kind, name}));
+  const json& md = detail.job.value("metadata", json::object());
+  if (api::StringAt(md, "uid") != uid)
+    return NotFoundError(name + " in " + ns + " is another job now (uid " +
+                         api::StringAt(md, "uid") + ", not " + uid + ")");
+  if (!IsFinishedJob(detail.job)) return std::optional<json>();
+  std::map<std::string, LogTail> logs;
+  std::string prefix = name + "-";
+  for (const json& r : detail.replicas) {
+    std::string pod = api::StringAt(r, "name");
+    if (pod.empty()) continue;
+    std::string replica = pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod;
+    StatusOr<std::string> end = source.LogEnd(detail.job, replica, 5000);
+    if (!end.ok()) continue;  // a pod that never ran has no log
+    LogTail tail;
+    tail.tail = history::LogTail(*end);
+    tail.bytes = end->size();  // what the kubelet still had of its end
+    logs[replica] = std::move(tail);
+  }
+  StatusOr<json> metrics = source.Metrics(detail.job);
+  return std::optional<json>(MakeRecord(detail, source.name(), logs,
+                                        metrics.ok() ? *metrics : json(nullptr), clock.Now()));
+}
+
 std::string LocalHistoryPath(const std::string& root) { return root + "/history.db"; }
 
 }  // namespace trainctl::jobs

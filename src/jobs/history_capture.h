@@ -10,6 +10,7 @@
 #include <string>
 
 #include "history/store.h"
+#include "jobs/cluster_source.h"
 #include "jobs/job_source.h"
 #include "local/state_store.h"
 
@@ -36,6 +37,15 @@ bool IsFinishedJob(const nlohmann::json& job);
 StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key,
                                history::HistoryStore& store, const history::Limits& limits,
                                const Clock& clock);
+
+// The record of the cluster job `name` of `kind` in `ns`, read now; nullopt while it has not
+// finished. kNotFound when it is gone or its uid is not `uid` (a job deleted and made again
+// under the same name is another job). Log tails come through pods/log (the last
+// history::kLogTailBytes of each pod's log). Does API calls only; the caller stores it.
+StatusOr<std::optional<nlohmann::json>> ClusterRecord(ClusterJobSource& source,
+                                                      const std::string& ns, api::Kind kind,
+                                                      const std::string& name,
+                                                      const std::string& uid, const Clock& clock);
 
 // <root>/history.db
 std::string LocalHistoryPath(const std::string& root);

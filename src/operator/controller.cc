@@ -409,6 +409,12 @@ SyncResult Controller::Sync(const std::string& qkey) {
   sync_options.children = options_.children;
   const Time decide_began = clock_->Now();
   SyncPlan decided = DecideSync(input, sync_options);
+  // A finished job waits for its history record: its pods and TTL are held (DecideSync).
+  if (history_ && engine::IsFinished(decided.plan.status) && !history_->Recorded(uid)) {
+    input.hold_for_history = true;
+    decided = DecideSync(input, sync_options);
+    if (decided.record) history_->Enqueue(job.namespace_, job.kind, job.name, uid);
+  }
   result.read_and_decide = std::chrono::duration_cast<Duration>((read_ended - read_began) +
                                                                 (clock_->Now() - decide_began));
   const engine::Plan& plan = decided.plan;

@@ -31,6 +31,7 @@
 #include "operator/cache_types.h"
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
+#include "operator/history_recorder.h"
 #include "operator/hpa_writer.h"
 #include "operator/metrics.h"
 #include "operator/mpi_writer.h"
@@ -77,6 +78,9 @@ class Controller {
 
   // One reconcile of one job key; public for tests.
   SyncResult Sync(const std::string& key);
+  // The job history (--history): finished jobs are held until it records them. Set before
+  // Start(); null: off.
+  void SetHistory(HistoryRecorder* history) { history_ = history; }
 
   kube::WorkQueue& queue() { return queue_; }
   // The informers' caches; unit tests feed them as a reflector would (Replace/Apply) and then
@@ -114,6 +118,7 @@ class Controller {
   ControllerOptions options_;
   Metrics* metrics_;
   kube::EventRecorder* recorder_;
+  HistoryRecorder* history_ = nullptr;
   kube::WorkQueue queue_;
   Expectations expectations_;
   ChildWriter writer_;

@@ -176,6 +176,26 @@ int Manager::Run(std::atomic<bool>* stop) {
     return 2;
   }
   Controller controller(client->get(), &clock, controller_options, &metrics, &recorder);
+  std::unique_ptr<HistoryRecorder> history;
+  if (!o.history_path.empty()) {
+    StatusOr<std::unique_ptr<history::HistoryStore>> store =
+        history::HistoryStore::Open(o.history_path);
+    StatusOr<std::unique_ptr<kube::Client>> history_client =
+        kube::Connect(o.config, &clock, o.client);
+    if (!store.ok() || !history_client.ok()) {
+      LogError("--history: {}",
+               !store.ok() ? store.status().message() : history_client.status().message());
+      return 2;
+    }
+    history = std::make_unique<HistoryRecorder>(
+        std::move(*store),
+        std::make_unique<jobs::ClusterJobSource>(std::move(*history_client), "default", true,
+                                                 o.config.server, clock),
+        history::Limits{}, &clock);
+    controller.SetHistory(history.get());
+    history->Start();
+    LogInfo("job history: recording finished jobs in {}", o.history_path);
+  }
 
   AddProcessGauges(&metrics, &controller);
 

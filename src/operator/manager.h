@@ -33,6 +33,7 @@ struct ManagerOptions {
   bool leader_elect = false;
   kube::LeaderElectionConfig leader_election;
   std::string host;                    // this machine's name, for events
+  std::string history_path;            // the job history's SQLite file; "" off
 };
 
 class Manager {

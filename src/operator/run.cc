@@ -85,6 +85,12 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
     return InvalidError("--progress-probes-per-minute must not be negative, got " +
                         std::to_string(flags.progress_probes_per_minute));
   c.progress_probes_per_minute = flags.progress_probes_per_minute;
+  if (!flags.history.empty()) {
+    if (flags.history.rfind("sqlite:", 0) != 0 || flags.history.size() == 7)
+      return InvalidError("--history \"" + flags.history +
+                          "\": expected sqlite:PATH (a file on a volume of this pod)");
+    o.history_path = flags.history.substr(7);
+  }
   if (flags.status_count_window_ms < 0 || flags.status_count_window_ms > 60000)
     return InvalidError("--status-count-window-ms must be between 0 and 60000, got " +
                         std::to_string(flags.status_count_window_ms));

@@ -23,6 +23,8 @@ struct OperatorFlags {
   std::string namespace_;                   // empty: $KUBEFLOW_NAMESPACE, else all
   int controller_threads = 1;
   int progress_probes_per_minute = 120;  // pod log probes for progress timeouts, all jobs
+  // The job history: "sqlite:PATH" (a file on a volume; the leader writes), "" off.
+  std::string history;
   // A job's replica counts alone are written at most once per this many ms (0: at once).
   int status_count_window_ms = 1000;
   double kube_api_qps = 20;

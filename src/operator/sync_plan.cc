@@ -29,6 +29,19 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
     out.mpi_running_workers = RunningMpiWorkers(input.observed);
   }
   out.sync_hpa = job.info().supports_hpa && !finished;
+  if (finished && input.hold_for_history) {
+    out.record = engine::IsFinished(input.stored);  // the API has the final status to read
+    std::optional<Time> done = out.plan.status.completion_time;
+    if (!done || input.now - *done < kHistoryHold) {
+      out.actions.delete_pods.clear();
+      if (out.plan.delete_job) {
+        out.plan.delete_job = false;
+        DropUnmadeDeletion(&out.plan.metrics, &out.plan.events);
+      }
+      if (!out.plan.requeue_after || *out.plan.requeue_after > Duration(1000))
+        out.plan.requeue_after = Duration(1000);
+    }
+  }
   return out;
 }
 

@@ -3,7 +3,9 @@
 // status, the TTL delete, then the events and metrics (a TTL deletion only once made). Thread-safe
 // (stateless).
 //
-// - DecideSync: the engine's plan, the API calls on the job's children (PlanChildren), and the
+// - DecideSync: the engine's plan, the API calls on the job's children (PlanChildren), the
+//   history hold (a finished job without its history record keeps its pods and its TTL waits,
+//   for up to kHistoryHold: the record needs their logs), and the
 //   steps around them that used to be decided inside Sync: the gang step (remove the PodGroup
 //   once the job is finished or suspended, otherwise ensure it), the MPI step (ensure the
 //   launcher's ConfigMap/RBAC, with the workers that are Running, while the job is active) and
@@ -35,7 +37,14 @@ struct SyncInput {
   std::vector<engine::ReplicaObservation> observed;  // expectations overlaid
   std::vector<std::string> services;                 // names of the services the job owns
   Time now{};
+  // The job history is on (--history) and has no record of this job yet: a finished job keeps
+  // its pods and is not TTL-deleted until it has one (at most kHistoryHold after it finished).
+  bool hold_for_history = false;
 };
+
+// How long a finished job waits for its history record before cleanPodPolicy and the TTL go
+// ahead without one.
+inline constexpr Duration kHistoryHold{60000};
 
 struct SyncOptions {
   bool pod_groups = false;  // a gang scheduler that uses PodGroups is configured
@@ -51,6 +60,8 @@ struct SyncPlan {
   bool ensure_mpi = false;
   std::vector<std::string> mpi_running_workers;  // for the launcher's hostfile
   bool sync_hpa = false;
+  // The job has finished and its final status is stored: the history should record it now.
+  bool record = false;
 };
 
 SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options);

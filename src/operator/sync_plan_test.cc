@@ -67,6 +67,41 @@ TEST(DecideSync, NewJobCreatesEveryReplicaEnsuresTheGangAndTheHpa) {
   EXPECT_EQ(DecideSync(Input(LoadJob(kPyTorch)), WithPodGroups(false)).gang, GangStep::kNone);
 }
 
+TEST(DecideSync, AFinishedJobKeepsItsPodsAndItsTtlWaitsForItsHistoryRecord) {
+  api::Job done = LoadJob(kPyTorch);
+  done.run_policy.ttl_seconds_after_finished = 0;
+  done.run_policy.clean_pod_policy = "All";
+  engine::SetCondition(&done.status, engine::kSucceeded, "True", "PyTorchJobSucceeded", "done",
+                       T0());
+  done.status.completion_time = T0();
+  std::vector<engine::ReplicaObservation> pods = {
+      Obs("pt-master-0", "Master", 0, engine::Phase::kSucceeded),
+      Obs("pt-worker-0", "Worker", 0, engine::Phase::kSucceeded),
+      Obs("pt-worker-1", "Worker", 1, engine::Phase::kSucceeded)};
+  SyncInput in = Input(done);
+  in.observed = pods;
+  SyncPlan without = DecideSync(in, {});
+  ASSERT_TRUE(without.plan.delete_job) << "no history: the TTL of 0 deletes at once";
+  ASSERT_FALSE(without.actions.delete_pods.empty()) << "and cleanPodPolicy All removes the pods";
+  EXPECT_FALSE(without.record);
+
+  in.hold_for_history = true;
+  SyncPlan held = DecideSync(in, {});
+  EXPECT_FALSE(held.plan.delete_job);
+  EXPECT_TRUE(held.actions.delete_pods.empty());
+  for (const engine::Event& e : held.plan.events) EXPECT_NE(e.reason, engine::kDeletedJobReason);
+  EXPECT_EQ(held.plan.requeue_after, Duration(1000));
+  EXPECT_TRUE(held.record) << "the stored status is final: record it now";
+  in.stored = api::JobStatus{};  // the final status is not written yet
+  EXPECT_FALSE(DecideSync(in, {}).record);
+
+  in.stored = done.status;
+  in.now = T0() + kHistoryHold;  // waited long enough: go ahead without a record
+  SyncPlan late = DecideSync(in, {});
+  EXPECT_TRUE(late.plan.delete_job);
+  EXPECT_FALSE(late.actions.delete_pods.empty());
+}
+
 TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
   api::Job suspended = LoadJob(kPyTorch);
   suspended.run_policy.suspend = true;

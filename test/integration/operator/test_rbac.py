@@ -11,13 +11,14 @@ operator's log. The second half checks the claims of docs/security.md: what the 
 do (no Secrets beyond its own, no pod patch, no writes to the jobs' spec)."""
 import base64
 import json
+import subprocess
 import os
 import tempfile
 import time
 import unittest
 import uuid
 
-from harness import (FOREVER, REPO, Operator, OperatorTestCase, elastic_pytorch_job, free_port, get_json,
+from harness import (TRAINCTL, FOREVER, REPO, Operator, OperatorTestCase, elastic_pytorch_job, free_port, get_json,
                      install_crds, kubectl, make_job, run_for, wait_for)
 
 SYSTEM_NS = "trainctl-system"
@@ -87,8 +88,10 @@ class ShippedRbac(OperatorTestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.kubeconfig = os.path.join(cls.tmp.name, "operator.kubeconfig")
         shipped_identity_kubeconfig(cls.kubeconfig)
+        cls.history = os.path.join(cls.tmp.name, "history.db")
         cls.op = Operator(cls.ns, "--leader-elect", "--webhook-server-port", str(cls.port),
                           "--webhook-bind-host", "127.0.0.1", "--webhook-host", "127.0.0.1",
+                          "--history", "sqlite:" + cls.history,
                           kubeconfig=cls.kubeconfig, env={"MY_POD_NAMESPACE": SYSTEM_NS})
         cls.op.start()
 
@@ -133,6 +136,12 @@ class ShippedRbac(OperatorTestCase):
         self.wait_condition("PyTorchJob", "ok", "Succeeded", timeout=60)
         self.assertIn("SuccessfulCreatePod", {e[1] for e in self.events("ok")})
         wait_for("TTL deleted the job", lambda: self.job("PyTorchJob", "ok") is None, timeout=30)
+        # The job history (--history) read the job, its pods, their logs and events first.
+        shown = subprocess.run([TRAINCTL, "-n", self.ns, "history", "--file", self.history,
+                                "show", "ok", "-o", "json"], capture_output=True, text=True)
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertIn("SuccessfulCreatePod", {e["reason"].split(" ")[0]
+                                              for e in json.loads(shown.stdout)["events"]})
         job = self.wait_condition("PyTorchJob", "retry", "Failed", timeout=60)
         self.assertEqual(job["status"]["replicaStatuses"]["Master"]["restarts"], 1)
         self.wait_condition("PyTorchJob", "late", "Failed", timeout=30)

@@ -1,0 +1,68 @@
+// HistoryRecorder: the operator's job history (--history sqlite:PATH, docs/history.md). The
+// controller asks Recorded(uid) for each finished job; while the answer is no it holds the
+// job's pods and TTL (operator/sync_plan.h, kHistoryHold) and Enqueue()s it once its final
+// status is stored. One worker thread reads the job, its pods, events, log tails and metrics
+// through the data layer (jobs::CaptureClusterJob, with the operator's own client) and writes
+// the record; a failed capture is retried with back-off until the hold runs out. Only the
+// leader runs the controller, so only the leader writes.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "history/store.h"
+#include "jobs/cluster_source.h"
+
+namespace trainctl::op {
+
+class HistoryRecorder {
+ public:
+  HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
+                  std::unique_ptr<jobs::ClusterJobSource> source, history::Limits limits,
+                  const Clock* clock);
+  ~HistoryRecorder();
+  HistoryRecorder(const HistoryRecorder&) = delete;
+  HistoryRecorder& operator=(const HistoryRecorder&) = delete;
+
+  void Start();
+  void Stop();
+  bool Recorded(const std::string& uid);
+  // Records the finished job soon; a job already queued or recorded is not queued again.
+  void Enqueue(const std::string& ns, api::Kind kind, const std::string& name,
+               const std::string& uid);
+  // Records written, and captures that failed (for logs and tests).
+  size_t written() const { return written_; }
+  size_t failed() const { return failed_; }
+
+ private:
+  struct Item {
+    std::string ns, name, uid;
+    api::Kind kind;
+    int attempts = 0;
+  };
+  void Work();
+
+  std::unique_ptr<history::HistoryStore> store_;    // guarded by store_mu_
+  std::unique_ptr<jobs::ClusterJobSource> source_;  // used by the worker only
+  history::Limits limits_;
+  const Clock* clock_;
+  std::mutex store_mu_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Item> queue_;          // guarded by mu_
+  std::set<std::string> queued_;    // uids in queue_ or being captured; guarded by mu_
+  std::set<std::string> recorded_;  // guarded by store_mu_
+  bool stop_ = false;               // guarded by mu_
+  std::thread worker_;
+  std::atomic<size_t> written_{0}, failed_{0};
+};
+
+}  // namespace trainctl::op
