@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
   operator_cmd->add_option("--history", op.history,
                            "Keep finished jobs' records (why, first failure, log tails, "
                            "metrics) after TTL and deletion: sqlite:PATH");
+  operator_cmd->add_option("--dashboard-bind-address", op.dashboard_bind_address,
+                           "Serve the read-only dashboard here (\"0\": off); users present a "
+                           "bearer token (TokenReview) and see what RBAC lets them read");
+  operator_cmd->add_option("--dashboard-user-header", op.dashboard_user_header,
+                           "Trust this header for the user's name (only behind that proxy)");
   operator_cmd->add_option("--progress-probes-per-minute", op.progress_probes_per_minute,
                            "Pod log probes for jobs with a progress timeout, all jobs together "
                            "(default 120; 0 = no limit)");

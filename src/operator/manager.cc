@@ -11,6 +11,7 @@
 #include "operator/process_stats.h"
 #include "operator/webhook_server.h"
 #include "server/http_server.h"
+#include "ui/dashboard.h"
 
 namespace trainctl::op {
 namespace {
@@ -196,6 +197,44 @@ int Manager::Run(std::atomic<bool>* stop) {
     history->Start();
     LogInfo("job history: recording finished jobs in {}", o.history_path);
   }
+  // The in-cluster dashboard: the cluster's jobs and the history, each user seeing what the
+  // API server lets them read (TokenReview, SubjectAccessReview).
+  std::unique_ptr<kube::Client> dashboard_client;
+  std::unique_ptr<ui::ClusterAuthorizer> authorizer;
+  std::unique_ptr<ui::Dashboard> dashboard;
+  server::HttpServerOptions dashboard_limits;
+  dashboard_limits.max_connections = 64;
+  dashboard_limits.max_streams = 16;
+  server::HttpServer dashboard_server(dashboard_limits);
+  if (o.dashboard_bind_address != "0") {
+    StatusOr<std::unique_ptr<kube::Client>> reviews = kube::Connect(o.config, &clock, o.client);
+    StatusOr<std::unique_ptr<kube::Client>> reads = kube::Connect(o.config, &clock, o.client);
+    if (!reviews.ok() || !reads.ok()) {
+      LogError("dashboard: {}",
+               !reviews.ok() ? reviews.status().message() : reads.status().message());
+      return 2;
+    }
+    dashboard_client = std::move(*reviews);
+    authorizer = std::make_unique<ui::ClusterAuthorizer>(dashboard_client.get(), &clock,
+                                                         o.dashboard_user_header);
+    ui::DashboardConfig config;
+    config.history_path = o.history_path;
+    config.authorizer = authorizer.get();
+    dashboard = std::make_unique<ui::Dashboard>(config, clock);
+    dashboard->UseClusterSource(std::make_unique<jobs::ClusterJobSource>(
+        std::move(*reads), "default", true, o.config.server, clock));
+    if (Status st = dashboard->Open(); !st.ok()) {
+      LogError("dashboard: {}", st.message());
+      return 2;
+    }
+    dashboard->Register(dashboard_server.router());
+    if (Status st = dashboard_server.Start(o.dashboard_bind_address); !st.ok()) {
+      LogError("dashboard server: {}", st.message());
+      return 2;
+    }
+    LogInfo("dashboard listening on port {} (read-only; users see what RBAC lets them read)",
+            dashboard_server.port());
+  }
 
   AddProcessGauges(&metrics, &controller);
 
@@ -273,6 +312,7 @@ int Manager::Run(std::atomic<bool>* stop) {
   }
   while (!*stop) clock.SleepFor(Duration(100));
   LogInfo("stopping");
+  dashboard_server.Stop();
   controller.Stop();
   recorder.Flush(Duration(5000));
   if (elector) {

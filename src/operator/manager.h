@@ -34,6 +34,8 @@ struct ManagerOptions {
   kube::LeaderElectionConfig leader_election;
   std::string host;                    // this machine's name, for events
   std::string history_path;            // the job history's SQLite file; "" off
+  std::string dashboard_bind_address = "0";  // the in-cluster dashboard; "0" off
+  std::string dashboard_user_header;         // a trusted proxy's user header; "" off
 };
 
 class Manager {

@@ -91,6 +91,8 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
                           "\": expected sqlite:PATH (a file on a volume of this pod)");
     o.history_path = flags.history.substr(7);
   }
+  o.dashboard_bind_address = flags.dashboard_bind_address;
+  o.dashboard_user_header = flags.dashboard_user_header;
   if (flags.status_count_window_ms < 0 || flags.status_count_window_ms > 60000)
     return InvalidError("--status-count-window-ms must be between 0 and 60000, got " +
                         std::to_string(flags.status_count_window_ms));

@@ -25,6 +25,9 @@ struct OperatorFlags {
   int progress_probes_per_minute = 120;  // pod log probes for progress timeouts, all jobs
   // The job history: "sqlite:PATH" (a file on a volume; the leader writes), "" off.
   std::string history;
+  // The in-cluster dashboard ("0": off): read-only, each user sees what RBAC lets them read.
+  std::string dashboard_bind_address = "0";
+  std::string dashboard_user_header;  // a trusted proxy's header naming the user; "" off
   // A job's replica counts alone are written at most once per this many ms (0: at once).
   int status_count_window_ms = 1000;
   double kube_api_qps = 20;

@@ -30,9 +30,10 @@ void Harden(Response* r) {
 }
 
 Response Error(const Status& st) {
-  int code = st.code() == StatusCode::kNotFound  ? 404
-             : st.code() == StatusCode::kInvalid ? 400
-                                                 : 502;
+  int code = st.code() == StatusCode::kNotFound    ? 404
+             : st.code() == StatusCode::kInvalid   ? 400
+             : st.code() == StatusCode::kForbidden ? 403
+                                                   : 502;
   return Response::Json(code, {{"error", st.message()}});
 }
 
@@ -60,11 +61,16 @@ Dashboard::Dashboard(DashboardConfig config, const Clock& clock)
 Dashboard::~Dashboard() = default;
 
 Status Dashboard::Open() {
-  std::error_code ec;
-  std::filesystem::create_directories(config_.state_root, ec);
-  TRAINCTL_ASSIGN_OR_RETURN(
-      history_, history::HistoryStore::Open(jobs::LocalHistoryPath(config_.state_root)));
-  if (config_.cluster) {
+  std::string history_path = config_.history_path;
+  if (history_path.empty() && !config_.state_root.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config_.state_root, ec);
+    history_path = jobs::LocalHistoryPath(config_.state_root);
+  }
+  if (!history_path.empty()) {
+    TRAINCTL_ASSIGN_OR_RETURN(history_, history::HistoryStore::Open(history_path));
+  }
+  if (config_.cluster && !cluster_) {
     TRAINCTL_ASSIGN_OR_RETURN(cluster_, jobs::ClusterJobSource::Open(*config_.cluster, clock_));
   }
   return Status::Ok();
@@ -72,20 +78,21 @@ Status Dashboard::Open() {
 
 void Dashboard::Register(server::Router& router) {
   auto guarded = [this](Handler h) { return [this, h](const Request& r) { return Guard(r, h); }; };
-  router.HandlePrefix("GET", "/", guarded([this](const Request& r) { return Asset(r); }));
-  router.Handle("GET", "/api/v1/jobs", guarded([this](const Request& r) {
+  router.HandlePrefix("GET", "/",
+                      guarded([this](const Request& r, const Viewer&) { return Asset(r); }));
+  router.Handle("GET", "/api/v1/jobs", guarded([this](const Request& r, const Viewer& v) {
                   std::lock_guard<std::mutex> lock(data_mu_);
-                  return Response::Json(200, {{"items", ListLocked(r.Query("q"))}});
+                  return Response::Json(200, {{"items", ListLocked(r.Query("q"), v)}});
                 }));
-  router.Handle("GET", "/api/v1/job", guarded([this](const Request& r) {
+  router.Handle("GET", "/api/v1/job", guarded([this](const Request& r, const Viewer& v) {
                   std::lock_guard<std::mutex> lock(data_mu_);
-                  StatusOr<json> page = PageLocked(r);
+                  StatusOr<json> page = PageLocked(r, v);
                   return page.ok() ? Response::Json(200, *page) : Error(page.status());
                 }));
-  router.Handle("GET", "/api/v1/logs", guarded([this](const Request& r) {
+  router.Handle("GET", "/api/v1/logs", guarded([this](const Request& r, const Viewer& v) {
                   std::lock_guard<std::mutex> lock(data_mu_);
                   jobs::JobSource* source = nullptr;
-                  StatusOr<json> job = LiveJobLocked(r, &source);
+                  StatusOr<json> job = LiveJobLocked(r, v, /*logs=*/true, &source);
                   if (!job.ok()) return Error(job.status());
                   StatusOr<jobs::LogChunk> chunk = source->ReadLog(
                       *job, r.Query("replica"), ParseOffset(r.Query("from")), kLogWindowBytes);
@@ -93,36 +100,58 @@ void Dashboard::Register(server::Router& router) {
                   return Response::Json(
                       200, {{"text", chunk->text}, {"next", chunk->next}, {"size", chunk->size}});
                 }));
-  router.Handle("GET", "/api/v1/metrics", guarded([this](const Request& r) {
+  router.Handle("GET", "/api/v1/metrics", guarded([this](const Request& r, const Viewer& v) {
                   std::lock_guard<std::mutex> lock(data_mu_);
                   jobs::JobSource* source = nullptr;
-                  StatusOr<json> job = LiveJobLocked(r, &source);
+                  StatusOr<json> job = LiveJobLocked(r, v, /*logs=*/true, &source);
                   if (!job.ok()) return Error(job.status());
                   StatusOr<json> series = source->Metrics(*job);
                   return series.ok() ? Response::Json(200, *series) : Error(series.status());
                 }));
-  router.Handle("GET", "/api/v1/stream", guarded([this](const Request& r) {
+  router.Handle("GET", "/api/v1/stream", guarded([this](const Request& r, const Viewer& v) {
                   Response response;
                   response.content_type = "text/event-stream; charset=utf-8";
-                  Request copy = r;
-                  response.stream = [this, copy](server::StreamSink& sink) { Stream(copy, sink); };
+                  response.stream = [this, r, v](server::StreamSink& sink) { Stream(r, v, sink); };
                   return response;
                 }));
 }
 
 Response Dashboard::Guard(const Request& request, const Handler& handler) {
   Response response;
-  std::optional<Response> refused;
-  {
-    std::lock_guard<std::mutex> lock(auth_mu_);
-    refused = CheckRequest(request, config_.auth);
+  Viewer viewer;
+  if (config_.authorizer) {
+    // In the cluster: the Origin check, then who the request names.
+    std::string origin = request.Header("origin");
+    StatusOr<UserInfo> user = config_.authorizer->Authenticate(request);
+    if (!origin.empty() && origin != "http://" + request.Header("host") &&
+        origin != "https://" + request.Header("host"))
+      response = Response::Text(403, "requests from " + origin + " are refused\n");
+    else if (!user.ok())
+      response = Response::Text(user.status().code() == StatusCode::kUnauthorized ? 401 : 502,
+                                user.status().message() + "\n");
+    else
+      viewer.user = *user;
+    if (viewer.user) response = handler(request, viewer);
+  } else {
+    std::optional<Response> refused;
+    {
+      std::lock_guard<std::mutex> lock(auth_mu_);
+      refused = CheckRequest(request, config_.auth);
+    }
+    response = refused ? std::move(*refused) : handler(request, viewer);
   }
-  if (refused)
-    response = std::move(*refused);
-  else
-    response = handler(request);
   Harden(&response);
   return response;
+}
+
+bool Dashboard::May(const Viewer& viewer, const std::string& verb, const std::string& kind,
+                    const std::string& ns, bool pods_log) {
+  if (!config_.authorizer || !viewer.user) return true;  // the local dashboard: its owner
+  if (pods_log) return config_.authorizer->Allowed(*viewer.user, {"get", "", "pods", "log", ns});
+  std::optional<api::Kind> k = api::KindFromName(kind);
+  if (!k) return false;
+  return config_.authorizer->Allowed(*viewer.user,
+                                     {verb, "kubeflow.org", api::Info(*k).plural, "", ns});
 }
 
 Response Dashboard::Asset(const Request& request) {
@@ -140,36 +169,51 @@ Response Dashboard::Asset(const Request& request) {
   return r;
 }
 
-json Dashboard::ListLocked(const std::string& q) {
+json Dashboard::ListLocked(const std::string& q, const Viewer& viewer) {
   std::vector<json> live;
-  jobs::LocalJobSource local(config_.state_root, std::nullopt, clock_);
-  local.OnRemove([this](const local::JobKey& key) {
-    jobs::CaptureLocalJob(config_.state_root, key, *history_, {}, clock_).status().IgnoreError();
-  });
   auto quiet = [](const std::string&) {};
-  if (StatusOr<std::vector<json>> jobs = local.List({}, quiet); jobs.ok())
-    for (const json& job : *jobs) {
-      // Finished jobs the history has not seen yet (a killed runner's, one from before).
-      const json& md = job.contains("metadata") ? job["metadata"] : json::object();
-      std::string uid = api::StringAt(md, "uid");
-      if (jobs::IsFinishedJob(job) && !uid.empty() && !history_->Has(uid))
-        if (std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind")))
-          jobs::CaptureLocalJob(config_.state_root,
-                                {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")},
-                                *history_, {}, clock_)
-              .status()
-              .IgnoreError();
-      live.push_back(LiveRow(job, "local"));
-    }
+  if (!config_.state_root.empty()) {
+    jobs::LocalJobSource local(config_.state_root, std::nullopt, clock_);
+    local.OnRemove([this](const local::JobKey& key) {
+      if (history_)
+        jobs::CaptureLocalJob(config_.state_root, key, *history_, {}, clock_)
+            .status()
+            .IgnoreError();
+    });
+    if (StatusOr<std::vector<json>> jobs = local.List({}, quiet); jobs.ok())
+      for (const json& job : *jobs) {
+        // Finished jobs the history has not seen yet (a killed runner's, one from before).
+        const json& md = job.contains("metadata") ? job["metadata"] : json::object();
+        std::string uid = api::StringAt(md, "uid");
+        if (history_ && jobs::IsFinishedJob(job) && !uid.empty() && !history_->Has(uid))
+          if (std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind")))
+            jobs::CaptureLocalJob(
+                config_.state_root,
+                {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")}, *history_, {},
+                clock_)
+                .status()
+                .IgnoreError();
+        live.push_back(LiveRow(job, "local"));
+      }
+  }
   if (cluster_)
     if (StatusOr<std::vector<json>> jobs = cluster_->List({}, quiet); jobs.ok())
-      for (const json& job : *jobs) live.push_back(LiveRow(job, "kubernetes"));
-  history::Query query;
-  query.text = q.size() >= 3 ? q : "";
-  query.limit = config_.history_rows;
-  StatusOr<std::vector<history::Row>> past = history_->List(query);
-  if (!q.empty() && q.size() < 3) past = std::vector<history::Row>{};
-  return MergeRows(std::move(live), past.ok() ? *past : std::vector<history::Row>{}, q);
+      for (const json& job : *jobs) {
+        json row = LiveRow(job, "kubernetes");
+        if (May(viewer, "list", api::StringAt(row, "kind"), api::StringAt(row, "namespace")))
+          live.push_back(std::move(row));
+      }
+  std::vector<history::Row> past;
+  if (history_ && (q.empty() || q.size() >= 3)) {
+    history::Query query;
+    query.text = q;
+    query.limit = config_.history_rows;
+    if (StatusOr<std::vector<history::Row>> rows = history_->List(query); rows.ok())
+      for (history::Row& row : *rows)
+        if (row.source == "local" || May(viewer, "list", row.kind, row.namespace_))
+          past.push_back(std::move(row));
+  }
+  return MergeRows(std::move(live), past, q);
 }
 
 jobs::JobSource* Dashboard::SourceLocked(const std::string& name, const std::string& ns) {
@@ -182,19 +226,30 @@ jobs::JobSource* Dashboard::SourceLocked(const std::string& name, const std::str
   return local_.get();
 }
 
-StatusOr<json> Dashboard::LiveJobLocked(const Request& request, jobs::JobSource** source) {
+StatusOr<json> Dashboard::LiveJobLocked(const Request& request, const Viewer& viewer, bool logs,
+                                        jobs::JobSource** source) {
   *source = SourceLocked(request.Query("source"), request.Query("ns"));
   if (!*source)
     return InvalidError("source: expected local or kubernetes (one this dashboard reads)");
   std::optional<api::Kind> kind = api::KindFromName(request.Query("kind"));
   if (!kind) return InvalidError("kind: expected a kubeflow.org/v1 kind");
+  if (!May(viewer, "get", request.Query("kind"), request.Query("ns")) ||
+      (logs && !May(viewer, "get", "", request.Query("ns"), /*pods_log=*/true)))
+    return Status(StatusCode::kForbidden,
+                  "you may not read this in namespace " + request.Query("ns"));
   return (*source)->Get({kind, request.Query("name")});
 }
 
-StatusOr<json> Dashboard::PageLocked(const Request& request) {
+StatusOr<json> Dashboard::PageLocked(const Request& request, const Viewer& viewer) {
   if (std::string uid = request.Query("uid"); !uid.empty()) {
+    if (!history_) return NotFoundError("this dashboard keeps no history");
     TRAINCTL_ASSIGN_OR_RETURN(std::optional<json> record, history_->Get(uid));
     if (!record) return NotFoundError("no job with uid " + uid + " in the history");
+    std::string ns = api::StringAt(*record, "namespace");
+    if (api::StringAt(*record, "source") != "local" &&
+        (!May(viewer, "get", api::StringAt(*record, "kind"), ns) ||
+         !May(viewer, "get", "", ns, /*pods_log=*/true)))
+      return Status(StatusCode::kForbidden, "you may not read this in namespace " + ns);
     return HistoryPage(*record);
   }
   jobs::JobSource* source = SourceLocked(request.Query("source"), request.Query("ns"));
@@ -202,14 +257,22 @@ StatusOr<json> Dashboard::PageLocked(const Request& request) {
     return InvalidError("source: expected local or kubernetes (one this dashboard reads)");
   std::optional<api::Kind> kind = api::KindFromName(request.Query("kind"));
   if (!kind) return InvalidError("kind: expected a kubeflow.org/v1 kind");
+  if (!May(viewer, "get", request.Query("kind"), request.Query("ns")))
+    return Status(StatusCode::kForbidden,
+                  "you may not read this in namespace " + request.Query("ns"));
   TRAINCTL_ASSIGN_OR_RETURN(jobs::JobDetail detail,
                             source->Describe({kind, request.Query("name")}));
   StatusOr<std::string> metrics_replica = jobs::MetricsReplica(detail.job);
-  return LivePage(jobs::DetailDocument(detail, source->name()),
-                  metrics_replica.ok() ? *metrics_replica : "");
+  json page = LivePage(jobs::DetailDocument(detail, source->name()),
+                       metrics_replica.ok() ? *metrics_replica : "");
+  if (!May(viewer, "get", "", request.Query("ns"), /*pods_log=*/true)) {
+    page["failure"] = nullptr;  // its last lines are log lines
+    page["replicaNames"] = json::array();
+  }
+  return page;
 }
 
-void Dashboard::Stream(const Request& request, server::StreamSink& sink) {
+void Dashboard::Stream(const Request& request, const Viewer& viewer, server::StreamSink& sink) {
   const std::string q = request.Query("q");
   const bool with_job = !request.Query("name").empty();
   const std::string replica = request.Query("replica");
@@ -222,17 +285,17 @@ void Dashboard::Stream(const Request& request, server::StreamSink& sink) {
     std::string out;
     {
       std::lock_guard<std::mutex> lock(data_mu_);
-      std::string list = ListLocked(q).dump();
+      std::string list = ListLocked(q, viewer).dump();
       if (list != sent_list) out += SseEvent("jobs", list);
       sent_list = std::move(list);
       if (with_job) {
-        if (StatusOr<json> page = PageLocked(request); page.ok()) {
+        if (StatusOr<json> page = PageLocked(request, viewer); page.ok()) {
           std::string text = page->dump(-1, ' ', false, json::error_handler_t::replace);
           if (text != sent_page) out += SseEvent("job", text);
           sent_page = std::move(text);
         }
         jobs::JobSource* source = nullptr;
-        StatusOr<json> job = LiveJobLocked(request, &source);
+        StatusOr<json> job = LiveJobLocked(request, viewer, /*logs=*/true, &source);
         if (job.ok() && !replica.empty()) {
           StatusOr<jobs::LogChunk> chunk = source->ReadLog(*job, replica, offset, kLogWindowBytes);
           if (chunk.ok() && !chunk->text.empty()) {

@@ -29,12 +29,18 @@
 #include "jobs/cluster_source.h"
 #include "server/http.h"
 #include "ui/auth.h"
+#include "ui/cluster_auth.h"
 
 namespace trainctl::ui {
 
 struct DashboardConfig {
-  std::string state_root;
+  std::string state_root;                     // this machine's jobs; "" none (the operator's)
   std::optional<jobs::ClusterScope> cluster;  // set: the cluster's jobs too
+  std::string history_path;                   // "" <state_root>/history.db (none without one)
+  // Set: the in-cluster dashboard. Each request names its user (a bearer token or a trusted
+  // proxy's header) and sees only what the API server lets that user read (ui/cluster_auth.h);
+  // the token cookie and the Host check are the local dashboard's and are not used.
+  ClusterAuthorizer* authorizer = nullptr;
   AuthConfig auth;
   std::chrono::milliseconds tick{500};
   size_t history_rows = 200;  // the most history rows a list carries
@@ -47,6 +53,10 @@ class Dashboard {
 
   // Opens the history and connects to the cluster (when configured). The error says which.
   Status Open();
+  // The cluster's jobs through a client made elsewhere (the operator's), before Open().
+  void UseClusterSource(std::unique_ptr<jobs::ClusterJobSource> source) {
+    cluster_ = std::move(source);
+  }
   void Register(server::Router& router);
   // The Host values to accept, once the server knows its port; until then every request is
   // refused.
@@ -56,15 +66,23 @@ class Dashboard {
   }
 
  private:
-  using Handler = std::function<server::Response(const server::Request&)>;
+  // Who is asking: nobody to check (the local dashboard), or a user of the cluster.
+  struct Viewer {
+    std::optional<UserInfo> user;
+  };
+  using Handler = std::function<server::Response(const server::Request&, const Viewer&)>;
   server::Response Guard(const server::Request& request, const Handler& handler);
   server::Response Asset(const server::Request& request);
+  // May `viewer` do `verb` on jobs of `kind` (or, with `pods_log`, read pod logs) in `ns`?
+  bool May(const Viewer& viewer, const std::string& verb, const std::string& kind,
+           const std::string& ns, bool pods_log = false);
   // Under data_mu_.
-  nlohmann::json ListLocked(const std::string& q);
+  nlohmann::json ListLocked(const std::string& q, const Viewer& viewer);
   jobs::JobSource* SourceLocked(const std::string& name, const std::string& ns);
-  StatusOr<nlohmann::json> LiveJobLocked(const server::Request& request, jobs::JobSource** source);
-  StatusOr<nlohmann::json> PageLocked(const server::Request& request);
-  void Stream(const server::Request& request, server::StreamSink& sink);
+  StatusOr<nlohmann::json> LiveJobLocked(const server::Request& request, const Viewer& viewer,
+                                         bool logs, jobs::JobSource** source);
+  StatusOr<nlohmann::json> PageLocked(const server::Request& request, const Viewer& viewer);
+  void Stream(const server::Request& request, const Viewer& viewer, server::StreamSink& sink);
 
   DashboardConfig config_;
   const Clock& clock_;

@@ -9,6 +9,7 @@
 #include "local/state_store.h"
 #include "ui/assets.h"
 #include "ui/auth.h"
+#include "ui/cluster_auth.h"
 #include "ui/dashboard.h"
 #include "ui/sse.h"
 #include "ui/views.h"
@@ -82,6 +83,40 @@ TEST(AuthTest, TokensAreLongRandomAndComparedWhole) {
   EXPECT_FALSE(SameSecret(a, b));
   EXPECT_EQ(HostsFor("0.0.0.0", 80).size(), 3u);
   EXPECT_EQ(HostsFor("10.0.0.5", 80).back(), "10.0.0.5:80");
+}
+
+TEST(ClusterAuthTest, ReviewsAskAndAnswerAsTheApiServerDoes) {
+  EXPECT_EQ(TokenReviewBody("t0k")["spec"]["token"], "t0k");
+  StatusOr<UserInfo> user = ParseTokenReview({{"status",
+                                               {{"authenticated", true},
+                                                {"user",
+                                                 {{"username", "system:serviceaccount:ml:viewer"},
+                                                  {"groups", {"system:serviceaccounts"}}}}}}});
+  ASSERT_TRUE(user.ok());
+  EXPECT_EQ(user->name, "system:serviceaccount:ml:viewer");
+  EXPECT_EQ(user->groups, std::vector<std::string>{"system:serviceaccounts"});
+  StatusOr<UserInfo> nobody =
+      ParseTokenReview({{"status", {{"authenticated", false}, {"error", "token expired"}}}});
+  ASSERT_FALSE(nobody.ok());
+  EXPECT_EQ(nobody.status().code(), StatusCode::kUnauthorized);
+  EXPECT_NE(nobody.status().message().find("token expired"), std::string::npos);
+  EXPECT_FALSE(ParseTokenReview(json("garbage")).ok());
+  EXPECT_FALSE(ParseTokenReview({{"status", {{"authenticated", true}}}}).ok()) << "no user";
+
+  json sar = AccessReviewBody(*user, {"get", "", "pods", "log", "ml"});
+  EXPECT_EQ(sar["spec"]["user"], "system:serviceaccount:ml:viewer");
+  EXPECT_EQ(sar["spec"]["resourceAttributes"], json({{"verb", "get"},
+                                                     {"group", ""},
+                                                     {"resource", "pods"},
+                                                     {"subresource", "log"},
+                                                     {"namespace", "ml"}}));
+  EXPECT_TRUE(ParseAccessReview({{"status", {{"allowed", true}}}}));
+  EXPECT_FALSE(ParseAccessReview({{"status", {{"allowed", true}, {"denied", true}}}}));
+  EXPECT_FALSE(ParseAccessReview({{"status", {{"allowed", false}}}}));
+  EXPECT_FALSE(ParseAccessReview(json::array()));
+  EXPECT_EQ(BearerToken("Bearer abc"), "abc");
+  EXPECT_EQ(BearerToken("Basic abc"), "");
+  EXPECT_EQ(BearerToken("Bearer "), "");
 }
 
 TEST(SseTest, FramesEventsIdsAndMultilineData) {
