@@ -3,20 +3,11 @@
 #include <algorithm>
 #include <charconv>
 
+#include "api/annotations.h"
 #include "api/kind_plugin.h"
 
 namespace trainctl::api {
 namespace {
-
-const nlohmann::json* Annotation(const Job& job, const char* key) {
-  if (!job.metadata.is_object()) return nullptr;
-  auto annotations = job.metadata.find("annotations");
-  if (annotations == job.metadata.end() || !annotations->is_object()) return nullptr;
-  auto it = annotations->find(key);
-  return it == annotations->end() ? nullptr : &*it;
-}
-
-std::string PathOf(const char* key) { return std::string("metadata.annotations[") + key + "]"; }
 
 // The job's types in the kind's order.
 std::vector<std::string> TypesInOrder(const Job& job) {
@@ -41,16 +32,16 @@ std::optional<MetricsPolicy> DefaultReplica(const Job& job) {
 }  // namespace
 
 std::optional<MetricsPolicy> MetricsPolicyOf(const Job& job, FieldErrorList* errors) {
-  if (const nlohmann::json* mode = Annotation(job, kMetricsAnnotation)) {
+  if (const nlohmann::json* mode = AnnotationOf(job, kMetricsAnnotation)) {
     std::string m = mode->is_string() ? mode->get<std::string>() : std::string();
     if (m == "off") return std::nullopt;
     if (m != "auto") {
       if (errors)
-        errors->push_back(NotSupported(PathOf(kMetricsAnnotation), *mode, {"auto", "off"}));
+        errors->push_back(NotSupported(AnnotationPath(kMetricsAnnotation), *mode, {"auto", "off"}));
       return std::nullopt;
     }
   }
-  const nlohmann::json* replica = Annotation(job, kMetricsReplicaAnnotation);
+  const nlohmann::json* replica = AnnotationOf(job, kMetricsReplicaAnnotation);
   if (!replica) return DefaultReplica(job);
   std::string text = replica->is_string() ? replica->get<std::string>() : std::string();
   size_t dash = text.rfind('-');
@@ -71,7 +62,7 @@ std::optional<MetricsPolicy> MetricsPolicyOf(const Job& job, FieldErrorList* err
     for (const std::string& t : TypesInOrder(job))
       names +=
           (names.empty() ? "" : ", ") + ToLower(t) + "-0…" + std::to_string(job.ReplicasOf(t) - 1);
-    errors->push_back(Invalid(PathOf(kMetricsReplicaAnnotation), *replica,
+    errors->push_back(Invalid(AnnotationPath(kMetricsReplicaAnnotation), *replica,
                               "expected a replica of this job as <type>-<index> (" + names + ")"));
   }
   return chosen;

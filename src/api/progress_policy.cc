@@ -2,20 +2,12 @@
 
 #include <charconv>
 
+#include "api/annotations.h"
+
 namespace trainctl::api {
 namespace {
 
 constexpr int64_t kMaxTimeoutSeconds = 7 * 24 * 3600;
-
-const nlohmann::json* Annotation(const Job& job, const char* key) {
-  if (!job.metadata.is_object()) return nullptr;
-  auto annotations = job.metadata.find("annotations");
-  if (annotations == job.metadata.end() || !annotations->is_object()) return nullptr;
-  auto it = annotations->find(key);
-  return it == annotations->end() ? nullptr : &*it;
-}
-
-std::string PathOf(const char* key) { return std::string("metadata.annotations[") + key + "]"; }
 
 }  // namespace
 
@@ -32,12 +24,12 @@ const char* ProgressActionName(ProgressAction action) {
 }
 
 std::optional<ProgressPolicy> ProgressPolicyOf(const Job& job, FieldErrorList* errors) {
-  const nlohmann::json* timeout = Annotation(job, kProgressTimeoutAnnotation);
-  const nlohmann::json* policy = Annotation(job, kProgressPolicyAnnotation);
+  const nlohmann::json* timeout = AnnotationOf(job, kProgressTimeoutAnnotation);
+  const nlohmann::json* policy = AnnotationOf(job, kProgressPolicyAnnotation);
   if (!timeout) {
     if (policy && errors)
       errors->push_back(
-          Required(PathOf(kProgressTimeoutAnnotation),
+          Required(AnnotationPath(kProgressTimeoutAnnotation),
                    std::string("required when ") + kProgressPolicyAnnotation + " is set"));
     return std::nullopt;
   }
@@ -50,7 +42,7 @@ std::optional<ProgressPolicy> ProgressPolicyOf(const Job& job, FieldErrorList* e
       seconds > kMaxTimeoutSeconds) {
     ok = false;
     if (errors)
-      errors->push_back(Invalid(PathOf(kProgressTimeoutAnnotation), *timeout,
+      errors->push_back(Invalid(AnnotationPath(kProgressTimeoutAnnotation), *timeout,
                                 "expected a whole number of seconds from 1 to 604800"));
   }
   out.timeout = std::chrono::seconds(seconds);
@@ -65,8 +57,8 @@ std::optional<ProgressPolicy> ProgressPolicyOf(const Job& job, FieldErrorList* e
     } else {
       ok = false;
       if (errors)
-        errors->push_back(
-            NotSupported(PathOf(kProgressPolicyAnnotation), *policy, {"Warn", "Fail", "Restart"}));
+        errors->push_back(NotSupported(AnnotationPath(kProgressPolicyAnnotation), *policy,
+                                       {"Warn", "Fail", "Restart"}));
     }
   }
   if (!ok) return std::nullopt;

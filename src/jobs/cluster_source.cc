@@ -329,8 +329,7 @@ Status ClusterJobSource::Follow(const json& first, const LogRequest& request, co
   return result;
 }
 
-StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string& replica,
-                                             size_t from, size_t max_bytes) {
+StatusOr<LogTarget> ClusterJobSource::StartedTarget(const json& job, const std::string& replica) {
   kube::ListOptions pods_of;
   pods_of.label_selector = PodsSelector(job);
   TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
@@ -338,11 +337,17 @@ StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string&
       LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, replica);
   if (targets.empty() || !targets[0].started)
     return NotFoundError("no log for replica \"" + replica + "\" of " + NameOf(job));
+  return targets[0];
+}
+
+StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string& replica,
+                                             size_t from, size_t max_bytes) {
+  TRAINCTL_ASSIGN_OR_RETURN(LogTarget target, StartedTarget(job, replica));
   kube::PodLogOptions options;
-  options.container = targets[0].container;
+  options.container = target.container;
   options.limit_bytes = static_cast<long long>(from + max_bytes);
   TRAINCTL_ASSIGN_OR_RETURN(std::string text,
-                            client_->PodLog(namespace_name_, targets[0].pod, options));
+                            client_->PodLog(namespace_name_, target.pod, options));
   if (from > text.size()) from = text.size();  // a restarted container: a new, shorter log
   // The API gives no total size; more may follow when the window was full.
   size_t size = text.size() == from + max_bytes ? text.size() + 1 : text.size();
@@ -351,34 +356,25 @@ StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string&
 
 StatusOr<std::string> ClusterJobSource::LogEnd(const json& job, const std::string& replica,
                                                long long lines) {
-  kube::ListOptions pods_of;
-  pods_of.label_selector = PodsSelector(job);
-  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
-  std::vector<LogTarget> targets =
-      LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, replica);
-  if (targets.empty() || !targets[0].started)
-    return NotFoundError("no log for replica \"" + replica + "\" of " + NameOf(job));
+  TRAINCTL_ASSIGN_OR_RETURN(LogTarget target, StartedTarget(job, replica));
   kube::PodLogOptions options;
-  options.container = targets[0].container;
+  options.container = target.container;
   options.tail_lines = lines;
-  return client_->PodLog(namespace_name_, targets[0].pod, options);
+  return client_->PodLog(namespace_name_, target.pod, options);
 }
 
 StatusOr<json> ClusterJobSource::Metrics(const json& job) {
   TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
-  kube::ListOptions pods_of;
-  pods_of.label_selector = PodsSelector(job);
-  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
-  std::vector<LogTarget> targets =
-      LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, replica);
+  StatusOr<LogTarget> target = StartedTarget(job, replica);
+  if (!target.ok() && target.status().code() != StatusCode::kNotFound) return target.status();
   std::vector<json> records;
-  if (!targets.empty() && targets[0].started) {
+  if (target.ok()) {
     kube::PodLogOptions options;
-    options.container = targets[0].container;
+    options.container = target->container;
     options.timestamps = true;  // each line's time, read by the tokenizer as its first token
     options.limit_bytes = kMaxMetricLogBytes;
     TRAINCTL_ASSIGN_OR_RETURN(std::string text,
-                              client_->PodLog(namespace_name_, targets[0].pod, options));
+                              client_->PodLog(namespace_name_, target->pod, options));
     records = metrics::RecordsFromOutput(text, clock_.Now());
   }
   return metrics::SeriesFromRecords(records, replica, false);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "jobs/cluster_view.h"
 #include "jobs/job_source.h"
 #include "kube/client.h"
 
@@ -63,6 +64,8 @@ class ClusterJobSource final : public JobSource {
   const std::string& server() const { return server_; }
 
  private:
+  // The pod and container whose log is replica `replica`'s; kNotFound when it has not run.
+  StatusOr<LogTarget> StartedTarget(const nlohmann::json& job, const std::string& replica);
   Status Follow(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
                 const NoteSink& notes);
 
