@@ -171,6 +171,12 @@ class DashboardTest(TrainctlTestCase):
         self.wait(lambda: self.state_of("crash") == "Failed", 30, "crash to turn Failed live")
         self.assertEqual(self.driver.execute_script("return window.__samePage"), 1, "no reload")
         self.assertIn("First failure: crash-worker-0", self.row("crash").text)
+        # The state filter keeps the failed job only, and every state again.
+        from selenium.webdriver.support.ui import Select
+        Select(self.driver.find_element(By.ID, "filter-state")).select_by_value("Failed")
+        self.wait(lambda: self.row("crash") and not self.row("curve"), 10, "the Failed filter")
+        Select(self.driver.find_element(By.ID, "filter-state")).select_by_value("")
+        self.wait(lambda: self.row("crash") and self.row("curve"), 10, "every state again")
         self.screenshot("dashboard-list.png")
 
         # The failing job's page: its first failure and last output.

@@ -69,7 +69,26 @@ function closeStream() {
 
 // --- the list -------------------------------------------------------------------------
 
+let lastRows = [];
+
+// The filter menus offer the values the rows have; a chosen value stays while it has rows.
+function fillFilters(rows) {
+  for (const select of document.querySelectorAll("select.filter")) {
+    const field = select.dataset.field;
+    const values = Array.from(new Set(rows.map((r) => r[field]).filter(Boolean))).sort();
+    const keep = select.value;
+    const first = select.options[0];
+    select.replaceChildren(first, ...values.map((v) => { const o = el("option", v); o.value = v; return o; }));
+    select.value = values.includes(keep) ? keep : "";
+  }
+}
+
 function renderList(rows) {
+  lastRows = rows;
+  fillFilters(rows);
+  const chosen = Array.from(document.querySelectorAll("select.filter"))
+      .filter((s) => s.value).map((s) => [s.dataset.field, s.value]);
+  rows = rows.filter((r) => chosen.every(([field, value]) => r[field] === value));
   const body = $("jobs").tBodies[0];
   body.replaceChildren();
   for (const row of rows) {
@@ -260,6 +279,8 @@ $("search").addEventListener("input", () => {
   }, 300);
 });
 $("replica-select").addEventListener("change", replicaChanged);
+for (const select of document.querySelectorAll("select.filter"))
+  select.addEventListener("change", () => renderList(lastRows));
 document.addEventListener("visibilitychange", () => {
   if (document.hidden) closeStream();
   else if (route.view !== "history") openStream();

@@ -2,12 +2,13 @@
 operator running the jobs: the same commands and output shapes as for local jobs, selected
 with --kubeconfig or with --backend kubernetes and $KUBECONFIG. Pod logs come through the API
 server from kwok's kubelet-like server (hack/cluster/up.sh serves one fake log per container)."""
+import http.client
 import json
 import os
 import subprocess
 import time
 
-from harness import KUBECONFIG, TRAINCTL, OperatorTestCase, make_job, run_for, wait_for
+from harness import CLUSTER_DIR, KUBECONFIG, TRAINCTL, OperatorTestCase, make_job, run_for, wait_for
 
 KWOK_LOG_LINE = "kwok fake container: this log is served by the kwok node through the API server"
 
@@ -72,6 +73,40 @@ class ClusterCli(OperatorTestCase):
         self.assertEqual(gone.returncode, 1)
         self.assertIn('job "cli" not found in namespace ' + self.ns, gone.stderr)
         wait_for("pods removed by the garbage collector", lambda: not self.pods("cli"), timeout=60)
+
+    def test_ui_lists_the_clusters_jobs_with_the_users_credentials(self):
+        self.create(make_job("PyTorchJob", "shown", self.ns, {"Master": (1, run_for(30))}))
+        env = dict(os.environ, TRAINCTL_STATE_DIR=os.path.join(CLUSTER_DIR, "ui-state-" + self.ns))
+        env.pop("KUBECONFIG", None)
+        ui = subprocess.Popen([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, "ui"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            url = ui.stdout.readline().strip()
+            port = int(url.split(":")[2].split("/")[0])
+            cookie = "trainctl_ui=" + url.rsplit("=", 1)[1]
+
+            def rows():
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                conn.request("GET", "/api/v1/jobs", headers={"Host": f"127.0.0.1:{port}",
+                                                             "Cookie": cookie})
+                body = json.loads(conn.getresponse().read())
+                conn.close()
+                return [r for r in body["items"] if r["name"] == "shown"]
+            row = wait_for("the cluster job in the dashboard's list", rows, timeout=60)[0]
+            self.assertEqual((row["source"], row["namespace"], row["kind"]),
+                             ("kubernetes", self.ns, "PyTorchJob"))
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", f"/api/v1/job?source=kubernetes&ns={self.ns}&kind=PyTorchJob&name=shown",
+                         headers={"Host": f"127.0.0.1:{port}", "Cookie": cookie})
+            page = json.loads(conn.getresponse().read())
+            conn.close()
+            self.assertEqual(page["job"]["metadata"]["name"], "shown")
+            self.assertIn("shown-master-0", [r["name"] for r in page["replicas"]])
+        finally:
+            ui.terminate()
+            ui.wait(timeout=20)
+            ui.stdout.close()
+            ui.stderr.close()
 
     def test_logs_follow_ends_with_the_job(self):
         self.create(make_job("TFJob", "follow", self.ns, {"Worker": (2, run_for(6))}))
