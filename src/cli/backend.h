@@ -19,8 +19,10 @@ class Backend {
   virtual int Describe(const std::vector<std::string>& args, const std::string& output) = 0;
   virtual int Logs(const std::vector<std::string>& args, const std::string& replica,
                    bool follow) = 0;
-  // `metrics [KIND] NAME [-o json]`: the series from the job's output (cli/job_commands.h).
-  virtual int Metrics(const std::vector<std::string>& args, const std::string& output) = 0;
+  // `metrics [KIND] NAME [-r REPLICA] [-o json]`: the series from the job's output
+  // (cli/job_commands.h).
+  virtual int Metrics(const std::vector<std::string>& args, const std::string& output,
+                      const std::string& replica) = 0;
   virtual int Patch(const std::vector<std::string>& args, const std::string& patch) = 0;
   // `delete_workspace`: also the PVCs the job's templates name (locally, their folders).
   virtual int Delete(const std::vector<std::string>& args, bool delete_workspace) = 0;

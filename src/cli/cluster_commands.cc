@@ -57,11 +57,12 @@ int ClusterBackend::Logs(const std::vector<std::string>& args, const std::string
   return source ? JobLogs(*source, args, replica, follow) : 1;
 }
 
-int ClusterBackend::Metrics(const std::vector<std::string>& args, const std::string& output) {
+int ClusterBackend::Metrics(const std::vector<std::string>& args, const std::string& output,
+                      const std::string& replica) {
   if (!output.empty() && output != "json")
     return Fail("unsupported output format \"" + output + "\" (json)", 2);
   std::unique_ptr<jobs::ClusterJobSource> source = Open(global_);
-  return source ? JobMetrics(*source, args, output) : 1;
+  return source ? JobMetrics(*source, args, output, replica) : 1;
 }
 
 int ClusterBackend::Patch(const std::vector<std::string>& /*args*/, const std::string& /*patch*/) {

@@ -18,7 +18,8 @@ class ClusterBackend final : public Backend {
   // Only the table form: `-o json` is `get -o json` on a cluster.
   int Describe(const std::vector<std::string>& args, const std::string& output) override;
   int Logs(const std::vector<std::string>& args, const std::string& replica, bool follow) override;
-  int Metrics(const std::vector<std::string>& args, const std::string& output) override;
+  int Metrics(const std::vector<std::string>& args, const std::string& output,
+                      const std::string& replica) override;
   // Refused: metadata patches of cluster jobs are kubectl's.
   int Patch(const std::vector<std::string>& args, const std::string& patch) override;
   int Delete(const std::vector<std::string>& args, bool delete_workspace) override;

@@ -283,10 +283,11 @@ int LocalBackend::Logs(const std::vector<std::string>& args, const std::string& 
   return JobLogs(source, args, replica, follow);
 }
 
-int LocalBackend::Metrics(const std::vector<std::string>& args, const std::string& output) {
+int LocalBackend::Metrics(const std::vector<std::string>& args, const std::string& output,
+                      const std::string& replica) {
   RealClock clock;
   jobs::LocalJobSource source = SourceFor(global_, clock);
-  return JobMetrics(source, args, output);
+  return JobMetrics(source, args, output, replica);
 }
 
 int LocalBackend::Patch(const std::vector<std::string>& args, const std::string& patch) {
@@ -397,8 +398,8 @@ int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& a
 }
 
 int MetricsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-                   const std::string& output) {
-  return WithBackend(global, [&](Backend& b) { return b.Metrics(args, output); });
+                   const std::string& output, const std::string& replica) {
+  return WithBackend(global, [&](Backend& b) { return b.Metrics(args, output, replica); });
 }
 
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,

@@ -55,9 +55,10 @@ int PatchCommand(const GlobalOptions& global, const std::vector<std::string>& ar
 // under the state root; on a cluster, the PersistentVolumeClaim objects).
 int DeleteCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                   bool delete_workspace);
-// The metric series of a job, from its metrics replica's output (docs/metrics.md).
+// The metric series of a job, from its metrics replica's output or, with `replica`, from that
+// replica's log (docs/metrics.md).
 int MetricsCommand(const GlobalOptions& global, const std::vector<std::string>& args,
-                   const std::string& output);
+                   const std::string& output, const std::string& replica);
 int WaitCommand(const GlobalOptions& global, const std::vector<std::string>& args,
                 const std::string& for_condition, const std::string& timeout);
 

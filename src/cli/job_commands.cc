@@ -120,22 +120,22 @@ int JobLogs(jobs::JobSource& source, const std::vector<std::string>& args,
 }
 
 int JobMetrics(jobs::JobSource& source, const std::vector<std::string>& args,
-               const std::string& output) {
+               const std::string& output, const std::string& replica) {
   if (!output.empty() && output != "json")
     return Fail("unsupported output format \"" + output + "\" (json)", 2);
   StatusOr<jobs::JobRef> ref = jobs::ParseJobRef(args);
   if (!ref.ok()) return Fail(ref.status().message(), 2);
   StatusOr<json> job = source.Get(*ref);
   if (!job.ok()) return Fail(job.status().message(), ExitFor(job.status()));
-  StatusOr<json> series = source.Metrics(*job);
+  StatusOr<json> series = source.Metrics(*job, replica);
   if (!series.ok()) return Fail(series.status().message(), ExitFor(series.status()));
   if (output == "json") {
     std::cout << series->dump(2) << "\n";
     return 0;
   }
-  std::string replica = api::StringAt(*series, "replica");
+  std::string from = api::StringAt(*series, "replica");
   if ((*series)["series"].empty()) {
-    std::cerr << "No metric lines in the output of " << replica
+    std::cerr << "No metric lines in the output of " << from
               << " yet (print e.g. \"step=10 loss=0.43\": docs/metrics.md).\n";
     return 0;
   }
@@ -149,7 +149,7 @@ int JobMetrics(jobs::JobSource& source, const std::vector<std::string>& args,
   for (const auto& [name, s] : (*series)["series"].items())
     rows.push_back({name, number(s["value"].back()), number(s["step"].back()),
                     std::to_string(s["value"].size())});
-  std::cout << "From " << replica << " (" << (*series)["records"].get<size_t>() << " metric lines"
+  std::cout << "From " << from << " (" << (*series)["records"].get<size_t>() << " metric lines"
             << ((*series)["truncated"].get<bool>() ? ", recording stopped at the limit" : "")
             << ")\n"
             << FormatTable(rows);

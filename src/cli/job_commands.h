@@ -21,10 +21,11 @@ int DescribeJob(jobs::JobSource& source, const std::vector<std::string>& args,
 // asked for.
 int JobLogs(jobs::JobSource& source, const std::vector<std::string>& args,
             const std::string& replica, bool follow);
-// `metrics [KIND] NAME [-o json]`: per series its last value, last step and points; with -o
-// json the series themselves (metrics/series.h).
+// `metrics [KIND] NAME [-r REPLICA] [-o json]`: per series its last value, last step and
+// points; with -o json the series themselves (metrics/series.h). `replica` "": the job's
+// metrics replica; another ("worker-1") is read from its log.
 int JobMetrics(jobs::JobSource& source, const std::vector<std::string>& args,
-               const std::string& output);
+               const std::string& output, const std::string& replica);
 // `wait [KIND] NAME --for condition=C --timeout T`: polls until the condition, a failure, or
 // the timeout, which says why the job is not there yet.
 int WaitForJob(jobs::JobSource& source, const std::vector<std::string>& args,

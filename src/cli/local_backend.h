@@ -13,7 +13,8 @@ class LocalBackend final : public Backend {
   int Get(const std::vector<std::string>& args, const std::string& output) override;
   int Describe(const std::vector<std::string>& args, const std::string& output) override;
   int Logs(const std::vector<std::string>& args, const std::string& replica, bool follow) override;
-  int Metrics(const std::vector<std::string>& args, const std::string& output) override;
+  int Metrics(const std::vector<std::string>& args, const std::string& output,
+                      const std::string& replica) override;
   int Patch(const std::vector<std::string>& args, const std::string& patch) override;
   int Delete(const std::vector<std::string>& args, bool delete_workspace) override;
   int Wait(const std::vector<std::string>& args, const std::string& for_condition,

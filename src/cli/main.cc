@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
       "metrics", "Show the metric series a job printed (step=1 loss=0.5 …): metrics [KIND] NAME");
   metrics_cmd->add_option("args", args)->required();
   metrics_cmd->add_option("-o,--output", output, "json: every point of every series");
+  metrics_cmd->add_option("-r,--replica", replica,
+                          "Another rank's curves, read from its log, e.g. worker-1");
   CLI::App* logs_cmd = app.add_subcommand("logs", "Print replica logs: logs [KIND] NAME");
   logs_cmd->add_option("args", args)->required();
   logs_cmd->add_option("-r,--replica", replica, "Only this replica, e.g. worker-0");
@@ -220,7 +222,7 @@ int main(int argc, char** argv) {
     if (*get_cmd) return GetCommand(global, args, output);
     if (*describe_cmd) return DescribeCommand(global, args, output);
     if (*logs_cmd) return LogsCommand(global, args, replica, follow);
-    if (*metrics_cmd) return MetricsCommand(global, args, output);
+    if (*metrics_cmd) return MetricsCommand(global, args, output, replica);
     if (*history_cmd) return trainctl::cli::HistoryCommand(global, history_options);
     if (*ui_cmd) return trainctl::cli::UiCommand(global, ui_options);
     if (*patch_cmd) return PatchCommand(global, args, patch);

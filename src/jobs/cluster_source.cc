@@ -363,8 +363,29 @@ StatusOr<std::string> ClusterJobSource::LogEnd(const json& job, const std::strin
   return client_->PodLog(namespace_name_, target.pod, options);
 }
 
-StatusOr<json> ClusterJobSource::Metrics(const json& job) {
-  TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
+StatusOr<std::map<std::string, std::string>> ClusterJobSource::LogEnds(
+    const json& job, const std::set<std::string>& replicas, long long lines) {
+  kube::ListOptions pods_of;
+  pods_of.label_selector = PodsSelector(job);
+  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
+  std::map<std::string, std::string> ends;
+  for (const LogTarget& t :
+       LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, "")) {
+    if (!t.started || !replicas.count(t.short_name)) continue;
+    kube::PodLogOptions options;
+    options.container = t.container;
+    options.tail_lines = lines;
+    if (StatusOr<std::string> text = client_->PodLog(namespace_name_, t.pod, options); text.ok())
+      ends[t.short_name] = std::move(*text);
+  }
+  return ends;
+}
+
+StatusOr<json> ClusterJobSource::Metrics(const json& job, const std::string& asked) {
+  std::string replica = asked;
+  if (replica.empty()) {
+    TRAINCTL_ASSIGN_OR_RETURN(replica, MetricsReplica(job));
+  }
   StatusOr<LogTarget> target = StartedTarget(job, replica);
   if (!target.ok() && target.status().code() != StatusCode::kNotFound) return target.status();
   std::vector<json> records;

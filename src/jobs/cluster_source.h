@@ -7,8 +7,10 @@
 // Does network I/O; the clock is injected.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "jobs/cluster_view.h"
@@ -46,13 +48,18 @@ class ClusterJobSource final : public JobSource {
   StatusOr<JobDetail> Describe(const JobRef& ref) override;
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
-  StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) override;
+  StatusOr<nlohmann::json> Metrics(const nlohmann::json& job, const std::string& replica) override;
   StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica, size_t from,
                              size_t max_bytes) override;
 
   // The end of replica `replica`'s log (its last `lines` lines); kNotFound when it has none.
   StatusOr<std::string> LogEnd(const nlohmann::json& job, const std::string& replica,
                                long long lines);
+  // The ends of several replicas' logs (short names → their last `lines` lines) with one pod
+  // list; a replica that has not run is left out.
+  StatusOr<std::map<std::string, std::string>> LogEnds(const nlohmann::json& job,
+                                                       const std::set<std::string>& replicas,
+                                                       long long lines);
 
   kube::Client& client() { return *client_; }
   // Single jobs (Get, Describe, Logs, ReadLog, Metrics) are looked up in `ns` from now on;

@@ -1,10 +1,12 @@
 #include "jobs/history_capture.h"
 
 #include <fstream>
+#include <set>
 
 #include "api/json_fields.h"
 #include "jobs/local_source.h"
 #include "jobs/why.h"
+#include "metrics/series.h"
 
 namespace trainctl::jobs {
 
@@ -75,7 +77,7 @@ StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key
     if (name.empty() || file.empty()) continue;
     logs[name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name] = ReadTail(file);
   }
-  StatusOr<json> metrics = source.Metrics(detail.job);
+  StatusOr<json> metrics = source.Metrics(detail.job, "");
   json record =
       MakeRecord(detail, source.name(), logs, metrics.ok() ? *metrics : json(nullptr), clock.Now());
   TRAINCTL_RETURN_IF_ERROR(store.Put(record, RecordRow(record), limits, clock.Now()).status());
@@ -92,22 +94,32 @@ StatusOr<std::optional<json>> ClusterRecord(ClusterJobSource& source, const std:
     return NotFoundError(name + " in " + ns + " is another job now (uid " +
                          api::StringAt(md, "uid") + ", not " + uid + ")");
   if (!IsFinishedJob(detail.job)) return std::optional<json>();
-  std::map<std::string, LogTail> logs;
+  // Log tails of rank 0 (the metrics replica) and of the replicas that failed, with one pod
+  // list: at scale every other request is load on the API server (docs/benchmarks.md).
+  StatusOr<std::string> metrics_replica = MetricsReplica(detail.job);
+  std::set<std::string> wanted;
+  if (metrics_replica.ok()) wanted.insert(*metrics_replica);
   std::string prefix = name + "-";
   for (const json& r : detail.replicas) {
     std::string pod = api::StringAt(r, "name");
-    if (pod.empty()) continue;
-    std::string replica = pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod;
-    StatusOr<std::string> end = source.LogEnd(detail.job, replica, 5000);
-    if (!end.ok()) continue;  // a pod that never ran has no log
-    LogTail tail;
-    tail.tail = history::LogTail(*end);
-    tail.bytes = end->size();  // what the kubelet still had of its end
-    logs[replica] = std::move(tail);
+    bool failed = api::IntAt(r, "exitCode", 0) != 0 || api::StringAt(r, "state") == "Failed";
+    if (!pod.empty() && failed)
+      wanted.insert(pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod);
   }
-  StatusOr<json> metrics = source.Metrics(detail.job);
-  return std::optional<json>(MakeRecord(detail, source.name(), logs,
-                                        metrics.ok() ? *metrics : json(nullptr), clock.Now()));
+  std::map<std::string, LogTail> logs;
+  json metrics = nullptr;
+  StatusOr<std::map<std::string, std::string>> ends = source.LogEnds(detail.job, wanted, 5000);
+  if (ends.ok())
+    for (const auto& [replica, text] : *ends) {
+      LogTail tail;
+      tail.tail = history::LogTail(text);
+      tail.bytes = text.size();  // what the kubelet still had of its end
+      logs[replica] = std::move(tail);
+      if (metrics_replica.ok() && replica == *metrics_replica)
+        metrics = metrics::SeriesFromRecords(metrics::RecordsFromOutput(text, clock.Now()), replica,
+                                             false);
+    }
+  return std::optional<json>(MakeRecord(detail, source.name(), logs, metrics, clock.Now()));
 }
 
 std::string LocalHistoryPath(const std::string& root) { return root + "/history.db"; }

@@ -109,10 +109,14 @@ class JobSource {
   // replica has no log.
   virtual Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
                       const NoteSink& notes) = 0;
-  // The metric series of `job` (metrics/series.h's shape) from its metrics replica's output
-  // (api/metrics_policy.h): the records the runner stored, or on a cluster that pod's log read
-  // now. kNotFound when the job's metrics are off; empty series when nothing was printed.
-  virtual StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) = 0;
+  // The metric series of `job` (metrics/series.h's shape). With `replica` "" they come from
+  // its metrics replica (api/metrics_policy.h): the records the runner stored, or on a cluster
+  // that pod's log read now; kNotFound when the job's metrics are off. A `replica` named
+  // ("worker-1") is read from its log now (at most kMaxMetricLogBytes of its end locally, of
+  // its start on a cluster), whatever the annotations say: curves per rank. Empty series when
+  // nothing was printed.
+  virtual StatusOr<nlohmann::json> Metrics(const nlohmann::json& job,
+                                           const std::string& replica) = 0;
   // Up to `max_bytes` of replica `replica`'s log (short name) from byte `from`. kNotFound
   // when the replica has no log. On a cluster the offset counts into the pod's current log.
   virtual StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica,

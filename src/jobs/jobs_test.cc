@@ -167,7 +167,7 @@ TEST_F(LocalSourceTest, MetricsAreTheRecordsOfTheMetricsReplica) {
   LocalJobSource source(root_, "default", clock_);
   StatusOr<json> job = source.Get({std::nullopt, "pt"});
   ASSERT_TRUE(job.ok());
-  StatusOr<json> none = source.Metrics(*job);
+  StatusOr<json> none = source.Metrics(*job, "");
   ASSERT_TRUE(none.ok()) << none.status().message();
   EXPECT_EQ((*none)["replica"], "worker-0") << "no Master: the first Worker is rank 0";
   EXPECT_TRUE((*none)["series"].empty());
@@ -175,12 +175,18 @@ TEST_F(LocalSourceTest, MetricsAreTheRecordsOfTheMetricsReplica) {
   ASSERT_TRUE(dir.AppendMetricRecords({{{"step", 1}, {"values", {{"loss", 2.5}}}},
                                        {{"step", 2}, {"values", {{"loss", 2.0}}}}})
                   .ok());
-  StatusOr<json> two = source.Metrics(*job);
+  StatusOr<json> two = source.Metrics(*job, "");
   ASSERT_TRUE(two.ok());
   EXPECT_EQ((*two)["series"]["loss"]["value"], json::array({2.5, 2.0}));
   json off = *job;
   off["metadata"]["annotations"]["trainctl.dev/metrics"] = "off";
-  EXPECT_EQ(source.Metrics(off).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(source.Metrics(off, "").status().code(), StatusCode::kNotFound);
+  // Another rank's curve comes from its log, read now (metrics off or not).
+  StatusOr<json> rank1 = source.Metrics(off, "worker-1");
+  ASSERT_TRUE(rank1.ok()) << rank1.status().message();
+  EXPECT_EQ((*rank1)["replica"], "worker-1");
+  EXPECT_EQ((*rank1)["series"]["loss"]["value"], json::array({2.5}));
+  EXPECT_EQ(source.Metrics(*job, "master-0").status().code(), StatusCode::kNotFound);
 }
 
 TEST(WholeLinesTest, AChunkEndsAtALineEnd) {
@@ -282,7 +288,7 @@ TEST_F(ClusterSourceTest, MetricsAreReadFromTheMetricsReplicasLog) {
   api_->SetLog(
       "/api/v1/namespaces/default/pods/pt-worker-0",
       "2026-11-26T10:00:01.000000001Z step=1 loss=3\n2026-11-26T10:00:02Z step=2 loss=2\n");
-  StatusOr<json> series = source.Metrics(*job);
+  StatusOr<json> series = source.Metrics(*job, "");
   ASSERT_TRUE(series.ok()) << series.status().message();
   EXPECT_EQ((*series)["replica"], "worker-0");
   EXPECT_EQ((*series)["series"]["loss"]["value"], json::array({3.0, 2.0}));

@@ -154,11 +154,28 @@ StatusOr<LogChunk> LocalJobSource::ReadLog(const json& job, const std::string& r
   return WholeLines(std::move(window), from, size);
 }
 
-StatusOr<json> LocalJobSource::Metrics(const json& job) {
-  TRAINCTL_ASSIGN_OR_RETURN(std::string replica, MetricsReplica(job));
+StatusOr<json> LocalJobSource::Metrics(const json& job, const std::string& asked) {
+  StatusOr<std::string> recorded = MetricsReplica(job);
+  if (asked.empty() && !recorded.ok()) return recorded.status();
+  std::string replica = asked.empty() ? *recorded : asked;
   std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind"));
+  if (!kind) return InvalidError("not a job of a known kind");
   const json& md = job["metadata"];
   local::JobDir dir(root_, {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")});
+  if (!recorded.ok() || replica != *recorded) {  // another rank: read its log now
+    std::vector<std::pair<std::string, std::string>> files = LogFiles(dir, replica);
+    if (files.empty())
+      return NotFoundError("no log for replica \"" + replica + "\" of " + dir.key().name);
+    std::ifstream in(files[0].second, std::ios::binary | std::ios::ate);
+    std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : 0;
+    std::streamoff from = std::max<std::streamoff>(0, size - kMaxMetricLogBytes);
+    std::string text(static_cast<size_t>(size - from), '\0');
+    in.seekg(from);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+    return metrics::SeriesFromRecords(metrics::RecordsFromOutput(text, clock_.Now()), replica,
+                                      from > 0);
+  }
   std::vector<json> records = dir.ReadMetricRecords();
   bool truncated = !records.empty() && records.back().value("truncated", false);
   return metrics::SeriesFromRecords(records, replica, truncated);

@@ -30,7 +30,7 @@ class LocalJobSource final : public JobSource {
   StatusOr<JobDetail> Describe(const JobRef& ref) override;
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
-  StatusOr<nlohmann::json> Metrics(const nlohmann::json& job) override;
+  StatusOr<nlohmann::json> Metrics(const nlohmann::json& job, const std::string& replica) override;
   StatusOr<LogChunk> ReadLog(const nlohmann::json& job, const std::string& replica, size_t from,
                              size_t max_bytes) override;
 

@@ -33,18 +33,17 @@ struct WriteOutcome {
 class ChildWriter {
  public:
   ChildWriter(kube::Client* client, kube::EventRecorder* recorder, Expectations* expectations,
-              Metrics* metrics, const Clock* clock, PodSettings settings, std::string cluster_domain);
+              Metrics* metrics, const Clock* clock, PodSettings settings,
+              std::string cluster_domain);
 
-  WriteOutcome Apply(const std::string& job_key, const api::Job& job,
-                     const ChildActions& actions);
+  WriteOutcome Apply(const std::string& job_key, const api::Job& job, const ChildActions& actions);
 
  private:
   void Event(const api::Job& job, const std::string& type, const std::string& reason,
              const std::string& message);
   // Runs `create(i)` for i in [0, n) in slow-start batches; returns the first error.
   Status SlowStart(size_t n, const std::function<Status(size_t)>& create);
-  Status CreatePod(const std::string& job_key, const api::Job& job,
-                   const engine::ReplicaRef& ref);
+  Status CreatePod(const std::string& job_key, const api::Job& job, const engine::ReplicaRef& ref);
   Status CreateService(const std::string& job_key, const api::Job& job,
                        const engine::ReplicaRef& ref);
 

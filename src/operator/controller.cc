@@ -366,6 +366,14 @@ SyncResult Controller::SyncInvalid(const KindInformer& informer, const nlohmann:
   return result;
 }
 
+void Controller::SetHistory(HistoryRecorder* history) {
+  history_ = history;
+  if (history_)
+    history_->OnDone([this](api::Kind kind, const std::string& ns, const std::string& name) {
+      queue_.Add(std::string(api::Info(kind).plural) + "/" + ns + "/" + name);
+    });
+}
+
 SyncResult Controller::Sync(const std::string& qkey) {
   SyncResult result;
   std::optional<KeyParts> parts = SplitKey(qkey);

@@ -80,7 +80,7 @@ class Controller {
   SyncResult Sync(const std::string& key);
   // The job history (--history): finished jobs are held until it records them. Set before
   // Start(); null: off.
-  void SetHistory(HistoryRecorder* history) { history_ = history; }
+  void SetHistory(HistoryRecorder* history);
 
   kube::WorkQueue& queue() { return queue_; }
   // The informers' caches; unit tests feed them as a reflector would (Replace/Apply) and then

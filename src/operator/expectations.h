@@ -54,7 +54,7 @@ class Expectations {
   };
   const Duration ttl_;
   mutable std::mutex mu_;
-  std::map<std::string, std::map<std::string, Write>> jobs_;  // job → pod name → pending
+  std::map<std::string, std::map<std::string, Write>> jobs_;     // job → pod name → pending
   std::map<std::string, std::map<std::string, Time>> services_;  // job → service → since
 };
 

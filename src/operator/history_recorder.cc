@@ -81,6 +81,7 @@ void HistoryRecorder::Work() {
             done.ok() ? std::string("its final status never showed") : done.status().message());
       }
     }
+    if (!again && on_done_) on_done_(item.kind, item.ns, item.name);
     std::unique_lock<std::mutex> lock(mu_);
     if (!again) {
       queued_.erase(item.uid);

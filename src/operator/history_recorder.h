@@ -11,6 +11,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -38,6 +39,12 @@ class HistoryRecorder {
   // Records the finished job soon; a job already queued or recorded is not queued again.
   void Enqueue(const std::string& ns, api::Kind kind, const std::string& name,
                const std::string& uid);
+  // Called (on the recorder's thread) once a job is recorded or given up on: the controller
+  // syncs it again at once instead of polling. Set before Start().
+  void OnDone(
+      std::function<void(api::Kind kind, const std::string& ns, const std::string& name)> done) {
+    on_done_ = std::move(done);
+  }
   // Records written, and captures that failed (for logs and tests).
   size_t written() const { return written_; }
   size_t failed() const { return failed_; }
@@ -61,6 +68,7 @@ class HistoryRecorder {
   std::set<std::string> queued_;    // uids in queue_ or being captured; guarded by mu_
   std::set<std::string> recorded_;  // guarded by store_mu_
   bool stop_ = false;               // guarded by mu_
+  std::function<void(api::Kind, const std::string&, const std::string&)> on_done_;
   std::thread worker_;
   std::atomic<size_t> written_{0}, failed_{0};
 };

@@ -12,8 +12,8 @@
 #include <atomic>
 #include <string>
 
-#include "kube/config.h"
 #include "kube/client.h"
+#include "kube/config.h"
 #include "kube/leader_election.h"
 #include "operator/controller.h"
 #include "operator/webhook_certs.h"
@@ -23,17 +23,17 @@ namespace trainctl::op {
 struct ManagerOptions {
   kube::RestConfig config;
   kube::ClientOptions client;
-  ControllerOptions controller;        // kinds: the enabled ones; probed against the server
-  std::string gang_scheduler_name;     // as given (for messages)
-  std::string metrics_bind_address;    // "0": off
+  ControllerOptions controller;      // kinds: the enabled ones; probed against the server
+  std::string gang_scheduler_name;   // as given (for messages)
+  std::string metrics_bind_address;  // "0": off
   std::string health_probe_bind_address;
-  int webhook_port = 0;                // 0: no webhook server
+  int webhook_port = 0;  // 0: no webhook server
   std::string webhook_bind_host;
   WebhookCertOptions webhook_certs;
   bool leader_elect = false;
   kube::LeaderElectionConfig leader_election;
-  std::string host;                    // this machine's name, for events
-  std::string history_path;            // the job history's SQLite file; "" off
+  std::string host;                          // this machine's name, for events
+  std::string history_path;                  // the job history's SQLite file; "" off
   std::string dashboard_bind_address = "0";  // the in-cluster dashboard; "0" off
   std::string dashboard_user_header;         // a trusted proxy's user header; "" off
 };

@@ -6,11 +6,16 @@ namespace trainctl::op {
 
 const char* MetricName(engine::Metric metric) {
   switch (metric) {
-    case engine::Metric::kJobCreated: return "training_operator_jobs_created_total";
-    case engine::Metric::kJobDeleted: return "training_operator_jobs_deleted_total";
-    case engine::Metric::kJobSucceeded: return "training_operator_jobs_successful_total";
-    case engine::Metric::kJobFailed: return "training_operator_jobs_failed_total";
-    case engine::Metric::kJobRestarted: return "training_operator_jobs_restarted_total";
+    case engine::Metric::kJobCreated:
+      return "training_operator_jobs_created_total";
+    case engine::Metric::kJobDeleted:
+      return "training_operator_jobs_deleted_total";
+    case engine::Metric::kJobSucceeded:
+      return "training_operator_jobs_successful_total";
+    case engine::Metric::kJobFailed:
+      return "training_operator_jobs_failed_total";
+    case engine::Metric::kJobRestarted:
+      return "training_operator_jobs_restarted_total";
   }
   return "training_operator_unknown_total";
 }
@@ -35,8 +40,7 @@ void Metrics::Inc(const std::string& name, std::map<std::string, std::string> la
   families_[name].series[std::move(labels)] += 1;
 }
 
-void Metrics::CountJob(engine::Metric metric, const std::string& ns,
-                       const std::string& framework) {
+void Metrics::CountJob(engine::Metric metric, const std::string& ns, const std::string& framework) {
   Inc(MetricName(metric), {{"job_namespace", ns}, {"framework", framework}});
 }
 
@@ -86,7 +90,8 @@ std::string Metrics::Render() const {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, family.help, name, family.type);
     for (const auto& [labels, value] : family.series) {
       std::string l;
-      for (const auto& [k, v] : labels) l += fmt::format("{}{}=\"{}\"", l.empty() ? "" : ",", k, Escape(v));
+      for (const auto& [k, v] : labels)
+        l += fmt::format("{}{}=\"{}\"", l.empty() ? "" : ",", k, Escape(v));
       out += fmt::format("{}{{{}}} {}\n", name, l, value);
     }
   }

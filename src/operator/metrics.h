@@ -27,8 +27,7 @@ class Metrics {
   void CountReconcile(const std::string& controller, const std::string& result);
   void CountRequest(const std::string& verb, const std::string& resource, bool ok);
   // A gauge read when rendering (e.g. the work-queue depth).
-  void AddGauge(const std::string& name, const std::string& help,
-                std::function<double()> read);
+  void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
 
   double Value(const std::string& name, const std::map<std::string, std::string>& labels) const;
   std::string Render() const;

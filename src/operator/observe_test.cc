@@ -165,12 +165,11 @@ TEST(ObserveWhyTest, AHealthyRunningPodKeepsNoDetail) {
   EXPECT_EQ(kube::ProjectPod(pod, {})->detail, nullptr);
   // Running again after a failure: in its crash loop between two back-offs, so its last end
   // (exit code, time, termination message) is kept for the reason's message.
-  pod["status"]["containerStatuses"][0]["lastState"] = {
-      {"terminated",
-       {{"exitCode", 2},
-        {"reason", "Error"},
-        {"message", "can't open file"},
-        {"finishedAt", "2026-11-25T10:00:05Z"}}}};
+  pod["status"]["containerStatuses"][0]["lastState"] = {{"terminated",
+                                                         {{"exitCode", 2},
+                                                          {"reason", "Error"},
+                                                          {"message", "can't open file"},
+                                                          {"finishedAt", "2026-11-25T10:00:05Z"}}}};
   pod["status"]["containerStatuses"][0]["state"] = {
       {"running", {{"startedAt", "2026-11-25T10:00:15Z"}}}};
   std::optional<kube::PodSummary> looping = kube::ProjectPod(pod, {});

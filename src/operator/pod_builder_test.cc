@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
+#include "api/quantity.h"
 #include "operator/decide.h"
 #include "operator/gang.h"
 #include "operator/hpa.h"
-#include "api/quantity.h"
 #include "operator/mpi_children.h"
 
 namespace trainctl::op {
@@ -159,8 +159,9 @@ TEST(PodBuilderTest, InitContainerTemplateErrorsNameTheFile) {
     return r.ok() ? std::string("ok") : r.status().message();
   };
   EXPECT_EQ(error("- name: a\n  image: {{.InitContainerImage}}\n"), "ok");
-  EXPECT_NE(error("- name: a\n  image: {{.Image}}\n").find("/t.yaml:2: unsupported template action"),
-            std::string::npos);
+  EXPECT_NE(
+      error("- name: a\n  image: {{.Image}}\n").find("/t.yaml:2: unsupported template action"),
+      std::string::npos);
   EXPECT_NE(error("- name: {{.MasterAddr").find("unclosed"), std::string::npos);
   EXPECT_NE(error("name: a\n").find("expected a YAML list of containers"), std::string::npos);
   EXPECT_NE(error("- image: x\n").find("item 0 is not a container with a name"), std::string::npos);
@@ -251,10 +252,10 @@ TEST(MpiChildrenTest, LauncherAsUpstream) {
   EXPECT_EQ(EnvValue(c, "OMPI_MCA_plm_rsh_agent"), "/etc/mpi/kubexec.sh");
   EXPECT_EQ(EnvValue(c, "OMPI_MCA_orte_default_hostfile"), "/etc/mpi/hostfile");
   EXPECT_EQ(EnvValue(c, "NVIDIA_VISIBLE_DEVICES"), "");
-  EXPECT_EQ(EnvNames(c), (std::vector<std::string>{
-                             "I_MPI_HYDRA_BOOTSTRAP", "OMPI_MCA_plm_rsh_agent",
-                             "OMPI_MCA_orte_default_hostfile", "NVIDIA_VISIBLE_DEVICES",
-                             "NVIDIA_DRIVER_CAPABILITIES", "I_MPI_HYDRA_BOOTSTRAP_EXEC"}))
+  EXPECT_EQ(EnvNames(c),
+            (std::vector<std::string>{"I_MPI_HYDRA_BOOTSTRAP", "OMPI_MCA_plm_rsh_agent",
+                                      "OMPI_MCA_orte_default_hostfile", "NVIDIA_VISIBLE_DEVICES",
+                                      "NVIDIA_DRIVER_CAPABILITIES", "I_MPI_HYDRA_BOOTSTRAP_EXEC"}))
       << "the user's I_MPI_HYDRA_BOOTSTRAP is kept and not added again";
   ASSERT_EQ(c["volumeMounts"].size(), 2u);
   const json& init = pod["spec"]["initContainers"][0];
@@ -291,8 +292,7 @@ TEST(MpiChildrenTest, ConfigMapAndRbac) {
   EXPECT_EQ(cm["metadata"]["labels"]["app"], "m");
   EXPECT_EQ(cm["metadata"]["ownerReferences"][0]["controller"], true);
   EXPECT_EQ(cm["data"]["hostfile"], "m-worker-0 slots=2\nm-worker-1 slots=2\n");
-  EXPECT_EQ(cm["data"]["discover_hosts.sh"],
-            "#!/bin/sh\necho m-worker-0:2\necho m-worker-1:2\n");
+  EXPECT_EQ(cm["data"]["discover_hosts.sh"], "#!/bin/sh\necho m-worker-0:2\necho m-worker-1:2\n");
   std::string kubexec = cm["data"]["kubexec.sh"];
   EXPECT_NE(kubexec.find("/opt/kube/kubectl exec ${POD_NAME} --container mpi -- /bin/sh -c"),
             std::string::npos)
@@ -510,8 +510,8 @@ TEST(GangTest, MpiPodsWarnWithTheMpiControllersReason) {
 
 TEST(GangTest, BadQuantityNamesTheContainer) {
   api::Job job = Load(kGang);
-  job.replica_specs["Master"].pod_template["spec"]["containers"][0]["resources"]["requests"]["cpu"] =
-      "lots";
+  job.replica_specs["Master"]
+      .pod_template["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots";
   StatusOr<json> pg = DesiredPodGroup(job, GangFromFlag("volcano"), json());
   ASSERT_FALSE(pg.ok());
   EXPECT_NE(pg.status().message().find("Master container pytorch resource cpu"), std::string::npos)
@@ -537,7 +537,8 @@ TEST(GangTest, YuniKornAnnotations) {
   EXPECT_EQ(md["annotations"]["yunikorn.apache.org/task-group-name"], "worker");
   EXPECT_EQ(md["annotations"]["yunikorn.apache.org/schedulingPolicyParameters"],
             "placeholderTimeoutInSeconds=90");
-  json groups = json::parse(md["annotations"]["yunikorn.apache.org/task-groups"].get<std::string>());
+  json groups =
+      json::parse(md["annotations"]["yunikorn.apache.org/task-groups"].get<std::string>());
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0], json({{"name", "master"},
                              {"minMember", 1},

@@ -39,16 +39,15 @@ ProbePlan PlanProbe(const api::Job& job, const api::ProgressPolicy& policy,
   for (const engine::ReplicaObservation& o : observed)
     if (Running(o)) running.push_back(&o);
   const api::KindPlugin& plugin = api::PluginFor(job.kind);
-  std::stable_sort(running.begin(), running.end(),
-                   [&](const engine::ReplicaObservation* a, const engine::ReplicaObservation* b) {
-                     bool am = plugin.IsMasterRole(job, a->type, a->index) ||
-                               job.info().IsLauncher(a->type);
-                     bool bm = plugin.IsMasterRole(job, b->type, b->index) ||
-                               job.info().IsLauncher(b->type);
-                     if (am != bm) return am;
-                     if (a->index != b->index) return a->index < b->index;
-                     return a->type < b->type;
-                   });
+  std::stable_sort(
+      running.begin(), running.end(),
+      [&](const engine::ReplicaObservation* a, const engine::ReplicaObservation* b) {
+        bool am = plugin.IsMasterRole(job, a->type, a->index) || job.info().IsLauncher(a->type);
+        bool bm = plugin.IsMasterRole(job, b->type, b->index) || job.info().IsLauncher(b->type);
+        if (am != bm) return am;
+        if (a->index != b->index) return a->index < b->index;
+        return a->type < b->type;
+      });
   for (const engine::ReplicaObservation* o : running) {
     if (plan.pods.size() == kMaxPodsPerProbe) break;
     plan.pods.push_back(o->name);
@@ -129,8 +128,7 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
     bool probed = start && (seen || asked == plan.pods.size());
     if (probed) {
       // No output seen: none for at least the window the probe covered.
-      if (!seen && !state.last_output)
-        seen = now - std::chrono::seconds(plan.since_seconds);
+      if (!seen && !state.last_output) seen = now - std::chrono::seconds(plan.since_seconds);
       if (seen) state.last_output = seen;
       state.last_probe = now;
       std::lock_guard<std::mutex> lock(mu_);

@@ -44,9 +44,9 @@ struct ProbeState {
 
 struct ProbePlan {
   bool due = false;
-  long long since_seconds = 0;      // the window the probe covers
-  std::vector<std::string> pods;    // to ask, in order
-  Duration next{0};                 // when the job is due (again)
+  long long since_seconds = 0;    // the window the probe covers
+  std::vector<std::string> pods;  // to ask, in order
+  Duration next{0};               // when the job is due (again)
 };
 
 // Pure: whether `state` is due for a probe at `now` under `policy`, and of which pods.

@@ -38,8 +38,9 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
         out.plan.delete_job = false;
         DropUnmadeDeletion(&out.plan.metrics, &out.plan.events);
       }
-      if (!out.plan.requeue_after || *out.plan.requeue_after > Duration(1000))
-        out.plan.requeue_after = Duration(1000);
+      // The recorder wakes the job when its record is written; this is the safety net.
+      if (!out.plan.requeue_after || *out.plan.requeue_after > kHistoryRecheck)
+        out.plan.requeue_after = kHistoryRecheck;
     }
   }
   return out;

@@ -45,6 +45,8 @@ struct SyncInput {
 // How long a finished job waits for its history record before cleanPodPolicy and the TTL go
 // ahead without one.
 inline constexpr Duration kHistoryHold{60000};
+// How often a held job is looked at again if the recorder has not woken it.
+inline constexpr Duration kHistoryRecheck{10000};
 
 struct SyncOptions {
   bool pod_groups = false;  // a gang scheduler that uses PodGroups is configured

@@ -90,7 +90,7 @@ TEST(DecideSync, AFinishedJobKeepsItsPodsAndItsTtlWaitsForItsHistoryRecord) {
   EXPECT_FALSE(held.plan.delete_job);
   EXPECT_TRUE(held.actions.delete_pods.empty());
   for (const engine::Event& e : held.plan.events) EXPECT_NE(e.reason, engine::kDeletedJobReason);
-  EXPECT_EQ(held.plan.requeue_after, Duration(1000));
+  EXPECT_EQ(held.plan.requeue_after, kHistoryRecheck);
   EXPECT_TRUE(held.record) << "the stored status is final: record it now";
   in.stored = api::JobStatus{};  // the final status is not written yet
   EXPECT_FALSE(DecideSync(in, {}).record);

@@ -105,7 +105,7 @@ void Dashboard::Register(server::Router& router) {
                   jobs::JobSource* source = nullptr;
                   StatusOr<json> job = LiveJobLocked(r, v, /*logs=*/true, &source);
                   if (!job.ok()) return Error(job.status());
-                  StatusOr<json> series = source->Metrics(*job);
+                  StatusOr<json> series = source->Metrics(*job, r.Query("replica"));
                   return series.ok() ? Response::Json(200, *series) : Error(series.status());
                 }));
   router.Handle("GET", "/api/v1/stream", guarded([this](const Request& r, const Viewer& v) {
@@ -310,7 +310,7 @@ void Dashboard::Stream(const Request& request, const Viewer& viewer, server::Str
         }
         if (job.ok() && clock_.Monotonic() - last_metrics >= std::chrono::seconds(2)) {
           last_metrics = clock_.Monotonic();
-          if (StatusOr<json> series = source->Metrics(*job); series.ok()) {
+          if (StatusOr<json> series = source->Metrics(*job, replica); series.ok()) {
             std::string text = series->dump();
             if (text != sent_metrics) out += SseEvent("metrics", text);
             sent_metrics = std::move(text);

@@ -80,6 +80,12 @@ class MetricsTest(TrainctlTestCase):
         self.assertEqual(ran.returncode, 0, self.explain(ran))
         doc = json.loads(self.trainctl("metrics", "w1", "-o", "json").stdout)
         self.assertEqual((doc["replica"], doc["series"]["loss"]["value"]), ("worker-1", [42.0]))
+        # Another rank's curve, read from its log on demand.
+        other = json.loads(self.trainctl("metrics", "w1", "-r", "worker-0", "-o", "json").stdout)
+        self.assertEqual((other["replica"], other["series"]["loss"]["value"]), ("worker-0", [42.0]))
+        none = self.trainctl("metrics", "w1", "-r", "worker-7")
+        self.assertEqual(none.returncode, 1)
+        self.assertIn('no log for replica "worker-7"', none.stderr)
 
         ran = self.trainctl("run", self.write(
             "off.yaml", job("quiet", '"trainctl.dev/metrics": "off"')), "-q")
