@@ -15,7 +15,7 @@ class ClusterBackend final : public Backend {
  public:
   explicit ClusterBackend(GlobalOptions global) : global_(std::move(global)) {}
   int Get(const std::vector<std::string>& args, const std::string& output) override;
-  // Only the table form: `-o json` is `get -o json` on a cluster.
+  // The table, or with -o json the data layer's document (jobs::DetailDocument), as locally.
   int Describe(const std::vector<std::string>& args, const std::string& output) override;
   int Logs(const std::vector<std::string>& args, const std::string& replica, bool follow) override;
   int Metrics(const std::vector<std::string>& args, const std::string& output,

@@ -125,10 +125,12 @@ Status LocalJobSource::Logs(const json& job, const LogRequest& request, const Lo
   local::LogTailer tailer;
   for (;;) {
     bool active = dir.RunnerActive();
-    for (const auto& [short_name, path] : LogFiles(dir, request.replica))
+    for (const auto& file : LogFiles(dir, request.replica)) {
+      const std::string& short_name = file.first;  // a lambda may not capture a binding
       tailer.Poll(
-          short_name, path, [&](const std::string& line) { lines(short_name, line); },
+          short_name, file.second, [&](const std::string& line) { lines(short_name, line); },
           !request.follow || !active);
+    }
     if (!request.follow || !active) return Status::Ok();
     clock_.SleepFor(PollInterval());
   }
