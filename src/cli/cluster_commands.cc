@@ -14,11 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-int Fail(const std::string& message, int code) {
-  std::cerr << "error: " << message << "\n";
-  return code;
-}
-
 const Clock& TheClock() {
   static RealClock clock;
   return clock;
@@ -58,7 +53,7 @@ int ClusterBackend::Logs(const std::vector<std::string>& args, const std::string
 }
 
 int ClusterBackend::Metrics(const std::vector<std::string>& args, const std::string& output,
-                      const std::string& replica) {
+                            const std::string& replica) {
   if (!output.empty() && output != "json")
     return Fail("unsupported output format \"" + output + "\" (json)", 2);
   std::unique_ptr<jobs::ClusterJobSource> source = Open(global_);

@@ -42,15 +42,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-int Fail(const std::string& message, int code) {
-  std::cerr << "error: " << message << "\n";
-  return code;
-}
-
-std::string StateRoot(const GlobalOptions& g) {
-  return g.state_dir.empty() ? local::DefaultStateRoot() : g.state_dir;
-}
-
 std::string EnvBackend() {
   const char* v = std::getenv("TRAINCTL_BACKEND");
   return v ? v : "";
@@ -62,11 +53,6 @@ int ClusterOrError(const GlobalOptions& g, bool* cluster) {
   if (!use.ok()) return Fail(use.status().message(), 2);
   *cluster = *use;
   return -1;
-}
-
-std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
-  if (g.all_namespaces) return std::nullopt;
-  return g.namespace_.empty() ? "default" : g.namespace_;
 }
 
 // The local source; a job its TTL removes is recorded in the history first.
@@ -121,6 +107,20 @@ int RunInBackground(api::Job job, local::RunOptions run, const std::string& sour
 }
 
 }  // namespace
+
+int Fail(const std::string& message, int code) {
+  std::cerr << "error: " << message << "\n";
+  return code;
+}
+
+std::string StateRoot(const GlobalOptions& g) {
+  return g.state_dir.empty() ? local::DefaultStateRoot() : g.state_dir;
+}
+
+std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
+  if (g.all_namespaces) return std::nullopt;
+  return g.namespace_.empty() ? "default" : g.namespace_;
+}
 
 StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend) {
   std::string backend = !global.backend.empty() ? global.backend : env_backend;
@@ -284,7 +284,7 @@ int LocalBackend::Logs(const std::vector<std::string>& args, const std::string& 
 }
 
 int LocalBackend::Metrics(const std::vector<std::string>& args, const std::string& output,
-                      const std::string& replica) {
+                          const std::string& replica) {
   RealClock clock;
   jobs::LocalJobSource source = SourceFor(global_, clock);
   return JobMetrics(source, args, output, replica);

@@ -20,6 +20,13 @@ struct GlobalOptions {
   bool all_namespaces = false;
 };
 
+// Prints "error: <message>" on stderr and returns `code`, the exit status to return.
+int Fail(const std::string& message, int code);
+// The local state folder the options select (--state-dir, else local::DefaultStateRoot()), and
+// the namespace they scope to (nullopt: -A, every namespace).
+std::string StateRoot(const GlobalOptions& global);
+std::optional<std::string> NamespaceFilter(const GlobalOptions& global);
+
 // True when the job commands talk to a cluster: --backend kubernetes, or no --backend and
 // either $TRAINCTL_BACKEND=kubernetes or --kubeconfig. kInvalid for an unknown backend name.
 StatusOr<bool> UseCluster(const GlobalOptions& global, const std::string& env_backend);

@@ -13,20 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-int Fail(const std::string& message, int code) {
-  std::cerr << "error: " << message << "\n";
-  return code;
-}
-
-std::string StateRoot(const GlobalOptions& g) {
-  return g.state_dir.empty() ? local::DefaultStateRoot() : g.state_dir;
-}
-
-std::optional<std::string> NamespaceFilter(const GlobalOptions& g) {
-  if (g.all_namespaces) return std::nullopt;
-  return g.namespace_.empty() ? "default" : g.namespace_;
-}
-
 // Records finished job folders that have no record yet.
 void ImportFinished(history::HistoryStore& store, const GlobalOptions& g) {
   std::string root = StateRoot(g);

@@ -12,11 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-int Fail(const std::string& message, int code) {
-  std::cerr << "error: " << message << "\n";
-  return code;
-}
-
 void Note(const std::string& note) { std::cerr << note << "\n"; }
 void Warn(const std::string& warning) { std::cerr << "warning: " << warning << "\n"; }
 

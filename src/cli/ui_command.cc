@@ -9,15 +9,6 @@
 #include "ui/dashboard.h"
 
 namespace trainctl::cli {
-namespace {
-
-int Fail(const std::string& message, int code) {
-  std::cerr << "error: " << message << "\n";
-  return code;
-}
-
-}  // namespace
-
 int UiCommand(const GlobalOptions& global, const UiOptions& options) {
   StatusOr<std::pair<std::string, int>> bind = server::ParseBindAddress(options.listen);
   if (!bind.ok()) return Fail("--listen: " + bind.status().message(), 2);
@@ -28,7 +19,7 @@ int UiCommand(const GlobalOptions& global, const UiOptions& options) {
   if (!token.ok()) return Fail(token.status().message(), 1);
 
   ui::DashboardConfig config;
-  config.state_root = global.state_dir.empty() ? local::DefaultStateRoot() : global.state_dir;
+  config.state_root = StateRoot(global);
   if (*cluster) config.cluster = jobs::ClusterScope{global.kubeconfig, global.namespace_, true};
   config.auth.token = *token;
   RealClock clock;

@@ -54,6 +54,18 @@ StatusOr<std::string> ReadFile(const std::string& path) {
 
 namespace {
 
+// The JSON objects of a file written one per line; unreadable lines and a missing file: none.
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json j = api::ParseJsonWithin(line, api::JsonLimits{});
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
 StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {
   StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
@@ -152,14 +164,7 @@ Status JobDir::AppendEvent(const nlohmann::json& event) const {
 }
 
 StatusOr<std::vector<nlohmann::json>> JobDir::ReadEvents() const {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path_ + "/events.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    nlohmann::json j = api::ParseJsonWithin(line, api::JsonLimits{});
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
+  return ReadJsonLines(path_ + "/events.jsonl");
 }
 
 Status JobDir::AppendMetricRecords(const std::vector<nlohmann::json>& records) const {
@@ -171,14 +176,7 @@ Status JobDir::AppendMetricRecords(const std::vector<nlohmann::json>& records) c
 }
 
 std::vector<nlohmann::json> JobDir::ReadMetricRecords() const {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path_ + "/metrics.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    nlohmann::json j = api::ParseJsonWithin(line, api::JsonLimits{});
-    if (!j.is_discarded()) out.push_back(std::move(j));
-  }
-  return out;
+  return ReadJsonLines(path_ + "/metrics.jsonl");
 }
 
 Status JobDir::AcquireRunnerLock() {
