@@ -39,18 +39,6 @@ std::string PodsSelector(const json& job) {
   return std::string(api::kLabelJobName) + "=" + NameOf(job);
 }
 
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
-}
-
 // Splits a stream's bytes into lines for a sink; one sink call at a time. Thread-safe.
 class LineSplitter {
  public:
@@ -169,29 +157,22 @@ StatusOr<JobDetail> ClusterJobSource::Describe(const JobRef& ref) {
   kube::ListOptions pods_of;
   pods_of.label_selector = PodsSelector(job);
   StatusOr<json> pods = client_->List(kube::kPods, namespace_name_, pods_of);
-  kube::ListOptions events_of;
-  events_of.field_selector = "involvedObject.uid=" + UidOf(job);
-  StatusOr<json> events = client_->List(kube::kEvents, namespace_name_, events_of);
+  StatusOr<std::vector<json>> events = Events(job);
   if (!pods.ok()) detail.warnings.push_back(pods.status().message());
   if (!events.ok()) detail.warnings.push_back(events.status().message());
   if (pods.ok()) detail.replicas = ReplicaRowsFromPods(*pods, UidOf(job));
-  if (events.ok()) detail.events = EventRowsFromApi(*events);
+  if (events.ok()) detail.events = std::move(*events);
   // The replica the operator named in the Failed/Restarting condition, and its last lines.
-  if (std::string first = FirstFailureName(job); !first.empty()) {
-    detail.failure = {{"name", first}, {"message", JobWhy(job)["firstFailure"]}};
-    for (const json& row : detail.replicas)
-      if (api::StringAt(row, "name") == first)
-        for (const char* key : {"type", "index", "exitCode", "reason", "finishTime"})
-          if (row.contains(key)) detail.failure[key] = row[key];
+  detail.failure = FailureSummary(job, detail.replicas);
+  if (!detail.failure.is_null()) {
     std::vector<std::string> tail;
     json no_pods = json::object();
     for (const LogTarget& t : LogTargets(pods.ok() ? *pods : no_pods, NameOf(job), UidOf(job),
-                                         api::Info(*KindOf(job)).default_container, first)) {
-      kube::PodLogOptions options;
-      options.container = t.container;
-      options.tail_lines = static_cast<long long>(kFailureLogLines);
-      if (StatusOr<std::string> text = client_->PodLog(namespace_name_, t.pod, options); text.ok())
-        tail = SplitLines(*text);
+                                         api::Info(*KindOf(job)).default_container,
+                                         detail.failure["name"].get<std::string>())) {
+      if (StatusOr<std::string> text = LogEndOf(t, static_cast<long long>(kFailureLogLines));
+          text.ok())
+        tail = LastLines(*text, kFailureLogLines);
     }
     detail.failure["lastLogLines"] = tail;
   }
@@ -357,28 +338,21 @@ StatusOr<LogChunk> ClusterJobSource::ReadLog(const json& job, const std::string&
 StatusOr<std::string> ClusterJobSource::LogEnd(const json& job, const std::string& replica,
                                                long long lines) {
   TRAINCTL_ASSIGN_OR_RETURN(LogTarget target, StartedTarget(job, replica));
+  return LogEndOf(target, lines);
+}
+
+StatusOr<std::string> ClusterJobSource::LogEndOf(const LogTarget& target, long long lines) {
   kube::PodLogOptions options;
   options.container = target.container;
   options.tail_lines = lines;
   return client_->PodLog(namespace_name_, target.pod, options);
 }
 
-StatusOr<std::map<std::string, std::string>> ClusterJobSource::LogEnds(
-    const json& job, const std::set<std::string>& replicas, long long lines) {
-  kube::ListOptions pods_of;
-  pods_of.label_selector = PodsSelector(job);
-  TRAINCTL_ASSIGN_OR_RETURN(json pods, client_->List(kube::kPods, namespace_name_, pods_of));
-  std::map<std::string, std::string> ends;
-  for (const LogTarget& t :
-       LogTargets(pods, NameOf(job), UidOf(job), api::Info(*KindOf(job)).default_container, "")) {
-    if (!t.started || !replicas.count(t.short_name)) continue;
-    kube::PodLogOptions options;
-    options.container = t.container;
-    options.tail_lines = lines;
-    if (StatusOr<std::string> text = client_->PodLog(namespace_name_, t.pod, options); text.ok())
-      ends[t.short_name] = std::move(*text);
-  }
-  return ends;
+StatusOr<std::vector<json>> ClusterJobSource::Events(const json& job) {
+  kube::ListOptions events_of;
+  events_of.field_selector = "involvedObject.uid=" + UidOf(job);
+  TRAINCTL_ASSIGN_OR_RETURN(json events, client_->List(kube::kEvents, namespace_name_, events_of));
+  return EventRowsFromApi(events);
 }
 
 StatusOr<json> ClusterJobSource::Metrics(const json& job, const std::string& asked) {

@@ -55,11 +55,10 @@ class ClusterJobSource final : public JobSource {
   // The end of replica `replica`'s log (its last `lines` lines); kNotFound when it has none.
   StatusOr<std::string> LogEnd(const nlohmann::json& job, const std::string& replica,
                                long long lines);
-  // The ends of several replicas' logs (short names → their last `lines` lines) with one pod
-  // list; a replica that has not run is left out.
-  StatusOr<std::map<std::string, std::string>> LogEnds(const nlohmann::json& job,
-                                                       const std::set<std::string>& replicas,
-                                                       long long lines);
+  // The end of one pod's log (its last `lines` lines), in the current namespace.
+  StatusOr<std::string> LogEndOf(const LogTarget& target, long long lines);
+  // The events of `job` (involvedObject.uid) as describe's rows, oldest first.
+  StatusOr<std::vector<nlohmann::json>> Events(const nlohmann::json& job);
 
   kube::Client& client() { return *client_; }
   // Single jobs (Get, Describe, Logs, ReadLog, Metrics) are looked up in `ns` from now on;

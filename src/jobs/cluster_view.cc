@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <tuple>
 
 #include "api/kinds.h"
@@ -80,12 +81,11 @@ std::string EventTime(const json& e) {
 }  // namespace
 
 json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
-  std::vector<std::tuple<std::string, long long, std::string, json>> rows;
+  std::vector<json> rows;
   for (const json& pod : Items(pod_list)) {
     if (!OwnedBy(pod, job_uid)) continue;
     const json& md = Field(pod, "metadata");
     const json& labels = Field(md, "labels");
-    std::string type = Str(labels, api::kLabelReplicaType);
     std::string index_text = Str(labels, api::kLabelReplicaIndex);
     long long index = 0;
     if (!index_text.empty() && std::all_of(index_text.begin(), index_text.end(),
@@ -93,7 +93,7 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
       index = std::stoll(index_text.substr(0, 9));
     const json& cs = MainContainerStatus(pod, DefaultContainerOf(pod));
     json row = {{"name", Str(md, "name")},
-                {"type", type},
+                {"type", Str(labels, api::kLabelReplicaType)},
                 {"index", index},
                 {"state", PodState(pod, cs)},
                 {"restarts", Int(cs, "restartCount")},
@@ -102,33 +102,76 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
     const json& terminated = Field(Field(cs, "state"), "terminated");
     if (terminated.is_object() && Field(terminated, "exitCode").is_number_integer())
       row["exitCode"] = Int(terminated, "exitCode");
-    rows.emplace_back(type, index, row["name"].get<std::string>(), std::move(row));
+    rows.push_back(std::move(row));
   }
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
-           std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
-  });
+  return SortedReplicaRows(std::move(rows));
+}
+
+json ReplicaRowFromObservation(const engine::ReplicaObservation& replica, const std::string& node) {
+  std::string state = engine::PhaseName(replica.phase);
+  if (replica.terminating) {
+    state = "Terminating";
+  } else if (!replica.waiting_reason.empty()) {
+    state = replica.waiting_reason;
+  } else if (!replica.end_reason.empty() && replica.end_reason != "Completed" &&
+             replica.end_reason != "Error") {
+    state = replica.end_reason;
+  }
+  json row = {{"name", replica.name}, {"type", replica.type},         {"index", replica.index},
+              {"state", state},       {"restarts", replica.restarts}, {"node", node}};
+  if (replica.exit_code) row["exitCode"] = *replica.exit_code;
+  if (!replica.end_reason.empty()) row["reason"] = replica.end_reason;
+  if (replica.finished_at) row["finishTime"] = FormatRfc3339(*replica.finished_at);
+  return row;
+}
+
+json SortedReplicaRows(std::vector<json> rows) {
+  auto key = [](const json& r) {
+    return std::make_tuple(Str(r, "type"), Int(r, "index"), Str(r, "name"));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const json& a, const json& b) { return key(a) < key(b); });
   json out = json::array();
-  for (auto& r : rows) out.push_back(std::move(std::get<3>(r)));
+  for (json& r : rows) out.push_back(std::move(r));
   return out;
+}
+
+json EventRow(const std::string& time, const std::string& type, const std::string& reason,
+              long long count, const std::string& object, const std::string& message) {
+  return {{"time", time},
+          {"type", type},
+          {"reason", count > 1 ? reason + " (x" + std::to_string(count) + ")" : reason},
+          {"object", object},
+          {"message", message}};
 }
 
 std::vector<json> EventRowsFromApi(const json& event_list) {
   std::vector<json> rows;
   for (const json& e : Items(event_list)) {
     const json& involved = Field(e, "involvedObject");
-    std::string reason = Str(e, "reason");
-    if (long long count = Int(e, "count"); count > 1) reason += " (x" + std::to_string(count) + ")";
-    rows.push_back({{"time", EventTime(e)},
-                    {"type", Str(e, "type")},
-                    {"reason", reason},
-                    {"object", Str(involved, "kind") + "/" + Str(involved, "name")},
-                    {"message", Str(e, "message")}});
+    rows.push_back(EventRow(EventTime(e), Str(e, "type"), Str(e, "reason"), Int(e, "count"),
+                            Str(involved, "kind") + "/" + Str(involved, "name"),
+                            Str(e, "message")));
   }
   std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
     return a["time"].get<std::string>() < b["time"].get<std::string>();
   });
   return rows;
+}
+
+std::vector<json> MergeEventRows(std::vector<json> listed, const std::vector<json>& known) {
+  auto key = [](const json& row) {
+    std::string reason = Str(row, "reason");
+    return std::make_tuple(Str(row, "type"), reason.substr(0, reason.find(" (x")),
+                           Str(row, "message"));
+  };
+  std::set<std::tuple<std::string, std::string, std::string>> have;
+  for (const json& row : listed) have.insert(key(row));
+  for (const json& row : known)
+    if (!have.count(key(row))) listed.push_back(row);
+  std::stable_sort(listed.begin(), listed.end(),
+                   [](const json& a, const json& b) { return Str(a, "time") < Str(b, "time"); });
+  return listed;
 }
 
 std::vector<LogTarget> LogTargets(const json& pod_list, const std::string& job_name,

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/plan.h"
+
 namespace trainctl::jobs {
 
 // The pods of a PodList whose controller owner reference has `job_uid` (all pods when the
@@ -14,6 +16,24 @@ namespace trainctl::jobs {
 // Succeeded, Failed, or the waiting/terminated reason of the main container, Terminating),
 // restarts, exitCode (when terminated), node, podIP. Sorted by replica type, then index.
 nlohmann::json ReplicaRowsFromPods(const nlohmann::json& pod_list, const std::string& job_uid);
+
+// One replica as a controller's cache sees it, as a row of the same shape (podIP left out);
+// `node` "" when unknown. A replica that ended also has reason and finishTime when known.
+nlohmann::json ReplicaRowFromObservation(const engine::ReplicaObservation& replica,
+                                         const std::string& node);
+
+// `rows` in ReplicaRowsFromPods's order: replica type, then index, then name.
+nlohmann::json SortedReplicaRows(std::vector<nlohmann::json> rows);
+
+// One event row {time, type, reason, object, message}; a count above 1 is added to the reason
+// as "Reason (x3)".
+nlohmann::json EventRow(const std::string& time, const std::string& type, const std::string& reason,
+                        long long count, const std::string& object, const std::string& message);
+
+// `listed` (EventRowsFromApi) with the rows of `known` whose type, reason and message none of
+// `listed` has (its reason compared without " (xN)"), oldest first.
+std::vector<nlohmann::json> MergeEventRows(std::vector<nlohmann::json> listed,
+                                           const std::vector<nlohmann::json>& known);
 
 // An EventList as describe's event rows {time, type, reason, object, message}, oldest first.
 // time is lastTimestamp, else eventTime, else firstTimestamp; a repeated event's count is

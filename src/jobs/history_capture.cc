@@ -84,42 +84,51 @@ StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key
   return true;
 }
 
-StatusOr<std::optional<json>> ClusterRecord(ClusterJobSource& source, const std::string& ns,
-                                            api::Kind kind, const std::string& name,
-                                            const std::string& uid, const Clock& clock) {
-  source.UseNamespace(ns);
-  TRAINCTL_ASSIGN_OR_RETURN(JobDetail detail, source.Describe({kind, name}));
-  const json& md = detail.job.value("metadata", json::object());
-  if (api::StringAt(md, "uid") != uid)
-    return NotFoundError(name + " in " + ns + " is another job now (uid " +
-                         api::StringAt(md, "uid") + ", not " + uid + ")");
-  if (!IsFinishedJob(detail.job)) return std::optional<json>();
-  // Log tails of rank 0 (the metrics replica) and of the replicas that failed, with one pod
-  // list: at scale every other request is load on the API server (docs/benchmarks.md).
-  StatusOr<std::string> metrics_replica = MetricsReplica(detail.job);
+StatusOr<json> SnapshotRecord(ClusterJobSource& source, const ClusterSnapshot& snapshot,
+                              const Clock& clock) {
+  const json& md = snapshot.job.value("metadata", json::object());
+  source.UseNamespace(api::StringAt(md, "namespace"));
+  JobDetail detail;
+  detail.job = snapshot.job;
+  detail.replicas = snapshot.replicas;
+  detail.events = snapshot.events;
+  if (!snapshot.events_complete) {
+    TRAINCTL_ASSIGN_OR_RETURN(std::vector<json> listed, source.Events(snapshot.job));
+    detail.events = MergeEventRows(std::move(listed), snapshot.events);
+  }
+  detail.failure = FailureSummary(snapshot.job, snapshot.replicas);
+  if (!detail.failure.is_null()) detail.failure["lastLogLines"] = json::array();
+  // Log tails of rank 0 (the metrics replica) and of the replicas that failed: at scale every
+  // other request is load on the API server (docs/benchmarks.md).
+  StatusOr<std::string> metrics_replica = MetricsReplica(snapshot.job);
   std::set<std::string> wanted;
   if (metrics_replica.ok()) wanted.insert(*metrics_replica);
-  std::string prefix = name + "-";
-  for (const json& r : detail.replicas) {
+  std::string prefix = api::StringAt(md, "name") + "-";
+  std::string failed_first =
+      detail.failure.is_null() ? "" : detail.failure["name"].get<std::string>();
+  for (const json& r : snapshot.replicas) {
     std::string pod = api::StringAt(r, "name");
-    bool failed = api::IntAt(r, "exitCode", 0) != 0 || api::StringAt(r, "state") == "Failed";
+    bool failed = api::IntAt(r, "exitCode", 0) != 0 || api::StringAt(r, "state") == "Failed" ||
+                  pod == failed_first;
     if (!pod.empty() && failed)
       wanted.insert(pod.rfind(prefix, 0) == 0 ? pod.substr(prefix.size()) : pod);
   }
   std::map<std::string, LogTail> logs;
   json metrics = nullptr;
-  StatusOr<std::map<std::string, std::string>> ends = source.LogEnds(detail.job, wanted, 5000);
-  if (ends.ok())
-    for (const auto& [replica, text] : *ends) {
-      LogTail tail;
-      tail.tail = history::LogTail(text);
-      tail.bytes = text.size();  // what the kubelet still had of its end
-      logs[replica] = std::move(tail);
-      if (metrics_replica.ok() && replica == *metrics_replica)
-        metrics = metrics::SeriesFromRecords(metrics::RecordsFromOutput(text, clock.Now()), replica,
-                                             false);
-    }
-  return std::optional<json>(MakeRecord(detail, source.name(), logs, metrics, clock.Now()));
+  for (const LogTarget& t : snapshot.targets) {
+    if (!t.started || !wanted.count(t.short_name)) continue;
+    StatusOr<std::string> text = source.LogEndOf(t, 5000);
+    if (!text.ok()) continue;
+    LogTail tail;
+    tail.tail = history::LogTail(*text);
+    tail.bytes = text->size();  // what the kubelet still had of its end
+    if (t.pod == failed_first) detail.failure["lastLogLines"] = LastLines(*text, kFailureLogLines);
+    if (metrics_replica.ok() && t.short_name == *metrics_replica)
+      metrics = metrics::SeriesFromRecords(metrics::RecordsFromOutput(*text, clock.Now()),
+                                           t.short_name, false);
+    logs[t.short_name] = std::move(tail);
+  }
+  return MakeRecord(detail, source.name(), logs, metrics, clock.Now());
 }
 
 std::string LocalHistoryPath(const std::string& root) { return root + "/history.db"; }

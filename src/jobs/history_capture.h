@@ -7,7 +7,9 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "history/store.h"
 #include "jobs/cluster_source.h"
@@ -38,14 +40,26 @@ StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key
                                history::HistoryStore& store, const history::Limits& limits,
                                const Clock& clock);
 
-// The record of the cluster job `name` of `kind` in `ns`, read now; nullopt while it has not
-// finished. kNotFound when it is gone or its uid is not `uid` (a job deleted and made again
-// under the same name is another job). Log tails come through pods/log (the last
-// history::kLogTailBytes of each pod's log). Does API calls only; the caller stores it.
-StatusOr<std::optional<nlohmann::json>> ClusterRecord(ClusterJobSource& source,
-                                                      const std::string& ns, api::Kind kind,
-                                                      const std::string& name,
-                                                      const std::string& uid, const Clock& clock);
+// What a controller knows of a finished cluster job from its own caches, enough for its record
+// without listing anything (operator/history_snapshot.h makes it).
+struct ClusterSnapshot {
+  nlohmann::json job;              // with its final status, kind and apiVersion
+  nlohmann::json replicas;         // rows of ReplicaRowsFromPods's shape, sorted
+  std::vector<LogTarget> targets;  // each replica's pod and container, by short name
+  // The events the controller recorded on the job, as rows, oldest first.
+  std::vector<nlohmann::json> events;
+  // `events` are all of them since the job was created. Otherwise the API's list is read and
+  // those of `events` it lacks yet (still queued for the API) are added to it.
+  bool events_complete = false;
+};
+
+// The record of a finished cluster job from its snapshot. Log tails come through pods/log (the
+// last history::kLogTailBytes of rank 0's log, which also gives the metric series, and of each
+// replica that failed); the events through the API only when the snapshot lacks them. A log
+// that cannot be read is left out of the record; an events list that fails is an error (the
+// caller retries). Does API calls only; the caller stores the record.
+StatusOr<nlohmann::json> SnapshotRecord(ClusterJobSource& source, const ClusterSnapshot& snapshot,
+                                        const Clock& clock);
 
 // <root>/history.db
 std::string LocalHistoryPath(const std::string& root);

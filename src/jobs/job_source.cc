@@ -22,6 +22,18 @@ json DetailDocument(const JobDetail& detail, const std::string& source) {
   return doc;
 }
 
+std::vector<std::string> LastLines(const std::string& text, size_t n) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(n));
+  return lines;
+}
+
 LogChunk WholeLines(std::string window, size_t from, size_t size) {
   LogChunk chunk;
   chunk.size = size;

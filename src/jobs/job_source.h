@@ -79,6 +79,9 @@ struct LogChunk {
   size_t size = 0;   // the log's size as seen now
 };
 
+// The last `n` lines of `text` (a last line without its newline counts).
+std::vector<std::string> LastLines(const std::string& text, size_t n);
+
 // The whole lines of `window` (read from offset `from`), as a LogChunk of a log of `size`.
 LogChunk WholeLines(std::string window, size_t from, size_t size);
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "jobs/cluster_source.h"
+#include "jobs/history_capture.h"
 #include "jobs/local_source.h"
 #include "jobs/why.h"
 #include "kube/fake_api.h"
@@ -322,6 +323,106 @@ TEST_F(ClusterSourceTest, LogsAndErrorsNameTheServer) {
       *job, {"master-0", false}, [](const std::string&, std::string_view) {},
       [](const std::string&) {});
   EXPECT_EQ(none.code(), StatusCode::kNotFound);
+}
+
+// What the operator's caches know of the same job (operator/history_snapshot.h makes this).
+ClusterSnapshot SnapshotOfFailedJob() {
+  ClusterSnapshot snapshot;
+  snapshot.job = FailedJob();
+  std::vector<json> rows;
+  for (int i = 0; i < 2; ++i) {
+    engine::ReplicaObservation o;
+    o.name = "pt-worker-" + std::to_string(i);
+    o.type = "Worker";
+    o.index = i;
+    o.phase = engine::Phase::kFailed;
+    o.exit_code = i == 0 ? 1 : 3;
+    o.end_reason = "Error";
+    rows.push_back(ReplicaRowFromObservation(o, "node-" + std::to_string(i)));
+    snapshot.targets.push_back(
+        {"worker-" + std::to_string(i), o.name, "pytorch", true, 0, "Failed"});
+  }
+  snapshot.replicas = SortedReplicaRows(std::move(rows));
+  return snapshot;
+}
+
+TEST_F(ClusterSourceTest, ASnapshotRecordHasDescribesFailureWithoutListingAnything) {
+  ClusterJobSource source(std::move(client_), "default", false, "https://test", clock_);
+  StatusOr<JobDetail> detail = source.Describe({std::nullopt, "pt"});
+  ASSERT_TRUE(detail.ok()) << detail.status().message();
+  ClusterSnapshot snapshot = SnapshotOfFailedJob();
+  snapshot.events = {
+      EventRow("2026-11-26T10:00:30Z", "Warning", "PyTorchJobFailed", 2, "PyTorchJob/pt", "x")};
+  snapshot.events_complete = true;
+  size_t before = api_->Requests("GET", "").size();
+
+  StatusOr<json> record = SnapshotRecord(source, snapshot, clock_);
+  ASSERT_TRUE(record.ok()) << record.status().message();
+  for (const char* key : {"name", "exitCode", "lastLogLines", "message"})
+    EXPECT_EQ((*record)["failure"][key], detail->failure[key]) << key;
+  for (size_t i = 0; i < 2; ++i)
+    for (const char* key : {"name", "state", "restarts", "exitCode"})
+      EXPECT_EQ((*record)["replicas"][i][key], detail->replicas[i][key]) << i << " " << key;
+  EXPECT_EQ((*record)["replicas"][1]["node"], "node-1");
+  EXPECT_EQ((*record)["events"][0]["reason"], "PyTorchJobFailed (x2)");
+  // Rank 0 (the metrics replica) and the failed replicas' log tails; nothing listed.
+  EXPECT_EQ((*record)["logs"]["worker-1"]["tail"], "step=1 loss=2.5\nboom\n");
+  EXPECT_EQ((*record)["logs"]["worker-0"]["tail"], "w0 line\n");
+  std::vector<kube::HttpRequest> reads = api_->Requests("GET", "");
+  for (size_t i = before; i < reads.size(); ++i)
+    EXPECT_NE(reads[i].path.find("/log"), std::string::npos) << "only pods/log: " << reads[i].path;
+
+  // Events the operator did not see all of are listed from the API; those it recorded that the
+  // API has not stored yet are added.
+  api_->Seed("/api/v1/namespaces/default/events/e1",
+             {{"metadata", {{"name", "e1"}, {"namespace", "default"}}},
+              {"involvedObject", {{"kind", "PyTorchJob"}, {"name", "pt"}, {"uid", "uid-1"}}},
+              {"type", "Normal"},
+              {"reason", "SuccessfulCreatePod"},
+              {"message", "Created pod: pt-worker-0"},
+              {"count", 1},
+              {"lastTimestamp", "2026-11-26T10:00:01Z"}});
+  snapshot.events.insert(snapshot.events.begin(),
+                         EventRow("2026-11-26T10:00:01Z", "Normal", "SuccessfulCreatePod", 1,
+                                  "PyTorchJob/pt", "Created pod: pt-worker-0"));
+  snapshot.events_complete = false;
+  before = api_->Requests("GET", "").size();
+  record = SnapshotRecord(source, snapshot, clock_);
+  ASSERT_TRUE(record.ok()) << record.status().message();
+  reads = api_->Requests("GET", "");
+  size_t lists = 0;
+  for (size_t i = before; i < reads.size(); ++i)
+    lists += reads[i].path.find("/events") != std::string::npos;
+  EXPECT_EQ(lists, 1u);
+  ASSERT_EQ((*record)["events"].size(), 2u) << (*record)["events"].dump();
+  EXPECT_EQ((*record)["events"][0]["reason"], "SuccessfulCreatePod");
+  EXPECT_EQ((*record)["events"][1]["reason"], "PyTorchJobFailed (x2)");
+}
+
+TEST(ClusterViewTest, AnObservedReplicaReadsLikeItsPod) {
+  engine::ReplicaObservation o;
+  o.name = "pt-worker-0";
+  o.type = "Worker";
+  o.phase = engine::Phase::kPending;
+  o.waiting_reason = "ImagePullBackOff";
+  EXPECT_EQ(ReplicaRowFromObservation(o, "")["state"], "ImagePullBackOff");
+  o.waiting_reason.clear();
+  o.phase = engine::Phase::kFailed;
+  o.end_reason = "OOMKilled";
+  o.exit_code = 137;
+  json row = ReplicaRowFromObservation(o, "n1");
+  EXPECT_EQ(row["state"], "OOMKilled");
+  EXPECT_EQ(row["exitCode"], 137);
+  EXPECT_EQ(row["reason"], "OOMKilled");
+  o.end_reason = "Error";
+  EXPECT_EQ(ReplicaRowFromObservation(o, "")["state"], "Failed");
+  o.terminating = true;
+  EXPECT_EQ(ReplicaRowFromObservation(o, "")["state"], "Terminating");
+  json sorted = SortedReplicaRows({{{"type", "Worker"}, {"index", 10}, {"name", "b"}},
+                                   {{"type", "Worker"}, {"index", 2}, {"name", "a"}},
+                                   {{"type", "Master"}, {"index", 0}, {"name", "m"}}});
+  EXPECT_EQ(sorted[0]["name"], "m");
+  EXPECT_EQ(sorted[1]["index"], 2) << "indexes sort as numbers";
 }
 
 }  // namespace

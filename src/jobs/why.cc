@@ -73,4 +73,16 @@ std::string FirstFailureName(const json& job) {
   return text.substr(0, text.find_first_of(" \n"));
 }
 
+json FailureSummary(const json& job, const json& replica_rows) {
+  std::string first = FirstFailureName(job);
+  if (first.empty()) return nullptr;
+  json failure = {{"name", first}, {"message", JobWhy(job)["firstFailure"]}};
+  if (replica_rows.is_array())
+    for (const json& row : replica_rows)
+      if (row.is_object() && row.value("name", json()) == json(first))
+        for (const char* key : {"type", "index", "exitCode", "reason", "finishTime"})
+          if (row.contains(key)) failure[key] = row[key];
+  return failure;
+}
+
 }  // namespace trainctl::jobs

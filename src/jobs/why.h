@@ -26,4 +26,9 @@ std::string JobWhyLine(const nlohmann::json& job, size_t max = 120);
 // (engine::FirstFailedIndex) when it wrote the condition. "" when the job names none.
 std::string FirstFailureName(const nlohmann::json& job);
 
+// The failure summary of describe -o json (JobDetail::failure) without its log lines: the
+// replica FirstFailureName names, the condition's text as message, and the type, index,
+// exitCode, reason and finishTime of its row in `replica_rows`. Null when the job names none.
+nlohmann::json FailureSummary(const nlohmann::json& job, const nlohmann::json& replica_rows);
+
 }  // namespace trainctl::jobs

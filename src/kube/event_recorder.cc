@@ -18,6 +18,7 @@ EventRecorder::~EventRecorder() {
 }
 
 void EventRecorder::Record(EventInput event) {
+  if (tap_) tap_(event);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (queue_.size() >= max_queue_) {

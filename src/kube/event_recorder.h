@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -26,6 +27,10 @@ class EventRecorder {
   ~EventRecorder();
 
   void Record(EventInput event);
+  // Called with each event Record() is given, on the caller's thread, before it is queued: the
+  // operator's job history keeps a finished job's events without listing them
+  // (operator/job_event_log.h). Set before the first Record().
+  void SetTap(std::function<void(const EventInput&)> tap) { tap_ = std::move(tap); }
   bool Flush(Duration timeout);
   RecorderStats stats() const;
 
@@ -43,6 +48,7 @@ class EventRecorder {
   bool busy_ = false;             // guarded by mu_
   bool stopping_ = false;         // guarded by mu_
   RecorderStats stats_;           // guarded by mu_
+  std::function<void(const EventInput&)> tap_;
   std::thread thread_;
 };
 

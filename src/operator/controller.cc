@@ -8,6 +8,7 @@
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "operator/decide.h"
+#include "operator/history_snapshot.h"
 #include "operator/log.h"
 #include "operator/observe.h"
 #include "operator/sync_plan.h"
@@ -148,6 +149,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
 Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
+  if (history_) history_->events().Begin();  // from now on this leader records every event
   // Children first, so the first syncs see the pods that already exist.
   pod_reflector_->Start();
   service_reflector_->Start();
@@ -321,6 +323,13 @@ std::vector<engine::ReplicaObservation> Controller::ObservePods(const api::Job& 
   return observed;
 }
 
+std::map<std::string, std::string> Controller::NodesOf(const std::string& uid) const {
+  std::map<std::string, std::string> nodes;
+  pods_.VisitIndex(kOwnerIndex, uid,
+                   [&](const kube::PodSummary& pod) { nodes[pod.name] = pod.node_name; });
+  return nodes;
+}
+
 std::vector<std::string> Controller::ServiceNames(const std::string& uid) const {
   std::vector<std::string> names;
   services_.VisitIndex(kOwnerIndex, uid, [&](const ServiceSummary& s) { names.push_back(s.name); });
@@ -421,7 +430,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
   if (history_ && engine::IsFinished(decided.plan.status) && !history_->Recorded(uid)) {
     input.hold_for_history = true;
     decided = DecideSync(input, sync_options);
-    if (decided.record) history_->Enqueue(job.namespace_, job.kind, job.name, uid);
+    if (decided.record)
+      history_->Enqueue(MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)));
   }
   result.read_and_decide = std::chrono::duration_cast<Duration>((read_ended - read_began) +
                                                                 (clock_->Now() - decide_began));

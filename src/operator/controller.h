@@ -109,6 +109,8 @@ class Controller {
   Status WriteStatus(const KindInformer& informer, nlohmann::json object,
                      const nlohmann::json& status);
   std::vector<std::string> ServiceNames(const std::string& uid) const;
+  // Pod name → node name of the job's pods in the cache.
+  std::map<std::string, std::string> NodesOf(const std::string& uid) const;
   // The job's pods in the cache, observed in place (no copies of the cached pods).
   std::vector<engine::ReplicaObservation> ObservePods(const api::Job& job,
                                                       const std::string& uid) const;

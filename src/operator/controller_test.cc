@@ -9,8 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <thread>
 
 #include "api/yaml.h"
+#include "history/store.h"
 #include "kube/fake_api.h"
 #include "operator/test_jobs.h"
 
@@ -627,6 +630,99 @@ TEST_F(SyncTest, MpiJobGetsItsConfigAndRbacAndTheLauncherWaitsForRunningWorkers)
   json config = *api_->Object("/api/v1/namespaces/ns/configmaps/mpi-config");
   EXPECT_NE(config["data"].value("hostfile", "").find("mpi-worker-2"), std::string::npos)
       << config.dump();
+}
+
+// A second client over the same in-memory API (the history recorder has its own client).
+class SharedApi final : public kube::Transport {
+ public:
+  explicit SharedApi(kube::FakeApi* api) : api_(api) {}
+  StatusOr<kube::HttpResponse> Do(const kube::HttpRequest& request) override {
+    return api_->Do(request);
+  }
+  std::shared_ptr<kube::Stream> OpenStream(
+      const kube::HttpRequest& request, std::function<bool(std::string_view)> on_data,
+      std::function<void(StatusOr<kube::HttpResponse>)> on_done) override {
+    return api_->OpenStream(request, std::move(on_data), std::move(on_done));
+  }
+  long ConnectionsOpened() const override { return 0; }
+
+ private:
+  kube::FakeApi* api_;
+};
+
+// A finished job is recorded from what the controller already has: its pods from the cache,
+// the events it recorded itself; only rank 0's log is read from the API, nothing is listed.
+TEST_F(SyncTest, AFinishedJobIsRecordedFromTheCachesReadingOnlyItsLog) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("trainctl-history-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  StatusOr<std::unique_ptr<history::HistoryStore>> store =
+      history::HistoryStore::Open((dir / "h.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  kube::ClientOptions options;
+  options.qps = -1;
+  options.max_retries = 0;
+  HistoryRecorder history(
+      std::move(*store),
+      std::make_unique<jobs::ClusterJobSource>(
+          std::make_unique<kube::Client>(std::make_unique<SharedApi>(api_), options, &clock_),
+          "default", true, "https://test", clock_),
+      history::Limits{}, &clock_);
+  Make();
+  controller_->SetHistory(&history);
+  recorder_->SetTap([&](const kube::EventInput& e) { history.events().Add(e); });
+  history.events().Begin();
+  history.Start();
+
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("namespace: ns}"), 14,
+               "namespace: ns, creationTimestamp: \"2023-11-14T22:13:30Z\"}");
+  yaml += "  runPolicy: {cleanPodPolicy: All}\n";
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Succeeded");
+  api_->SetLog(std::string(kPods) + "/pt-master-0", "step=1 loss=0.5\nstep=2 loss=0.25\n");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());  // finishes; the pods are held
+  EXPECT_TRUE(api_->Requests("DELETE", kPods).empty()) << "cleanPodPolicy waits for the record";
+  CatchUp(path);
+  api_->ClearRequests();
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());  // the final status is stored: record
+  for (int i = 0; i < 500 && history.written() + history.failed() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(history.written(), 1u);
+
+  // (The sync itself deletes the services: cleanPodPolicy holds only the pods.)
+  std::vector<kube::HttpRequest> reads = api_->Requests("GET", "");
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_EQ(reads[0].path.substr(0, reads[0].path.find('?')),
+            std::string(kPods) + "/pt-master-0/log");
+  StatusOr<std::unique_ptr<history::HistoryStore>> reader =
+      history::HistoryStore::Open((dir / "h.db").string());
+  ASSERT_TRUE(reader.ok());
+  std::string uid = (*api_->Object(path))["metadata"].value("uid", "");
+  StatusOr<std::optional<json>> record = (*reader)->Get(uid);
+  ASSERT_TRUE(record.ok() && record->has_value());
+  const json& r = **record;
+  EXPECT_EQ(r["job"]["kind"], "PyTorchJob");
+  EXPECT_EQ(r["replicas"].size(), 3u);
+  EXPECT_EQ(r["replicas"][0]["name"], "pt-master-0");
+  EXPECT_EQ(r["replicas"][0]["state"], "Succeeded");
+  EXPECT_EQ(r["logs"]["master-0"]["tail"], "step=1 loss=0.5\nstep=2 loss=0.25\n");
+  EXPECT_EQ(r["metrics"]["series"]["loss"]["value"], json::array({0.5, 0.25}));
+  std::vector<std::string> reasons;
+  for (const json& e : r["events"]) reasons.push_back(e["reason"]);
+  EXPECT_EQ(reasons.back(), "PyTorchJobSucceeded") << r["events"].dump();
+  history.Stop();
+
+  // Recorded: the hold ends and cleanPodPolicy removes the pods.
+  CatchUp(path);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  EXPECT_EQ(api_->Requests("DELETE", kPods).size(), 3u);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #include "operator/history_recorder.h"
 
-#include "jobs/history_capture.h"
+#include "api/json_fields.h"
 #include "operator/log.h"
 
 namespace trainctl::op {
@@ -8,7 +8,11 @@ namespace trainctl::op {
 HistoryRecorder::HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
                                  std::unique_ptr<jobs::ClusterJobSource> source,
                                  history::Limits limits, const Clock* clock)
-    : store_(std::move(store)), source_(std::move(source)), limits_(limits), clock_(clock) {}
+    : store_(std::move(store)),
+      source_(std::move(source)),
+      limits_(limits),
+      clock_(clock),
+      events_(clock) {}
 
 HistoryRecorder::~HistoryRecorder() { Stop(); }
 
@@ -33,12 +37,20 @@ bool HistoryRecorder::Recorded(const std::string& uid) {
   return true;
 }
 
-void HistoryRecorder::Enqueue(const std::string& ns, api::Kind kind, const std::string& name,
-                              const std::string& uid) {
+void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot) {
+  const nlohmann::json& md = snapshot.job.value("metadata", nlohmann::json::object());
+  Item item;
+  item.ns = api::StringAt(md, "namespace");
+  item.name = api::StringAt(md, "name");
+  item.uid = api::StringAt(md, "uid");
+  std::optional<api::Kind> kind = api::KindFromName(api::StringAt(snapshot.job, "kind"));
+  if (item.uid.empty() || !kind) return;
+  item.kind = *kind;
+  item.snapshot = std::move(snapshot);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_ || !queued_.insert(uid).second) return;
-    queue_.push_back({ns, name, uid, kind, 0});
+    if (stop_ || !queued_.insert(item.uid).second) return;
+    queue_.push_back(std::move(item));
   }
   wake_.notify_one();
 }
@@ -50,37 +62,36 @@ void HistoryRecorder::Work() {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (stop_) return;
-      item = queue_.front();
+      item = std::move(queue_.front());
       queue_.pop_front();
     }
     // The API reads without the store's lock: the controller asks Recorded() meanwhile.
-    StatusOr<bool> done = [&]() -> StatusOr<bool> {
-      TRAINCTL_ASSIGN_OR_RETURN(
-          std::optional<nlohmann::json> record,
-          jobs::ClusterRecord(*source_, item.ns, item.kind, item.name, item.uid, *clock_));
-      if (!record) return false;
+    Status done = [&]() -> Status {
+      std::optional<Time> created = ParseRfc3339(api::StringAt(
+          item.snapshot.job.value("metadata", nlohmann::json::object()), "creationTimestamp"));
+      JobEventLog::Seen seen = events_.Rows(item.uid, created.value_or(Time{}));
+      item.snapshot.events = std::move(seen.rows);
+      item.snapshot.events_complete = seen.complete && created.has_value();
+      TRAINCTL_ASSIGN_OR_RETURN(nlohmann::json record,
+                                jobs::SnapshotRecord(*source_, item.snapshot, *clock_));
       std::lock_guard<std::mutex> lock(store_mu_);
       TRAINCTL_RETURN_IF_ERROR(
-          store_->Put(*record, jobs::RecordRow(*record), limits_, clock_->Now()).status());
+          store_->Put(record, jobs::RecordRow(record), limits_, clock_->Now()).status());
       recorded_.insert(item.uid);
-      return true;
+      return Status::Ok();
     }();
     bool again = false;
-    if (done.ok() && *done) {
+    if (done.ok()) {
       ++written_;
       LogInfo("job history: recorded {} {}/{}", api::Info(item.kind).name, item.ns, item.name);
-    } else if (!done.ok() && done.status().code() == StatusCode::kNotFound) {
-      ++failed_;  // deleted or replaced meanwhile: nothing to keep
-      LogInfo("job history: {}/{} not recorded: {}", item.ns, item.name, done.status().message());
     } else {
-      again = ++item.attempts < 8;  // not finished in the API yet, or the API failed
+      again = ++item.attempts < 8;  // the events list or the store failed
       if (!again) {
         ++failed_;
-        LogError(
-            "job history: {}/{} not recorded: {}", item.ns, item.name,
-            done.ok() ? std::string("its final status never showed") : done.status().message());
+        LogError("job history: {}/{} not recorded: {}", item.ns, item.name, done.message());
       }
     }
+    if (!again) events_.Forget(item.uid);
     if (!again && on_done_) on_done_(item.kind, item.ns, item.name);
     std::unique_lock<std::mutex> lock(mu_);
     if (!again) {

@@ -1,10 +1,12 @@
 // HistoryRecorder: the operator's job history (--history sqlite:PATH, docs/history.md). The
 // controller asks Recorded(uid) for each finished job; while the answer is no it holds the
-// job's pods and TTL (operator/sync_plan.h, kHistoryHold) and Enqueue()s it once its final
-// status is stored. One worker thread reads the job, its pods, events, log tails and metrics
-// through the data layer (jobs::CaptureClusterJob, with the operator's own client) and writes
-// the record; a failed capture is retried with back-off until the hold runs out. Only the
-// leader runs the controller, so only the leader writes.
+// job's pods and TTL (operator/sync_plan.h, kHistoryHold) and, once its final status is stored,
+// Enqueue()s a snapshot made from its caches (operator/history_snapshot.h). One worker thread
+// adds the events this operator recorded (events(), fed by the EventRecorder's tap; listed from
+// the API only for a job created before this leader began), reads the log tails of rank 0 and
+// of the failed replicas through pods/log (jobs::SnapshotRecord) and writes the record; a
+// failed capture is retried with back-off. Only the leader runs the controller, so only the
+// leader writes.
 //
 // Thread-safe.
 #pragma once
@@ -21,6 +23,8 @@
 #include "common/clock.h"
 #include "history/store.h"
 #include "jobs/cluster_source.h"
+#include "jobs/history_capture.h"
+#include "operator/job_event_log.h"
 
 namespace trainctl::op {
 
@@ -37,8 +41,10 @@ class HistoryRecorder {
   void Stop();
   bool Recorded(const std::string& uid);
   // Records the finished job soon; a job already queued or recorded is not queued again.
-  void Enqueue(const std::string& ns, api::Kind kind, const std::string& name,
-               const std::string& uid);
+  void Enqueue(jobs::ClusterSnapshot snapshot);
+  // The events recorded for each job (the EventRecorder's tap adds to it; the controller calls
+  // Begin() when it starts).
+  JobEventLog& events() { return events_; }
   // Called (on the recorder's thread) once a job is recorded or given up on: the controller
   // syncs it again at once instead of polling. Set before Start().
   void OnDone(
@@ -51,6 +57,7 @@ class HistoryRecorder {
 
  private:
   struct Item {
+    jobs::ClusterSnapshot snapshot;
     std::string ns, name, uid;
     api::Kind kind;
     int attempts = 0;
@@ -61,6 +68,7 @@ class HistoryRecorder {
   std::unique_ptr<jobs::ClusterJobSource> source_;  // used by the worker only
   history::Limits limits_;
   const Clock* clock_;
+  JobEventLog events_;
   std::mutex store_mu_;
   std::mutex mu_;
   std::condition_variable wake_;

@@ -194,6 +194,7 @@ int Manager::Run(std::atomic<bool>* stop) {
                                                  o.config.server, clock),
         history::Limits{}, &clock);
     controller.SetHistory(history.get());
+    recorder.SetTap([h = history.get()](const kube::EventInput& e) { h->events().Add(e); });
     history->Start();
     LogInfo("job history: recording finished jobs in {}", o.history_path);
   }

@@ -18,6 +18,8 @@
 #include "operator/controller.h"
 #include "operator/decide.h"
 #include "operator/expectations.h"
+#include "operator/history_snapshot.h"
+#include "operator/job_event_log.h"
 #include "operator/log.h"
 #include "operator/metrics.h"
 #include "operator/sync_spacing.h"
@@ -376,6 +378,86 @@ TEST(CertsTest, ReusedOnlyWhenItNamesTheService) {
   EXPECT_TRUE(CertCovers(b->cert_pem, {"a.ns.svc"}));
   EXPECT_FALSE(CertCovers(b->cert_pem, {"b.ns.svc", "b.ns.svc.cluster.local"}));
   EXPECT_FALSE(CertCovers("-----BEGIN CERTIFICATE-----\nnot one\n", {"a.ns.svc"}));
+}
+
+kube::EventInput JobEvent(const std::string& uid, const std::string& reason,
+                          const std::string& message = "m") {
+  kube::EventInput e;
+  e.object = {api::kApiVersion, "PyTorchJob", "ns", "pt", uid};
+  e.type = "Normal";
+  e.reason = reason;
+  e.message = message;
+  return e;
+}
+
+TEST(JobEventLogTest, KeepsAJobsEventsOnceItHasSeenThemAll) {
+  FakeClock clock(T0());
+  JobEventLog log(&clock, 10);
+  log.Add(JobEvent("u1", "Early"));
+  EXPECT_FALSE(log.Rows("u1", T0() + Duration(60000)).complete) << "not leading yet";
+  log.Begin();
+  clock.Advance(Duration(1000));
+  log.Add(JobEvent("u1", "SuccessfulCreatePod", "Created pod: pt-worker-0"));
+  log.Add(JobEvent("u1", "SuccessfulCreatePod", "Created pod: pt-worker-1"));
+  clock.Advance(Duration(1000));
+  log.Add(JobEvent("u1", "SuccessfulCreatePod", "Created pod: pt-worker-0"));
+  kube::EventInput pod_event = JobEvent("u1", "Pulled");
+  pod_event.object.api_version = "v1";
+  log.Add(pod_event);
+  JobEventLog::Seen early = log.Rows("u1", T0());
+  EXPECT_FALSE(early.complete) << "created before this leader began: maybe not all here";
+  EXPECT_EQ(early.rows.size(), 3u) << "what is here is still given";
+  JobEventLog::Seen seen = log.Rows("u1", T0() + Duration(10000));
+  ASSERT_TRUE(seen.complete);
+  const std::vector<nlohmann::json>& rows = seen.rows;
+  ASSERT_EQ(rows.size(), 3u) << "the repeat is one row; the pod's event is not the job's";
+  EXPECT_EQ(rows[0]["reason"], "Early");
+  EXPECT_EQ(rows[1]["message"], "Created pod: pt-worker-1");
+  EXPECT_EQ(rows[2]["reason"], "SuccessfulCreatePod (x2)");
+  EXPECT_EQ(rows[2]["time"], FormatRfc3339(T0() + Duration(2000)));
+  EXPECT_EQ(rows[2]["object"], "PyTorchJob/pt");
+  EXPECT_TRUE(log.Rows("u2", T0() + Duration(10000)).rows.empty()) << "no events seen";
+  EXPECT_FALSE(log.Rows("u2", T0() + Duration(10000)).complete);
+
+  for (int i = 0; i < 150; ++i) log.Add(JobEvent("u1", "R", std::to_string(i)));
+  EXPECT_EQ(log.Rows("u1", T0() + Duration(10000)).rows.size(), JobEventLog::kMaxRowsPerJob);
+  for (int i = 0; i < 12; ++i) {
+    clock.Advance(Duration(1));
+    log.Add(JobEvent("j" + std::to_string(i), "R"));
+  }
+  EXPECT_LE(log.jobs(), 10u);
+  EXPECT_FALSE(log.Rows("u1", T0() + Duration(10000)).complete)
+      << "the least recent job went first";
+  EXPECT_TRUE(log.Rows("j11", T0() + Duration(10000)).complete);
+  log.Forget("j11");
+  EXPECT_FALSE(log.Rows("j11", T0() + Duration(10000)).complete);
+}
+
+TEST(HistorySnapshotTest, RowsAndLogTargetsComeFromTheObservedReplicas) {
+  nlohmann::json job = {{"metadata", {{"name", "pt"}, {"namespace", "ns"}, {"uid", "u"}}}};
+  engine::ReplicaObservation worker, master;
+  worker.name = "pt-worker-0";
+  worker.type = "Worker";
+  worker.phase = engine::Phase::kPending;
+  master.name = "pt-master-0";
+  master.type = "Master";
+  master.phase = engine::Phase::kFailed;
+  master.exit_code = 2;
+  jobs::ClusterSnapshot s =
+      MakeSnapshot(job, api::Kind::kPyTorchJob, {worker, master}, {{"pt-master-0", "node-a"}});
+  EXPECT_EQ(s.job["kind"], "PyTorchJob");
+  EXPECT_EQ(s.job["apiVersion"], "kubeflow.org/v1");
+  ASSERT_EQ(s.replicas.size(), 2u);
+  EXPECT_EQ(s.replicas[0]["name"], "pt-master-0");
+  EXPECT_EQ(s.replicas[0]["node"], "node-a");
+  EXPECT_EQ(s.replicas[0]["exitCode"], 2);
+  ASSERT_EQ(s.targets.size(), 2u);
+  EXPECT_EQ(s.targets[0].short_name, "master-0");
+  EXPECT_EQ(s.targets[0].container, "pytorch");
+  EXPECT_TRUE(s.targets[0].started);
+  EXPECT_FALSE(s.targets[1].started) << "a pending pod has no log";
+  EXPECT_TRUE(s.events.empty()) << "the recorder adds them";
+  EXPECT_FALSE(s.events_complete);
 }
 
 }  // namespace

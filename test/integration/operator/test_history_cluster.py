@@ -38,6 +38,12 @@ class ClusterHistory(OperatorTestCase):
         # The pods were still there when it was written: their log tails are in it.
         self.assertIn(KWOK_LOG_LINE, record["logs"]["worker-0"]["tail"])
         self.assertIn(KWOK_LOG_LINE, record["logs"]["master-0"]["tail"])
+        # The operator's events on the job, up to its failure.
+        reasons = [e["reason"].split(" (x")[0] for e in record["events"]]
+        self.assertIn("SuccessfulCreatePod", reasons)
+        self.assertEqual(reasons[-1], "PyTorchJobFailed", record["events"])
+        self.assertEqual({r["name"] for r in record["replicas"]},
+                         {"gone-master-0", "gone-worker-0", "gone-worker-1"})
         listed = json.loads(self.history("-o", "json"))
         self.assertIn("gone", [row["name"] for row in listed["items"]])
         found = json.loads(self.history("search", "exited with code 3", "-o", "json"))

@@ -1,0 +1,37 @@
+#include "operator/history_snapshot.h"
+
+#include "api/json_fields.h"
+#include "jobs/cluster_view.h"
+
+namespace trainctl::op {
+
+jobs::ClusterSnapshot MakeSnapshot(nlohmann::json job, api::Kind kind,
+                                   const std::vector<engine::ReplicaObservation>& replicas,
+                                   const std::map<std::string, std::string>& node_of) {
+  jobs::ClusterSnapshot out;
+  job["apiVersion"] = api::kApiVersion;  // a listed item may lack them
+  job["kind"] = api::Info(kind).name;
+  std::string prefix = api::StringAt(job.value("metadata", nlohmann::json::object()), "name") + "-";
+  std::vector<nlohmann::json> rows;
+  for (const engine::ReplicaObservation& r : replicas) {
+    auto node = node_of.find(r.name);
+    rows.push_back(jobs::ReplicaRowFromObservation(r, node == node_of.end() ? "" : node->second));
+    jobs::LogTarget t;
+    t.pod = r.name;
+    t.short_name = r.name.rfind(prefix, 0) == 0 ? r.name.substr(prefix.size()) : r.name;
+    t.container = api::Info(kind).default_container;
+    t.started = r.phase != engine::Phase::kPending || r.exit_code.has_value() || r.restarts > 0;
+    t.restarts = r.restarts;
+    t.state = rows.back()["state"].get<std::string>();
+    out.targets.push_back(std::move(t));
+  }
+  std::sort(out.targets.begin(), out.targets.end(),
+            [](const jobs::LogTarget& a, const jobs::LogTarget& b) {
+              return a.short_name < b.short_name;
+            });
+  out.replicas = jobs::SortedReplicaRows(std::move(rows));
+  out.job = std::move(job);
+  return out;
+}
+
+}  // namespace trainctl::op
