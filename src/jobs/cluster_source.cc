@@ -341,18 +341,28 @@ StatusOr<std::string> ClusterJobSource::LogEnd(const json& job, const std::strin
   return LogEndOf(target, lines);
 }
 
-StatusOr<std::string> ClusterJobSource::LogEndOf(const LogTarget& target, long long lines) {
+StatusOr<std::string> PodLogEnd(kube::Client& client, const std::string& ns,
+                                const LogTarget& target, long long lines) {
   kube::PodLogOptions options;
   options.container = target.container;
   options.tail_lines = lines;
-  return client_->PodLog(namespace_name_, target.pod, options);
+  return client.PodLog(ns, target.pod, options);
+}
+
+StatusOr<std::vector<json>> JobEvents(kube::Client& client, const std::string& ns,
+                                      const json& job) {
+  kube::ListOptions events_of;
+  events_of.field_selector = "involvedObject.uid=" + UidOf(job);
+  TRAINCTL_ASSIGN_OR_RETURN(json events, client.List(kube::kEvents, ns, events_of));
+  return EventRowsFromApi(events);
+}
+
+StatusOr<std::string> ClusterJobSource::LogEndOf(const LogTarget& target, long long lines) {
+  return PodLogEnd(*client_, namespace_name_, target, lines);
 }
 
 StatusOr<std::vector<json>> ClusterJobSource::Events(const json& job) {
-  kube::ListOptions events_of;
-  events_of.field_selector = "involvedObject.uid=" + UidOf(job);
-  TRAINCTL_ASSIGN_OR_RETURN(json events, client_->List(kube::kEvents, namespace_name_, events_of));
-  return EventRowsFromApi(events);
+  return JobEvents(*client_, namespace_name_, job);
 }
 
 StatusOr<json> ClusterJobSource::Metrics(const json& job, const std::string& asked) {

@@ -25,6 +25,13 @@ struct ClusterScope {
   bool all_namespaces = false;
 };
 
+// The end of one pod's log (its last `lines` lines), and the events of `job` (by its uid) as
+// describe's rows, oldest first: for readers that hold only a client (thread-safe).
+StatusOr<std::string> PodLogEnd(kube::Client& client, const std::string& ns,
+                                const LogTarget& target, long long lines);
+StatusOr<std::vector<nlohmann::json>> JobEvents(kube::Client& client, const std::string& ns,
+                                                const nlohmann::json& job);
+
 class ClusterJobSource final : public JobSource {
  public:
   // Loads the configuration and connects; the error names what failed and the server.

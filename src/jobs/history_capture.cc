@@ -84,16 +84,16 @@ StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key
   return true;
 }
 
-StatusOr<json> SnapshotRecord(ClusterJobSource& source, const ClusterSnapshot& snapshot,
+StatusOr<json> SnapshotRecord(kube::Client& client, const ClusterSnapshot& snapshot,
                               const Clock& clock) {
   const json& md = snapshot.job.value("metadata", json::object());
-  source.UseNamespace(api::StringAt(md, "namespace"));
+  const std::string ns = api::StringAt(md, "namespace");
   JobDetail detail;
   detail.job = snapshot.job;
   detail.replicas = snapshot.replicas;
   detail.events = snapshot.events;
   if (!snapshot.events_complete) {
-    TRAINCTL_ASSIGN_OR_RETURN(std::vector<json> listed, source.Events(snapshot.job));
+    TRAINCTL_ASSIGN_OR_RETURN(std::vector<json> listed, JobEvents(client, ns, snapshot.job));
     detail.events = MergeEventRows(std::move(listed), snapshot.events);
   }
   detail.failure = FailureSummary(snapshot.job, snapshot.replicas);
@@ -117,7 +117,7 @@ StatusOr<json> SnapshotRecord(ClusterJobSource& source, const ClusterSnapshot& s
   json metrics = nullptr;
   for (const LogTarget& t : snapshot.targets) {
     if (!t.started || !wanted.count(t.short_name)) continue;
-    StatusOr<std::string> text = source.LogEndOf(t, 5000);
+    StatusOr<std::string> text = PodLogEnd(client, ns, t, 5000);
     if (!text.ok()) continue;
     LogTail tail;
     tail.tail = history::LogTail(*text);
@@ -128,7 +128,7 @@ StatusOr<json> SnapshotRecord(ClusterJobSource& source, const ClusterSnapshot& s
                                            t.short_name, false);
     logs[t.short_name] = std::move(tail);
   }
-  return MakeRecord(detail, source.name(), logs, metrics, clock.Now());
+  return MakeRecord(detail, "kubernetes", logs, metrics, clock.Now());
 }
 
 std::string LocalHistoryPath(const std::string& root) { return root + "/history.db"; }

@@ -58,7 +58,8 @@ struct ClusterSnapshot {
 // replica that failed); the events through the API only when the snapshot lacks them. A log
 // that cannot be read is left out of the record; an events list that fails is an error (the
 // caller retries). Does API calls only; the caller stores the record.
-StatusOr<nlohmann::json> SnapshotRecord(ClusterJobSource& source, const ClusterSnapshot& snapshot,
+// Thread-safe (the client is).
+StatusOr<nlohmann::json> SnapshotRecord(kube::Client& client, const ClusterSnapshot& snapshot,
                                         const Clock& clock);
 
 // <root>/history.db

@@ -356,7 +356,7 @@ TEST_F(ClusterSourceTest, ASnapshotRecordHasDescribesFailureWithoutListingAnythi
   snapshot.events_complete = true;
   size_t before = api_->Requests("GET", "").size();
 
-  StatusOr<json> record = SnapshotRecord(source, snapshot, clock_);
+  StatusOr<json> record = SnapshotRecord(source.client(), snapshot, clock_);
   ASSERT_TRUE(record.ok()) << record.status().message();
   for (const char* key : {"name", "exitCode", "lastLogLines", "message"})
     EXPECT_EQ((*record)["failure"][key], detail->failure[key]) << key;
@@ -387,7 +387,7 @@ TEST_F(ClusterSourceTest, ASnapshotRecordHasDescribesFailureWithoutListingAnythi
                                   "PyTorchJob/pt", "Created pod: pt-worker-0"));
   snapshot.events_complete = false;
   before = api_->Requests("GET", "").size();
-  record = SnapshotRecord(source, snapshot, clock_);
+  record = SnapshotRecord(source.client(), snapshot, clock_);
   ASSERT_TRUE(record.ok()) << record.status().message();
   reads = api_->Requests("GET", "");
   size_t lists = 0;

@@ -149,7 +149,6 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
 Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
-  if (history_) history_->events().Begin();  // from now on this leader records every event
   // Children first, so the first syncs see the pods that already exist.
   pod_reflector_->Start();
   service_reflector_->Start();
@@ -411,6 +410,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
   PrepareStatusForEngine(&input.job);
   input.now = clock_->Now();
   const std::string uid = api::StringAt(meta, "uid");
+  // A job without any status is new: the history will know every event it gets.
+  if (history_ && input.stored.conditions.empty()) history_->events().Open(uid);
   input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
   input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted

@@ -665,19 +665,14 @@ TEST_F(SyncTest, AFinishedJobIsRecordedFromTheCachesReadingOnlyItsLog) {
   options.max_retries = 0;
   HistoryRecorder history(
       std::move(*store),
-      std::make_unique<jobs::ClusterJobSource>(
-          std::make_unique<kube::Client>(std::make_unique<SharedApi>(api_), options, &clock_),
-          "default", true, "https://test", clock_),
+      std::make_unique<kube::Client>(std::make_unique<SharedApi>(api_), options, &clock_),
       history::Limits{}, &clock_);
   Make();
   controller_->SetHistory(&history);
   recorder_->SetTap([&](const kube::EventInput& e) { history.events().Add(e); });
-  history.events().Begin();
   history.Start();
 
   std::string yaml = kPyTorch;
-  yaml.replace(yaml.find("namespace: ns}"), 14,
-               "namespace: ns, creationTimestamp: \"2023-11-14T22:13:30Z\"}");
   yaml += "  runPolicy: {cleanPodPolicy: All}\n";
   AddJob(yaml);
   const std::string path = std::string(kPyTorchJobs) + "/pt";

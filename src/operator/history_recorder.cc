@@ -6,10 +6,10 @@
 namespace trainctl::op {
 
 HistoryRecorder::HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
-                                 std::unique_ptr<jobs::ClusterJobSource> source,
-                                 history::Limits limits, const Clock* clock)
+                                 std::unique_ptr<kube::Client> client, history::Limits limits,
+                                 const Clock* clock)
     : store_(std::move(store)),
-      source_(std::move(source)),
+      client_(std::move(client)),
       limits_(limits),
       clock_(clock),
       events_(clock) {}
@@ -17,7 +17,7 @@ HistoryRecorder::HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
 HistoryRecorder::~HistoryRecorder() { Stop(); }
 
 void HistoryRecorder::Start() {
-  worker_ = std::thread([this] { Work(); });
+  for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Work(); });
 }
 
 void HistoryRecorder::Stop() {
@@ -26,15 +26,29 @@ void HistoryRecorder::Stop() {
     stop_ = true;
   }
   wake_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& t : workers_)
+    if (t.joinable()) t.join();
+  workers_.clear();
 }
 
 bool HistoryRecorder::Recorded(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(store_mu_);
-  if (recorded_.count(uid)) return true;
-  if (!store_->Has(uid)) return false;
-  recorded_.insert(uid);
-  return true;
+  {
+    std::lock_guard<std::mutex> lock(seen_mu_);
+    if (recorded_.count(uid)) return true;
+    if (absent_.count(uid)) return false;  // asked before: only this process writes since
+  }
+  bool has;
+  {
+    std::lock_guard<std::mutex> lock(store_mu_);
+    has = store_->Has(uid);
+  }
+  std::lock_guard<std::mutex> lock(seen_mu_);
+  if (recorded_.size() + absent_.size() > kMaxRemembered) {
+    recorded_.clear();  // asked again from the store
+    absent_.clear();
+  }
+  (has ? recorded_ : absent_).insert(uid);
+  return has;
 }
 
 void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot) {
@@ -67,17 +81,19 @@ void HistoryRecorder::Work() {
     }
     // The API reads without the store's lock: the controller asks Recorded() meanwhile.
     Status done = [&]() -> Status {
-      std::optional<Time> created = ParseRfc3339(api::StringAt(
-          item.snapshot.job.value("metadata", nlohmann::json::object()), "creationTimestamp"));
-      JobEventLog::Seen seen = events_.Rows(item.uid, created.value_or(Time{}));
+      JobEventLog::Seen seen = events_.Rows(item.uid);
       item.snapshot.events = std::move(seen.rows);
-      item.snapshot.events_complete = seen.complete && created.has_value();
+      item.snapshot.events_complete = seen.complete;
       TRAINCTL_ASSIGN_OR_RETURN(nlohmann::json record,
-                                jobs::SnapshotRecord(*source_, item.snapshot, *clock_));
-      std::lock_guard<std::mutex> lock(store_mu_);
-      TRAINCTL_RETURN_IF_ERROR(
-          store_->Put(record, jobs::RecordRow(record), limits_, clock_->Now()).status());
+                                jobs::SnapshotRecord(*client_, item.snapshot, *clock_));
+      {
+        std::lock_guard<std::mutex> lock(store_mu_);
+        TRAINCTL_RETURN_IF_ERROR(
+            store_->Put(record, jobs::RecordRow(record), limits_, clock_->Now()).status());
+      }
+      std::lock_guard<std::mutex> lock(seen_mu_);
       recorded_.insert(item.uid);
+      absent_.erase(item.uid);
       return Status::Ok();
     }();
     bool again = false;

@@ -1,11 +1,12 @@
 // HistoryRecorder: the operator's job history (--history sqlite:PATH, docs/history.md). The
 // controller asks Recorded(uid) for each finished job; while the answer is no it holds the
 // job's pods and TTL (operator/sync_plan.h, kHistoryHold) and, once its final status is stored,
-// Enqueue()s a snapshot made from its caches (operator/history_snapshot.h). One worker thread
-// adds the events this operator recorded (events(), fed by the EventRecorder's tap; listed from
-// the API only for a job created before this leader began), reads the log tails of rank 0 and
-// of the failed replicas through pods/log (jobs::SnapshotRecord) and writes the record; a
-// failed capture is retried with back-off. Only the leader runs the controller, so only the
+// Enqueue()s a snapshot made from its caches (operator/history_snapshot.h). Worker threads
+// (kWorkers: the work is waiting on the API server) add the events this operator recorded
+// (events(), fed by the EventRecorder's tap; listed from the API only for a job this leader did
+// not see from its start), read the log tails of rank 0 and of the failed replicas through
+// pods/log (jobs::SnapshotRecord) and write the record, one write at a time; a failed capture
+// is retried with back-off. Only the leader runs the controller, so only the
 // leader writes.
 //
 // Thread-safe.
@@ -19,6 +20,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "history/store.h"
@@ -30,9 +32,10 @@ namespace trainctl::op {
 
 class HistoryRecorder {
  public:
+  static constexpr int kWorkers = 4;
+
   HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
-                  std::unique_ptr<jobs::ClusterJobSource> source, history::Limits limits,
-                  const Clock* clock);
+                  std::unique_ptr<kube::Client> client, history::Limits limits, const Clock* clock);
   ~HistoryRecorder();
   HistoryRecorder(const HistoryRecorder&) = delete;
   HistoryRecorder& operator=(const HistoryRecorder&) = delete;
@@ -45,7 +48,7 @@ class HistoryRecorder {
   // The events recorded for each job (the EventRecorder's tap adds to it; the controller calls
   // Begin() when it starts).
   JobEventLog& events() { return events_; }
-  // Called (on the recorder's thread) once a job is recorded or given up on: the controller
+  // Called (on a recorder thread) once a job is recorded or given up on: the controller
   // syncs it again at once instead of polling. Set before Start().
   void OnDone(
       std::function<void(api::Kind kind, const std::string& ns, const std::string& name)> done) {
@@ -64,20 +67,25 @@ class HistoryRecorder {
   };
   void Work();
 
-  std::unique_ptr<history::HistoryStore> store_;    // guarded by store_mu_
-  std::unique_ptr<jobs::ClusterJobSource> source_;  // used by the worker only
+  std::unique_ptr<history::HistoryStore> store_;  // guarded by store_mu_
+  std::unique_ptr<kube::Client> client_;
   history::Limits limits_;
   const Clock* clock_;
   JobEventLog events_;
+  // Whether a uid has a record, as asked of the store once: after that only this process
+  // writes (the leader), so the answer is kept. At most kMaxRemembered uids.
+  static constexpr size_t kMaxRemembered = 100000;
+  std::mutex seen_mu_;
+  std::set<std::string> recorded_;  // guarded by seen_mu_
+  std::set<std::string> absent_;    // guarded by seen_mu_
   std::mutex store_mu_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Item> queue_;          // guarded by mu_
-  std::set<std::string> queued_;    // uids in queue_ or being captured; guarded by mu_
-  std::set<std::string> recorded_;  // guarded by store_mu_
-  bool stop_ = false;               // guarded by mu_
+  std::deque<Item> queue_;        // guarded by mu_
+  std::set<std::string> queued_;  // uids in queue_ or being captured; guarded by mu_
+  bool stop_ = false;             // guarded by mu_
   std::function<void(api::Kind, const std::string&, const std::string&)> on_done_;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
   std::atomic<size_t> written_{0}, failed_{0};
 };
 

@@ -7,9 +7,14 @@
 
 namespace trainctl::op {
 
-void JobEventLog::Begin() {
+void JobEventLog::Open(const std::string& uid) {
+  if (uid.empty()) return;
+  Time now = clock_->Now();
   std::lock_guard<std::mutex> lock(mu_);
-  began_ = clock_->Now();
+  Job& job = by_uid_[uid];
+  if (job.rows.empty()) job.complete = true;  // opened again later: already decided
+  if (job.last == Time{}) job.last = now;
+  EvictLocked();
 }
 
 void JobEventLog::Add(const kube::EventInput& event) {
@@ -32,18 +37,20 @@ void JobEventLog::Add(const kube::EventInput& event) {
                         event.object.kind + "/" + event.object.name, now, 1});
     if (job.rows.size() > kMaxRowsPerJob) job.rows.erase(job.rows.begin());
   }
-  if (by_uid_.size() > max_jobs_) {
-    // A tenth of the jobs at once, those whose last event is oldest: one pass per many Adds.
-    std::vector<std::pair<Time, std::string>> ages;
-    for (const auto& [uid, j] : by_uid_) ages.emplace_back(j.last, uid);
-    size_t drop = std::max<size_t>(1, max_jobs_ / 10);
-    std::nth_element(ages.begin(), ages.begin() + static_cast<std::ptrdiff_t>(drop - 1),
-                     ages.end());
-    for (size_t i = 0; i < drop; ++i) by_uid_.erase(ages[i].second);
-  }
+  EvictLocked();
 }
 
-JobEventLog::Seen JobEventLog::Rows(const std::string& uid, Time created) const {
+void JobEventLog::EvictLocked() {
+  if (by_uid_.size() <= max_jobs_) return;
+  // A tenth of the jobs at once, those whose last event is oldest: one pass per many calls.
+  std::vector<std::pair<Time, std::string>> ages;
+  for (const auto& [uid, j] : by_uid_) ages.emplace_back(j.last, uid);
+  size_t drop = std::max<size_t>(1, max_jobs_ / 10);
+  std::nth_element(ages.begin(), ages.begin() + static_cast<std::ptrdiff_t>(drop - 1), ages.end());
+  for (size_t i = 0; i < drop; ++i) by_uid_.erase(ages[i].second);
+}
+
+JobEventLog::Seen JobEventLog::Rows(const std::string& uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   Seen seen;
   auto it = by_uid_.find(uid);
@@ -51,7 +58,7 @@ JobEventLog::Seen JobEventLog::Rows(const std::string& uid, Time created) const 
   for (const Row& r : it->second.rows)
     seen.rows.push_back(
         jobs::EventRow(FormatRfc3339(r.last), r.type, r.reason, r.count, r.object, r.message));
-  seen.complete = began_ && created >= *began_ + kCreatedMargin;
+  seen.complete = it->second.complete;
   return seen;
 }
 

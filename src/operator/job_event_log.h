@@ -6,9 +6,10 @@
 // - Rows: {time, type, reason, object, message} as jobs::EventRowsFromApi gives them. Events with
 //   the same type, reason and message are one row with a count and the latest time, as the
 //   event correlator aggregates repeats.
-// - Complete or not: a job created before Begin() (plus kCreatedMargin for clock skew) may have
-//   events another leader recorded, so Seen() says they are not complete and the caller lists
-//   them too.
+// - Complete or not: the controller Open()s a job when it first syncs it without any status
+//   (a new job: no leader recorded anything for it before). A job that was not opened, such
+//   as one that was already running when this operator began leading, may have events another
+//   leader recorded, so Rows() says they are not complete and the caller lists them too.
 // - Bounded: at most kMaxRowsPerJob rows per job (the oldest go) and kMaxJobs jobs (the job
 //   whose last event is oldest goes, and is then not complete).
 //
@@ -31,25 +32,24 @@ class JobEventLog {
  public:
   static constexpr size_t kMaxRowsPerJob = 100;
   static constexpr size_t kMaxJobs = 20000;
-  static constexpr Duration kCreatedMargin{5000};
 
   explicit JobEventLog(const Clock* clock, size_t max_jobs = kMaxJobs)
       : clock_(clock), max_jobs_(max_jobs) {}
 
-  // From now on every event of a job is seen.
-  void Begin();
+  // Every event of job `uid` is seen from now on, and none came before (a new job).
+  void Open(const std::string& uid);
   // Keeps `event` when its object is a kubeflow.org job with a uid.
   void Add(const kube::EventInput& event);
   struct Seen {
     std::vector<nlohmann::json> rows;  // oldest first
     bool complete = false;             // every event of the job since it was created
   };
-  // The rows of job `uid`, created at `created`.
-  Seen Rows(const std::string& uid, Time created) const;
+  Seen Rows(const std::string& uid) const;
   void Forget(const std::string& uid);
   size_t jobs() const;
 
  private:
+  void EvictLocked();  // under mu_
   struct Row {
     std::string type, reason, message, object;
     Time last{};
@@ -58,12 +58,12 @@ class JobEventLog {
   struct Job {
     std::vector<Row> rows;
     Time last{};
+    bool complete = false;
   };
 
   const Clock* clock_;
   size_t max_jobs_;
   mutable std::mutex mu_;
-  std::optional<Time> began_;          // guarded by mu_
   std::map<std::string, Job> by_uid_;  // guarded by mu_
 };
 

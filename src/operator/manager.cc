@@ -188,11 +188,8 @@ int Manager::Run(std::atomic<bool>* stop) {
                !store.ok() ? store.status().message() : history_client.status().message());
       return 2;
     }
-    history = std::make_unique<HistoryRecorder>(
-        std::move(*store),
-        std::make_unique<jobs::ClusterJobSource>(std::move(*history_client), "default", true,
-                                                 o.config.server, clock),
-        history::Limits{}, &clock);
+    history = std::make_unique<HistoryRecorder>(std::move(*store), std::move(*history_client),
+                                                history::Limits{}, &clock);
     controller.SetHistory(history.get());
     recorder.SetTap([h = history.get()](const kube::EventInput& e) { h->events().Add(e); });
     history->Start();

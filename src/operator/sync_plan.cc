@@ -32,7 +32,10 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
   if (finished && input.hold_for_history) {
     out.record = engine::IsFinished(input.stored);  // the API has the final status to read
     std::optional<Time> done = out.plan.status.completion_time;
-    if (!done || input.now - *done < kHistoryHold) {
+    // Only a deletion is held (and only then looked at again): a job that keeps its pods
+    // (cleanPodPolicy None) and is not due for its TTL costs nothing while it waits.
+    const bool deletes = !out.actions.delete_pods.empty() || out.plan.delete_job;
+    if (deletes && (!done || input.now - *done < kHistoryHold)) {
       out.actions.delete_pods.clear();
       if (out.plan.delete_job) {
         out.plan.delete_job = false;

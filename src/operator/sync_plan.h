@@ -5,7 +5,8 @@
 //
 // - DecideSync: the engine's plan, the API calls on the job's children (PlanChildren), the
 //   history hold (a finished job without its history record keeps its pods and its TTL waits,
-//   for up to kHistoryHold: the record needs their logs), and the
+//   for up to kHistoryHold: the record needs their logs; a job with nothing to delete is not
+//   held or looked at again), and the
 //   steps around them that used to be decided inside Sync: the gang step (remove the PodGroup
 //   once the job is finished or suspended, otherwise ensure it), the MPI step (ensure the
 //   launcher's ConfigMap/RBAC, with the workers that are Running, while the job is active) and

@@ -100,6 +100,14 @@ TEST(DecideSync, AFinishedJobKeepsItsPodsAndItsTtlWaitsForItsHistoryRecord) {
   SyncPlan late = DecideSync(in, {});
   EXPECT_TRUE(late.plan.delete_job);
   EXPECT_FALSE(late.actions.delete_pods.empty());
+
+  // Nothing to delete (cleanPodPolicy None, no TTL): nothing held, no look again.
+  in.now = T0();
+  in.job.run_policy.ttl_seconds_after_finished.reset();
+  in.job.run_policy.clean_pod_policy = "None";
+  SyncPlan keeps = DecideSync(in, {});
+  EXPECT_TRUE(keeps.record) << "still recorded";
+  EXPECT_FALSE(keeps.plan.requeue_after) << "no recheck every 10 s";
 }
 
 TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
