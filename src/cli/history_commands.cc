@@ -6,6 +6,7 @@
 #include "api/json_fields.h"
 #include "cli/format.h"
 #include "jobs/history_capture.h"
+#include "jobs/history_reader.h"
 #include "metrics/series.h"
 
 namespace trainctl::cli {
@@ -25,25 +26,11 @@ void ImportFinished(history::HistoryStore& store, const GlobalOptions& g) {
   }
 }
 
-json RowJson(const history::Row& r) {
-  return {{"uid", r.uid},
-          {"source", r.source},
-          {"namespace", r.namespace_},
-          {"kind", r.kind},
-          {"name", r.name},
-          {"state", r.state},
-          {"why", r.why},
-          {"firstFailure", r.first_failure},
-          {"created", r.created},
-          {"finished", r.finished},
-          {"bytes", r.bytes}};
-}
-
 int PrintRows(const std::vector<history::Row>& rows, size_t total, const HistoryOptions& o,
               bool with_namespace) {
   if (o.output == "json") {
     json items = json::array();
-    for (const history::Row& r : rows) items.push_back(RowJson(r));
+    for (const history::Row& r : rows) items.push_back(history::RowJson(r));
     std::cout << json({{"items", items}, {"total", total}}).dump(2) << "\n";
     return 0;
   }
@@ -75,24 +62,25 @@ std::string Bytes(size_t n) {
   return buf;
 }
 
-int Show(history::HistoryStore& store, const GlobalOptions& g, const HistoryOptions& o) {
+int Show(jobs::HistoryReader& reader, const GlobalOptions& g, const HistoryOptions& o) {
   if (o.args.size() != 1) return Fail("history show NAME|UID: one job name or uid", 2);
   const std::string& ref = o.args[0];
-  StatusOr<std::optional<json>> record = store.Get(ref);
+  StatusOr<std::optional<json>> record = reader.Get(ref);
   if (!record.ok()) return Fail(record.status().message(), 1);
   if (!record->has_value()) {
     history::Query q;
     q.namespace_ = NamespaceFilter(g);
     q.name = ref;
     q.limit = 1;
-    StatusOr<std::vector<history::Row>> rows = store.List(q);
+    StatusOr<jobs::HistoryPage> rows = reader.List(q);
     if (!rows.ok()) return Fail(rows.status().message(), 1);
-    if (rows->empty())
-      return Fail("no job \"" + ref + "\" in the history of " + store.path() + " (namespace " +
+    if (rows->rows.empty())
+      return Fail("no job \"" + ref + "\" in the history of " + reader.Where() + " (namespace " +
                       q.namespace_.value_or("any") + ")",
                   1);
-    record = store.Get((*rows)[0].uid);
-    if (!record.ok() || !record->has_value()) return Fail("the record went away", 1);
+    record = reader.Get(rows->rows[0].uid);
+    if (!record.ok()) return Fail(record.status().message(), 1);
+    if (!record->has_value()) return Fail("the record went away", 1);
   }
   const json& r = **record;
   if (o.output == "json") {
@@ -158,7 +146,9 @@ int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options) {
   std::string action = options.action.empty() ? "list" : options.action;
   if (action != "list" && action != "show" && action != "search")
     return Fail("history: unknown action \"" + action + "\" (list, show NAME, search TEXT)", 2);
+  RealClock clock;  // outlives the reader's client, which keeps it
   std::unique_ptr<history::HistoryStore> store;
+  std::unique_ptr<jobs::HistoryReader> reader;
   if (!options.file.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(options.file, ec))
@@ -171,16 +161,29 @@ int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options) {
     StatusOr<bool> cluster =
         UseCluster(global, std::getenv("TRAINCTL_BACKEND") ? std::getenv("TRAINCTL_BACKEND") : "");
     if (!cluster.ok()) return Fail(cluster.status().message(), 2);
-    if (*cluster)
-      return Fail(
-          "history: a cluster's history is kept by the operator (--history sqlite:PATH); read "
-          "that file with trainctl history --file PATH (docs/history.md)",
-          2);
-    store = OpenLocalHistory(StateRoot(global));
-    if (!store) return 1;
-    ImportFinished(*store, global);
+    if (*cluster || !options.dashboard.empty()) {
+      // The operator's history, through its dashboard (jobs/history_reader.h).
+      jobs::OperatorTarget target;
+      target.kubeconfig = global.kubeconfig;
+      if (!options.dashboard_service.empty()) target.service = options.dashboard_service;
+      target.address = options.dashboard;
+      target.token = !options.token.empty()          ? options.token
+                     : std::getenv("TRAINCTL_TOKEN") ? std::getenv("TRAINCTL_TOKEN")
+                                                     : "";
+      StatusOr<std::unique_ptr<jobs::OperatorHistoryReader>> remote =
+          jobs::OperatorHistoryReader::Open(target, clock);
+      if (!remote.ok())
+        return Fail(remote.status().message(),
+                    remote.status().code() == StatusCode::kInvalid ? 2 : 1);
+      reader = std::move(*remote);
+    } else {
+      store = OpenLocalHistory(StateRoot(global));
+      if (!store) return 1;
+      ImportFinished(*store, global);
+    }
   }
-  if (action == "show") return Show(*store, global, options);
+  if (!reader) reader = std::make_unique<jobs::StoreHistoryReader>(store.get());
+  if (action == "show") return Show(*reader, global, options);
   history::Query q;
   q.namespace_ = NamespaceFilter(global);
   q.limit = options.limit;
@@ -192,10 +195,9 @@ int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options) {
   } else if (!options.args.empty()) {
     q.name = options.args[0];
   }
-  StatusOr<std::vector<history::Row>> rows = store->List(q);
-  if (!rows.ok()) return Fail(rows.status().message(), 1);
-  StatusOr<size_t> total = store->Count(q);
-  return PrintRows(*rows, total.ok() ? *total : rows->size(), options, global.all_namespaces);
+  StatusOr<jobs::HistoryPage> page = reader->List(q);
+  if (!page.ok()) return Fail(page.status().message(), 1);
+  return PrintRows(page->rows, page->total, options, global.all_namespaces);
 }
 
 }  // namespace trainctl::cli

@@ -1,8 +1,10 @@
 // `trainctl history [list|show NAME|search TEXT]`: finished jobs kept after `delete` and TTL
 // (history/store.h, docs/history.md). Local jobs: <state root>/history.db; before answering,
 // finished job folders without a record are recorded (a runner that was killed, a job from
-// before the history existed). `--file PATH` reads another history instead, such as the
-// operator's. Exit codes as in commands.h.
+// before the history existed). `--file PATH` reads another history file instead. On a cluster
+// (`--backend kubernetes`, or `--dashboard ADDRESS`) the operator's history is read through its
+// dashboard (jobs/history_reader.h), with the rows and records RBAC lets the token read.
+// Exit codes as in commands.h.
 //
 // Also the capture the job commands call: OpenLocalHistory and CaptureInto, which never fail
 // a job command (a history that cannot be written is a warning).
@@ -27,6 +29,12 @@ struct HistoryOptions {
   // Another history file to read (the operator's, --history sqlite:PATH, copied from its
   // volume); "" the local one.
   std::string file;
+  // The operator's dashboard: at this address ("" through the API server's proxy to
+  // `dashboard_service`, "" the default Service), shown this token ("" $TRAINCTL_TOKEN, else
+  // the kubeconfig's).
+  std::string dashboard;
+  std::string dashboard_service;
+  std::string token;
 };
 
 int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options);

@@ -99,6 +99,15 @@ int main(int argc, char** argv) {
   history_cmd->add_option("--limit", history_options.limit, "list, search: at most this many rows");
   history_cmd->add_option("--file", history_options.file,
                           "Read this history file (the operator's --history) instead");
+  history_cmd->add_option("--dashboard", history_options.dashboard,
+                          "Read the operator's history at this address (e.g. "
+                          "http://127.0.0.1:8082 after kubectl port-forward)");
+  history_cmd->add_option("--dashboard-service", history_options.dashboard_service,
+                          "NAMESPACE/NAME:PORT of the operator's dashboard Service (default "
+                          "trainctl-system/trainctl-dashboard:dashboard)");
+  history_cmd->add_option("--token", history_options.token,
+                          "The Kubernetes token the operator checks (default $TRAINCTL_TOKEN, "
+                          "else the kubeconfig's)");
   CLI::App* metrics_cmd = app.add_subcommand(
       "metrics", "Show the metric series a job printed (step=1 loss=0.5 …): metrics [KIND] NAME");
   metrics_cmd->add_option("args", args)->required();

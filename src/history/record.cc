@@ -15,6 +15,41 @@ std::string Str(const json& j, const char* key) {
 
 }  // namespace
 
+nlohmann::json RowJson(const Row& r) {
+  return {{"uid", r.uid},
+          {"source", r.source},
+          {"namespace", r.namespace_},
+          {"kind", r.kind},
+          {"name", r.name},
+          {"state", r.state},
+          {"why", r.why},
+          {"firstFailure", r.first_failure},
+          {"created", r.created},
+          {"finished", r.finished},
+          {"bytes", r.bytes}};
+}
+
+Row RowFromJson(const nlohmann::json& j) {
+  auto str = [&](const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                  : std::string();
+  };
+  Row r;
+  r.uid = str("uid");
+  r.source = str("source");
+  r.namespace_ = str("namespace");
+  r.kind = str("kind");
+  r.name = str("name");
+  r.state = str("state");
+  r.why = str("why");
+  r.first_failure = str("firstFailure");
+  r.created = str("created");
+  r.finished = str("finished");
+  if (j.is_object() && j.contains("bytes") && j["bytes"].is_number_unsigned())
+    r.bytes = j["bytes"].get<size_t>();
+  return r;
+}
+
 Row RowOf(const json& record, const std::string& why_line) {
   Row row;
   row.uid = Str(record, "uid");

@@ -43,6 +43,12 @@ struct Row {
   size_t bytes = 0;  // the record's size
 };
 
+// A row as JSON, as `trainctl history -o json` prints it and the dashboard's /api/v1/history
+// answers: {uid, source, namespace, kind, name, state, why, firstFailure, created, finished,
+// bytes} (search_text is not included). RowFromJson reads it back; missing fields are empty.
+nlohmann::json RowJson(const Row& row);
+Row RowFromJson(const nlohmann::json& row);
+
 // The columns of `record`. `why_line`: the job's why in one line (the caller's jobs::JobWhyLine).
 Row RowOf(const nlohmann::json& record, const std::string& why_line);
 

@@ -8,6 +8,7 @@
 
 #include "jobs/cluster_source.h"
 #include "jobs/history_capture.h"
+#include "jobs/history_reader.h"
 #include "jobs/local_source.h"
 #include "jobs/why.h"
 #include "kube/fake_api.h"
@@ -423,6 +424,62 @@ TEST(ClusterViewTest, AnObservedReplicaReadsLikeItsPod) {
                                    {{"type", "Master"}, {"index", 0}, {"name", "m"}}});
   EXPECT_EQ(sorted[0]["name"], "m");
   EXPECT_EQ(sorted[1]["index"], 2) << "indexes sort as numbers";
+}
+
+TEST(HistoryReaderTest, TheOperatorsHistoryIsReadThroughTheServiceProxyWithTheToken) {
+  StatusOr<std::string> prefix = ServiceProxyPrefix("trainctl-system/trainctl-dashboard:dashboard");
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_EQ(*prefix,
+            "/api/v1/namespaces/trainctl-system/services/http:trainctl-dashboard:dashboard/proxy");
+  for (const char* bad : {"", "svc", "ns/svc", "/svc:80", "ns/:80", "ns/svc:", "a:1/b", "ns/s v:1"})
+    EXPECT_EQ(ServiceProxyPrefix(bad).status().code(), StatusCode::kInvalid) << bad;
+  history::Query q;
+  q.namespace_ = "team a";
+  q.text = "exit code 3";
+  q.limit = 5;
+  EXPECT_EQ(HistoryListTarget(q), "/api/v1/history?limit=5&offset=0&ns=team%20a&q=exit%20code%203");
+  EXPECT_EQ(ParseHistoryPage(json::array()).status().code(), StatusCode::kInvalid);
+
+  auto api = std::make_unique<kube::FakeApi>();
+  kube::FakeApi* fake = api.get();
+  fake->Seed(
+      *prefix + "/api/v1/history",
+      {{"items",
+        json::array({{{"uid", "u1"}, {"name", "pt"}, {"state", "Failed"}, {"bytes", 2048}}})},
+       {"total", 7}});
+  fake->Seed(*prefix + "/api/v1/history/record", {{"uid", "u1"}, {"name", "pt"}});
+  FakeClock clock(*ParseRfc3339("2026-11-26T10:00:00Z"));
+  kube::ClientOptions options;
+  options.qps = 0;
+  options.max_retries = 0;
+  OperatorHistoryReader reader(std::make_unique<kube::Client>(std::move(api), options, &clock),
+                               *prefix, {{"X-Trainctl-Token", "t0k"}}, "the operator");
+  StatusOr<HistoryPage> page = reader.List(q);
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  ASSERT_EQ(page->rows.size(), 1u);
+  EXPECT_EQ(page->rows[0].state, "Failed");
+  EXPECT_EQ(page->rows[0].bytes, 2048u);
+  EXPECT_EQ(page->total, 7u);
+  StatusOr<std::optional<json>> record = reader.Get("u1");
+  ASSERT_TRUE(record.ok() && record->has_value());
+  EXPECT_EQ((**record)["name"], "pt");
+  std::vector<kube::HttpRequest> sent = fake->Requests("GET", *prefix);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].path, *prefix + "/api/v1/history/record?uid=u1");
+  for (const kube::HttpRequest& r : sent)
+    EXPECT_EQ(r.headers,
+              (std::vector<std::pair<std::string, std::string>>{{"X-Trainctl-Token", "t0k"}}));
+
+  // A refusal names where it came from and keeps its code; a missing record is not an error.
+  fake->Fail("GET", *prefix + "/api/v1/history", 403, "", "", 1);
+  StatusOr<HistoryPage> refused = reader.List(q);
+  EXPECT_EQ(refused.status().code(), StatusCode::kForbidden);
+  EXPECT_EQ(refused.status().message().rfind("the operator: ", 0), 0u)
+      << refused.status().message();
+  fake->Fail("GET", *prefix + "/api/v1/history/record", 404, "NotFound", "no such record", 1);
+  StatusOr<std::optional<json>> none = reader.Get("u2");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
 }
 
 }  // namespace

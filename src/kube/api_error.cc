@@ -77,6 +77,8 @@ Status ErrorFromResponse(const HttpResponse& response, const std::string& what) 
         message += (message.empty() ? "" : "; ") + (field.empty() ? m : field + ": " + m);
       }
     }
+  } else if (body.is_object() && body.contains("error") && body["error"].is_string()) {
+    message = body["error"];  // {"error": "…"}: the dashboard's (and many HTTP APIs') errors
   } else if (!response.body.empty()) {
     message = "unexpected response body: \"" + Shorten(response.body) + "\"";
   }

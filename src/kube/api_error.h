@@ -6,7 +6,8 @@
 //   410 Gone/Expired → kGone          422 Invalid → kInvalid (with the field causes)
 //   429 → kTooManyRequests            504/timeout → kDeadlineExceeded, other 5xx → kUnavailable
 // The message is the server's message (plus its causes), prefixed by what was being done;
-// a body that is not a Status (an HTML error page, truncated JSON) is quoted, shortened.
+// a body {"error": "…"} (the dashboard's, many HTTP APIs') gives its error; any other body that
+// is not a Status (an HTML error page, truncated JSON) is quoted, shortened.
 #pragma once
 
 #include <string>

@@ -149,6 +149,14 @@ StatusOr<std::string> Client::CallRaw(HttpRequest request, const std::string& wh
   }
 }
 
+StatusOr<std::string> Client::GetRaw(const std::string& path,
+                                     std::vector<std::pair<std::string, std::string>> headers) {
+  HttpRequest request;
+  request.path = path;
+  request.headers = std::move(headers);
+  return CallRaw(std::move(request), "GET " + path.substr(0, path.find('?')), true);
+}
+
 StatusOr<json> Client::Get(const Resource& r, const std::string& ns, const std::string& name,
                            const std::string& subresource) {
   HttpRequest req;

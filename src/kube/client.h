@@ -142,6 +142,11 @@ class Client {
   Status Delete(const Resource& r, const std::string& ns, const std::string& name,
                 const DeleteOptions& options = {});
 
+  // A GET of any path on the server (a service's proxy, another HTTP API) with more headers;
+  // the body as it came. Errors as for the other calls.
+  StatusOr<std::string> GetRaw(const std::string& path,
+                               std::vector<std::pair<std::string, std::string>> headers = {});
+
   // A container's log as text (options.follow is ignored: see StreamPodLog).
   StatusOr<std::string> PodLog(const std::string& ns, const std::string& pod,
                                const PodLogOptions& options);

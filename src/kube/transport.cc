@@ -303,6 +303,9 @@ class CurlTransport final : public Transport {
                                      ("Authorization: Bearer " + credentials.bearer_token).c_str());
     if (!r.content_type.empty())
       t->headers = curl_slist_append(t->headers, ("Content-Type: " + r.content_type).c_str());
+    for (const auto& [name, value] : r.headers)
+      if ((name + value).find_first_of("\r\n") == std::string::npos)
+        t->headers = curl_slist_append(t->headers, (name + ": " + value).c_str());
     t->headers = curl_slist_append(t->headers, "Expect:");  // no 100-continue round trip
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
 

@@ -55,6 +55,8 @@ struct HttpRequest {
   // big body is not copied each time it outgrows its buffer; e.g. the size of the list page
   // before. Zero = the body grows as it comes.
   size_t body_size_hint = 0;
+  // More headers, sent as given ("X-Name", "value"); names and values must not hold CR or LF.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct HttpResponse {

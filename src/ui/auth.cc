@@ -5,21 +5,6 @@
 namespace trainctl::ui {
 namespace {
 
-// The value of cookie `name` in a Cookie header ("a=1; b=2").
-std::string CookieValue(const std::string& header, const std::string& name) {
-  size_t pos = 0;
-  while (pos < header.size()) {
-    size_t end = header.find(';', pos);
-    if (end == std::string::npos) end = header.size();
-    std::string pair = header.substr(pos, end - pos);
-    size_t start = pair.find_first_not_of(' ');
-    if (start != std::string::npos) pair = pair.substr(start);
-    if (pair.rfind(name + "=", 0) == 0) return pair.substr(name.size() + 1);
-    pos = end + 1;
-  }
-  return "";
-}
-
 server::Response Refuse(int status, const std::string& why) {
   server::Response r = server::Response::Text(status, why + "\n");
   r.headers.emplace_back("Cache-Control", "no-store");
@@ -47,6 +32,20 @@ std::string WithoutToken(const server::Request& request) {
 }
 
 }  // namespace
+
+std::string CookieValue(const std::string& header, const std::string& name) {
+  size_t pos = 0;
+  while (pos < header.size()) {
+    size_t end = header.find(';', pos);
+    if (end == std::string::npos) end = header.size();
+    std::string pair = header.substr(pos, end - pos);
+    size_t start = pair.find_first_not_of(' ');
+    if (start != std::string::npos) pair = pair.substr(start);
+    if (pair.rfind(name + "=", 0) == 0) return pair.substr(name.size() + 1);
+    pos = end + 1;
+  }
+  return "";
+}
 
 std::vector<std::string> HostsFor(const std::string& listen_host, int port) {
   std::string p = ":" + std::to_string(port);

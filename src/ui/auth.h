@@ -31,6 +31,9 @@ std::vector<std::string> HostsFor(const std::string& listen_host, int port);
 std::optional<server::Response> CheckRequest(const server::Request& request,
                                              const AuthConfig& config);
 
+// The value of cookie `name` in a Cookie header ("a=1; b=2"); "" when it is not there.
+std::string CookieValue(const std::string& header, const std::string& name);
+
 // A token of 32 random bytes, hex; from /dev/urandom.
 StatusOr<std::string> NewToken();
 

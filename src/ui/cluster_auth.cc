@@ -65,18 +65,26 @@ std::string BearerToken(const std::string& authorization) {
   return authorization.substr(prefix.size());
 }
 
-StatusOr<UserInfo> ClusterAuthorizer::Authenticate(const server::Request& request) {
+StatusOr<UserInfo> ClusterAuthorizer::Authenticate(const server::Request& request,
+                                                   const std::string& session_token) {
   if (!user_header_.empty()) {
     std::string name = request.Header(api::ToLower(user_header_));
     if (!name.empty()) return UserInfo{name, {}};
   }
   std::string token = BearerToken(request.Header("authorization"));
+  // Through the API server's proxy to the Service the Authorization header does not arrive.
+  if (token.empty()) token = request.Header(kTokenHeader);
+  if (token.empty()) token = session_token;
   if (token.empty())
     return Status(
         StatusCode::kUnauthorized,
-        "send a Kubernetes bearer token (Authorization: Bearer …)" +
+        "sign in with a Kubernetes token, or send one (Authorization: Bearer …)" +
             (user_header_.empty() ? std::string()
-                                  : " or come through the proxy that sets " + user_header_));
+                                  : ", or come through the proxy that sets " + user_header_));
+  return Review(token);
+}
+
+StatusOr<UserInfo> ClusterAuthorizer::Review(const std::string& token) {
   MonoTime now = clock_->Monotonic();
   {
     std::lock_guard<std::mutex> lock(mu_);

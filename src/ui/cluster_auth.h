@@ -25,6 +25,10 @@
 
 namespace trainctl::ui {
 
+// The token of a request that comes through the API server's proxy to the dashboard's Service,
+// which keeps the Authorization header (jobs/history_reader.h sends it).
+inline constexpr const char* kTokenHeader = "x-trainctl-token";
+
 struct UserInfo {
   std::string name;
   std::vector<std::string> groups;
@@ -56,8 +60,13 @@ class ClusterAuthorizer {
   ClusterAuthorizer(kube::Client* client, const Clock* clock, std::string user_header)
       : client_(client), clock_(clock), user_header_(std::move(user_header)) {}
 
-  // kUnauthorized when the request names nobody the API server knows.
-  StatusOr<UserInfo> Authenticate(const server::Request& request);
+  // Who the request is: the trusted proxy's header, else its bearer token (Authorization, else
+  // X-Trainctl-Token), else `session_token` (the token a browser session stands for,
+  // ui/sessions.h). kUnauthorized when it names nobody the API server knows.
+  StatusOr<UserInfo> Authenticate(const server::Request& request,
+                                  const std::string& session_token = "");
+  // Who `token` belongs to (TokenReview, cached for a minute); kUnauthorized when nobody.
+  StatusOr<UserInfo> Review(const std::string& token);
   bool Allowed(const UserInfo& user, const Access& access);
 
  private:

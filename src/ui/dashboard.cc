@@ -5,6 +5,7 @@
 #include "jobs/local_source.h"
 #include "jobs/why.h"
 #include "ui/assets.h"
+#include "ui/login.h"
 #include "ui/sse.h"
 #include "ui/views.h"
 
@@ -56,7 +57,7 @@ const Asset* FindAsset(const std::string& path) {
 }
 
 Dashboard::Dashboard(DashboardConfig config, const Clock& clock)
-    : config_(std::move(config)), clock_(clock) {}
+    : config_(std::move(config)), clock_(clock), sessions_(&clock) {}
 
 Dashboard::~Dashboard() = default;
 
@@ -78,8 +79,27 @@ Status Dashboard::Open() {
 
 void Dashboard::Register(server::Router& router) {
   auto guarded = [this](Handler h) { return [this, h](const Request& r) { return Guard(r, h); }; };
-  router.HandlePrefix("GET", "/",
-                      guarded([this](const Request& r, const Viewer&) { return Asset(r); }));
+  if (config_.authorizer) {
+    // In the cluster the page's files are anyone's (no data), so the sign-in form can show.
+    router.HandlePrefix("GET", "/", [this](const Request& r) {
+      Response response = Asset(r);
+      Harden(&response);
+      return response;
+    });
+    router.Handle("POST", "/api/v1/login", [this](const Request& r) { return Login(r); });
+    router.Handle("POST", "/api/v1/logout", [this](const Request& r) { return Logout(r); });
+  } else {
+    router.HandlePrefix("GET", "/",
+                        guarded([this](const Request& r, const Viewer&) { return Asset(r); }));
+  }
+  router.Handle("GET", "/api/v1/whoami", guarded([](const Request&, const Viewer& v) {
+                  json me = {{"user", v.user ? json(v.user->name) : json(nullptr)},
+                             {"session", v.session.has_value()}};
+                  if (v.session) me["csrf"] = v.session->csrf;
+                  Response r = Response::Json(200, me);
+                  r.headers.emplace_back("Cache-Control", "no-store");
+                  return r;
+                }));
   router.Handle("GET", "/api/v1/jobs", guarded([this](const Request& r, const Viewer& v) {
                   std::lock_guard<std::mutex> lock(data_mu_);
                   return Response::Json(200, {{"items", ListLocked(r.Query("q"), v)}});
@@ -108,6 +128,17 @@ void Dashboard::Register(server::Router& router) {
                   StatusOr<json> series = source->Metrics(*job, r.Query("replica"));
                   return series.ok() ? Response::Json(200, *series) : Error(series.status());
                 }));
+  // The history's read API, for `trainctl history` on a cluster (jobs/history_reader.h).
+  router.Handle("GET", "/api/v1/history", guarded([this](const Request& r, const Viewer& v) {
+                  std::lock_guard<std::mutex> lock(data_mu_);
+                  StatusOr<json> page = HistoryListLocked(r, v);
+                  return page.ok() ? Response::Json(200, *page) : Error(page.status());
+                }));
+  router.Handle("GET", "/api/v1/history/record", guarded([this](const Request& r, const Viewer& v) {
+                  std::lock_guard<std::mutex> lock(data_mu_);
+                  StatusOr<json> record = RecordLocked(r.Query("uid"), v);
+                  return record.ok() ? Response::Json(200, *record) : Error(record.status());
+                }));
   router.Handle("GET", "/api/v1/stream", guarded([this](const Request& r, const Viewer& v) {
                   Response response;
                   response.content_type = "text/event-stream; charset=utf-8";
@@ -121,16 +152,27 @@ Response Dashboard::Guard(const Request& request, const Handler& handler) {
   Viewer viewer;
   if (config_.authorizer) {
     // In the cluster: the Origin check, then who the request names.
-    std::string origin = request.Header("origin");
-    StatusOr<UserInfo> user = config_.authorizer->Authenticate(request);
-    if (!origin.empty() && origin != "http://" + request.Header("host") &&
-        origin != "https://" + request.Header("host"))
-      response = Response::Text(403, "requests from " + origin + " are refused\n");
-    else if (!user.ok())
-      response = Response::Text(user.status().code() == StatusCode::kUnauthorized ? 401 : 502,
-                                user.status().message() + "\n");
-    else
+    viewer.session = sessions_.Find(CookieValue(request.Header("cookie"), kSessionCookie));
+    StatusOr<UserInfo> user = Status(StatusCode::kForbidden, "");
+    if (!SameOrigin(request)) {
+      response =
+          Response::Text(403, "requests from " + request.Header("origin") + " are refused\n");
+    } else if (user = config_.authorizer->Authenticate(
+                   request, viewer.session ? viewer.session->token : std::string());
+               !user.ok()) {
+      if (user.status().code() == StatusCode::kUnauthorized) {
+        // The page shows its sign-in form on {"login": true}.
+        response = Response::Json(401, {{"error", user.status().message()}, {"login", true}});
+        if (viewer.session) {
+          sessions_.Remove(viewer.session->id);  // its token was revoked or has expired
+          response.headers.emplace_back("Set-Cookie", SessionCookie(""));
+        }
+      } else {
+        response = Response::Text(502, user.status().message() + "\n");
+      }
+    } else {
       viewer.user = *user;
+    }
     if (viewer.user) response = handler(request, viewer);
   } else {
     std::optional<Response> refused;
@@ -140,6 +182,43 @@ Response Dashboard::Guard(const Request& request, const Handler& handler) {
     }
     response = refused ? std::move(*refused) : handler(request, viewer);
   }
+  Harden(&response);
+  return response;
+}
+
+Response Dashboard::Login(const Request& request) {
+  Response response;
+  StatusOr<std::string> token = LoginToken(request);
+  StatusOr<UserInfo> user =
+      token.ok() ? config_.authorizer->Review(*token) : StatusOr<UserInfo>(token.status());
+  StatusOr<Session> session =
+      user.ok() ? sessions_.Create(*token, user->name) : StatusOr<Session>(user.status());
+  if (!session.ok()) {
+    response = Response::Json(HttpStatusOf(session.status()),
+                              {{"error", session.status().message()}, {"login", true}});
+  } else {
+    response = Response::Json(200, {{"user", session->user}, {"csrf", session->csrf}});
+    response.headers.emplace_back("Set-Cookie", SessionCookie(session->id));
+  }
+  response.headers.emplace_back("Cache-Control", "no-store");
+  Harden(&response);
+  return response;
+}
+
+Response Dashboard::Logout(const Request& request) {
+  std::optional<Session> session =
+      sessions_.Find(CookieValue(request.Header("cookie"), kSessionCookie));
+  Response response;
+  if (!SameOrigin(request) || !session || !SameSecret(request.Header(kCsrfHeader), session->csrf)) {
+    response = Response::Json(403, {{"error",
+                                     "sign-out needs this page's session and its "
+                                     "X-CSRF-Token"}});
+  } else {
+    sessions_.Remove(session->id);
+    response = Response::Json(200, {{"signedOut", true}});
+    response.headers.emplace_back("Set-Cookie", SessionCookie(""));
+  }
+  response.headers.emplace_back("Cache-Control", "no-store");
   Harden(&response);
   return response;
 }
@@ -240,17 +319,47 @@ StatusOr<json> Dashboard::LiveJobLocked(const Request& request, const Viewer& vi
   return (*source)->Get({kind, request.Query("name")});
 }
 
+StatusOr<json> Dashboard::RecordLocked(const std::string& uid, const Viewer& viewer) {
+  if (!history_) return NotFoundError("this dashboard keeps no history (the operator's --history)");
+  TRAINCTL_ASSIGN_OR_RETURN(std::optional<json> record, history_->Get(uid));
+  if (!record) return NotFoundError("no job with uid " + uid + " in the history");
+  std::string ns = api::StringAt(*record, "namespace");
+  // A record holds log lines: reading it needs what reading the job and its logs needs.
+  if (api::StringAt(*record, "source") != "local" &&
+      (!May(viewer, "get", api::StringAt(*record, "kind"), ns) ||
+       !May(viewer, "get", "", ns, /*pods_log=*/true)))
+    return Status(StatusCode::kForbidden, "you may not read this in namespace " + ns);
+  return std::move(*record);
+}
+
+StatusOr<json> Dashboard::HistoryListLocked(const Request& request, const Viewer& viewer) {
+  if (!history_) return NotFoundError("this dashboard keeps no history (the operator's --history)");
+  history::Query query;
+  if (!request.Query("ns").empty()) query.namespace_ = request.Query("ns");
+  query.kind = request.Query("kind");
+  query.name = request.Query("name");
+  query.text = request.Query("q");
+  if (!query.text.empty() && query.text.size() < 3)
+    return InvalidError("q: give at least 3 characters");
+  size_t limit = ParseOffset(request.Query("limit"));
+  query.limit = std::min<size_t>(limit == 0 ? 50 : limit, 1000);
+  query.offset = ParseOffset(request.Query("offset"));
+  TRAINCTL_ASSIGN_OR_RETURN(std::vector<history::Row> rows, history_->List(query));
+  json items = json::array();
+  for (const history::Row& row : rows)
+    if (row.source == "local" || May(viewer, "list", row.kind, row.namespace_))
+      items.push_back(history::RowJson(row));
+  // With rows left out, the total counts what this user may see of this page only.
+  size_t total = items.size();
+  if (items.size() == rows.size())
+    if (StatusOr<size_t> all = history_->Count(query); all.ok()) total = *all;
+  return json{{"items", std::move(items)}, {"total", total}};
+}
+
 StatusOr<json> Dashboard::PageLocked(const Request& request, const Viewer& viewer) {
   if (std::string uid = request.Query("uid"); !uid.empty()) {
-    if (!history_) return NotFoundError("this dashboard keeps no history");
-    TRAINCTL_ASSIGN_OR_RETURN(std::optional<json> record, history_->Get(uid));
-    if (!record) return NotFoundError("no job with uid " + uid + " in the history");
-    std::string ns = api::StringAt(*record, "namespace");
-    if (api::StringAt(*record, "source") != "local" &&
-        (!May(viewer, "get", api::StringAt(*record, "kind"), ns) ||
-         !May(viewer, "get", "", ns, /*pods_log=*/true)))
-      return Status(StatusCode::kForbidden, "you may not read this in namespace " + ns);
-    return HistoryPage(*record);
+    TRAINCTL_ASSIGN_OR_RETURN(json record, RecordLocked(uid, viewer));
+    return HistoryPage(record);
   }
   jobs::JobSource* source = SourceLocked(request.Query("source"), request.Query("ns"));
   if (!source)
@@ -279,9 +388,18 @@ void Dashboard::Stream(const Request& request, const Viewer& viewer, server::Str
   size_t offset = ParseOffset(request.Query("from"));
   if (std::string last = request.Header("last-event-id"); !last.empty()) offset = ParseOffset(last);
   std::string sent_list, sent_page, sent_metrics;
-  MonoTime last_write = clock_.Monotonic(), last_metrics{};
+  MonoTime last_write = clock_.Monotonic(), last_metrics{}, last_auth = clock_.Monotonic();
   if (!sink.Write(SseRetry(2000))) return;
   for (;;) {
+    // A stream ends with its user's sign-in: signed out, or the token revoked or expired.
+    if (viewer.session && !sessions_.Find(viewer.session->id)) return;
+    if (config_.authorizer && clock_.Monotonic() - last_auth >= std::chrono::seconds(60)) {
+      last_auth = clock_.Monotonic();
+      if (!config_.authorizer
+               ->Authenticate(request, viewer.session ? viewer.session->token : std::string())
+               .ok())
+        return;
+    }
     std::string out;
     {
       std::lock_guard<std::mutex> lock(data_mu_);

@@ -30,6 +30,7 @@
 #include "server/http.h"
 #include "ui/auth.h"
 #include "ui/cluster_auth.h"
+#include "ui/sessions.h"
 
 namespace trainctl::ui {
 
@@ -37,9 +38,11 @@ struct DashboardConfig {
   std::string state_root;                     // this machine's jobs; "" none (the operator's)
   std::optional<jobs::ClusterScope> cluster;  // set: the cluster's jobs too
   std::string history_path;                   // "" <state_root>/history.db (none without one)
-  // Set: the in-cluster dashboard. Each request names its user (a bearer token or a trusted
-  // proxy's header) and sees only what the API server lets that user read (ui/cluster_auth.h);
-  // the token cookie and the Host check are the local dashboard's and are not used.
+  // Set: the in-cluster dashboard. Each request names its user (a bearer token, a trusted
+  // proxy's header, or a browser session made by signing in with a token: ui/sessions.h) and
+  // sees only what the API server lets that user read (ui/cluster_auth.h); the token cookie and
+  // the Host check are the local dashboard's and are not used. The page's own files are served
+  // to anyone (they hold no data), so that the sign-in form can show.
   ClusterAuthorizer* authorizer = nullptr;
   AuthConfig auth;
   std::chrono::milliseconds tick{500};
@@ -69,10 +72,14 @@ class Dashboard {
   // Who is asking: nobody to check (the local dashboard), or a user of the cluster.
   struct Viewer {
     std::optional<UserInfo> user;
+    std::optional<Session> session;  // signed in through the login page
   };
   using Handler = std::function<server::Response(const server::Request&, const Viewer&)>;
   server::Response Guard(const server::Request& request, const Handler& handler);
   server::Response Asset(const server::Request& request);
+  // The in-cluster sign-in and sign-out (ui/login.h, ui/sessions.h).
+  server::Response Login(const server::Request& request);
+  server::Response Logout(const server::Request& request);
   // May `viewer` do `verb` on jobs of `kind` (or, with `pods_log`, read pod logs) in `ns`?
   bool May(const Viewer& viewer, const std::string& verb, const std::string& kind,
            const std::string& ns, bool pods_log = false);
@@ -82,11 +89,16 @@ class Dashboard {
   StatusOr<nlohmann::json> LiveJobLocked(const server::Request& request, const Viewer& viewer,
                                          bool logs, jobs::JobSource** source);
   StatusOr<nlohmann::json> PageLocked(const server::Request& request, const Viewer& viewer);
+  // A history record, when the viewer may read its job and its logs.
+  StatusOr<nlohmann::json> RecordLocked(const std::string& uid, const Viewer& viewer);
+  // GET /api/v1/history: {"items": [history::RowJson…], "total"}, the rows the viewer may list.
+  StatusOr<nlohmann::json> HistoryListLocked(const server::Request& request, const Viewer& viewer);
   void Stream(const server::Request& request, const Viewer& viewer, server::StreamSink& sink);
 
   DashboardConfig config_;
   const Clock& clock_;
   std::mutex auth_mu_;  // guards config_.auth
+  SessionStore sessions_;
   std::mutex data_mu_;
   std::unique_ptr<history::HistoryStore> history_;   // guarded by data_mu_
   std::unique_ptr<jobs::ClusterJobSource> cluster_;  // guarded by data_mu_

@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kube/fake_api.h"
 #include "local/state_store.h"
 #include "ui/assets.h"
 #include "ui/auth.h"
 #include "ui/cluster_auth.h"
 #include "ui/dashboard.h"
+#include "ui/login.h"
+#include "ui/sessions.h"
 #include "ui/sse.h"
 #include "ui/views.h"
 
@@ -117,6 +120,58 @@ TEST(ClusterAuthTest, ReviewsAskAndAnswerAsTheApiServerDoes) {
   EXPECT_EQ(BearerToken("Bearer abc"), "abc");
   EXPECT_EQ(BearerToken("Basic abc"), "");
   EXPECT_EQ(BearerToken("Bearer "), "");
+}
+
+TEST(LoginTest, ASignInIsJsonWithATokenFromThisOrigin) {
+  Request r = Get("/api/v1/login");
+  r.method = "POST";
+  r.headers["content-type"] = "application/json; charset=utf-8";
+  r.body = R"({"token": "  eyJ.abc \n"})";
+  StatusOr<std::string> token = LoginToken(r);
+  ASSERT_TRUE(token.ok()) << token.status().message();
+  EXPECT_EQ(*token, "eyJ.abc") << "pasted whitespace goes";
+  r.headers["origin"] = "http://127.0.0.1:8000";
+  EXPECT_TRUE(LoginToken(r).ok());
+  r.headers["origin"] = "http://evil.example";
+  EXPECT_EQ(LoginToken(r).status().code(), StatusCode::kForbidden);
+  EXPECT_EQ(HttpStatusOf(LoginToken(r).status()), 403);
+  r.headers.erase("origin");
+  r.headers["content-type"] = "application/x-www-form-urlencoded";
+  EXPECT_EQ(HttpStatusOf(LoginToken(r).status()), 400) << "a form post needs no preflight";
+  r.headers["content-type"] = "application/json";
+  for (const char* body : {"", "[]", R"({"token": 3})", R"({"token": "  "})", "{"}) {
+    r.body = body;
+    EXPECT_EQ(LoginToken(r).status().code(), StatusCode::kInvalid) << body;
+  }
+}
+
+TEST(SessionTest, SessionsAreRandomBoundedAndExpire) {
+  FakeClock clock(Time(std::chrono::seconds(1700000000)));
+  SessionStore store(&clock);
+  StatusOr<Session> a = store.Create("tok-a", "alice");
+  StatusOr<Session> b = store.Create("tok-b", "bob");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->id.size(), 64u);
+  EXPECT_NE(a->id, b->id);
+  EXPECT_NE(a->id, a->csrf);
+  ASSERT_TRUE(store.Find(a->id));
+  EXPECT_EQ(store.Find(a->id)->token, "tok-a");
+  std::string guess = a->id;
+  guess[63] = guess[63] == '0' ? '1' : '0';
+  EXPECT_FALSE(store.Find(guess)) << "a near miss finds nothing";
+  EXPECT_FALSE(store.Find(""));
+  store.Remove(b->id);
+  EXPECT_FALSE(store.Find(b->id));
+  clock.Advance(std::chrono::duration_cast<Duration>(SessionStore::kLifetime));
+  EXPECT_FALSE(store.Find(a->id)) << "eight hours at most";
+  for (size_t i = 0; i < SessionStore::kMaxSessions + 5; ++i) {
+    clock.Advance(Duration(1));
+    ASSERT_TRUE(store.Create("t", "u").ok());
+  }
+  EXPECT_EQ(store.size(), SessionStore::kMaxSessions);
+  EXPECT_EQ(SessionCookie("abc"), "trainctl_session=abc; Path=/; HttpOnly; SameSite=Strict");
+  EXPECT_EQ(SessionCookie(""), "trainctl_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+  EXPECT_EQ(CookieValue("x=1; trainctl_session=abc", kSessionCookie), "abc");
 }
 
 TEST(SseTest, FramesEventsIdsAndMultilineData) {
@@ -270,6 +325,56 @@ TEST_F(DashboardTest, TheApiAnswersFromTheStateFolderBehindTheChecks) {
   EXPECT_EQ(Ask(router, "/api/v1/job?source=mars&ns=default&kind=PyTorchJob&name=pt").status, 400);
   EXPECT_EQ(Ask(router, "/api/v1/job?uid=nope").status, 404);
   EXPECT_EQ(Ask(router, "/api/v1/stream").content_type, "text/event-stream; charset=utf-8");
+
+  // The history's read API (`trainctl history` on a cluster reads it from the operator's).
+  // The job has no runner: reading it recorded it as Failed (RunnerLost), and so kept it.
+  json rows = json::parse(Ask(router, "/api/v1/history?name=pt&limit=5").body);
+  ASSERT_EQ(rows["items"].size(), 1u) << rows.dump();
+  EXPECT_EQ(rows["items"][0]["uid"], "u1");
+  EXPECT_EQ(rows["total"], 1);
+  EXPECT_EQ(history::RowFromJson(rows["items"][0]).state, "Failed");
+  EXPECT_EQ(json::parse(Ask(router, "/api/v1/history?name=other").body)["items"].size(), 0u);
+  Response record = Ask(router, "/api/v1/history/record?uid=u1");
+  ASSERT_EQ(record.status, 200) << record.body;
+  EXPECT_EQ(json::parse(record.body)["job"]["metadata"]["name"], "pt");
+  EXPECT_EQ(Ask(router, "/api/v1/history/record?uid=nope").status, 404);
+  EXPECT_EQ(Ask(router, "/api/v1/history?q=ab").status, 400) << "3 characters at least";
+  EXPECT_EQ(router.Route(Get("/api/v1/history")).status, 401);
+}
+
+// In the cluster the page's own files are anyone's (the sign-in form must show), the data is
+// not, and a sign-in that is not JSON from this origin is refused before any TokenReview.
+TEST_F(DashboardTest, InTheClusterThePageShowsButTheDataNeedsASignIn) {
+  auto api = std::make_unique<kube::FakeApi>();
+  kube::FakeApi* fake = api.get();
+  kube::ClientOptions options;
+  options.qps = 0;
+  options.max_retries = 0;
+  kube::Client client(std::move(api), options, &clock_);
+  ClusterAuthorizer authorizer(&client, &clock_, "");
+  DashboardConfig config;
+  config.authorizer = &authorizer;
+  Dashboard dashboard(config, clock_);
+  ASSERT_TRUE(dashboard.Open().ok());
+  server::Router router;
+  dashboard.Register(router);
+  EXPECT_EQ(router.Route(Get("/")).status, 200);
+  EXPECT_EQ(router.Route(Get("/app.js")).status, 200);
+  Response refused = router.Route(Get("/api/v1/whoami"));
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_TRUE(json::parse(refused.body)["login"].get<bool>());
+  Request form = Get("/api/v1/login");
+  form.method = "POST";
+  form.headers["content-type"] = "text/plain";
+  form.body = "{\"token\": \"t\"}";
+  EXPECT_EQ(router.Route(form).status, 400);
+  form.headers["content-type"] = "application/json";
+  form.headers["origin"] = "http://elsewhere.example";
+  EXPECT_EQ(router.Route(form).status, 403);
+  EXPECT_TRUE(fake->Requests().empty()) << "refused before asking the API server";
+  Request logout = Get("/api/v1/logout");
+  logout.method = "POST";
+  EXPECT_EQ(router.Route(logout).status, 403) << "no session";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@ let query = "";
 let logOffset = 0;
 let chart = null;
 let page = null;  // the job page's last document
+let csrf = "";    // this session's X-CSRF-Token (in-cluster sign-in only)
 const MAX_LOG_LINES = 5000;
 
 function el(tag, text, cls) {
@@ -49,7 +50,11 @@ function openStream() {
   }
   stream = new EventSource("/api/v1/stream?" + p.toString());
   stream.onopen = () => { $("connection").textContent = "live"; };
-  stream.onerror = () => { $("connection").textContent = "reconnecting…"; };
+  stream.onerror = () => {
+    $("connection").textContent = "reconnecting…";
+    // Refused for good (a 401 once the sign-in ended): ask again who this is.
+    if (stream && stream.readyState === EventSource.CLOSED) whoami();
+  };
   stream.addEventListener("jobs", (e) => renderList(JSON.parse(e.data)));
   stream.addEventListener("job", (e) => renderJob(JSON.parse(e.data)));
   stream.addEventListener("log", (e) => {
@@ -243,11 +248,59 @@ function renderMetrics(doc) {
 // --- routing --------------------------------------------------------------------------
 
 function show(view) {
+  $("login-view").hidden = view !== "login";
   $("list-view").hidden = view !== "list";
-  $("job-view").hidden = view === "list";
+  $("job-view").hidden = view === "list" || view === "login";
 }
 
+// --- signing in (the in-cluster dashboard only) -------------------------------------------
+
+// Who this page is for; false when the server wants a sign-in first.
+async function whoami() {
+  const r = await fetch("/api/v1/whoami", { credentials: "same-origin" });
+  const body = await r.json().catch(() => ({}));
+  if (r.status === 401 && body.login) {
+    closeStream();
+    show("login");
+    $("connection").textContent = "signed out";
+    $("login-error").hidden = !body.error || !$("login-token").value;
+    $("login-error").textContent = body.error || "";
+    return false;
+  }
+  $("user").hidden = !body.user;
+  $("user").textContent = body.user || "";
+  $("logout").hidden = !body.session;
+  csrf = body.csrf || "";
+  return true;
+}
+
+$("login-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const r = await fetch("/api/v1/login", {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token: $("login-token").value }),
+  });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    $("login-error").hidden = false;
+    $("login-error").textContent = body.error || ("sign-in failed (" + r.status + ")");
+    return;
+  }
+  $("login-token").value = "";
+  $("login-error").hidden = true;
+  navigate();
+});
+
+$("logout").addEventListener("click", async () => {
+  await fetch("/api/v1/logout", { method: "POST", credentials: "same-origin",
+                                  headers: { "X-CSRF-Token": csrf } });
+  csrf = "";
+  navigate();
+});
+
 async function navigate() {
+  if (!(await whoami())) return;
   const hash = location.hash.replace(/^#\/?/, "");
   const [path, qs] = hash.split("?");
   route = { view: path === "job" ? "job" : path === "history" ? "history" : "list",

@@ -2,7 +2,9 @@
 plane: a user is whoever their bearer token names (TokenReview) and sees only the jobs,
 history rows, pages and logs of namespaces where RBAC lets them read them (a
 SubjectAccessReview per namespace and verb); no token or a bad one gets 401, another
-namespace's job page 403."""
+namespace's job page 403. A browser (Debian's chromium) signs in on the page with a token,
+sees what that token may read, and signs out; the sign-in and sign-out refuse other origins,
+form posts and a missing CSRF token."""
 import http.client
 import json
 import os
@@ -39,16 +41,25 @@ class ClusterDashboard(OperatorTestCase):
         kubectl("delete", "namespace", cls.other, "--wait=false", check=False)
         super().tearDownClass()
 
-    def get(self, path, token=None):
+    def request(self, method, path, token=None, headers=None, body=None):
         conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-        headers = {"Host": f"127.0.0.1:{PORT}"}
+        sent = {"Host": f"127.0.0.1:{PORT}", **(headers or {})}
         if token:
-            headers["Authorization"] = "Bearer " + token
-        conn.request("GET", path, headers=headers)
+            sent["Authorization"] = "Bearer " + token
+        conn.request(method, path, body=body, headers=sent)
         response = conn.getresponse()
-        body = response.read().decode()
+        text = response.read().decode()
         conn.close()
-        return response.status, body
+        return response.status, text, response.getheader("Set-Cookie") or ""
+
+    def get(self, path, token=None, headers=None):
+        status, body, _ = self.request("GET", path, token, headers)
+        return status, body
+
+    def login(self, token, headers=None):
+        return self.request("POST", "/api/v1/login",
+                            headers={"Content-Type": "application/json", **(headers or {})},
+                            body=json.dumps({"token": token}))
 
     def names(self, token):
         status, body = self.get("/api/v1/jobs", token)
@@ -87,3 +98,73 @@ class ClusterDashboard(OperatorTestCase):
         self.assertEqual(self.get("/api/v1/jobs")[0], 401)
         self.assertEqual(self.get("/api/v1/jobs", "not-a-token")[0], 401)
         self.assertEqual(self.get("/", self.token)[0], 200)
+
+    def test_signing_in_with_a_token_gives_a_session_cookie_and_signing_out_ends_it(self):
+        self.create(make_job("PyTorchJob", "seen", self.ns, {"Master": (1, FOREVER)}))
+        status, body, cookie = self.login(self.token)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["user"], f"system:serviceaccount:{self.ns}:viewer")
+        self.assertRegex(cookie, r"^trainctl_session=[0-9a-f]{64}; Path=/; HttpOnly; SameSite=Strict$")
+        self.assertNotIn(self.token, body + cookie, "the token never goes back to the browser")
+        session = {"Cookie": cookie.split(";")[0]}
+        me = json.loads(self.get("/api/v1/whoami", headers=session)[1])
+        self.assertEqual(me["user"], f"system:serviceaccount:{self.ns}:viewer")
+        self.assertTrue(me["session"])
+        rows = wait_for("the session's list", lambda: (lambda r: r if r[0] == 200 and '"seen"' in r[1]
+                                                        else None)(self.get("/api/v1/jobs", headers=session)))
+        self.assertTrue(all(row["namespace"] == self.ns for row in json.loads(rows[1])["items"]
+                            if row["live"]), "the session sees what the token may read, no more")
+
+        # Refused: a bad token, another site, a form post, sign-out without the CSRF token.
+        self.assertEqual(self.login("not-a-token")[0], 401)
+        self.assertEqual(self.login(self.token, {"Origin": "http://evil.example"})[0], 403)
+        form = self.request("POST", "/api/v1/login",
+                            headers={"Content-Type": "application/x-www-form-urlencoded"},
+                            body="token=" + self.token)
+        self.assertEqual(form[0], 400, form[1])
+        self.assertEqual(self.request("POST", "/api/v1/logout", headers=session)[0], 403)
+        self.assertEqual(self.get("/api/v1/jobs", headers=session)[0], 200, "still signed in")
+
+        status, body, cleared = self.request("POST", "/api/v1/logout",
+                                             headers={**session, "X-CSRF-Token": me["csrf"]})
+        self.assertEqual(status, 200, body)
+        self.assertIn("Max-Age=0", cleared)
+        status, body = self.get("/api/v1/jobs", headers=session)
+        self.assertEqual(status, 401)
+        self.assertTrue(json.loads(body)["login"])
+
+    def test_a_browser_signs_in_on_the_page_and_sees_the_jobs(self):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+        self.create(make_job("PyTorchJob", "browsed", self.ns, {"Master": (1, FOREVER)}))
+        options = Options()
+        options.binary_location = "/usr/bin/chromium"
+        for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+            options.add_argument(arg)
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        try:
+            driver.get(f"http://127.0.0.1:{PORT}/")
+            form = wait_for("the sign-in form",
+                            lambda: driver.find_element(By.ID, "login-view").is_displayed() or None)
+            self.assertTrue(form)
+            driver.find_element(By.ID, "login-token").send_keys("not-a-token")
+            driver.find_element(By.ID, "login-submit").click()
+            error = wait_for("the refusal", lambda: driver.find_element(By.ID, "login-error").text or None)
+            self.assertIn("token", error)
+            box = driver.find_element(By.ID, "login-token")
+            box.clear()
+            box.send_keys(self.token)
+            driver.find_element(By.ID, "login-submit").click()
+            wait_for("the job in the list", lambda: "browsed" in driver.find_element(By.ID, "jobs").text,
+                     timeout=60)
+            self.assertIn(f"system:serviceaccount:{self.ns}:viewer",
+                          driver.find_element(By.ID, "user").text)
+            cookies = {c["name"]: c for c in driver.get_cookies()}
+            self.assertTrue(cookies["trainctl_session"]["httpOnly"])
+            driver.find_element(By.ID, "logout").click()
+            wait_for("the sign-in form again",
+                     lambda: driver.find_element(By.ID, "login-view").is_displayed() or None)
+        finally:
+            driver.quit()
