@@ -1,8 +1,10 @@
 // Fills a job history (history/store.h) with N finished jobs shaped like real records and
-// measures what writing them costs: `history_seed PATH N [TAIL_BYTES]`. Each record has two
+// measures what writing them costs: `history_seed PATH N [TAIL_BYTES] [BATCH]`. Each record has two
 // replicas, events, a first failure on every fifth job, metric series of 100 points and log
 // tails of TAIL_BYTES each (default 16 KiB). Prints one JSON line: records, bytes per record,
 // the write time per record (mean, p50, p99) with the default retention, and the file size.
+// BATCH > 1 writes that many records per transaction (HistoryStore::PutMany, as the operator's
+// recorder does); the times are then per record, each batch's time shared by its records.
 // Used by bench/dashboard_bench.py (docs/benchmarks.md, "Dashboard and history").
 #include <algorithm>
 #include <chrono>
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   std::string path = argv[1];
   int n = std::atoi(argv[2]);
   size_t tail = argc > 3 ? static_cast<size_t>(std::atol(argv[3])) : 16u << 10;
+  int batch = argc > 4 ? std::max(1, std::atoi(argv[4])) : 1;
   auto store = trainctl::history::HistoryStore::Open(path);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().message().c_str());
@@ -92,14 +95,20 @@ int main(int argc, char** argv) {
   Time now = std::chrono::system_clock::now();
   std::vector<double> ms;
   size_t bytes = 0;
-  for (int i = 0; i < n; ++i) {
-    json r = Record(i, tail, now);
-    trainctl::history::Row row = trainctl::history::RowOf(r, "why line " + std::to_string(i));
-    bytes += row.bytes;
+  for (int i = 0; i < n; i += batch) {
+    std::vector<trainctl::history::HistoryStore::Text> texts;
+    for (int j = i; j < std::min(n, i + batch); ++j) {
+      json r = Record(j, tail, now);
+      trainctl::history::Row row = trainctl::history::RowOf(r, "why line " + std::to_string(j));
+      bytes += row.bytes;
+      texts.push_back({r.dump(), std::move(row)});
+    }
     auto t0 = std::chrono::steady_clock::now();
-    auto put = (*store)->Put(r, row, limits, now);
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    auto put = (*store)->PutMany(texts, limits, now);
+    double each =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+        static_cast<double>(texts.size());
+    for (size_t k = 0; k < texts.size(); ++k) ms.push_back(each);
     if (!put.ok()) {
       std::fprintf(stderr, "%s\n", put.status().message().c_str());
       return 1;

@@ -6,10 +6,13 @@
 #
 #   bench/operator_scale.sh [--impl trainctl,baseline,upstream,floor] [--jobs 1000] [--replicas 8]
 #                           [--qps 20] [--burst 30] [--threads 4] [--run-seconds 30] [--repeat 1]
+#                           [--settle-seconds 0]
 #
 # --impl upstream builds the upstream operator first (hack/upstream/build.sh, cached).
 # --impl baseline --baseline PATH runs another trainctl build as one more side, for a before and
 # after in one run (e.g. a copy of build/release/trainctl taken before a change).
+# --settle-seconds N keeps each operator running N s after its last job succeeded before its
+# CPU, memory and requests are read (the work after a job's end: history records, TTL).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${TRAINCTL_BENCH_BIN:-$root/build/release/bench/operator_scale_bench}"

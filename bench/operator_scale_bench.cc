@@ -12,11 +12,12 @@
 //
 // For each: time from the first submission until every pod exists, is Running, has Succeeded
 // (kwok runs each pod --run-seconds), and (operators) every job is Succeeded, watched through an
-// informer; the operator's peak RSS (VmHWM) and CPU seconds from /proc/<pid>, read the same way
-// for both; its API requests by verb and resource, and its job status writes, from the API
-// server's audit log (the identity's requests only). Needs TRAINCTL_CLUSTER_DIR (kubeconfig),
-// TRAINCTL_BENCH_OPERATOR_KUBECONFIG (the audited identity) and TRAINCTL_BENCH_AUDIT_LOG; run
-// through bench/operator_scale.sh, which prepares all of it. Prints markdown tables.
+// informer; then each operator runs --settle-seconds more (default 0); the operator's peak RSS
+// (VmHWM) and CPU seconds from /proc/<pid>, read the same way for both; its API requests by verb
+// and resource, and its job status writes, from the API server's audit log (the identity's requests
+// only). Needs TRAINCTL_CLUSTER_DIR (kubeconfig), TRAINCTL_BENCH_OPERATOR_KUBECONFIG (the audited
+// identity) and TRAINCTL_BENCH_AUDIT_LOG; run through bench/operator_scale.sh, which prepares all
+// of it. Prints markdown tables.
 #include <signal.h>
 #include <unistd.h>
 
@@ -42,6 +43,9 @@ using nlohmann::json;
 
 struct Args {
   int jobs = 1000, replicas = 8, threads = 4, run_seconds = 30, repeat = 1;
+  // How long each operator keeps running after its last job succeeded, before its figures are
+  // read: the work that follows a job's end (history records, TTL) is then counted.
+  int settle_seconds = 0;
   double qps = 20;
   int burst = 30;
   std::string trainctl = "build/release/trainctl";
@@ -125,6 +129,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   RunResult r;
   r.impl = impl;
   r.t = WaitPods(watch, expected, start, 3600, jobs_done);
+  std::this_thread::sleep_for(std::chrono::seconds(a.settle_seconds));
   ProcessFigures figures = StopOperator(op);
   r.rss_mib = figures.peak_rss_mib;
   r.cpu = figures.cpu_seconds;
@@ -260,6 +265,8 @@ int main(int argc, char** argv) {
       a.threads = std::atoi(v.c_str());
     else if (k == "--run-seconds")
       a.run_seconds = std::atoi(v.c_str());
+    else if (k == "--settle-seconds")
+      a.settle_seconds = std::atoi(v.c_str());
     else if (k == "--repeat")
       a.repeat = std::atoi(v.c_str());
     else if (k == "--trainctl")

@@ -2,6 +2,7 @@
 // SQLite store in a temporary file (replace by uid, list newest first, search any substring,
 // retention at insert, a damaged or unwritable file).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -155,6 +156,71 @@ TEST_F(StoreTest, RetentionAtInsert) {
   Query q;
   q.text = "a\n";
   EXPECT_EQ(store->Count(q).value(), 0u) << "its text went with it";
+}
+
+TEST_F(StoreTest, ManyRecordsGoInOneTransactionAllOrNone) {
+  std::unique_ptr<HistoryStore> store = Open();
+  ASSERT_TRUE(store);
+  std::vector<HistoryStore::Text> batch;
+  for (const char* uid : {"b1", "b2", "b3"}) {
+    json r = Record(uid, std::string("job-") + uid, "Succeeded", "2026-11-25T10:00:00Z",
+                    std::string("tail of ") + uid + "\n");
+    batch.push_back({r.dump(), RowOf(r, "")});
+  }
+  Limits limits;
+  limits.max_jobs = 2;
+  StatusOr<size_t> evicted = store->PutMany(batch, limits, At("2026-11-26T00:00:00Z"));
+  ASSERT_TRUE(evicted.ok()) << evicted.status().message();
+  EXPECT_EQ(*evicted, 1u) << "one retention pass for the batch";
+  EXPECT_EQ(store->Count({}).value(), 2u);
+  Query q;
+  q.text = "tail of b3";
+  EXPECT_EQ(store->Count(q).value(), 1u) << "indexed for search";
+  json bad = Record("", "x", "Failed", "2026-11-25T10:00:00Z", "");
+  json good = Record("b4", "job-b4", "Failed", "2026-11-25T12:00:00Z", "");
+  EXPECT_EQ(store
+                ->PutMany({{good.dump(), RowOf(good, "")}, {bad.dump(), RowOf(bad, "")}}, {},
+                          At("2026-11-26T00:00:00Z"))
+                .status()
+                .code(),
+            StatusCode::kInvalid);
+  EXPECT_FALSE(store->Has("b4")) << "none written";
+}
+
+// A file written before the search rows had their record's rowid: opening it copies them once,
+// and then replacing a record replaces its own search row, not another's.
+TEST_F(StoreTest, AnOlderFileIsMigratedSoThatSearchRowsFollowTheirRecords) {
+  std::string path = (dir_ / "h.db").string();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* v1 = R"sql(
+CREATE TABLE job_history(
+  uid TEXT PRIMARY KEY, source TEXT, namespace TEXT, kind TEXT, name TEXT, state TEXT,
+  why TEXT, first_failure TEXT, created TEXT, finished TEXT, bytes INTEGER, record TEXT);
+CREATE VIRTUAL TABLE job_history_text USING fts5(uid UNINDEXED, body, tokenize = 'trigram');
+INSERT INTO job_history(uid, name, state, finished, bytes, record)
+  VALUES('u1', 'one', 'Failed', '2026-11-25T10:00:00Z', 2, '{}'),
+        ('u2', 'two', 'Failed', '2026-11-25T11:00:00Z', 2, '{}');
+INSERT INTO job_history_text(rowid, uid, body) VALUES(7, 'u2', 'walrus output'), (9, 'u1', 'penguin output');
+)sql";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  std::unique_ptr<HistoryStore> store = Open();
+  ASSERT_TRUE(store);
+  Query q;
+  q.text = "penguin";
+  EXPECT_EQ(store->Count(q).value(), 1u);
+  Put(*store, Record("u1", "one", "Failed", "2026-11-25T12:00:00Z", "otter output\n"));
+  EXPECT_EQ(store->Count(q).value(), 0u) << "u1's old search row went with it";
+  q.text = "walrus";
+  EXPECT_EQ(store->Count(q).value(), 1u) << "u2's search row is still there";
+  q.text = "otter";
+  EXPECT_EQ(store->Count(q).value(), 1u);
+  store.reset();
+  store = Open();  // version 2 now: nothing copied again
+  EXPECT_EQ(store->Count(q).value(), 1u);
 }
 
 TEST_F(StoreTest, ErrorsNameTheFile) {

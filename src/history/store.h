@@ -45,6 +45,14 @@ class HistoryStore {
   // Returns how many records were evicted.
   StatusOr<size_t> Put(const nlohmann::json& record, const Row& row, const Limits& limits,
                        Time now);
+  // Several records (each as its JSON text) in one transaction with one retention pass: many
+  // records written together cost far less than one by one (the full-text index merges its
+  // segments per transaction). All or none are written. Returns how many records were evicted.
+  struct Text {
+    std::string record;  // the record's JSON
+    Row row;
+  };
+  StatusOr<size_t> PutMany(const std::vector<Text>& records, const Limits& limits, Time now);
   // Newest first (by finished time).
   StatusOr<std::vector<Row>> List(const Query& query);
   // How many records match `query` (limit and offset ignored).
@@ -57,6 +65,7 @@ class HistoryStore {
  private:
   HistoryStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Exec(const std::string& sql);
+  Status Migrate();
   Status Error(const std::string& what);
 
   sqlite3* db_;

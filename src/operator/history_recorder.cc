@@ -1,5 +1,6 @@
 #include "operator/history_recorder.h"
 
+#include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "operator/log.h"
 
@@ -18,6 +19,7 @@ HistoryRecorder::~HistoryRecorder() { Stop(); }
 
 void HistoryRecorder::Start() {
   for (int i = 0; i < kWorkers; ++i) workers_.emplace_back([this] { Work(); });
+  workers_.emplace_back([this] { Writer(); });
 }
 
 void HistoryRecorder::Stop() {
@@ -26,6 +28,7 @@ void HistoryRecorder::Stop() {
     stop_ = true;
   }
   wake_.notify_all();
+  write_wake_.notify_all();
   for (std::thread& t : workers_)
     if (t.joinable()) t.join();
   workers_.clear();
@@ -60,13 +63,31 @@ void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot) {
   std::optional<api::Kind> kind = api::KindFromName(api::StringAt(snapshot.job, "kind"));
   if (item.uid.empty() || !kind) return;
   item.kind = *kind;
-  item.snapshot = std::move(snapshot);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_ || !queued_.insert(item.uid).second) return;
+    if (stop_ || queued_.count(item.uid)) return;
+    queued_.insert(item.uid);
+  }
+  item.job_text = snapshot.job.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  item.replicas_text =
+      snapshot.replicas.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  item.targets = std::move(snapshot.targets);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
     queue_.push_back(std::move(item));
   }
   wake_.notify_one();
+}
+
+void HistoryRecorder::Done(const std::string& uid, api::Kind kind, const std::string& ns,
+                           const std::string& name) {
+  events_.Forget(uid);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_.erase(uid);
+  }
+  if (on_done_) on_done_(kind, ns, name);
 }
 
 void HistoryRecorder::Work() {
@@ -79,46 +100,90 @@ void HistoryRecorder::Work() {
       item = std::move(queue_.front());
       queue_.pop_front();
     }
-    // The API reads without the store's lock: the controller asks Recorded() meanwhile.
-    Status done = [&]() -> Status {
+    // The API reads without any lock: the controller asks Recorded() meanwhile.
+    StatusOr<nlohmann::json> record = [&]() -> StatusOr<nlohmann::json> {
+      jobs::ClusterSnapshot snapshot;
+      snapshot.job = api::ParseJsonWithin(item.job_text, api::kApiJsonLimits);
+      snapshot.replicas = api::ParseJsonWithin(item.replicas_text, api::kApiJsonLimits);
+      snapshot.targets = item.targets;
       JobEventLog::Seen seen = events_.Rows(item.uid);
-      item.snapshot.events = std::move(seen.rows);
-      item.snapshot.events_complete = seen.complete;
-      TRAINCTL_ASSIGN_OR_RETURN(nlohmann::json record,
-                                jobs::SnapshotRecord(*client_, item.snapshot, *clock_));
-      {
-        std::lock_guard<std::mutex> lock(store_mu_);
-        TRAINCTL_RETURN_IF_ERROR(
-            store_->Put(record, jobs::RecordRow(record), limits_, clock_->Now()).status());
-      }
-      std::lock_guard<std::mutex> lock(seen_mu_);
-      recorded_.insert(item.uid);
-      absent_.erase(item.uid);
-      return Status::Ok();
+      snapshot.events = std::move(seen.rows);
+      snapshot.events_complete = seen.complete;
+      return jobs::SnapshotRecord(*client_, snapshot, *clock_);
     }();
-    bool again = false;
-    if (done.ok()) {
-      ++written_;
-      LogInfo("job history: recorded {} {}/{}", api::Info(item.kind).name, item.ns, item.name);
-    } else {
-      again = ++item.attempts < 8;  // the events list or the store failed
-      if (!again) {
-        ++failed_;
-        LogError("job history: {}/{} not recorded: {}", item.ns, item.name, done.message());
+    if (record.ok()) {
+      Write write{item.ns, item.name, item.uid, item.kind, {}};
+      write.text.row = jobs::RecordRow(*record);
+      write.text.record = record->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) return;
+        writes_.push_back(std::move(write));
       }
+      write_wake_.notify_one();
+      continue;
     }
-    if (!again) events_.Forget(item.uid);
-    if (!again && on_done_) on_done_(item.kind, item.ns, item.name);
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!again) {
-      queued_.erase(item.uid);
+    if (++item.attempts >= 8) {  // the events list kept failing
+      ++failed_;
+      LogError("job history: {}/{} not recorded: {}", item.ns, item.name,
+               record.status().message());
+      Done(item.uid, item.kind, item.ns, item.name);
       continue;
     }
     // Back off (0.5 s, 1 s, 2 s, … up to 8 s) unless stopping, then try again.
+    std::unique_lock<std::mutex> lock(mu_);
     wake_.wait_for(lock, std::chrono::milliseconds(std::min(8000, 250 << item.attempts)),
                    [this] { return stop_; });
     if (stop_) return;
-    queue_.push_back(item);
+    queue_.push_back(std::move(item));
+  }
+}
+
+void HistoryRecorder::Writer() {
+  for (;;) {
+    std::vector<Write> batch;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      write_wake_.wait(lock, [this] { return stop_ || !writes_.empty(); });
+      if (stop_) return;
+      // Gather what comes in the next moments: one transaction for many records.
+      write_wake_.wait_for(lock, kBatchWindow,
+                           [this] { return stop_ || writes_.size() >= kMaxBatch; });
+      if (stop_) return;
+      while (!writes_.empty() && batch.size() < kMaxBatch) {
+        batch.push_back(std::move(writes_.front()));
+        writes_.pop_front();
+      }
+    }
+    std::vector<history::HistoryStore::Text> texts;
+    for (const Write& w : batch) texts.push_back(w.text);
+    Status written = Status::Ok();
+    for (int attempt = 0;; ++attempt) {
+      {
+        std::lock_guard<std::mutex> lock(store_mu_);
+        written = store_->PutMany(texts, limits_, clock_->Now()).status();
+      }
+      if (written.ok() || attempt >= 7) break;
+      std::unique_lock<std::mutex> lock(mu_);  // back off, unless stopping
+      wake_.wait_for(lock, std::chrono::milliseconds(std::min(8000, 250 << attempt)),
+                     [this] { return stop_; });
+      if (stop_) return;
+    }
+    for (const Write& w : batch) {
+      if (written.ok()) {
+        ++written_;
+        {
+          std::lock_guard<std::mutex> lock(seen_mu_);
+          recorded_.insert(w.uid);
+          absent_.erase(w.uid);
+        }
+        LogInfo("job history: recorded {} {}/{}", api::Info(w.kind).name, w.ns, w.name);
+      } else {
+        ++failed_;
+        LogError("job history: {}/{} not recorded: {}", w.ns, w.name, written.message());
+      }
+      Done(w.uid, w.kind, w.ns, w.name);
+    }
   }
 }
 

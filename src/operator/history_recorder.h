@@ -1,13 +1,14 @@
 // HistoryRecorder: the operator's job history (--history sqlite:PATH, docs/history.md). The
 // controller asks Recorded(uid) for each finished job; while the answer is no it holds the
-// job's pods and TTL (operator/sync_plan.h, kHistoryHold) and, once its final status is stored,
-// Enqueue()s a snapshot made from its caches (operator/history_snapshot.h). Worker threads
-// (kWorkers: the work is waiting on the API server) add the events this operator recorded
-// (events(), fed by the EventRecorder's tap; listed from the API only for a job this leader did
-// not see from its start), read the log tails of rank 0 and of the failed replicas through
-// pods/log (jobs::SnapshotRecord) and write the record, one write at a time; a failed capture
-// is retried with back-off. Only the leader runs the controller, so only the
-// leader writes.
+// job's deletions (operator/sync_plan.h, kHistoryHold) and, once its final status is stored,
+// Enqueue()s a snapshot made from its caches (operator/history_snapshot.h), kept as compact text
+// while it waits. Capture threads (kWorkers: the work is waiting on the API server) add the
+// events this operator recorded (events(), fed by the EventRecorder's tap; listed from the API
+// only for a job this leader did not see from its start) and read the log tails of rank 0 and
+// of the failed replicas through pods/log (jobs::SnapshotRecord). One writer thread stores the
+// records in batches (up to kMaxBatch, gathered for kBatchWindow): one transaction each, since
+// a transaction per record costs several times more. A failed capture or write is retried with
+// back-off. Only the leader runs the controller, so only the leader writes.
 //
 // Thread-safe.
 #pragma once
@@ -33,6 +34,8 @@ namespace trainctl::op {
 class HistoryRecorder {
  public:
   static constexpr int kWorkers = 4;
+  static constexpr size_t kMaxBatch = 64;
+  static constexpr Duration kBatchWindow{200};
 
   HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
                   std::unique_ptr<kube::Client> client, history::Limits limits, const Clock* clock);
@@ -45,8 +48,8 @@ class HistoryRecorder {
   bool Recorded(const std::string& uid);
   // Records the finished job soon; a job already queued or recorded is not queued again.
   void Enqueue(jobs::ClusterSnapshot snapshot);
-  // The events recorded for each job (the EventRecorder's tap adds to it; the controller calls
-  // Begin() when it starts).
+  // The events recorded for each job (the EventRecorder's tap adds to it; the controller
+  // opens each new job in it).
   JobEventLog& events() { return events_; }
   // Called (on a recorder thread) once a job is recorded or given up on: the controller
   // syncs it again at once instead of polling. Set before Start().
@@ -59,13 +62,25 @@ class HistoryRecorder {
   size_t failed() const { return failed_; }
 
  private:
+  // A job waiting for its capture: the snapshot as text (a parsed job is ten times larger,
+  // and at scale hundreds wait at once).
   struct Item {
-    jobs::ClusterSnapshot snapshot;
+    std::string job_text, replicas_text;
+    std::vector<jobs::LogTarget> targets;
     std::string ns, name, uid;
     api::Kind kind;
     int attempts = 0;
   };
-  void Work();
+  // A record waiting for the writer.
+  struct Write {
+    std::string ns, name, uid;
+    api::Kind kind;
+    history::HistoryStore::Text text;
+  };
+  void Work();    // a capture thread
+  void Writer();  // the writer thread
+  // After a job is recorded or given up on.
+  void Done(const std::string& uid, api::Kind kind, const std::string& ns, const std::string& name);
 
   std::unique_ptr<history::HistoryStore> store_;  // guarded by store_mu_
   std::unique_ptr<kube::Client> client_;
@@ -81,11 +96,13 @@ class HistoryRecorder {
   std::mutex store_mu_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Item> queue_;        // guarded by mu_
-  std::set<std::string> queued_;  // uids in queue_ or being captured; guarded by mu_
+  std::deque<Item> queue_;    // guarded by mu_
+  std::deque<Write> writes_;  // guarded by mu_
+  std::condition_variable write_wake_;
+  std::set<std::string> queued_;  // uids queued, being captured or written; guarded by mu_
   bool stop_ = false;             // guarded by mu_
   std::function<void(api::Kind, const std::string&, const std::string&)> on_done_;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // the capture threads and the writer
   std::atomic<size_t> written_{0}, failed_{0};
 };
 

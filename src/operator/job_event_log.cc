@@ -23,18 +23,18 @@ void JobEventLog::Add(const kube::EventInput& event) {
   std::lock_guard<std::mutex> lock(mu_);
   Job& job = by_uid_[event.object.uid];
   job.last = now;
-  auto same = std::find_if(job.rows.begin(), job.rows.end(), [&](const Row& r) {
-    return r.type == event.type && r.reason == event.reason && r.message == event.message;
-  });
+  if (job.object.empty()) job.object = event.object.kind + "/" + event.object.name;
+  std::string text = event.type + "\n" + event.reason + "\n" + event.message;
+  auto same =
+      std::find_if(job.rows.begin(), job.rows.end(), [&](const Row& r) { return r.text == text; });
   if (same != job.rows.end()) {
-    Row row = *same;
+    Row row = std::move(*same);
     job.rows.erase(same);
     row.last = now;
     ++row.count;
     job.rows.push_back(std::move(row));  // ordered by latest time, as the API lists them
   } else {
-    job.rows.push_back({event.type, event.reason, event.message,
-                        event.object.kind + "/" + event.object.name, now, 1});
+    job.rows.push_back({std::move(text), now, 1});
     if (job.rows.size() > kMaxRowsPerJob) job.rows.erase(job.rows.begin());
   }
   EvictLocked();
@@ -55,9 +55,12 @@ JobEventLog::Seen JobEventLog::Rows(const std::string& uid) const {
   Seen seen;
   auto it = by_uid_.find(uid);
   if (it == by_uid_.end()) return seen;
-  for (const Row& r : it->second.rows)
-    seen.rows.push_back(
-        jobs::EventRow(FormatRfc3339(r.last), r.type, r.reason, r.count, r.object, r.message));
+  for (const Row& r : it->second.rows) {
+    size_t a = r.text.find('\n'), b = r.text.find('\n', a + 1);
+    seen.rows.push_back(jobs::EventRow(FormatRfc3339(r.last), r.text.substr(0, a),
+                                       r.text.substr(a + 1, b - a - 1), r.count, it->second.object,
+                                       r.text.substr(b + 1)));
+  }
   seen.complete = it->second.complete;
   return seen;
 }
