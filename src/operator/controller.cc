@@ -432,7 +432,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
     input.hold_for_history = true;
     decided = DecideSync(input, sync_options);
     if (decided.record)
-      history_->Enqueue(MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)));
+      history_->Enqueue(MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)),
+                        /*wake=*/decided.held);
   }
   result.read_and_decide = std::chrono::duration_cast<Duration>((read_ended - read_began) +
                                                                 (clock_->Now() - decide_began));

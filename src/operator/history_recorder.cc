@@ -54,7 +54,7 @@ bool HistoryRecorder::Recorded(const std::string& uid) {
   return has;
 }
 
-void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot) {
+void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot, bool wake) {
   const nlohmann::json& md = snapshot.job.value("metadata", nlohmann::json::object());
   Item item;
   item.ns = api::StringAt(md, "namespace");
@@ -63,6 +63,7 @@ void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot) {
   std::optional<api::Kind> kind = api::KindFromName(api::StringAt(snapshot.job, "kind"));
   if (item.uid.empty() || !kind) return;
   item.kind = *kind;
+  item.wake = wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || queued_.count(item.uid)) return;
@@ -81,13 +82,13 @@ void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot) {
 }
 
 void HistoryRecorder::Done(const std::string& uid, api::Kind kind, const std::string& ns,
-                           const std::string& name) {
+                           const std::string& name, bool wake) {
   events_.Forget(uid);
   {
     std::lock_guard<std::mutex> lock(mu_);
     queued_.erase(uid);
   }
-  if (on_done_) on_done_(kind, ns, name);
+  if (wake && on_done_) on_done_(kind, ns, name);
 }
 
 void HistoryRecorder::Work() {
@@ -112,7 +113,7 @@ void HistoryRecorder::Work() {
       return jobs::SnapshotRecord(*client_, snapshot, *clock_);
     }();
     if (record.ok()) {
-      Write write{item.ns, item.name, item.uid, item.kind, {}};
+      Write write{item.ns, item.name, item.uid, item.kind, item.wake, {}};
       write.text.row = jobs::RecordRow(*record);
       write.text.record = record->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       {
@@ -127,7 +128,7 @@ void HistoryRecorder::Work() {
       ++failed_;
       LogError("job history: {}/{} not recorded: {}", item.ns, item.name,
                record.status().message());
-      Done(item.uid, item.kind, item.ns, item.name);
+      Done(item.uid, item.kind, item.ns, item.name, item.wake);
       continue;
     }
     // Back off (0.5 s, 1 s, 2 s, … up to 8 s) unless stopping, then try again.
@@ -182,7 +183,7 @@ void HistoryRecorder::Writer() {
         ++failed_;
         LogError("job history: {}/{} not recorded: {}", w.ns, w.name, written.message());
       }
-      Done(w.uid, w.kind, w.ns, w.name);
+      Done(w.uid, w.kind, w.ns, w.name, w.wake);
     }
   }
 }

@@ -47,12 +47,13 @@ class HistoryRecorder {
   void Stop();
   bool Recorded(const std::string& uid);
   // Records the finished job soon; a job already queued or recorded is not queued again.
-  void Enqueue(jobs::ClusterSnapshot snapshot);
+  // `wake`: call OnDone's function when it is recorded or given up on (a deletion waits).
+  void Enqueue(jobs::ClusterSnapshot snapshot, bool wake);
   // The events recorded for each job (the EventRecorder's tap adds to it; the controller
   // opens each new job in it).
   JobEventLog& events() { return events_; }
-  // Called (on a recorder thread) once a job is recorded or given up on: the controller
-  // syncs it again at once instead of polling. Set before Start().
+  // Called (on a recorder thread) once a job enqueued with `wake` is recorded or given up on:
+  // the controller syncs it again at once instead of polling. Set before Start().
   void OnDone(
       std::function<void(api::Kind kind, const std::string& ns, const std::string& name)> done) {
     on_done_ = std::move(done);
@@ -69,18 +70,21 @@ class HistoryRecorder {
     std::vector<jobs::LogTarget> targets;
     std::string ns, name, uid;
     api::Kind kind;
+    bool wake = false;
     int attempts = 0;
   };
   // A record waiting for the writer.
   struct Write {
     std::string ns, name, uid;
     api::Kind kind;
+    bool wake = false;
     history::HistoryStore::Text text;
   };
   void Work();    // a capture thread
   void Writer();  // the writer thread
   // After a job is recorded or given up on.
-  void Done(const std::string& uid, api::Kind kind, const std::string& ns, const std::string& name);
+  void Done(const std::string& uid, api::Kind kind, const std::string& ns,
+            const std::string& name, bool wake);
 
   std::unique_ptr<history::HistoryStore> store_;  // guarded by store_mu_
   std::unique_ptr<kube::Client> client_;

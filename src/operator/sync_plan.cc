@@ -36,6 +36,7 @@ SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
     // (cleanPodPolicy None) and is not due for its TTL costs nothing while it waits.
     const bool deletes = !out.actions.delete_pods.empty() || out.plan.delete_job;
     if (deletes && (!done || input.now - *done < kHistoryHold)) {
+      out.held = true;
       out.actions.delete_pods.clear();
       if (out.plan.delete_job) {
         out.plan.delete_job = false;

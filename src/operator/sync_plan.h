@@ -65,6 +65,8 @@ struct SyncPlan {
   bool sync_hpa = false;
   // The job has finished and its final status is stored: the history should record it now.
   bool record = false;
+  // A deletion (pods, the job) waits for that record: sync again once it is written.
+  bool held = false;
 };
 
 SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options);

@@ -92,6 +92,7 @@ TEST(DecideSync, AFinishedJobKeepsItsPodsAndItsTtlWaitsForItsHistoryRecord) {
   for (const engine::Event& e : held.plan.events) EXPECT_NE(e.reason, engine::kDeletedJobReason);
   EXPECT_EQ(held.plan.requeue_after, kHistoryRecheck);
   EXPECT_TRUE(held.record) << "the stored status is final: record it now";
+  EXPECT_TRUE(held.held);
   in.stored = api::JobStatus{};  // the final status is not written yet
   EXPECT_FALSE(DecideSync(in, {}).record);
 
@@ -108,6 +109,7 @@ TEST(DecideSync, AFinishedJobKeepsItsPodsAndItsTtlWaitsForItsHistoryRecord) {
   SyncPlan keeps = DecideSync(in, {});
   EXPECT_TRUE(keeps.record) << "still recorded";
   EXPECT_FALSE(keeps.plan.requeue_after) << "no recheck every 10 s";
+  EXPECT_FALSE(keeps.held) << "and no sync again once recorded";
 }
 
 TEST(DecideSync, SuspendedOrFinishedJobRemovesItsPodGroupAndStopsTheHpa) {
