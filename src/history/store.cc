@@ -125,6 +125,17 @@ Status HistoryStore::Migrate() {
   }  // finalized: a statement still open would lock the table the copy drops
   if (version_number >= 2) return Status::Ok();
   TRAINCTL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  {
+    // Another process may have migrated the file meanwhile: ask again under the write lock.
+    Statement version(db_, "PRAGMA user_version");
+    if (!version.ok() || version.Step() != SQLITE_ROW) {
+      Status st = Error("read the schema version");
+      Exec("ROLLBACK").IgnoreError();
+      return st;
+    }
+    version_number = version.Int(0);
+  }
+  if (version_number >= 2) return Exec("COMMIT");
   Status st = Exec(R"sql(
 CREATE VIRTUAL TABLE job_history_text_v2 USING fts5(uid UNINDEXED, body, tokenize = 'trigram');
 INSERT INTO job_history_text_v2(rowid, uid, body)
