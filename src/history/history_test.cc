@@ -5,8 +5,10 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "history/record.h"
 #include "history/store.h"
@@ -221,6 +223,29 @@ INSERT INTO job_history_text(rowid, uid, body) VALUES(7, 'u2', 'walrus output'),
   store.reset();
   store = Open();  // version 2 now: nothing copied again
   EXPECT_EQ(store->Count(q).value(), 1u);
+}
+
+// Runners and the CLI may open a new file at the same moment: each opens, migrates at most
+// once between them, and writes.
+TEST_F(StoreTest, SeveralOpenANewFileAtOnce) {
+  std::vector<std::thread> openers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i)
+    openers.emplace_back([&, i] {
+      StatusOr<std::unique_ptr<HistoryStore>> store =
+          HistoryStore::Open((dir_ / "shared.db").string());
+      if (!store.ok()) return;
+      json r = Record("s" + std::to_string(i), "job", "Succeeded", "2026-11-25T10:00:00Z", "x\n");
+      if ((*store)->Put(r, RowOf(r, ""), {}, At("2026-11-26T00:00:00Z")).ok()) ++ok;
+    });
+  for (std::thread& t : openers) t.join();
+  EXPECT_EQ(ok.load(), 4);
+  StatusOr<std::unique_ptr<HistoryStore>> store = HistoryStore::Open((dir_ / "shared.db").string());
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->Count({}).value(), 4u);
+  Query q;
+  q.text = "job";
+  EXPECT_EQ((*store)->Count(q).value(), 4u) << "one search row each, none copied twice";
 }
 
 TEST_F(StoreTest, ErrorsNameTheFile) {
