@@ -57,7 +57,10 @@ StatusOr<HistoryPage> ParseHistoryPage(const json& answer) {
 
 StatusOr<std::unique_ptr<OperatorHistoryReader>> OperatorHistoryReader::Open(
     const OperatorTarget& target, const Clock& clock) {
-  TRAINCTL_ASSIGN_OR_RETURN(kube::RestConfig config, kube::LoadClientConfig(target.kubeconfig));
+  // At an address with a token given, no kubeconfig is needed.
+  StatusOr<kube::RestConfig> loaded = kube::LoadClientConfig(target.kubeconfig);
+  if (!loaded.ok() && (target.address.empty() || target.token.empty())) return loaded.status();
+  kube::RestConfig config = loaded.ok() ? *loaded : kube::RestConfig{};
   std::string token = target.token;
   if (token.empty()) {
     StatusOr<kube::AuthCredentials> credentials = kube::NewTokenSource(config, &clock)->Get();
@@ -75,9 +78,14 @@ StatusOr<std::unique_ptr<OperatorHistoryReader>> OperatorHistoryReader::Open(
     direct.server = target.address;
     direct.bearer_token = token;
     direct.ca_pem = config.ca_pem;  // an https address is checked against the cluster's CA
-    TRAINCTL_ASSIGN_OR_RETURN(std::unique_ptr<kube::Client> client, kube::Connect(direct, &clock));
+    StatusOr<std::unique_ptr<kube::Client>> client = kube::Connect(direct, &clock);
+    if (!client.ok())
+      return Status(client.status().code(),
+                    "--dashboard \"" + target.address + "\"" +
+                        (client.status().message().rfind(": ", 0) == 0 ? "" : ": ") +
+                        client.status().message());
     return std::make_unique<OperatorHistoryReader>(
-        std::move(client), "", std::vector<std::pair<std::string, std::string>>{},
+        std::move(*client), "", std::vector<std::pair<std::string, std::string>>{},
         "the dashboard at " + target.address);
   }
   TRAINCTL_ASSIGN_OR_RETURN(std::string prefix, ServiceProxyPrefix(target.service));
