@@ -16,14 +16,16 @@ class FakeResponse:
     """A followed log response: yields the given chunks, then blocks on a real socket (as a
     stream kwok never closes does) until shut down."""
 
-    def __init__(self, chunks, hang=True):
+    def __init__(self, chunks, hang=True, delay=0.0):
         self.chunks = chunks
         self.hang = hang
+        self.delay = delay
         self.mine, self.theirs = socket.socketpair()
         self.connection = type("Conn", (), {"sock": self.mine})()
         self.released = False
 
     def stream(self, amt=None, decode_content=False):
+        time.sleep(self.delay)  # the first bytes come a moment after the stream opens
         yield from self.chunks
         if self.hang:
             self.mine.recv(1)  # returns b"" once shut down
@@ -78,6 +80,20 @@ def test_follow_waits_for_a_pending_pod():
     phases = iter(["Pending", "Pending", "Running", "Succeeded"])
     got = list(backend(responses).follow(["p-0"], "ns", "c", lambda _: next(phases, "Succeeded")))
     assert got == [("p-0", "hello")]
+
+
+def test_a_stream_that_opened_late_gets_its_quiet_period_from_when_it_opened():
+    # The pod stays Pending past the grace period, then has finished by the time its stream
+    # opens; its first line comes 1 s later. The quiet period must count from the open, not
+    # from when following began, or the line is dropped (seen in CI as a flaky test above).
+    start = time.monotonic()
+    responses = {"p-0": FakeResponse([b"late\n"], hang=False, delay=1.0)}
+
+    def phase(_):
+        return "Pending" if time.monotonic() - start < 2.5 else "Succeeded"
+
+    got = list(backend(responses).follow(["p-0"], "ns", "c", phase, grace=2.0))
+    assert got == [("p-0", "late")]
 
 
 def test_expected_pods_from_the_spec_for_each_selection():

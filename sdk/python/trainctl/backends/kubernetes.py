@@ -153,6 +153,7 @@ class KubernetesBackend:
         done = object()
         lock = threading.Lock()
         open_streams = {}  # pod -> the HTTP response being read
+        opened_at = {}  # pod -> when its stream opened: the quiet period counts from there
         ended = set()  # pods whose stream this loop ended
         last_line = {p: time.monotonic() for p in pod_names}
         stop = threading.Event()
@@ -176,6 +177,7 @@ class KubernetesBackend:
                     _preload_content=False)
                 with lock:
                     open_streams[pod] = resp
+                    opened_at[pod] = time.monotonic()
                 try:
                     for line in _lines(resp):
                         put((pod, line))
@@ -209,7 +211,8 @@ class KubernetesBackend:
                 for p in sorted(remaining):
                     with lock:
                         resp = open_streams.get(p)
-                    if resp is None or now - last_line[p] < grace:
+                        quiet_since = max(last_line[p], opened_at.get(p, 0.0))
+                    if resp is None or now - quiet_since < grace:
                         continue
                     if pod_phase(p) in _FINISHED:
                         with lock:
