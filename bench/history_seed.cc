@@ -77,17 +77,24 @@ json Record(int i, size_t tail_bytes, Time now) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: history_seed PATH N [TAIL_BYTES]\n");
+    std::fprintf(stderr, "usage: history_seed PATH N [TAIL_BYTES] [BATCH] [CACHE_KIB]\n");
     return 2;
   }
   std::string path = argv[1];
   int n = std::atoi(argv[2]);
   size_t tail = argc > 3 ? static_cast<size_t>(std::atol(argv[3])) : 16u << 10;
   int batch = argc > 4 ? std::max(1, std::atoi(argv[4])) : 1;
+  int cache_kib = argc > 5 ? std::atoi(argv[5]) : 0;  // 0: SQLite's default page cache
   auto store = trainctl::history::HistoryStore::Open(path);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", store.status().message().c_str());
     return 1;
+  }
+  if (cache_kib > 0) {
+    if (trainctl::Status st = (*store)->LimitCache(cache_kib); !st.ok()) {
+      std::fprintf(stderr, "%s\n", st.message().c_str());
+      return 1;
+    }
   }
   trainctl::history::Limits limits;
   limits.max_jobs = static_cast<size_t>(n) + 1;  // keep them all: this measures the write
@@ -100,8 +107,8 @@ int main(int argc, char** argv) {
     for (int j = i; j < std::min(n, i + batch); ++j) {
       json r = Record(j, tail, now);
       trainctl::history::Row row = trainctl::history::RowOf(r, "why line " + std::to_string(j));
-      bytes += row.bytes;
       texts.push_back({r.dump(), std::move(row)});
+      bytes += texts.back().record.size();
     }
     auto t0 = std::chrono::steady_clock::now();
     auto put = (*store)->PutMany(texts, limits, now);

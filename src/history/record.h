@@ -40,7 +40,7 @@ struct Row {
   // What full-text search looks in: the name, why, the failure's text and last lines, event
   // reasons and messages, and the last kSearchedTailBytes of each log tail.
   std::string search_text;
-  size_t bytes = 0;  // the record's size
+  size_t bytes = 0;  // the stored record's size (HistoryStore sets it on a write)
 };
 
 // A row as JSON, as `trainctl history -o json` prints it and the dashboard's /api/v1/history

@@ -165,6 +165,10 @@ Status HistoryStore::Error(const std::string& what) {
   return IoError("job history " + path_ + ": " + what + ": " + sqlite3_errmsg(db_));
 }
 
+Status HistoryStore::LimitCache(int kib) {
+  return Exec("PRAGMA cache_size = -" + std::to_string(std::max(kib, 64)));
+}
+
 StatusOr<size_t> HistoryStore::Put(const json& record, const Row& row, const Limits& limits,
                                    Time now) {
   return PutMany({{record.dump(-1, ' ', false, json::error_handler_t::replace), row}}, limits, now);
@@ -201,7 +205,7 @@ StatusOr<size_t> HistoryStore::PutMany(const std::vector<Text>& records, const L
            {&row.uid, &row.source, &row.namespace_, &row.kind, &row.name, &row.state, &row.why,
             &row.first_failure, &row.created, &row.finished})
         put.Bind(i++, *v);
-      put.Bind(i++, static_cast<long long>(row.bytes));
+      put.Bind(i++, static_cast<long long>(t.record.size()));
       put.Bind(i++, t.record);
       if (put.Step() != SQLITE_DONE) return rollback(Error("insert"));
     }
@@ -288,6 +292,16 @@ bool HistoryStore::Has(const std::string& uid) {
   if (!s.ok()) return false;
   s.Bind(1, uid);
   return s.Step() == SQLITE_ROW;
+}
+
+StatusOr<std::vector<std::string>> HistoryStore::Uids() {
+  Statement s(db_, "SELECT uid FROM job_history INDEXED BY job_history_retention");
+  if (!s.ok()) return Error("prepare");
+  std::vector<std::string> uids;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) uids.push_back(s.Text(0));
+  if (rc != SQLITE_DONE) return Error("read");
+  return uids;
 }
 
 }  // namespace trainctl::history

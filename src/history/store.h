@@ -60,6 +60,12 @@ class HistoryStore {
   // The record with this uid; nullopt when there is none.
   StatusOr<std::optional<nlohmann::json>> Get(const std::string& uid);
   bool Has(const std::string& uid);
+  // Every uid with a record (read from an index, not the records).
+  StatusOr<std::vector<std::string>> Uids();
+  // Caps this connection's page cache (SQLite's default is 2,000 KiB). A connection that mostly
+  // appends, like the operator's recorder, re-reads the few pages it needs from the OS's cache
+  // and keeps its memory small (docs/benchmarks.md, the history at scale).
+  Status LimitCache(int kib);
   const std::string& path() const { return path_; }
 
  private:
