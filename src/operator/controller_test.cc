@@ -663,10 +663,8 @@ TEST_F(SyncTest, AFinishedJobIsRecordedFromTheCachesReadingOnlyItsLog) {
   kube::ClientOptions options;
   options.qps = -1;
   options.max_retries = 0;
-  HistoryRecorder history(
-      std::move(*store),
-      std::make_unique<kube::Client>(std::make_unique<SharedApi>(api_), options, &clock_),
-      history::Limits{}, &clock_);
+  kube::Client history_client(std::make_unique<SharedApi>(api_), options, &clock_);
+  HistoryRecorder history(std::move(*store), &history_client, history::Limits{}, &clock_);
   Make();
   controller_->SetHistory(&history);
   recorder_->SetTap([&](const kube::EventInput& e) { history.events().Add(e); });

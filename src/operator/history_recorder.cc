@@ -6,14 +6,9 @@
 
 namespace trainctl::op {
 
-HistoryRecorder::HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
-                                 std::unique_ptr<kube::Client> client, history::Limits limits,
-                                 const Clock* clock)
-    : store_(std::move(store)),
-      client_(std::move(client)),
-      limits_(limits),
-      clock_(clock),
-      events_(clock) {}
+HistoryRecorder::HistoryRecorder(std::unique_ptr<history::HistoryStore> store, kube::Client* client,
+                                 history::Limits limits, const Clock* clock)
+    : store_(std::move(store)), client_(client), limits_(limits), clock_(clock), events_(clock) {}
 
 HistoryRecorder::~HistoryRecorder() { Stop(); }
 
@@ -35,23 +30,26 @@ void HistoryRecorder::Stop() {
 }
 
 bool HistoryRecorder::Recorded(const std::string& uid) {
-  {
-    std::lock_guard<std::mutex> lock(seen_mu_);
-    if (recorded_.count(uid)) return true;
-    if (absent_.count(uid)) return false;  // asked before: only this process writes since
-  }
-  bool has;
-  {
-    std::lock_guard<std::mutex> lock(store_mu_);
-    has = store_->Has(uid);
-  }
   std::lock_guard<std::mutex> lock(seen_mu_);
-  if (recorded_.size() + absent_.size() > kMaxRemembered) {
-    recorded_.clear();  // asked again from the store
-    absent_.clear();
+  if (recorded_.size() > kMaxRemembered) {
+    recorded_.clear();
+    loaded_ = false;
   }
-  (has ? recorded_ : absent_).insert(uid);
-  return has;
+  if (!loaded_) {
+    StatusOr<std::vector<std::string>> uids = [&] {
+      std::lock_guard<std::mutex> store_lock(store_mu_);
+      return store_->Uids();
+    }();
+    if (!uids.ok()) {
+      // Not known: the job is captured (again); a record that exists is then replaced.
+      if (!load_failed_) LogError("job history: {}", uids.status().message());
+      load_failed_ = true;
+      return false;
+    }
+    recorded_.insert(uids->begin(), uids->end());
+    loaded_ = true;
+  }
+  return recorded_.count(uid) > 0;
 }
 
 void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot, bool wake) {
@@ -176,7 +174,6 @@ void HistoryRecorder::Writer() {
         {
           std::lock_guard<std::mutex> lock(seen_mu_);
           recorded_.insert(w.uid);
-          absent_.erase(w.uid);
         }
         LogInfo("job history: recorded {} {}/{}", api::Info(w.kind).name, w.ns, w.name);
       } else {

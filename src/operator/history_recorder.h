@@ -33,12 +33,16 @@ namespace trainctl::op {
 
 class HistoryRecorder {
  public:
-  static constexpr int kWorkers = 4;
+  // Two capture threads: each log read waits ~10-30 ms on the API server, so two keep up with
+  // 1,000 jobs finishing within a minute, and each thread costs memory (its own malloc arena).
+  static constexpr int kWorkers = 2;
   static constexpr size_t kMaxBatch = 64;
   static constexpr Duration kBatchWindow{200};
 
-  HistoryRecorder(std::unique_ptr<history::HistoryStore> store,
-                  std::unique_ptr<kube::Client> client, history::Limits limits, const Clock* clock);
+  // `client` (for the log reads; the operator passes its event client, so they never wait
+  // behind the controller's creates) and `clock` must outlive the recorder.
+  HistoryRecorder(std::unique_ptr<history::HistoryStore> store, kube::Client* client,
+                  history::Limits limits, const Clock* clock);
   ~HistoryRecorder();
   HistoryRecorder(const HistoryRecorder&) = delete;
   HistoryRecorder& operator=(const HistoryRecorder&) = delete;
@@ -83,20 +87,23 @@ class HistoryRecorder {
   void Work();    // a capture thread
   void Writer();  // the writer thread
   // After a job is recorded or given up on.
-  void Done(const std::string& uid, api::Kind kind, const std::string& ns,
-            const std::string& name, bool wake);
+  void Done(const std::string& uid, api::Kind kind, const std::string& ns, const std::string& name,
+            bool wake);
 
   std::unique_ptr<history::HistoryStore> store_;  // guarded by store_mu_
-  std::unique_ptr<kube::Client> client_;
+  kube::Client* client_;
   history::Limits limits_;
   const Clock* clock_;
   JobEventLog events_;
-  // Whether a uid has a record, as asked of the store once: after that only this process
-  // writes (the leader), so the answer is kept. At most kMaxRemembered uids.
+  // The uids with a record: read from the store at the first Recorded() (the controller runs
+  // only on the leader, so by then this process is the only writer) and kept up to date by the
+  // writer, so that a finished job's sync never waits on the store while a batch commits.
+  // Read again after kMaxRemembered uids.
   static constexpr size_t kMaxRemembered = 100000;
   std::mutex seen_mu_;
+  bool loaded_ = false;             // guarded by seen_mu_
+  bool load_failed_ = false;        // guarded by seen_mu_ (logged once)
   std::set<std::string> recorded_;  // guarded by seen_mu_
-  std::set<std::string> absent_;    // guarded by seen_mu_
   std::mutex store_mu_;
   std::mutex mu_;
   std::condition_variable wake_;

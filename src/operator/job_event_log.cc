@@ -1,6 +1,9 @@
 #include "operator/job_event_log.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string_view>
 
 #include "api/kinds.h"
 #include "jobs/cluster_view.h"
@@ -12,7 +15,7 @@ void JobEventLog::Open(const std::string& uid) {
   Time now = clock_->Now();
   std::lock_guard<std::mutex> lock(mu_);
   Job& job = by_uid_[uid];
-  if (job.rows.empty()) job.complete = true;  // opened again later: already decided
+  if (job.rows == 0) job.complete = true;  // opened again later: already decided
   if (job.last == Time{}) job.last = now;
   EvictLocked();
 }
@@ -24,20 +27,38 @@ void JobEventLog::Add(const kube::EventInput& event) {
   Job& job = by_uid_[event.object.uid];
   job.last = now;
   if (job.object.empty()) job.object = event.object.kind + "/" + event.object.name;
-  std::string text = event.type + "\n" + event.reason + "\n" + event.message;
-  auto same =
-      std::find_if(job.rows.begin(), job.rows.end(), [&](const Row& r) { return r.text == text; });
-  if (same != job.rows.end()) {
-    Row row = std::move(*same);
-    job.rows.erase(same);
-    row.last = now;
-    ++row.count;
-    job.rows.push_back(std::move(row));  // ordered by latest time, as the API lists them
-  } else {
-    job.rows.push_back({std::move(text), now, 1});
-    if (job.rows.size() > kMaxRowsPerJob) job.rows.erase(job.rows.begin());
-  }
+  AddRow(job, event.type + "\n" + event.reason + "\n" + event.message, now);
   EvictLocked();
+}
+
+JobEventLog::RowHeader JobEventLog::HeaderAt(const std::string& packed, size_t at) {
+  RowHeader h;
+  std::memcpy(&h, packed.data() + at, sizeof h);
+  return h;
+}
+
+void JobEventLog::AddRow(Job& job, const std::string& text, Time now) {
+  const int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  RowHeader header{now_ns, 1, static_cast<uint32_t>(text.size())};
+  for (size_t at = 0; at < job.packed.size();) {
+    RowHeader h = HeaderAt(job.packed, at);
+    const size_t row_size = sizeof h + h.size;
+    if (h.size == text.size() && job.packed.compare(at + sizeof h, h.size, text) == 0) {
+      // A repeat: one row with a count, moved last (ordered by latest time, as the API lists).
+      header.count = h.count + 1;
+      job.packed.erase(at, row_size);
+      --job.rows;
+      break;
+    }
+    at += row_size;
+  }
+  job.packed.append(reinterpret_cast<const char*>(&header), sizeof header);
+  job.packed.append(text);
+  if (++job.rows > kMaxRowsPerJob) {  // the oldest goes
+    job.packed.erase(0, sizeof(RowHeader) + HeaderAt(job.packed, 0).size);
+    --job.rows;
+  }
 }
 
 void JobEventLog::EvictLocked() {
@@ -55,11 +76,16 @@ JobEventLog::Seen JobEventLog::Rows(const std::string& uid) const {
   Seen seen;
   auto it = by_uid_.find(uid);
   if (it == by_uid_.end()) return seen;
-  for (const Row& r : it->second.rows) {
-    size_t a = r.text.find('\n'), b = r.text.find('\n', a + 1);
-    seen.rows.push_back(jobs::EventRow(FormatRfc3339(r.last), r.text.substr(0, a),
-                                       r.text.substr(a + 1, b - a - 1), r.count, it->second.object,
-                                       r.text.substr(b + 1)));
+  const std::string& packed = it->second.packed;
+  for (size_t at = 0; at < packed.size();) {
+    RowHeader h = HeaderAt(packed, at);
+    std::string_view text(packed.data() + at + sizeof h, h.size);
+    size_t a = text.find('\n'), b = text.find('\n', a + 1);
+    Time last{std::chrono::duration_cast<Time::duration>(std::chrono::nanoseconds(h.last_ns))};
+    seen.rows.push_back(jobs::EventRow(FormatRfc3339(last), std::string(text.substr(0, a)),
+                                       std::string(text.substr(a + 1, b - a - 1)), h.count,
+                                       it->second.object, std::string(text.substr(b + 1))));
+    at += sizeof h + h.size;
   }
   seen.complete = it->second.complete;
   return seen;

@@ -16,6 +16,10 @@
 namespace trainctl::op {
 namespace {
 
+// The recorder's SQLite page cache: it appends, so a small one costs little time
+// (bench/history_seed, docs/benchmarks.md) and keeps the operator's memory down.
+constexpr int kHistoryCacheKib = 256;
+
 // Drops the kinds whose CRD the server does not serve (their informers would retry forever and
 // keep the operator unready); any other error keeps the kind. Logs each one dropped.
 std::vector<api::Kind> ServedKinds(kube::Client& client, const std::vector<api::Kind>& kinds,
@@ -181,14 +185,14 @@ int Manager::Run(std::atomic<bool>* stop) {
   if (!o.history_path.empty()) {
     StatusOr<std::unique_ptr<history::HistoryStore>> store =
         history::HistoryStore::Open(o.history_path);
-    StatusOr<std::unique_ptr<kube::Client>> history_client =
-        kube::Connect(o.config, &clock, o.client);
-    if (!store.ok() || !history_client.ok()) {
-      LogError("--history: {}",
-               !store.ok() ? store.status().message() : history_client.status().message());
+    Status cache = store.ok() ? (*store)->LimitCache(kHistoryCacheKib) : store.status();
+    if (!cache.ok()) {
+      LogError("--history: {}", cache.message());
       return 2;
     }
-    history = std::make_unique<HistoryRecorder>(std::move(*store), std::move(*history_client),
+    // The log reads go through the event client: bookkeeping traffic beside the events, never
+    // in the way of the controller's creates, and no third connection to the API server.
+    history = std::make_unique<HistoryRecorder>(std::move(*store), event_client->get(),
                                                 history::Limits{}, &clock);
     controller.SetHistory(history.get());
     recorder.SetTap([h = history.get()](const kube::EventInput& e) { h->events().Add(e); });

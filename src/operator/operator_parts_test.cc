@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "api/manifest.h"
@@ -18,6 +19,7 @@
 #include "operator/controller.h"
 #include "operator/decide.h"
 #include "operator/expectations.h"
+#include "operator/history_recorder.h"
 #include "operator/history_snapshot.h"
 #include "operator/job_event_log.h"
 #include "operator/log.h"
@@ -422,7 +424,16 @@ TEST(JobEventLogTest, KeepsTheEventsOfJobsItSawFromTheirStart) {
   EXPECT_FALSE(log.Rows("u2").complete);
 
   for (int i = 0; i < 150; ++i) log.Add(JobEvent("u1", "R", std::to_string(i)));
-  EXPECT_EQ(log.Rows("u1").rows.size(), JobEventLog::kMaxRowsPerJob);
+  std::vector<nlohmann::json> capped = log.Rows("u1").rows;
+  ASSERT_EQ(capped.size(), JobEventLog::kMaxRowsPerJob);
+  EXPECT_EQ(capped.front()["message"], "50") << "the oldest rows went";
+  EXPECT_EQ(capped.back()["message"], "149");
+  log.Add(JobEvent("u1", "R", "50"));  // a repeat of the oldest row moves it last
+  capped = log.Rows("u1").rows;
+  ASSERT_EQ(capped.size(), JobEventLog::kMaxRowsPerJob);
+  EXPECT_EQ(capped.front()["message"], "51");
+  EXPECT_EQ(capped.back()["message"], "50");
+  EXPECT_EQ(capped.back()["reason"], "R (x2)");
   for (int i = 0; i < 12; ++i) {
     clock.Advance(Duration(1));
     log.Open("j" + std::to_string(i));
@@ -433,6 +444,25 @@ TEST(JobEventLogTest, KeepsTheEventsOfJobsItSawFromTheirStart) {
   EXPECT_TRUE(log.Rows("j11").complete);
   log.Forget("j11");
   EXPECT_FALSE(log.Rows("j11").complete);
+}
+
+TEST(HistoryRecorderTest, KnowsWhichJobsTheStoreHoldsFromOneRead) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("trainctl-recorded-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "h.db").string();
+  FakeClock clock(T0());
+  {
+    std::unique_ptr<history::HistoryStore> before = history::HistoryStore::Open(path).value();
+    nlohmann::json record = {{"uid", "u-old"}, {"name", "old"}, {"namespace", "ns"}};
+    ASSERT_TRUE(before->Put(record, history::RowOf(record, ""), {}, T0()).ok());
+  }
+  HistoryRecorder recorder(history::HistoryStore::Open(path).value(), nullptr, {}, &clock);
+  EXPECT_TRUE(recorder.Recorded("u-old")) << "written by an earlier leader";
+  EXPECT_FALSE(recorder.Recorded("u-new"));
+  fs::remove_all(dir);
+  EXPECT_TRUE(recorder.Recorded("u-old")) << "kept: the store is not asked again";
 }
 
 TEST(HistorySnapshotTest, RowsAndLogTargetsComeFromTheObservedReplicas) {
