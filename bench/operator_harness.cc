@@ -299,6 +299,7 @@ ProcessFigures StopOperator(const Operator& op) {
   f.reconciles = CounterSum(Metrics(), "controller_runtime_reconcile_total");
   f.peak_rss_mib = op::ProcStatusBytes("VmHWM", pid) / 1048576.0;
   f.cpu_seconds = op::CpuSeconds(pid);
+  f.cpu_by_thread = op::CpuSecondsByThreadName(pid);
   kill(op.pid, SIGTERM);
   waitpid(op.pid, nullptr, 0);
   return f;

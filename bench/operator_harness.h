@@ -112,6 +112,8 @@ struct ProcessFigures {
   // controller_runtime_reconcile_total summed over its labels, from the operator's /metrics
   // (both sides export it under that name); -1 when it could not be read.
   double reconciles = -1;
+  // CPU seconds by thread name (the history's threads are "hist-capture" and "hist-writer").
+  std::map<std::string, double> cpu_by_thread;
 };
 // Reads the figures from /proc/<pid> (the same way for both sides) and its reconcile count, then
 // SIGTERMs it and reaps it.

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -91,6 +92,7 @@ struct RunResult {
   std::string impl;
   Timing t;
   double rss_mib = -1, cpu = -1, reconciles = -1;
+  std::map<std::string, double> cpu_by_thread;
   bench::AuditCounts api;
 };
 
@@ -133,6 +135,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   ProcessFigures figures = StopOperator(op);
   r.rss_mib = figures.peak_rss_mib;
   r.cpu = figures.cpu_seconds;
+  r.cpu_by_thread = figures.cpu_by_thread;
   r.reconciles = figures.reconciles;
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the audit log's last lines
   r.api = bench::CountAudit(audit_log, audit_from, Env("TRAINCTL_BENCH_AUDIT_USER"));
@@ -223,6 +226,20 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
                 floor ? Ratio(r.t.all_running, floor->t.all_running).c_str() : "—",
                 Seconds(r.t.all_succeeded).c_str(), Seconds(r.t.jobs_succeeded).c_str(), rss, cpu,
                 reconciles, r.api.total, writes, r.api.conflicts);
+  }
+  // CPU by thread name, where an operator names its threads (trainctl's history: "hist-").
+  bool named = false;
+  for (const RunResult& r : runs)
+    for (const auto& [name, cpu] : r.cpu_by_thread) named |= name.rfind("hist-", 0) == 0;
+  if (named) {
+    std::printf(
+        "\nCPU seconds by thread name (at stop; other threads carry the program's name)\n\n");
+    for (const RunResult& r : runs) {
+      if (r.cpu_by_thread.empty()) continue;
+      std::printf("- %s:", r.impl.c_str());
+      for (const auto& [name, cpu] : r.cpu_by_thread) std::printf(" %s %.2f;", name.c_str(), cpu);
+      std::printf("\n");
+    }
   }
   std::set<std::string> keys;
   for (const RunResult& r : runs)

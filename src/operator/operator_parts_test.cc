@@ -3,10 +3,13 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "api/manifest.h"
@@ -24,6 +27,7 @@
 #include "operator/job_event_log.h"
 #include "operator/log.h"
 #include "operator/metrics.h"
+#include "operator/process_stats.h"
 #include "operator/sync_spacing.h"
 #include "operator/test_jobs.h"
 #include "operator/webhook_certs.h"
@@ -444,6 +448,31 @@ TEST(JobEventLogTest, KeepsTheEventsOfJobsItSawFromTheirStart) {
   EXPECT_TRUE(log.Rows("j11").complete);
   log.Forget("j11");
   EXPECT_FALSE(log.Rows("j11").complete);
+}
+
+TEST(ProcessStatsTest, CpuIsSummedByThreadName) {
+  std::atomic<bool> measured{false};
+  std::thread busy([&] {
+    pthread_setname_np(pthread_self(), "stats-probe");
+    // Burn at least 50 ms of CPU, then wait to be measured.
+    double until = CpuSeconds("thread-self") + 0.05;
+    volatile unsigned long x = 0;
+    while (CpuSeconds("thread-self") < until)
+      for (int i = 0; i < 100000; ++i) x = x + i;
+    while (!measured) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::map<std::string, double> by_name;
+  for (int i = 0; i < 2000 && by_name["stats-probe"] < 0.05; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    by_name = CpuSecondsByThreadName();
+  }
+  measured = true;
+  busy.join();
+  EXPECT_GE(by_name["stats-probe"], 0.05);
+  double total = 0;
+  for (const auto& [name, cpu] : by_name) total += cpu;
+  EXPECT_LE(by_name["stats-probe"], total);
+  EXPECT_LE(total, CpuSeconds() + 0.02) << "the threads' sum is within the process's";
 }
 
 TEST(HistoryRecorderTest, KnowsWhichJobsTheStoreHoldsFromOneRead) {

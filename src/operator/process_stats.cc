@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,11 +18,15 @@ double ProcStatusBytes(const std::string& field, const std::string& process) {
   return 0;
 }
 
-double CpuSeconds(const std::string& process) {
-  std::ifstream in("/proc/" + process + "/stat");
+namespace {
+
+// A /proc/.../stat line's name (between the parentheses) and utime + stime in seconds.
+bool ReadStat(const std::string& path, std::string* name, double* seconds) {
+  std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
+  size_t open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  *name = text.substr(open + 1, close - open - 1);
   std::istringstream fields(text.substr(close + 2));
   std::string f;
   double utime = 0, stime = 0;
@@ -32,7 +37,27 @@ double CpuSeconds(const std::string& process) {
       break;
     }
   }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  *seconds = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return true;
+}
+
+}  // namespace
+
+double CpuSeconds(const std::string& process) {
+  std::string name;
+  double seconds = 0;
+  return ReadStat("/proc/" + process + "/stat", &name, &seconds) ? seconds : 0;
+}
+
+std::map<std::string, double> CpuSecondsByThreadName(const std::string& process) {
+  std::map<std::string, double> by_name;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + process + "/task", ec)) {
+    std::string name;
+    double seconds = 0;
+    if (ReadStat(task.path().string() + "/stat", &name, &seconds)) by_name[name] += seconds;
+  }
+  return by_name;
 }
 
 }  // namespace trainctl::op

@@ -3,6 +3,7 @@
 // operators' the same way (a pid). 0 when /proc cannot be read. Thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 
 namespace trainctl::op {
@@ -12,5 +13,10 @@ double ProcStatusBytes(const std::string& field, const std::string& process = "s
 
 // User + system CPU time of the process, in seconds (/proc/<process>/stat).
 double CpuSeconds(const std::string& process = "self");
+
+// User + system CPU seconds of each thread of the process, summed by thread name (the `comm`
+// a thread sets with pthread_setname_np; unnamed threads carry the program's name). The
+// scale benchmark reads it to attribute an operator's CPU (e.g. the history's "hist-" threads).
+std::map<std::string, double> CpuSecondsByThreadName(const std::string& process = "self");
 
 }  // namespace trainctl::op
