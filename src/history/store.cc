@@ -116,26 +116,24 @@ StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& pa
 // finds its search row by rowid instead of scanning the whole search table (uid is not indexed
 // there); at 1,000 records that scan was most of a write's cost. A file of version 0 or 1 gets
 // its search rows copied with the right rowids, once.
+// The statement is finalized on return: one still open would lock the table a migration drops.
+StatusOr<long long> HistoryStore::SchemaVersion() {
+  Statement version(db_, "PRAGMA user_version");
+  if (!version.ok() || version.Step() != SQLITE_ROW) return Error("read the schema version");
+  return version.Int(0);
+}
+
 Status HistoryStore::Migrate() {
-  long long version_number = 0;
-  {
-    Statement version(db_, "PRAGMA user_version");
-    if (!version.ok() || version.Step() != SQLITE_ROW) return Error("read the schema version");
-    version_number = version.Int(0);
-  }  // finalized: a statement still open would lock the table the copy drops
+  TRAINCTL_ASSIGN_OR_RETURN(long long version_number, SchemaVersion());
   if (version_number >= 2) return Status::Ok();
   TRAINCTL_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  {
-    // Another process may have migrated the file meanwhile: ask again under the write lock.
-    Statement version(db_, "PRAGMA user_version");
-    if (!version.ok() || version.Step() != SQLITE_ROW) {
-      Status st = Error("read the schema version");
-      Exec("ROLLBACK").IgnoreError();
-      return st;
-    }
-    version_number = version.Int(0);
+  // Another process may have migrated the file meanwhile: ask again under the write lock.
+  StatusOr<long long> locked_version = SchemaVersion();
+  if (!locked_version.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return locked_version.status();
   }
-  if (version_number >= 2) return Exec("COMMIT");
+  if (*locked_version >= 2) return Exec("COMMIT");
   Status st = Exec(R"sql(
 CREATE VIRTUAL TABLE job_history_text_v2 USING fts5(uid UNINDEXED, body, tokenize = 'trigram');
 INSERT INTO job_history_text_v2(rowid, uid, body)

@@ -72,6 +72,7 @@ class HistoryStore {
   HistoryStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Exec(const std::string& sql);
   Status Migrate();
+  StatusOr<long long> SchemaVersion();  // PRAGMA user_version
   Status Error(const std::string& what);
 
   sqlite3* db_;
