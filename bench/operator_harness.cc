@@ -296,7 +296,9 @@ std::string Metrics() {
 ProcessFigures StopOperator(const Operator& op) {
   const std::string pid = std::to_string(op.pid);
   ProcessFigures f;
-  f.reconciles = CounterSum(Metrics(), "controller_runtime_reconcile_total");
+  const std::string metrics = Metrics();
+  f.reconciles = CounterSum(metrics, "controller_runtime_reconcile_total");
+  f.history_shared_cpu = CounterSum(metrics, "trainctl_history_shared_cpu_seconds_total");
   f.peak_rss_mib = op::ProcStatusBytes("VmHWM", pid) / 1048576.0;
   f.cpu_seconds = op::CpuSeconds(pid);
   f.cpu_by_thread = op::CpuSecondsByThreadName(pid);

@@ -114,6 +114,9 @@ struct ProcessFigures {
   double reconciles = -1;
   // CPU seconds by thread name (the history's threads are "hist-capture" and "hist-writer").
   std::map<std::string, double> cpu_by_thread;
+  // trainctl's trainctl_history_shared_cpu_seconds_total: the history's CPU on threads it
+  // shares with the controller and the event recorder; -1 when not exported.
+  double history_shared_cpu = -1;
 };
 // Reads the figures from /proc/<pid> (the same way for both sides) and its reconcile count, then
 // SIGTERMs it and reaps it.

@@ -93,6 +93,7 @@ struct RunResult {
   Timing t;
   double rss_mib = -1, cpu = -1, reconciles = -1;
   std::map<std::string, double> cpu_by_thread;
+  double history_shared_cpu = -1;
   bench::AuditCounts api;
 };
 
@@ -136,6 +137,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   r.rss_mib = figures.peak_rss_mib;
   r.cpu = figures.cpu_seconds;
   r.cpu_by_thread = figures.cpu_by_thread;
+  r.history_shared_cpu = figures.history_shared_cpu;
   r.reconciles = figures.reconciles;
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the audit log's last lines
   r.api = bench::CountAudit(audit_log, audit_from, Env("TRAINCTL_BENCH_AUDIT_USER"));
@@ -237,8 +239,18 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
     for (const RunResult& r : runs) {
       if (r.cpu_by_thread.empty()) continue;
       std::printf("- %s:", r.impl.c_str());
-      for (const auto& [name, cpu] : r.cpu_by_thread) std::printf(" %s %.2f;", name.c_str(), cpu);
-      std::printf("\n");
+      double history = 0;
+      for (const auto& [name, cpu] : r.cpu_by_thread) {
+        std::printf(" %s %.2f;", name.c_str(), cpu);
+        if (name.rfind("hist-", 0) == 0) history += cpu;
+      }
+      if (r.history_shared_cpu >= 0) {
+        // The history's part of the controller's and the event recorder's work (/metrics).
+        history += r.history_shared_cpu;
+        std::printf(" history on shared threads %.2f;", r.history_shared_cpu);
+      }
+      std::printf(" history in all %.2f s = %.1f %% of %.2f s\n", history,
+                  r.cpu > 0 ? 100 * history / r.cpu : 0.0, r.cpu);
     }
   }
   std::set<std::string> keys;

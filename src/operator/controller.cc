@@ -11,6 +11,7 @@
 #include "operator/history_snapshot.h"
 #include "operator/log.h"
 #include "operator/observe.h"
+#include "operator/process_stats.h"
 #include "operator/sync_plan.h"
 #include "operator/sync_spacing.h"
 
@@ -411,7 +412,10 @@ SyncResult Controller::Sync(const std::string& qkey) {
   input.now = clock_->Now();
   const std::string uid = api::StringAt(meta, "uid");
   // A job without any status is new: the history will know every event it gets.
-  if (history_ && input.stored.conditions.empty()) history_->events().Open(uid);
+  if (history_ && input.stored.conditions.empty()) {
+    ThreadCpuMeter meter(history_->shared_cpu_nanos());
+    history_->events().Open(uid);
+  }
   input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
   input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
@@ -428,12 +432,15 @@ SyncResult Controller::Sync(const std::string& qkey) {
   const Time decide_began = clock_->Now();
   SyncPlan decided = DecideSync(input, sync_options);
   // A finished job waits for its history record: its pods and TTL are held (DecideSync).
-  if (history_ && engine::IsFinished(decided.plan.status) && !history_->Recorded(uid)) {
-    input.hold_for_history = true;
-    decided = DecideSync(input, sync_options);
-    if (decided.record)
-      history_->Enqueue(MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)),
-                        /*wake=*/decided.held);
+  if (history_ && engine::IsFinished(decided.plan.status)) {
+    ThreadCpuMeter meter(history_->shared_cpu_nanos());  // the history's part of this sync
+    if (!history_->Recorded(uid)) {
+      input.hold_for_history = true;
+      decided = DecideSync(input, sync_options);
+      if (decided.record)
+        history_->Enqueue(MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)),
+                          /*wake=*/decided.held);
+    }
   }
   result.read_and_decide = std::chrono::duration_cast<Duration>((read_ended - read_began) +
                                                                 (clock_->Now() - decide_began));

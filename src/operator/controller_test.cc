@@ -683,7 +683,10 @@ TEST_F(SyncTest, AFinishedJobIsRecordedFromTheCachesReadingOnlyItsLog) {
   EXPECT_TRUE(api_->Requests("DELETE", kPods).empty()) << "cleanPodPolicy waits for the record";
   CatchUp(path);
   api_->ClearRequests();
+  const int64_t shared_before = history.shared_cpu_nanos()->load();
   ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());  // the final status is stored: record
+  EXPECT_GT(history.shared_cpu_nanos()->load(), shared_before)
+      << "the snapshot made in the sync is counted as the history's CPU";
   for (int i = 0; i < 500 && history.written() + history.failed() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(history.written(), 1u);

@@ -13,6 +13,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -62,6 +63,11 @@ class HistoryRecorder {
       std::function<void(api::Kind kind, const std::string& ns, const std::string& name)> done) {
     on_done_ = std::move(done);
   }
+  // CPU seconds spent for the history on threads it shares (the controller's syncs: Recorded,
+  // the held decision, the snapshot; the event recorder's tap). Its own threads are named
+  // "hist-capture" and "hist-writer". Exported in /metrics, read by the scale benchmark.
+  std::atomic<int64_t>* shared_cpu_nanos() { return &shared_cpu_nanos_; }
+  double shared_cpu_seconds() const { return shared_cpu_nanos_.load() / 1e9; }
   // Records written, and captures that failed (for logs and tests).
   size_t written() const { return written_; }
   size_t failed() const { return failed_; }
@@ -115,6 +121,7 @@ class HistoryRecorder {
   std::function<void(api::Kind, const std::string&, const std::string&)> on_done_;
   std::vector<std::thread> workers_;  // the capture threads and the writer
   std::atomic<size_t> written_{0}, failed_{0};
+  std::atomic<int64_t> shared_cpu_nanos_{0};
 };
 
 }  // namespace trainctl::op

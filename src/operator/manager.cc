@@ -195,7 +195,14 @@ int Manager::Run(std::atomic<bool>* stop) {
     history = std::make_unique<HistoryRecorder>(std::move(*store), event_client->get(),
                                                 history::Limits{}, &clock);
     controller.SetHistory(history.get());
-    recorder.SetTap([h = history.get()](const kube::EventInput& e) { h->events().Add(e); });
+    recorder.SetTap([h = history.get()](const kube::EventInput& e) {
+      ThreadCpuMeter meter(h->shared_cpu_nanos());
+      h->events().Add(e);
+    });
+    metrics.AddGauge("trainctl_history_shared_cpu_seconds_total",
+                     "CPU seconds the job history used on the controller's and the event "
+                     "recorder's threads (its own threads are named hist-*)",
+                     [h = history.get()] { return h->shared_cpu_seconds(); });
     history->Start();
     LogInfo("job history: recording finished jobs in {}", o.history_path);
   }

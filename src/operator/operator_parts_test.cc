@@ -475,6 +475,30 @@ TEST(ProcessStatsTest, CpuIsSummedByThreadName) {
   EXPECT_LE(total, CpuSeconds() + 0.02) << "the threads' sum is within the process's";
 }
 
+TEST(ProcessStatsTest, AThreadCpuMeterAddsOnlyWhatItsScopeUsed) {
+  std::atomic<int64_t> sink{0};
+  auto burn = [](int64_t nanos) {
+    const int64_t until = ThreadCpuNanos() + nanos;
+    volatile unsigned long x = 0;
+    while (ThreadCpuNanos() < until)
+      for (int i = 0; i < 10000; ++i) x = x + i;
+  };
+  burn(30000000);  // outside any meter: not counted
+  {
+    ThreadCpuMeter meter(&sink);
+    burn(20000000);
+  }
+  EXPECT_GE(sink.load(), 20000000);
+  EXPECT_LT(sink.load(), 30000000) << "the CPU used before the meter is not in it";
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const int64_t after_one = sink.load();
+  {
+    ThreadCpuMeter meter(&sink);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // waiting is not CPU
+  }
+  EXPECT_LT(sink.load() - after_one, 10000000);
+}
+
 TEST(HistoryRecorderTest, KnowsWhichJobsTheStoreHoldsFromOneRead) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("trainctl-recorded-" + std::to_string(::getpid()));

@@ -1,5 +1,6 @@
 #include "operator/process_stats.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -58,6 +59,12 @@ std::map<std::string, double> CpuSecondsByThreadName(const std::string& process)
     if (ReadStat(task.path().string() + "/stat", &name, &seconds)) by_name[name] += seconds;
   }
   return by_name;
+}
+
+int64_t ThreadCpuNanos() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
 }  // namespace trainctl::op

@@ -3,6 +3,8 @@
 // operators' the same way (a pid). 0 when /proc cannot be read. Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -18,5 +20,22 @@ double CpuSeconds(const std::string& process = "self");
 // a thread sets with pthread_setname_np; unnamed threads carry the program's name). The
 // scale benchmark reads it to attribute an operator's CPU (e.g. the history's "hist-" threads).
 std::map<std::string, double> CpuSecondsByThreadName(const std::string& process = "self");
+
+// CPU nanoseconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID); 0 if unavailable.
+int64_t ThreadCpuNanos();
+
+// Adds the calling thread's CPU time between its construction and its destruction to `sink`:
+// how the operator attributes work done on shared threads (e.g. the history's part of a sync).
+class ThreadCpuMeter {
+ public:
+  explicit ThreadCpuMeter(std::atomic<int64_t>* sink) : sink_(sink), began_(ThreadCpuNanos()) {}
+  ~ThreadCpuMeter() { sink_->fetch_add(ThreadCpuNanos() - began_, std::memory_order_relaxed); }
+  ThreadCpuMeter(const ThreadCpuMeter&) = delete;
+  ThreadCpuMeter& operator=(const ThreadCpuMeter&) = delete;
+
+ private:
+  std::atomic<int64_t>* sink_;
+  int64_t began_;
+};
 
 }  // namespace trainctl::op
