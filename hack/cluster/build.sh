@@ -4,8 +4,11 @@
 #
 #   ${TRAINCTL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainctl}/k8s/<k8s-version>/bin/
 #     kube-apiserver kube-controller-manager kube-scheduler kubectl  (k8s.io/kubernetes, wrapper module)
+#     kubelet kube-proxy                                            (the same build; the real node)
 #     etcd                                                          (go.etcd.io/etcd/server/v3, same module graph)
 #     kwok                                                          (sigs.k8s.io/kwok/cmd/kwok, its own go.mod)
+#     coredns                                                       (the real node's DNS, its own go.mod:
+#                                                                    hack/cluster/coredns)
 #
 # Idempotent: when the binaries and their stamps are present it returns at once.
 # Prints the bin directory on stdout (progress goes to stderr).
@@ -33,7 +36,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --print-bin-dir) bin_dir="$(cluster_bin_dir)"; echo "$bin_dir"; exit 0 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) die "build.sh: unknown argument $arg" ;;
   esac
 done
@@ -51,10 +54,11 @@ version_dir="$(dirname "$bin_dir")"
 
 # A stamp records what produced the binaries; a changed go.mod/go.sum or
 # recipe triggers a rebuild of that group only.
-recipe=3
+recipe=4
 k8s_stamp="recipe=$recipe k8s=$k8s_version etcd=$etcd_version gomod=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)"
 kwok_stamp="recipe=$recipe kwok=$kwok_version"
-k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
+coredns_stamp="recipe=$recipe gomod=$(cat "$here/coredns/go.mod" "$here/coredns/go.sum" "$here/coredns/main.go" | sha256sum | cut -c1-16)"
+k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd)
 
 stamp_ok() { # file expected bins...
   local file="$1" want="$2"; shift 2
@@ -62,12 +66,13 @@ stamp_ok() { # file expected bins...
   local b; for b in "$@"; do [[ -x "$bin_dir/$b" ]] || return 1; done
 }
 
-need_k8s=1 need_kwok=1
+need_k8s=1 need_kwok=1 need_coredns=1
 if (( ! force )); then
   stamp_ok "$bin_dir/.stamp-k8s" "$k8s_stamp" "${k8s_bins[@]}" && need_k8s=0
   stamp_ok "$bin_dir/.stamp-kwok" "$kwok_stamp" kwok && need_kwok=0
+  stamp_ok "$bin_dir/.stamp-coredns" "$coredns_stamp" coredns && need_coredns=0
 fi
-if (( ! need_k8s && ! need_kwok )); then
+if (( ! need_k8s && ! need_kwok && ! need_coredns )); then
   echo "$bin_dir"
   exit 0
 fi
@@ -114,7 +119,7 @@ stop_ticker() { [[ -n "$ticker_pid" ]] && kill "$ticker_pid" 2>/dev/null; wait "
 
 if (( need_k8s )); then
   go_version="$(go env GOVERSION)"
-  log "building Kubernetes $k8s_version (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) and etcd $etcd_version with $go_version"
+  log "building Kubernetes $k8s_version (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kubelet, kube-proxy) and etcd $etcd_version with $go_version"
   log "  module cache: $GOMODCACHE, build cache: $GOCACHE"
   log "  this takes ~7-15 min on 2 cores when nothing is cached (niced; log: $version_dir/build-k8s.log)"
   # Version stamping, as upstream's hack/lib/version.sh does: without it the
@@ -136,6 +141,8 @@ if (( need_k8s )); then
       k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler \
       k8s.io/kubernetes/cmd/kubectl \
+      k8s.io/kubernetes/cmd/kubelet \
+      k8s.io/kubernetes/cmd/kube-proxy \
       go.etcd.io/etcd/server/v3) >>"$version_dir/build-k8s.log" 2>&1; then
     stop_ticker
     tail -n 30 "$version_dir/build-k8s.log" >&2
@@ -166,6 +173,23 @@ if (( need_kwok )); then
   mv -f "$work/gobin/kwok" "$bin_dir/kwok"
   echo "$kwok_stamp" >"$bin_dir/.stamp-kwok"
   log "built kwok $kwok_version in $(( SECONDS - t0 ))s"
+fi
+
+if (( need_coredns )); then
+  log "building CoreDNS ($(awk '$1=="require" && $2=="github.com/coredns/coredns" {print $3}' "$here/coredns/go.mod"); log: $version_dir/build-coredns.log)"
+  : >"$version_dir/build-coredns.log"
+  start_ticker "coredns build" "$version_dir/build-coredns.log"
+  t0=$SECONDS
+  if ! (cd "$here/coredns" && "${nice_cmd[@]}" go build -mod=readonly -trimpath -v -ldflags "-s -w" \
+      -o "$work/coredns" .) >>"$version_dir/build-coredns.log" 2>&1; then
+    stop_ticker
+    tail -n 30 "$version_dir/build-coredns.log" >&2
+    die "CoreDNS build failed (full log: $version_dir/build-coredns.log)"
+  fi
+  stop_ticker
+  mv -f "$work/coredns" "$bin_dir/coredns"
+  echo "$coredns_stamp" >"$bin_dir/.stamp-coredns"
+  log "built CoreDNS in $(( SECONDS - t0 ))s"
 fi
 
 if [[ "${TRAINCTL_KEEP_GOCACHE:-0}" != 1 && -z "${TRAINCTL_GOCACHE:-}" ]]; then
