@@ -38,6 +38,12 @@ SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient py
 # Selenium; no browser is downloaded by a test tool.
 UI_PACKAGES=(chromium chromium-driver python3-selenium)
 
+# The real node of the test cluster (hack/cluster/node.sh): containerd and runc, the CNI plugins,
+# the loopback registry, the image tools (images are built here from Debian packages), iptables
+# and conntrack for kube-proxy, socat for the API server's relay on the node's bridge.
+NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo iptables
+  conntrack catatonit socat)
+
 # What `make run`'s example needs: PyTorch, and scikit-learn for its bundled digits.
 RUN_PACKAGES=(python3 python3-venv python3-torch python3-sklearn)
 
@@ -45,6 +51,12 @@ wanted=("${BUILD_PACKAGES[@]}" "${RUN_PACKAGES[@]}")
 venv_imports="torch, sklearn"
 if [ "$mode" = test ]; then
   wanted+=("${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}" "${UI_PACKAGES[@]}")
+  # A containerd or runc from another package (Docker's containerd.io) serves as well, and
+  # Debian's would conflict with it.
+  for p in "${NODE_PACKAGES[@]}"; do
+    case "$p" in containerd | runc) command -v "$p" >/dev/null && continue ;; esac
+    wanted+=("$p")
+  done
   venv_imports="torch, xgboost, sklearn"
 fi
 

@@ -72,6 +72,10 @@ stop_group() {
 # (e.g. an operator under test that was not stopped) the API server's graceful
 # shutdown waits up to its 60 s request timeout; it keeps no state of its own,
 # so after 10 s it is killed.
+# A real node first, while the API server can still delete its pods (node.sh).
+if [[ -d "$STATE/node" ]]; then
+  TRAINCTL_CLUSTER_DIR="$STATE" "$here/node.sh" down || log "warning: node.sh down failed; see node.sh leftovers"
+fi
 stop_group 10 kwok kube-scheduler kube-controller-manager
 stop_group 10 kube-apiserver
 stop_group 15 etcd

@@ -50,6 +50,37 @@ KWOK_PORT=$(( $(port_base) + 50 ))
 
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
+# The real node (node.sh, TRAINCTL_REAL_NODE=1).  Its ports follow the port base; its pods get
+# addresses on a bridge named after the port base, in a /24 of 10.89.0.0/16 derived from it,
+# so clusters with different bases never share a bridge or a subnet.
+real_node() { [[ "${TRAINCTL_REAL_NODE:-0}" == 1 ]]; }
+node_port() { # name
+  local offset
+  case "$1" in
+    registry) offset=81 ;; coredns-health) offset=82 ;; coredns-ready) offset=83 ;;
+    kubelet) offset=84 ;; kubelet-healthz) offset=85 ;; kube-proxy-healthz) offset=86 ;;
+    kube-proxy-metrics) offset=87 ;; containerd-stream) offset=88 ;;
+    *) die "no port for $1" ;;
+  esac
+  echo $(( $(port_base) + offset ))
+}
+NODE_NAME="trainctl-node"
+NODE_BRIDGE="tc$(port_base)"
+NODE_NET="10.89.$(( $(port_base) / 100 % 256 ))"
+NODE_CIDR="$NODE_NET.0/24"
+NODE_IP="$NODE_NET.1"
+NODE_RANGE_START="$NODE_NET.10"
+CGROUP_ROOT="trainctl-$(port_base)"
+CNI_BIN_DIR="${TRAINCTL_CNI_BIN_DIR:-/usr/lib/cni}"
+# The loopback registry's storage: in the cache, so images are built once.
+REGISTRY_DIR="$(cache_root)/registry"
+# Registry names mapped to the loopback registry (containerd's hosts directory): every name the
+# project's manifests and the upstream examples use, and the common public ones.
+MAPPED_REGISTRIES=(docker.io registry-1.docker.io ghcr.io quay.io registry.k8s.io k8s.gcr.io gcr.io
+  nvcr.io public.ecr.aws mcr.microsoft.com registry.baidubce.com localhost)
+PAUSE_TAG="3.10"
+BUSYBOX_TAG="1.35"
+
 pid_file() { echo "$STATE/run/$1.pid"; }
 
 # Prints the pid of a running component of this cluster, or fails.  A pid file

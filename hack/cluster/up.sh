@@ -13,7 +13,10 @@
 #   TRAINCTL_CLUSTER_DIR   state directory (default <repo>/.cluster)
 #   TRAINCTL_PORT_BASE     port base (default 29400: API 29443, etcd 29479/29480,
 #                          controller-manager 29457, scheduler 29459)
-#   TRAINCTL_KWOK_NODES    number of fake nodes (default 4)
+#   TRAINCTL_KWOK_NODES    number of fake nodes (default 4; may be 0 with a real node)
+#   TRAINCTL_REAL_NODE     1 = also start a real node (node.sh: kubelet, containerd, CNI,
+#                          CoreDNS, kube-proxy, a loopback registry); the API server then
+#                          authorizes nodes and mounts service-account tokens
 #   TRAINCTL_ETCD_ARGS, TRAINCTL_APISERVER_ARGS, TRAINCTL_KCM_ARGS,
 #   TRAINCTL_SCHEDULER_ARGS, TRAINCTL_KWOK_ARGS
 #                          extra flags appended to that component (whitespace-separated)
@@ -28,7 +31,7 @@ quiet=0
 for arg in "$@"; do
   case "$arg" in
     -q|--quiet) quiet=1 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) die "up.sh: unknown argument $arg" ;;
   esac
 done
@@ -45,7 +48,12 @@ if ! flock -n 8; then
 fi
 timeout_s="${TRAINCTL_UP_TIMEOUT:-120}"
 nodes="${TRAINCTL_KWOK_NODES:-4}"
-[[ "$nodes" =~ ^[0-9]+$ && "$nodes" -ge 1 ]] || die "TRAINCTL_KWOK_NODES must be a positive integer"
+if real_node; then
+  [[ "$nodes" =~ ^[0-9]+$ ]] || die "TRAINCTL_KWOK_NODES must be a number"
+  problem="$("$here/node.sh" check)" || die "the real node cannot start: $problem"
+else
+  [[ "$nodes" =~ ^[0-9]+$ && "$nodes" -ge 1 ]] || die "TRAINCTL_KWOK_NODES must be a positive integer"
+fi
 
 for tool in openssl curl base64 setsid flock; do
   command -v "$tool" >/dev/null || die "$tool not found in PATH"
@@ -113,6 +121,8 @@ ensure_pki() {
       "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
       "subjectAltName=IP:127.0.0.1,DNS:localhost"
   fi
+  if (( regen )) || ! cert_valid "$PKI/apiserver-kubelet-client"; then
+    client_cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters; fi
   if [[ ! -s "$PKI/sa.key" || ! -s "$PKI/sa.pub" ]]; then
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$PKI/sa.key" 2>/dev/null
     chmod 600 "$PKI/sa.key"
@@ -224,18 +234,30 @@ launch() {
         "${extra[@]}" ;;
     kube-apiserver)
       mapfile -t extra < <(extra_args TRAINCTL_APISERVER_ARGS)
+      # With kwok nodes only, pods need no service-account token and the `kubernetes` Service
+      # no endpoint.  A real node runs pods that call the API (the operator): they get tokens,
+      # the kubelet is authorized as a node, and the Service points at node.sh's relay on the
+      # bridge (the API server itself stays on loopback).
+      local mode=()
+      if real_node; then
+        mode=(--advertise-address="$NODE_IP" --authorization-mode=Node,RBAC
+          --enable-admission-plugins=NodeRestriction --endpoint-reconciler-type=lease
+          --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt"
+          --kubelet-client-key="$PKI/apiserver-kubelet-client.key")
+      else
+        mode=(--advertise-address=127.0.0.1 --authorization-mode=RBAC
+          --disable-admission-plugins=ServiceAccount --endpoint-reconciler-type=none)
+      fi
       start_component kube-apiserver \
         --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-        --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
+        --bind-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
         --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
         --client-ca-file="$PKI/ca.crt" \
-        --authorization-mode=RBAC \
+        "${mode[@]}" \
         --service-account-issuer=https://kubernetes.default.svc.cluster.local \
         --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
         --service-cluster-ip-range=10.0.0.0/24 \
-        --disable-admission-plugins=ServiceAccount \
         --allow-privileged=true \
-        --endpoint-reconciler-type=none \
         --kubelet-preferred-address-types=ExternalIP,InternalIP,Hostname \
         --kubelet-certificate-authority="$PKI/ca.crt" \
         "${extra[@]}" ;;
@@ -322,7 +344,10 @@ STARTED=()
 
 # Fast path: everything already up.
 all_running=1
-for c in "${COMPONENTS[@]}"; do component_pid "$c" >/dev/null || all_running=0; done
+for c in "${COMPONENTS[@]}"; do
+  [[ "$c" == kwok ]] && (( nodes == 0 )) && continue
+  component_pid "$c" >/dev/null || all_running=0
+done
 if (( all_running )) && [[ -s "$STATE/kubeconfig" ]] && api_ready; then
   (( quiet )) || log "cluster already running ($STATE)"
 else
@@ -345,7 +370,7 @@ else
   wait_for kube-apiserver "kube-apiserver /readyz" api_ready
   launch kube-controller-manager
   launch kube-scheduler
-  launch kwok
+  (( nodes > 0 )) && launch kwok
   wait_for kube-controller-manager "kube-controller-manager /healthz" component_healthy "$KCM_PORT"
   wait_for kube-scheduler "kube-scheduler /healthz" component_healthy "$SCHEDULER_PORT"
 fi
@@ -379,7 +404,7 @@ EOF
   done
 }
 existing="$("$KUBECTL" --kubeconfig="$STATE/kubeconfig" get nodes -l type=kwok -o name 2>/dev/null | wc -l)"
-if (( existing < nodes )); then
+if (( nodes > 0 && existing < nodes )); then
   node_yaml | "$KUBECTL" --kubeconfig="$STATE/kubeconfig" apply -f - >/dev/null \
     || die "could not create the kwok nodes"
 fi
@@ -403,7 +428,11 @@ nodes_ready() {
   done <<<"$out"
   (( fresh >= nodes ))
 }
-wait_for kwok "$nodes kwok nodes Ready and untainted" nodes_ready
+(( nodes == 0 )) || wait_for kwok "$nodes kwok nodes Ready and untainted" nodes_ready
+
+if real_node; then
+  "$here/node.sh" up
+fi
 
 cat >"$STATE/env" <<EOF
 # Source this file to use the trainctl test cluster.
