@@ -79,7 +79,9 @@ build_busybox() {
   local t0=$SECONDS applet
   new_image
   mkdir -p "$work/deb"
-  (cd "$work/deb" && apt-get download -qq -o APT::Sandbox::User=root busybox-static) ||
+  # A machine whose package lists were never fetched (or were cleaned) gets them once.
+  (cd "$work/deb" && apt-get download -qq -o APT::Sandbox::User=root busybox-static 2>/dev/null) ||
+    { apt-get update -qq && (cd "$work/deb" && apt-get download -qq -o APT::Sandbox::User=root busybox-static); } ||
     die "images: could not download the busybox-static package (apt-get download)"
   dpkg-deb -x "$work"/deb/busybox-static_*.deb "$work/deb/root"
   local rootfs="$work/bundle/rootfs"
