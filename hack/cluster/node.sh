@@ -390,6 +390,27 @@ remove_egress_rules() {
   iptables -X "$EGRESS_CHAIN" 2>/dev/null || true
 }
 
+# containerd keeps the images it pulled in the node's folder, and pods pull only what is not
+# there (IfNotPresent): an image rebuilt since (images.sh) would not be seen. Drops every image
+# whose digest is no longer the registry's for its name.
+forget_stale_images() {
+  local ctr=(ctr -a "$NODE_DIR/run/containerd.sock" -n k8s.io) ref digest repo tag now
+  while read -r ref _ digest _; do
+    [[ "$ref" == *@* || "$ref" == sha256:* || "$ref" != */*:* ]] && continue
+    repo="${ref#*/}" tag="${repo##*:}" repo="${repo%:*}"
+    now="$(curl -fsI --max-time 5 \
+      -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+      -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+      "http://127.0.0.1:$(node_port registry)/v2/$repo/manifests/$tag" 2>/dev/null |
+      tr -d '\r' | awk -F': ' 'tolower($1) == "docker-content-digest" {print $2}')"
+    if [[ -n "$now" && "$now" != "$digest" ]]; then
+      "${ctr[@]}" images rm "$ref" "${ref%:*}@$digest" >/dev/null 2>&1 || true
+      log "node: dropped $ref (rebuilt since it was pulled)"
+    fi
+  done < <("${ctr[@]}" images ls 2>/dev/null | tail -n +2)
+  true
+}
+
 # The API server listens on loopback only; pods reach it through the `kubernetes` Service,
 # whose endpoint is this relay on the bridge address.
 start_relay() {
@@ -431,12 +452,13 @@ http:
 EOF
   start_node_process registry docker-registry serve "$NODE_DIR/config/registry.yml"
   wait_until "the registry on 127.0.0.1:$(node_port registry)" registry_ready
-  "$here/images.sh" pause busybox >&2
+  "$here/images.sh" pause busybox alpine examples >&2
 
   # Any registry address that is not mapped to loopback goes to a proxy that refuses.
   start_node_process containerd env HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
     NO_PROXY=127.0.0.1,localhost containerd --config "$NODE_DIR/config/containerd.toml"
   wait_until "containerd" ctr -a "$NODE_DIR/run/containerd.sock" version
+  forget_stale_images
   start_relay
   start_node_process coredns "$bin/coredns" -conf "$NODE_DIR/config/Corefile"
   wait_until "CoreDNS ready" curl -fsS --max-time 2 "http://127.0.0.1:$(node_port coredns-ready)/ready"
