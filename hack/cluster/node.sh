@@ -88,6 +88,8 @@ node_problem() {
 other_kubelet() {
   local pid cmdline
   for pid in $(pgrep -x kubelet || true); do
+    # A kubelet just stopped is a zombie until PID 1 reaps it (an empty command line).
+    alive "$pid" || continue
     cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || continue
     [[ "$cmdline" == *"$STATE/"* ]] || { echo "pid $pid"; return; }
   done
