@@ -105,6 +105,24 @@ build_busybox() {
   log "images: built docker.io/library/busybox:$BUSYBOX_TAG in $(( SECONDS - t0 ))s (Debian busybox-static)"
 }
 
+# debian_rootfs VARIANT PACKAGE...: Debian 12 made by mmdebstrap (docs, man pages and locales
+# left out), unpacked into the new image's root filesystem.
+debian_rootfs() {
+  local variant="$1"; shift
+  mmdebstrap --quiet --variant="$variant" --include="$(IFS=,; echo "$*")" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
+    bookworm "$work/rootfs.tar" >"$work/mmdebstrap.log" 2>&1 ||
+    { tail -20 "$work/mmdebstrap.log" >&2; die "images: mmdebstrap failed"; }
+  tar -xpf "$work/rootfs.tar" --numeric-owner -C "$work/bundle/rootfs"
+  rm -f "$work/rootfs.tar"
+}
+
+# also_name FROM TO: a second name for an image already in the registry.
+also_name() {
+  skopeo copy --quiet --src-tls-verify=false --dest-tls-verify=false "docker://$REGISTRY/$1" "docker://$REGISTRY/$2"
+}
+
 # The stand-in for alpine:3.10 (the PyTorch init container's default image).
 build_alpine_stand_in() {
   local tag="3.10" stamp
@@ -112,20 +130,10 @@ build_alpine_stand_in() {
   present trainctl/alpine-stand-in "$stamp" && present library/alpine "$tag" && (( ! force )) && return 0
   local t0=$SECONDS
   new_image
-  mmdebstrap --quiet --variant=minbase --include=bind9-dnsutils \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' \
-    bookworm "$work/rootfs.tar" >"$work/mmdebstrap.log" 2>&1 ||
-    { tail -20 "$work/mmdebstrap.log" >&2; die "images: mmdebstrap failed"; }
-  tar -xpf "$work/rootfs.tar" --numeric-owner -C "$work/bundle/rootfs"
-  rm -f "$work/rootfs.tar"
-  umoci repack --image "$work/oci:img" "$work/bundle"
-  umoci config --image "$work/oci:img" --os linux --architecture amd64 --config.cmd sh \
+  debian_rootfs minbase bind9-dnsutils
+  push_image trainctl/alpine-stand-in "$stamp" --config.cmd sh \
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-  skopeo copy --quiet --dest-tls-verify=false "oci:$work/oci:img" "docker://$REGISTRY/trainctl/alpine-stand-in:$stamp"
-  skopeo copy --quiet --dest-tls-verify=false "oci:$work/oci:img" "docker://$REGISTRY/library/alpine:$tag"
-  rm -rf "$work"
-  work=""
+  also_name "trainctl/alpine-stand-in:$stamp" "library/alpine:$tag"
   log "images: built docker.io/library/alpine:$tag (Debian 12 minbase + bind9-dnsutils) in $(( SECONDS - t0 ))s"
 }
 
@@ -141,13 +149,7 @@ build_examples_base() {
   local t0=$SECONDS
   new_image
   log "images: building the examples' base with mmdebstrap (Debian 12: ${EXAMPLES_PACKAGES[*]}; a few minutes, once)"
-  mmdebstrap --quiet --variant=apt --include="$(IFS=,; echo "${EXAMPLES_PACKAGES[*]}")" \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' \
-    bookworm "$work/rootfs.tar" >"$work/mmdebstrap.log" 2>&1 ||
-    { tail -20 "$work/mmdebstrap.log" >&2; die "images: mmdebstrap failed"; }
-  tar -xpf "$work/rootfs.tar" --numeric-owner -C "$work/bundle/rootfs"
-  rm -f "$work/rootfs.tar"
+  debian_rootfs apt "${EXAMPLES_PACKAGES[@]}"
   mkdir -p "$work/bundle/rootfs/workspace"
   push_image trainctl/examples-base "$tag" --config.workingdir /workspace \
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
