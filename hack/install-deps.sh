@@ -39,9 +39,10 @@ SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient py
 UI_PACKAGES=(chromium chromium-driver python3-selenium)
 
 # The real node of the test cluster (hack/cluster/node.sh): containerd and runc, the CNI plugins,
-# the loopback registry, the image tools (images are built here from Debian packages), iptables
+# the loopback registry, the image tools (images are built here from Debian packages; buildah
+# builds the operator's from the Dockerfile), iptables
 # and conntrack for kube-proxy, socat for the API server's relay on the node's bridge.
-NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo iptables
+NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo buildah iptables
   conntrack catatonit socat)
 
 # What `make run`'s example needs: PyTorch, and scikit-learn for its bundled digits.

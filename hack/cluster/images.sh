@@ -15,6 +15,13 @@
 #   images.sh examples   the images examples/ name (pytorch, xgboost, mpi): one base made by
 #                        mmdebstrap from Debian 12 with Python and the frameworks the examples
 #                        use, and one layer per example with its folder in /workspace
+#   images.sh kubectl-delivery  ghcr.io/kubeflow/training-v1/kubectl-delivery:latest, the MPI
+#                        launcher's init container: busybox, kubectl and
+#                        images/kubectl-delivery.sh
+#   images.sh operator   docker.io/library/trainctl:latest, the image manifests/ deploys: the
+#                        repository's Dockerfile (target prebuilt) built by buildah on a
+#                        debian:bookworm-slim made here by mmdebstrap, with the trainctl binary
+#                        TRAINCTL_BIN (default build/release/trainctl)
 #
 # Each image is named as the manifests that use it name it; containerd maps every registry
 # name to the loopback registry (node.sh), so one name space serves them all.
@@ -29,12 +36,12 @@ images=()
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
-    pause | busybox | alpine | examples) images+=("$arg") ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    pause | busybox | alpine | examples | kubectl-delivery | operator) images+=("$arg") ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
-(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples..."
+(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator..."
 
 REGISTRY="127.0.0.1:$(node_port registry)"
 curl -fsS --max-time 2 "http://$REGISTRY/v2/" >/dev/null 2>&1 ||
@@ -108,8 +115,9 @@ build_busybox() {
 # debian_rootfs VARIANT PACKAGE...: Debian 12 made by mmdebstrap (docs, man pages and locales
 # left out), unpacked into the new image's root filesystem.
 debian_rootfs() {
-  local variant="$1"; shift
-  mmdebstrap --quiet --variant="$variant" --include="$(IFS=,; echo "$*")" \
+  local variant="$1" include=(); shift
+  (( $# )) && include=(--include="$(IFS=,; echo "$*")")
+  mmdebstrap --quiet --variant="$variant" "${include[@]}" \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
     bookworm "$work/rootfs.tar" >"$work/mmdebstrap.log" 2>&1 ||
@@ -157,39 +165,129 @@ build_examples_base() {
   log "images: built the examples' base trainctl/examples-base:$tag in $(( SECONDS - t0 ))s"
 }
 
-# build_example FOLDER NAME:TAG: the base plus one layer holding the example's folder in
-# /workspace (added as a tar, so the base is never unpacked), pushed under the name its
-# manifests use and under trainctl/example-<folder>:<hash>, which says it is current.
-build_example() {
-  local folder="$1" ref="$2" base hash
-  base="$(examples_base_tag)"
-  hash="$( (echo "$base layer=tar"; cd "$(repo_root)/examples/$folder" && find . -type f -print0 | sort -z |
-    xargs -0 sha256sum) | sha256sum | cut -c1-12)"
-  if present "trainctl/example-$folder" "$hash" && present "${ref%:*}" "${ref##*:}" && (( ! force )); then
+# layered_image BASE STAMP LAYER REF [umoci-config-flags...]: the registry's image BASE plus
+# one layer holding the folder LAYER (added as a tar, so the base is never unpacked), pushed
+# as REF and as STAMP (REPOSITORY:HASH of every input, which says REF is current).  Nothing
+# is done when both are there.
+layered_image() {
+  local base="$1" stamp="$2" layer="$3" ref="$4"; shift 4
+  if present "${stamp%:*}" "${stamp##*:}" && present "${ref%:*}" "${ref##*:}" && (( ! force )); then
     return 0
   fi
   local t0=$SECONDS
   work="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-image.XXXXXX")"
-  skopeo copy --quiet --src-tls-verify=false "docker://$REGISTRY/trainctl/examples-base:$base" "oci:$work/oci:img"
-  mkdir -p "$work/layer/workspace"
-  cp -r "$(repo_root)/examples/$folder/." "$work/layer/workspace/"
-  tar -C "$work/layer" --owner=0 --group=0 --numeric-owner -cf "$work/layer.tar" workspace
+  skopeo copy --quiet --src-tls-verify=false "docker://$REGISTRY/$base" "oci:$work/oci:img"
+  # The folder's entries, not "." (whose mode would become the image's root directory's).
+  local entries=()
+  mapfile -t entries < <(find "$layer" -mindepth 1 -maxdepth 1 -printf '%P\n' | sort)
+  tar -C "$layer" --owner=0 --group=0 --numeric-owner -cf "$work/layer.tar" -- "${entries[@]}"
   umoci raw add-layer --image "$work/oci:img" "$work/layer.tar"
-  skopeo copy --quiet --dest-tls-verify=false "oci:$work/oci:img" "docker://$REGISTRY/trainctl/example-$folder:$hash"
+  if (( $# )); then umoci config --image "$work/oci:img" "$@"; fi
+  skopeo copy --quiet --dest-tls-verify=false "oci:$work/oci:img" "docker://$REGISTRY/$stamp"
   skopeo copy --quiet --dest-tls-verify=false "oci:$work/oci:img" "docker://$REGISTRY/$ref"
   rm -rf "$work"
   work=""
-  log "images: built $ref (examples/$folder on the base) in $(( SECONDS - t0 ))s"
+  log "images: built $ref (on $base) in $(( SECONDS - t0 ))s"
+}
+
+# tree_hash TEXT PATH...: a short hash of TEXT and of the files under each PATH.
+tree_hash() {
+  local text="$1"; shift
+  (echo "$text"; find "$@" -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
+}
+
+# build_example FOLDER NAME:TAG [umoci-config-flags...]: the examples' base with the example's
+# folder in /workspace, named as its manifests name it.
+build_example() {
+  local folder="$1" ref="$2" base layer; shift 2
+  base="$(examples_base_tag)"
+  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
+  mkdir -p "$layer/workspace"
+  cp -r "$(repo_root)/examples/$folder/." "$layer/workspace/"
+  layered_image "trainctl/examples-base:$base" \
+    "trainctl/example-$folder:$(cd "$layer" && tree_hash "$base layer=2 $*" .)" "$layer" "$ref" "$@"
+  rm -rf "$layer"
 }
 
 # Each example's image, named as its manifests name it (docker.io/ is the registry, mapped to
 # the loopback one).
-EXAMPLE_IMAGES=(pytorch=pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime
-  xgboost=kubeflow/xgboost-dist-iris:latest mpi=kubeflow/mpi-horovod-mnist:latest)
 build_examples() {
   build_examples_base
-  local pair
-  for pair in "${EXAMPLE_IMAGES[@]}"; do build_example "${pair%%=*}" "${pair#*=}"; done
+  build_example pytorch pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime
+  build_example xgboost kubeflow/xgboost-dist-iris:latest
+  # mpirun runs as root in these containers (as in the images MPIJob examples name).
+  build_example mpi kubeflow/mpi-horovod-mnist:latest \
+    --config.env OMPI_ALLOW_RUN_AS_ROOT=1 --config.env OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
+# The MPI launcher's init container (the operator's default --mpi-kubectl-delivery-image):
+# busybox with this cluster's kubectl and images/kubectl-delivery.sh.
+build_kubectl_delivery() {
+  build_busybox
+  local kubectl layer
+  kubectl="$(cluster_bin_dir)/kubectl"
+  [[ -x "$kubectl" ]] || die "images: no kubectl at $kubectl (hack/cluster/build.sh builds it)"
+  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
+  install -D -m 0755 "$kubectl" "$layer/usr/local/bin/kubectl"
+  install -D -m 0755 "$here/images/kubectl-delivery.sh" "$layer/usr/local/bin/kubectl-delivery"
+  layered_image "library/busybox:$BUSYBOX_TAG" \
+    "trainctl/kubectl-delivery:$(cd "$layer" && tree_hash "busybox=$BUSYBOX_TAG" .)" "$layer" \
+    kubeflow/training-v1/kubectl-delivery:latest \
+    --config.entrypoint /usr/local/bin/kubectl-delivery \
+    --config.env PATH=/usr/local/bin:/bin
+  rm -rf "$layer"
+}
+
+# debian:bookworm-slim, the Dockerfile's runtime base: Debian 12 minbase without docs, man
+# pages and locales, as the official slim image is.
+build_debian_slim() {
+  local stamp
+  stamp="$(echo "recipe=1 minbase" | sha256sum | cut -c1-12)"
+  present trainctl/debian-slim "$stamp" && present library/debian bookworm-slim && (( ! force )) && return 0
+  local t0=$SECONDS
+  new_image
+  debian_rootfs minbase
+  push_image trainctl/debian-slim "$stamp" --config.cmd bash \
+    --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  also_name "trainctl/debian-slim:$stamp" library/debian:bookworm-slim
+  log "images: built docker.io/library/debian:bookworm-slim (Debian 12 minbase) in $(( SECONDS - t0 ))s"
+}
+
+# The operator: `buildah build --target prebuilt` of the repository's Dockerfile, with a build
+# context holding only the stripped binary. buildah's storage is in the cache (the layer of
+# the runtime stage's apt-get is reused); its registries map docker.io to the loopback
+# registry, so FROM debian:bookworm-slim is the image above. Tagged trainctl/operator:<hash of
+# the Dockerfile and the binary> (which says it is current) and library/trainctl:latest.
+build_operator() {
+  local binary="${TRAINCTL_BIN:-$(repo_root)/build/release/trainctl}" hash
+  [[ -x "$binary" ]] || die "images: no trainctl binary at $binary (build it: cmake --build --preset release)"
+  command -v buildah >/dev/null || die "images: buildah is missing (hack/install-deps.sh test installs it)"
+  build_debian_slim
+  hash="$(cat "$(repo_root)/Dockerfile" "$binary" | sha256sum | cut -c1-12)"
+  if ! present trainctl/operator "$hash" || (( force )); then
+    local t0=$SECONDS store
+    store="$(cache_root)/buildah"
+    work="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-image.XXXXXX")"
+    mkdir -p "$work/context" "$store"
+    install -m 0755 -s "$binary" "$work/context/trainctl"
+    printf 'unqualified-search-registries = ["docker.io"]\n[[registry]]\nprefix = "docker.io"\nlocation = "%s"\ninsecure = true\n' \
+      "$REGISTRY" >"$work/registries.conf"
+    local buildah=(env CONTAINERS_REGISTRIES_CONF="$work/registries.conf" buildah
+      --root "$store/storage" --runroot "$store/run" --storage-driver overlay)
+    "${buildah[@]}" build --layers --pull-always --isolation chroot --network host \
+      --target prebuilt -f "$(repo_root)/Dockerfile" -t "trainctl/operator:$hash" "$work/context" \
+      >"$work/buildah.log" 2>&1 ||
+      { tail -30 "$work/buildah.log" >&2; die "images: buildah could not build the operator image"; }
+    "${buildah[@]}" push --quiet --tls-verify=false "trainctl/operator:$hash" \
+      "docker://$REGISTRY/trainctl/operator:$hash" >>"$work/buildah.log" 2>&1 ||
+      { tail -30 "$work/buildah.log" >&2; die "images: could not push the operator image"; }
+    # Only the runtime stage's layers are worth keeping; the binary's layer is in the registry.
+    "${buildah[@]}" rmi "trainctl/operator:$hash" >/dev/null 2>&1 || true
+    rm -rf "$work"
+    work=""
+    log "images: built trainctl/operator:$hash (Dockerfile target prebuilt, buildah) in $(( SECONDS - t0 ))s"
+  fi
+  also_name "trainctl/operator:$hash" library/trainctl:latest
 }
 
 for image in "${images[@]}"; do
@@ -198,5 +296,7 @@ for image in "${images[@]}"; do
     busybox) build_busybox ;;
     alpine) build_alpine_stand_in ;;
     examples) build_examples ;;
+    kubectl-delivery) build_kubectl_delivery ;;
+    operator) build_operator ;;
   esac
 done

@@ -12,6 +12,8 @@
 #                   node made on this machine (bridge, network namespaces, mounts, cgroups,
 #                   iptables chains, log links, kernel settings): nothing is left behind
 #   node.sh leftovers  lists what a node left on this machine (empty after a clean down)
+#   node.sh forget-stale  drops from containerd every image the registry holds a newer build
+#                   of under the same name (after images.sh rebuilt one the node had pulled)
 #
 # One real node per machine: the kubelet's kernel settings and kube-proxy's iptables chains
 # are global, so up refuses while another kubelet runs.
@@ -46,7 +48,7 @@ timeout_s="${TRAINCTL_UP_TIMEOUT:-120}"
 node_problem() {
   [[ "$(id -u)" == 0 ]] || { echo "the real node needs root (containerd, runc, network namespaces)"; return; }
   local tool
-  for tool in containerd runc ctr docker-registry iptables ip6tables conntrack socat umoci skopeo \
+  for tool in containerd runc ctr docker-registry iptables ip6tables conntrack socat umoci skopeo buildah \
     catatonit apt-get ip; do
     command -v "$tool" >/dev/null || { echo "$tool is not installed (hack/install-deps.sh test installs it)"; return; }
   done
@@ -454,7 +456,7 @@ http:
 EOF
   start_node_process registry docker-registry serve "$NODE_DIR/config/registry.yml"
   wait_until "the registry on 127.0.0.1:$(node_port registry)" registry_ready
-  "$here/images.sh" pause busybox alpine examples >&2
+  "$here/images.sh" pause busybox alpine examples kubectl-delivery >&2
 
   # Any registry address that is not mapped to loopback goes to a proxy that refuses.
   start_node_process containerd env HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 \
@@ -525,9 +527,13 @@ remove_kube_chains() { # program
 node_down() {
   [[ -d "$NODE_DIR" ]] || return 0
   local ctr=(ctr -a "$NODE_DIR/run/containerd.sock" -n k8s.io)
-  # The pods first, through the API while the kubelet still runs (their grace periods).
+  # The pods first, through the API while the kubelet still runs (grace periods cut to 2 s:
+  # an MPI worker's `sleep` ignores SIGTERM for its 30 s); the workloads that would make them
+  # again (the deployed operator's ReplicaSet) before them.
   if node_pid kubelet >/dev/null && [[ -s "$STATE/kubeconfig" ]]; then
-    kubectl_admin delete pods -A --field-selector "spec.nodeName=$NODE_NAME" --wait=false \
+    kubectl_admin delete deployments,replicasets,statefulsets,daemonsets,jobs -A --all --wait=false \
+      >/dev/null 2>&1 || true
+    kubectl_admin delete pods -A --field-selector "spec.nodeName=$NODE_NAME" --grace-period=2 --wait=false \
       >/dev/null 2>&1 || true
     local deadline=$(( SECONDS + 30 ))
     while (( SECONDS < deadline )) && [[ -n "$("${ctr[@]}" tasks ls -q 2>/dev/null)" ]]; do sleep 0.5; done
@@ -607,5 +613,6 @@ case "$cmd" in
   up) node_up ;;
   down) node_down ;;
   leftovers) node_leftovers ;;
-  *) die "usage: node.sh check|up|down|leftovers" ;;
+  forget-stale) forget_stale_images ;;
+  *) die "usage: node.sh check|up|down|leftovers|forget-stale" ;;
 esac

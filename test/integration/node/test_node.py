@@ -7,57 +7,10 @@ TRAINCTL_REPO. The cluster is started by the CTest fixture `node.up` (TRAINCTL_R
 """
 import ipaddress
 import json
-import os
-import subprocess
-import sys
-import time
 import unittest
-import urllib.request
 import uuid
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "operator"))
-from harness import REPO, Operator, get_json, install_crds, kubectl, wait_for  # noqa: E402
-
-
-def node_settings():
-    """NODE_NAME, NODE_CIDR, NODE_IP, registry port, tags: read from hack/cluster/lib.sh."""
-    script = (f"source {REPO}/hack/cluster/lib.sh; echo $NODE_NAME $NODE_CIDR $NODE_IP "
-              "$(node_port registry) $BUSYBOX_TAG $(port_base)")
-    out = subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True)
-    name, cidr, ip, registry, busybox, base = out.stdout.split()
-    return {"name": name, "cidr": ipaddress.ip_network(cidr), "ip": ip, "registry": int(registry),
-            "busybox": f"docker.io/library/busybox:{busybox}", "egress_chain": f"TC-EGRESS-{base}"}
-
-
-NODE = node_settings()
-
-
-def pod(name, command, image=None, restart="Never", labels=None, **spec):
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "labels": labels or {"app": name}},
-            "spec": {"restartPolicy": restart, "nodeName": NODE["name"],
-                     "terminationGracePeriodSeconds": 1,
-                     "containers": [{"name": "main", "image": image or NODE["busybox"],
-                                     "command": command}], **spec}}
-
-
-def registry_digest(repository, tag):
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{NODE['registry']}/v2/{repository}/manifests/{tag}", method="HEAD",
-        headers={"Accept": "application/vnd.oci.image.manifest.v1+json, "
-                           "application/vnd.docker.distribution.manifest.v2+json"})
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return response.headers["Docker-Content-Digest"]
-
-
-def egress_drops():
-    out = subprocess.run(["iptables", "-L", NODE["egress_chain"], "-v", "-x", "-n"],
-                         capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        fields = line.split()
-        if len(fields) > 2 and fields[2] == "DROP":
-            return int(fields[0])
-    raise AssertionError(f"no DROP rule in {NODE['egress_chain']}:\n{out}")
+from node_harness import NODE, egress_drops, get_json, kubectl, pod, registry_digest, wait_for
 
 
 class RealNodeTest(unittest.TestCase):
@@ -202,57 +155,6 @@ class RealNodeTest(unittest.TestCase):
         answers = [l for l in dns.splitlines() if l.startswith("Address") and ":53" not in l and "#53" not in l]
         self.assertEqual(answers, [], "no address for an outside name")
         self.assertGreater(egress_drops(), before, "the packets were dropped by the node's egress rule")
-
-
-class TrainingOnTheNodeTest(unittest.TestCase):
-    """examples/pytorch/pytorchjob.yaml, unchanged, reconciled by the real `trainctl operator`
-    (on this machine, with the admin kubeconfig) and trained in real containers on the node:
-    the image built here from Debian's PyTorch, DDP over gloo, the Worker's init container
-    waiting for the Master's DNS name, peers found through the headless Services."""
-
-    @classmethod
-    def setUpClass(cls):
-        install_crds()
-        cls.ns = "train-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", cls.ns))
-        cls.op = Operator(cls.ns)
-        cls.op.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.op.stop()
-        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
-
-    def condition(self, plural, name, kind):
-        job = get_json(plural, name, "-n", self.ns) or {}
-        for c in job.get("status", {}).get("conditions", []):
-            if c["type"] == kind and c["status"] == "True":
-                return c
-        return None
-
-    def test_the_pytorch_example_trains_in_real_containers(self):
-        kubectl("apply", "-n", self.ns, "-f", os.path.join(REPO, "examples/pytorch/pytorchjob.yaml"))
-        name = "pytorch-ddp-digits"
-        done = wait_for("the job to finish", lambda: self.condition("pytorchjobs", name, "Succeeded")
-                        or self.condition("pytorchjobs", name, "Failed"), timeout=400, interval=2)
-        self.assertEqual(done["type"], "Succeeded", f"{done}\n{self.op.log()}")
-        results = {}
-        for pod_name in (f"{name}-master-0", f"{name}-worker-0"):
-            lines = [l for l in kubectl("logs", "-n", self.ns, pod_name).stdout.splitlines()
-                     if l.startswith("RESULT ")]
-            self.assertEqual(len(lines), 1, f"{pod_name} printed its result line")
-            results[pod_name] = json.loads(lines[0][len("RESULT "):])
-        master, worker = results.values()
-        self.assertEqual((master["rank"], worker["rank"]), (0, 1))
-        self.assertEqual(master["world_size"], 2)
-        self.assertEqual(master["params_sha256"], worker["params_sha256"], "DDP kept the replicas in step")
-        self.assertGreater(master["test_accuracy"], 0.8)
-        worker_pod = get_json("pod", f"{name}-worker-0", "-n", self.ns)
-        init = worker_pod["status"]["initContainerStatuses"][0]
-        self.assertEqual(init["name"], "init-pytorch")
-        self.assertEqual(init["state"]["terminated"]["exitCode"], 0, "the Worker waited for the Master's name")
-        self.assertIn(ipaddress.ip_address(worker_pod["status"]["podIP"]), NODE["cidr"])
 
 
 if __name__ == "__main__":

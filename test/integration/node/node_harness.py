@@ -1,0 +1,108 @@
+"""Shared by the real node's tests (hack/cluster/node.sh): the node's settings read from
+hack/cluster/lib.sh, pod and registry helpers, and the operator deployed in the cluster from
+manifests/ in its own image.
+
+Environment (set by test/CMakeLists.txt): TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE,
+TRAINCTL_REPO, TRAINCTL_BIN (the binary the operator's image carries).
+"""
+import ipaddress
+import os
+import subprocess
+import sys
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "operator"))
+from harness import REPO, get_json, kubectl, wait_for  # noqa: E402,F401
+
+
+def node_settings():
+    """NODE_NAME, NODE_CIDR, NODE_IP, registry port, tags: read from hack/cluster/lib.sh."""
+    script = (f"source {REPO}/hack/cluster/lib.sh; echo $NODE_NAME $NODE_CIDR $NODE_IP "
+              "$(node_port registry) $BUSYBOX_TAG $(port_base)")
+    out = subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True)
+    name, cidr, ip, registry, busybox, base = out.stdout.split()
+    return {"name": name, "cidr": ipaddress.ip_network(cidr), "ip": ip, "registry": int(registry),
+            "busybox": f"docker.io/library/busybox:{busybox}", "egress_chain": f"TC-EGRESS-{base}"}
+
+
+NODE = node_settings()
+
+
+def pod(name, command, image=None, restart="Never", labels=None, **spec):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": labels or {"app": name}},
+            "spec": {"restartPolicy": restart, "nodeName": NODE["name"],
+                     "terminationGracePeriodSeconds": 1,
+                     "containers": [{"name": "main", "image": image or NODE["busybox"],
+                                     "command": command}], **spec}}
+
+
+def registry_digest(repository, tag):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{NODE['registry']}/v2/{repository}/manifests/{tag}", method="HEAD",
+        headers={"Accept": "application/vnd.oci.image.manifest.v1+json, "
+                           "application/vnd.docker.distribution.manifest.v2+json"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return response.headers["Docker-Content-Digest"]
+
+
+def egress_drops():
+    out = subprocess.run(["iptables", "-L", NODE["egress_chain"], "-v", "-x", "-n"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) > 2 and fields[2] == "DROP":
+            return int(fields[0])
+    raise AssertionError(f"no DROP rule in {NODE['egress_chain']}:\n{out}")
+
+
+def run_script(*args):
+    """Runs a hack/cluster script; its output is in the error when it fails."""
+    proc = subprocess.run([os.path.join(REPO, "hack/cluster", args[0]), *args[1:]],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+OPERATOR_NS = "trainctl-system"
+OPERATOR_DEPLOYMENT = "trainctl-operator"
+
+
+def operator_pods():
+    pods = get_json("pods", "-n", OPERATOR_NS, "-l", f"app.kubernetes.io/name={OPERATOR_DEPLOYMENT}") or {}
+    return [p for p in pods.get("items", []) if not p["metadata"].get("deletionTimestamp")]
+
+
+def ready(pod_json):
+    return any(c["type"] == "Ready" and c["status"] == "True"
+               for c in pod_json.get("status", {}).get("conditions", []))
+
+
+_deployed = []
+
+
+def deploy_operator():
+    """The operator as a platform team installs it: its image built from the repository's
+    Dockerfile (hack/cluster/images.sh operator, with TRAINCTL_BIN) into the loopback registry,
+    then `kubectl apply --server-side -k manifests/` unchanged. Returns the running pod once
+    it is Ready and runs the image just built (a rebuilt image replaces an older one)."""
+    if _deployed:
+        return _deployed[0]
+    run_script("images.sh", "operator")
+    run_script("node.sh", "forget-stale")
+    kubectl("apply", "--server-side", "--force-conflicts", "-k", os.path.join(REPO, "manifests"))
+    digest = registry_digest("library/trainctl", "latest")
+
+    def current():
+        pods = operator_pods()
+        good = [p for p in pods if ready(p) and
+                p["status"]["containerStatuses"][0].get("imageID", "").endswith("@" + digest)]
+        return good[0] if len(pods) == 1 and good else None
+
+    kubectl("rollout", "status", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}", "--timeout=180s")
+    if not current():
+        kubectl("rollout", "restart", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}")
+    pod = wait_for("the operator running the image just built", current, timeout=180, interval=1)
+    _deployed.append(pod)
+    return pod
