@@ -231,6 +231,7 @@ bool InCrashLoop(const ReplicaObservation& r, Time now) {
   if (r.waiting_reason == "CrashLoopBackOff") return true;
   if (r.phase != Phase::kRunning || !r.waiting_reason.empty() || r.restarts <= 0) return false;
   if (!r.exit_code || *r.exit_code == 0) return false;  // its last run did not fail
+  if (r.awaiting_restart) return true;  // ended again, the substrate's back-off not yet over
   std::optional<Time> since = r.started_at ? r.started_at : r.finished_at;
   return since && now - *since < kCrashLoopSettle;
 }

@@ -31,8 +31,9 @@ struct Readiness {
 };
 
 // A replica that failed and was restarted in place stays in its crash loop while it waits for
-// its back-off (CrashLoopBackOff) and, once running again, until its new run is this old: a
-// loop is reported once, with its changes, not as "all running" between two crashes.
+// its back-off (CrashLoopBackOff, or ended again: awaiting_restart) and, once running again,
+// until its new run is this old: a loop is reported once, with its changes, not as "all
+// running" between two crashes.
 inline constexpr Duration kCrashLoopSettle{60000};
 
 // Whether `r` is in a crash loop at `now` (see kCrashLoopSettle).

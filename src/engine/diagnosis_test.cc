@@ -259,6 +259,46 @@ TEST(CrashLoopTest, ALoopIsReportedOnceNotOnEveryCycle) {
   EXPECT_EQ(p.events[0].reason, "AllReplicasRunning");
 }
 
+// As a real kubelet reports a loop: the container `terminated` for most of each back-off,
+// `waiting: CrashLoopBackOff` only around the restart, then running for a moment. Back-offs
+// grow past kCrashLoopSettle; the loop is still one Warning and never "all running".
+TEST(CrashLoopTest, AKubeletsTerminatedStateDuringTheBackOffStaysInTheLoop) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}});
+  Step(&job, {}, kT0);
+  Step(&job, {Pod("Master", 0, Phase::kRunning)}, kT0 + seconds(1));
+  std::vector<Event> events;
+  Time t = kT0 + seconds(2);
+  for (int restart = 1; restart <= 5; ++restart) {
+    ReplicaObservation ended =
+        Ended(Pod("Master", 0, Phase::kRunning, 2, restart), t, "Error", "boom\n");
+    ended.awaiting_restart = true;
+    Time backoff_over = t + seconds(10 << restart);  // 20 s … 320 s
+    for (Time now : {t + seconds(1), backoff_over - seconds(1)}) {
+      Plan p = Step(&job, {ended}, now);
+      events.insert(events.end(), p.events.begin(), p.events.end());
+    }
+    Plan p = Step(&job, {Restarted("Master", 0, restart, 2, t, backoff_over, "boom\n")},
+                  backoff_over);
+    events.insert(events.end(), p.events.begin(), p.events.end());
+    t = backoff_over + seconds(1);
+  }
+  int loop_events = 0, ready_events = 0;
+  for (const Event& e : events) {
+    loop_events += e.reason == "CrashLoopBackOff";
+    ready_events += e.reason == "AllReplicasRunning";
+  }
+  EXPECT_EQ(loop_events, 1);
+  EXPECT_EQ(ready_events, 0);
+  // Without the flag (a replica whose run ended long ago, not restarted in place), the settle
+  // time applies as before.
+  ReplicaObservation old = Ended(Pod("Master", 0, Phase::kRunning, 2, 1), kT0, "Error", "");
+  EXPECT_FALSE(InCrashLoop(old, kT0 + kCrashLoopSettle + seconds(1)));
+  old.awaiting_restart = true;
+  EXPECT_TRUE(InCrashLoop(old, kT0 + kCrashLoopSettle + seconds(1)));
+  old.exit_code = 0;  // ended well (Always): no loop
+  EXPECT_FALSE(InCrashLoop(old, kT0 + seconds(1)));
+}
+
 // ---- the condition: first in the list, rate-limited, events on problems ------------------------
 
 TEST(ReadinessConditionTest, IsFirstNeverLastAndGoneWhenTheJobFinishes) {

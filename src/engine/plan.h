@@ -27,6 +27,10 @@ struct ReplicaObservation {
   std::optional<int> exit_code;  // default container's last terminated exit code
   int restarts = 0;              // in-place container restarts (restartCount)
   bool terminating = false;      // being deleted (deletionTimestamp set / being stopped)
+  // Its run ended in a replica that is still Running: it is restarted in place once the
+  // substrate's back-off is over (a real kubelet reports the container `terminated` for most
+  // of the back-off and `waiting: CrashLoopBackOff` only around the restart).
+  bool awaiting_restart = false;
 
   // Why it is not running, when the substrate knows (docs/status-machine.md, "Why"): a
   // container's waiting reason (ImagePullBackOff, CrashLoopBackOff: waiting for the restart

@@ -100,11 +100,15 @@ std::shared_ptr<const PodDetail> DetailOf(const Node& pod, const Node& status, P
     d->waiting_message = Head(message);
     found = true;
   });
-  bool failed_before = false;  // a container runs again after a failed run: a crash loop
+  // A container restarted in place after a failed run: running again, or ended again and
+  // waiting out the kubelet's back-off (a real kubelet reports `terminated` for most of it and
+  // `waiting: CrashLoopBackOff` only around the restart). Either way a crash loop.
+  bool failed_before = false;
   status["containerStatuses"].each([&](const Node& c) {
     AddEnd(c, d.get());
-    if (c["state"]["running"] && c["restartCount"].integer().value_or(0) > 0 &&
-        c["lastState"]["terminated"]["exitCode"].integer().value_or(0) != 0)
+    if (c["restartCount"].integer().value_or(0) > 0 &&
+        ((c["state"]["running"] && c["lastState"]["terminated"]["exitCode"].integer().value_or(0) != 0) ||
+         c["state"]["terminated"]["exitCode"].integer().value_or(0) != 0))
       failed_before = true;
     auto [reason, message] = WaitingOf(c);
     if (reason.empty() || !d->waiting_reason.empty()) return;

@@ -96,6 +96,7 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     if (c.name != default_container_) continue;
     o.restarts = c.restart_count;
     if (c.running_since > 0) o.started_at = Time(std::chrono::seconds(c.running_since));
+    o.awaiting_restart = c.terminated && o.phase == engine::Phase::kRunning;
     // The current end, or the last one of a container restarted in place (its lastState).
     if (c.exit_code >= 0 &&
         (c.terminated || c.restart_count > 0 || o.phase == engine::Phase::kFailed ||

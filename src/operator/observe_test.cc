@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
+#include "engine/diagnosis.h"
 
 namespace trainctl::op {
 namespace {
@@ -180,6 +181,41 @@ TEST(ObserveWhyTest, AHealthyRunningPodKeepsNoDetail) {
   pod["status"]["containerStatuses"][0]["state"] = {{"waiting", {{"reason", "CrashLoopBackOff"}}}};
   ASSERT_NE(kube::ProjectPod(pod, {})->detail, nullptr);
   EXPECT_EQ(kube::ProjectPod(pod, {})->detail->waiting_reason, "CrashLoopBackOff");
+  // Ended again, waiting out the back-off as a real kubelet reports it: `terminated`.
+  pod["status"]["containerStatuses"][0]["state"] = {{"terminated",
+                                                     {{"exitCode", 2},
+                                                      {"reason", "Error"},
+                                                      {"message", "can't open file again"},
+                                                      {"finishedAt", "2026-11-25T10:00:16Z"}}}};
+  std::optional<kube::PodSummary> backing_off = kube::ProjectPod(pod, {});
+  ASSERT_NE(backing_off->detail, nullptr);
+  ASSERT_EQ(backing_off->detail->ends.size(), 1u);
+  EXPECT_EQ(backing_off->detail->ends[0].message, "can't open file again");
+}
+
+TEST(ObserveTest, AContainerEndedInARunningPodAwaitsItsRestart) {
+  json ended = {{"name", "tensorflow"},
+                {"restartCount", 3},
+                {"state",
+                 {{"terminated",
+                   {{"exitCode", 2}, {"reason", "Error"}, {"finishedAt", "2026-11-25T10:00:16Z"}}}}},
+                {"lastState", {{"terminated", {{"exitCode", 2}}}}}};
+  ReplicaObserver observer(Job());
+  std::optional<engine::ReplicaObservation> o =
+      observer.Observe(Pod("t-worker-0", "worker", "0", "Running", ended));
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->awaiting_restart);
+  EXPECT_EQ(o->exit_code, 2);
+  EXPECT_EQ(o->restarts, 3);
+  ASSERT_TRUE(o->finished_at);
+  EXPECT_TRUE(engine::InCrashLoop(*o, *o->finished_at + std::chrono::hours(1)))
+      << "in its loop for as long as it waits, however long the back-off";
+  // A failed pod's container ended for good.
+  o = observer.Observe(Pod("t-worker-0", "worker", "0", "Failed", ended));
+  EXPECT_FALSE(o->awaiting_restart);
+  ended["state"] = {{"running", {{"startedAt", "2026-11-25T10:00:40Z"}}}};
+  o = observer.Observe(Pod("t-worker-0", "worker", "0", "Running", ended));
+  EXPECT_FALSE(o->awaiting_restart);
 }
 
 }  // namespace
