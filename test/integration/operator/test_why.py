@@ -1,15 +1,14 @@
 """Tell the user why (docs/status-machine.md, "Why"), on the real control plane with the real
-operator: the ReplicasReady condition for each not-running reason the test cluster can produce
-(the real scheduler's verdict, a ResourceQuota the API server enforces, a job suspended for
-Kueue, and container states kwok simulates through its stage annotations), and the first failure
-named in the Failed condition, its event and the CLI."""
+operator: the ReplicasReady reasons the kwok cluster produces for real (the real scheduler's
+verdict, a ResourceQuota the API server enforces, a job suspended for Kueue). The container
+states (a pull error, a missing ConfigMap, a crash loop, OOMKilled, the first failure with its
+termination message or log, a silent process) come from a real kubelet in
+test/integration/node/test_why_node.py; kwok only simulated them."""
 import json
 import os
-import re
 import subprocess
 
-from harness import (FOREVER, KUBECONFIG, TRAINCTL, OperatorTestCase, kubectl, make_job, run_for,
-                     wait_for)
+from harness import FOREVER, KUBECONFIG, TRAINCTL, OperatorTestCase, kubectl, make_job, wait_for
 
 
 def ready_condition(job):
@@ -65,19 +64,6 @@ class WhyNotRunning(OperatorTestCase):
         self.assertEqual(described["why"]["reason"], "Unschedulable")
         self.assertIn("Why:", self.cli("describe", "pytorchjob", "gpu").stdout)
 
-    def test_image_pull_and_missing_configmap(self):
-        pull = {**FOREVER, "trainctl.dev/kwok-waiting-reason": "ImagePullBackOff",
-                "trainctl.dev/kwok-waiting-message": 'Back-off pulling image "example.invalid/nope:1"'}
-        cfg = {**FOREVER, "trainctl.dev/kwok-waiting-reason": "CreateContainerConfigError",
-               "trainctl.dev/kwok-waiting-message": 'configmap "missing-cfg" not found'}
-        self.create(make_job("PyTorchJob", "pull", self.ns, {"Master": (1, pull)}))
-        self.create(make_job("PyTorchJob", "cfg", self.ns, {"Master": (1, cfg)}))
-        c = self.wait_reason("pull", "ImagePullBackOff")
-        self.assertEqual(c["message"], "1/1 replicas cannot pull their image (Master 0): "
-                                       'Back-off pulling image "example.invalid/nope:1"')
-        c = self.wait_reason("cfg", "CreateContainerConfigError")
-        self.assertIn('configmap "missing-cfg" not found', c["message"])
-
     def test_kueue_suspended_job_waits_for_admission(self):
         job = make_job("PyTorchJob", "queued", self.ns, {"Master": (1, FOREVER)},
                        run_policy={"suspend": True})
@@ -107,98 +93,3 @@ class WhyQuota(OperatorTestCase):
         c = wait_for("QuotaExceeded", reason, timeout=60)
         self.assertIn("exceeded quota: two-pods", c["message"])
         self.assertIn(("Warning", "QuotaExceeded"), {(e[0], e[1]) for e in self.events("quota")})
-
-
-class FirstFailure(OperatorTestCase):
-
-    def test_the_first_replica_to_fail_is_named_with_its_message(self):
-        late = {**run_for(4, exit_code=2), "trainctl.dev/kwok-termination-message": "worker 0: lost rank 1"}
-        first = {**run_for(1, exit_code=3),
-                 "trainctl.dev/kwok-termination-message": "step 7\nRuntimeError: NCCL error: unhandled cuda error"}
-        job = make_job("PyTorchJob", "ff", self.ns, {"Master": (1, FOREVER), "Worker": (1, FOREVER)},
-                       run_policy={"cleanPodPolicy": "None"})
-        workers = job["spec"]["pytorchReplicaSpecs"]["Worker"]
-        # The Master fails late (exit 2), the Worker first (exit 3), each with its own message.
-        job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["metadata"]["annotations"] = late
-        workers["template"]["metadata"]["annotations"] = first
-        self.create(job)
-        done = self.wait_condition("PyTorchJob", "ff", "Failed", timeout=60)
-        failed = done["status"]["conditions"][-1]
-        self.assertIn("Worker replica(s) failed", failed["message"])  # upstream's sentence first
-        self.assertIn("First failure: ff-worker-0 (Worker 0) exited with code 3, at ", failed["message"])
-        self.assertIn("Last output:\nstep 7\nRuntimeError: NCCL error: unhandled cuda error",
-                      failed["message"])
-        self.assertNotIn("lost rank 1", failed["message"])
-        self.assertIn(failed["message"], {e[2] for e in self.events("ff") if e[1] == "PyTorchJobFailed"})
-        pod = [p for p in self.pods("ff") if p["metadata"]["name"] == "ff-worker-0"][0]
-        self.assertEqual(pod["spec"]["containers"][0]["terminationMessagePolicy"], "FallbackToLogsOnError")
-        self.assertIsNone(ready_condition(done), "a finished job carries no ReplicasReady")
-
-
-class CrashLoop(OperatorTestCase):
-    """A container the kubelet restarts in place after each failure (kwok's restart stage: every
-    2 s, exit code 2, with a termination message), seen by the operator between two crashes."""
-
-    def test_a_crash_loop_names_the_replica_its_exit_and_output_once(self):
-        loop = {**run_for(2, exit_code=2),
-                "trainctl.dev/kwok-termination-message":
-                    "python3: can't open file '/opt/pytorch-mnist/mnist.py': [Errno 2]"}
-        job = make_job("PyTorchJob", "loop", self.ns, {"Master": (1, FOREVER), "Worker": (1, loop)},
-                       restart_policy="OnFailure")
-        self.create(job)
-
-        def looping():
-            c = ready_condition(self.job("PyTorchJob", "loop"))
-            m = re.search(r", (\d+) restarts? so far", c["message"]) if c else None
-            return c if c and c["reason"] == "CrashLoopBackOff" and m and int(m.group(1)) >= 2 \
-                else None
-        c = wait_for("ReplicasReady CrashLoopBackOff after 2 restarts", looping, timeout=60)
-        self.assertRegex(
-            c["message"],
-            r"\A1/2 replicas keep crashing and restarting \(Worker 0\)\. Last exit: "
-            r"loop-worker-0 exited with code 2 at \S+Z, \d+ restarts so far\.\n"
-            r"Last output:\npython3: can't open file '/opt/pytorch-mnist/mnist\.py': \[Errno 2\]\Z")
-        # One restart count: the job's and the pod's.
-        def counts_agree():
-            job = self.job("PyTorchJob", "loop")
-            pod = [p for p in self.pods("loop") if p["metadata"]["name"] == "loop-worker-0"][0]
-            status = job["status"]["replicaStatuses"]["Worker"].get("restarts", 0)
-            return status if status == pod["status"]["containerStatuses"][0]["restartCount"] \
-                and status >= 3 else None
-        wait_for("replicaStatuses restarts = the pod's restartCount", counts_agree, timeout=30)
-        # Reported once, not on every cycle.
-        reasons = [e[1] for e in self.events("loop")]
-        self.assertEqual(reasons.count("CrashLoopBackOff"), 1, reasons)
-        self.assertNotIn("AllReplicasRunning", reasons)
-        # wait --timeout says why.
-        waited = self.cli("wait", "pytorchjob", "loop", "--timeout", "2s")
-        self.assertEqual(waited.returncode, 1, waited.stderr)
-        self.assertIn(f"timed out after 2s waiting for condition Succeeded: PyTorchJob {self.ns}/loop "
-                      "is Running\nCrashLoopBackOff (since ", waited.stderr)
-        self.assertIn("loop-worker-0 exited with code 2", waited.stderr)
-
-    def cli(self, *args):
-        return cluster_cli(self.ns, *args)
-
-
-class Hang(OperatorTestCase):
-    """The progress timeout on the cluster: kwok serves every container the same log, stamped
-    when the cluster started, so a running kwok pod writes nothing new: a hang, found by probing
-    the pods' logs through the API server (sinceSeconds, limitBytes=1)."""
-
-    def test_a_silent_job_gets_a_progress_timeout_warning(self):
-        job = make_job("PyTorchJob", "hang", self.ns, {"Master": (1, FOREVER), "Worker": (1, FOREVER)})
-        job["metadata"]["annotations"] = {"trainctl.dev/progress-timeout-seconds": "3"}
-        self.create(job)
-
-        def timed_out():
-            c = ready_condition(self.job("PyTorchJob", "hang"))
-            return c if c and c["reason"] == "ProgressTimeout" else None
-        c = wait_for("ProgressTimeout", timed_out, timeout=60)
-        self.assertIn("No replica has written output for 3 s", c["message"])
-        self.assertIn(("Warning", "ProgressTimeout"), {(e[0], e[1]) for e in self.events("hang")})
-        self.assertEqual(self.conditions("PyTorchJob", "hang")[-1], ("Running", "True"), "Warn only")
-        probes = self.op.counter("trainctl_api_requests_total", verb="get", resource="pods/log",
-                                 result="ok")
-        self.assertGreaterEqual(probes, 1)
-        self.assertLessEqual(probes, 12, "a few probes of at most 4 pods each")
