@@ -168,6 +168,11 @@ TEST(ClusterViewTest, ReplicaRowsComeFromTheJobsOwnPods) {
   EXPECT_EQ(rows[2]["state"], "OOMKilled");
   EXPECT_EQ(rows[2]["exitCode"], 137);
   EXPECT_FALSE(rows[1].contains("exitCode"));
+  EXPECT_EQ(rows[0]["type"], "master") << "without the spec map, the label";
+  // With the job's spec map, the type is its key, as `trainctl run` shows it.
+  json typed = ReplicaRowsFromPods(PodList(), "uid-1", {{"Master", {}}, {"Worker", {}}});
+  EXPECT_EQ(typed[0]["type"], "Master");
+  EXPECT_EQ(typed[2]["type"], "Worker");
 
   std::string text =
       FormatDescribe({{"kind", "PyTorchJob"}, {"metadata", {{"name", "j"}}}}, rows, {}, Time{});

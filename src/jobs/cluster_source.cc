@@ -160,7 +160,12 @@ StatusOr<JobDetail> ClusterJobSource::Describe(const JobRef& ref) {
   StatusOr<std::vector<json>> events = Events(job);
   if (!pods.ok()) detail.warnings.push_back(pods.status().message());
   if (!events.ok()) detail.warnings.push_back(events.status().message());
-  if (pods.ok()) detail.replicas = ReplicaRowsFromPods(*pods, UidOf(job));
+  if (pods.ok()) {
+    const json& spec = job.contains("spec") ? job["spec"] : json();
+    const char* map_field = api::Info(*KindOf(job)).spec_map_field;
+    detail.replicas = ReplicaRowsFromPods(
+        *pods, UidOf(job), spec.is_object() && spec.contains(map_field) ? spec[map_field] : json());
+  }
   if (events.ok()) detail.events = std::move(*events);
   // The replica the operator named in the Failed/Restarting condition, and its last lines.
   detail.failure = FailureSummary(job, detail.replicas);

@@ -80,7 +80,14 @@ std::string EventTime(const json& e) {
 
 }  // namespace
 
-json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
+json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid,
+                         const json& replica_specs) {
+  auto exact_type = [&](const std::string& label) {
+    if (replica_specs.is_object())
+      for (auto it = replica_specs.begin(); it != replica_specs.end(); ++it)
+        if (api::ToLower(it.key()) == label) return it.key();
+    return label;
+  };
   std::vector<json> rows;
   for (const json& pod : Items(pod_list)) {
     if (!OwnedBy(pod, job_uid)) continue;
@@ -93,7 +100,7 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid) {
       index = std::stoll(index_text.substr(0, 9));
     const json& cs = MainContainerStatus(pod, DefaultContainerOf(pod));
     json row = {{"name", Str(md, "name")},
-                {"type", Str(labels, api::kLabelReplicaType)},
+                {"type", exact_type(Str(labels, api::kLabelReplicaType))},
                 {"index", index},
                 {"state", PodState(pod, cs)},
                 {"restarts", Int(cs, "restartCount")},

@@ -15,7 +15,11 @@ namespace trainctl::jobs {
 // uid is empty), as describe's replica rows: name, type, index, state (Pending, Running,
 // Succeeded, Failed, or the waiting/terminated reason of the main container, Terminating),
 // restarts, exitCode (when terminated), node, podIP. Sorted by replica type, then index.
-nlohmann::json ReplicaRowsFromPods(const nlohmann::json& pod_list, const std::string& job_uid);
+// `type` is the key of `replica_specs` (the job's spec map, e.g. its pytorchReplicaSpecs) that
+// the pod's lower-case replica-type label names, "Master" as `trainctl run` shows it; the label
+// itself when no key matches.
+nlohmann::json ReplicaRowsFromPods(const nlohmann::json& pod_list, const std::string& job_uid,
+                                   const nlohmann::json& replica_specs = nlohmann::json());
 
 // One replica as a controller's cache sees it, as a row of the same shape (podIP left out);
 // `node` "" when unknown. A replica that ended also has reason and finishTime when known.
