@@ -29,6 +29,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
+# A command that fails unexpectedly ends the script (set -e): say which, never exit silently.
+set -E
+trap 'log "node.sh: failed at line $LINENO: $BASH_COMMAND"' ERR
 
 cmd="${1:-}"
 STATE="$(state_dir)"
@@ -398,18 +401,25 @@ remove_egress_rules() {
 # there (IfNotPresent): an image rebuilt since (images.sh) would not be seen. Drops every image
 # whose digest is no longer the registry's for its name.
 forget_stale_images() {
-  local ctr=(ctr -a "$NODE_DIR/run/containerd.sock" -n k8s.io) ref digest repo tag now
+  local ctr=(ctr -a "$NODE_DIR/run/containerd.sock" -n k8s.io) ref digest repo tag headers code now
   while read -r ref _ digest _; do
     [[ "$ref" == *@* || "$ref" == sha256:* || "$ref" != */*:* ]] && continue
     repo="${ref#*/}" tag="${repo##*:}" repo="${repo%:*}"
-    now="$(curl -fsI --max-time 5 \
+    # An answer is needed either way: a name the registry no longer has (404) is dropped too,
+    # so that a pod asking for it gets the pull error it would get on a fresh node.
+    headers="$(curl -sI --max-time 5 \
       -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
       -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
-      "http://127.0.0.1:$(node_port registry)/v2/$repo/manifests/$tag" 2>/dev/null |
-      tr -d '\r' | awk -F': ' 'tolower($1) == "docker-content-digest" {print $2}')"
-    if [[ -n "$now" && "$now" != "$digest" ]]; then
+      "http://127.0.0.1:$(node_port registry)/v2/$repo/manifests/$tag" 2>/dev/null | tr -d '\r' || true)"
+    code="$(awk 'NR == 1 {print $2}' <<<"$headers")"
+    now="$(awk -F': ' 'tolower($1) == "docker-content-digest" {print $2}' <<<"$headers")"
+    if [[ "$code" == 404 || ( "$code" == 200 && -n "$now" && "$now" != "$digest" ) ]]; then
       "${ctr[@]}" images rm "$ref" "${ref%:*}@$digest" >/dev/null 2>&1 || true
-      log "node: dropped $ref (rebuilt since it was pulled)"
+      if [[ "$code" == 404 ]]; then
+        log "node: dropped $ref (the registry no longer has it)"
+      else
+        log "node: dropped $ref (rebuilt since it was pulled)"
+      fi
     fi
   done < <("${ctr[@]}" images ls 2>/dev/null | tail -n +2)
   true
