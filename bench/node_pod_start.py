@@ -37,7 +37,9 @@ def cluster_kubectl():
 
 
 KUBECTL = cluster_kubectl()
-IMAGE = "docker.io/library/busybox:1.35"
+IMAGE = "docker.io/library/busybox:" + subprocess.run(
+    ["bash", "-c", f"source {REPO}/hack/cluster/lib.sh; echo $BUSYBOX_TAG"],
+    check=True, capture_output=True, text=True).stdout.strip()
 
 
 def kubectl(*args, input=None):

@@ -30,8 +30,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 # A command that fails unexpectedly ends the script (set -e): say which, never exit silently.
+# (Not in subshells: a failing command substitution a loop reads from does not end the script.)
 set -E
-trap 'log "node.sh: failed at line $LINENO: $BASH_COMMAND"' ERR
+trap '(( BASH_SUBSHELL )) || log "node.sh: failed at line $LINENO: $BASH_COMMAND"' ERR
 
 cmd="${1:-}"
 STATE="$(state_dir)"
@@ -410,6 +411,8 @@ forget_stale_images() {
     headers="$(curl -sI --max-time 5 \
       -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
       -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+      -H 'Accept: application/vnd.oci.image.index.v1+json' \
+      -H 'Accept: application/vnd.docker.distribution.manifest.list.v2+json' \
       "http://127.0.0.1:$(node_port registry)/v2/$repo/manifests/$tag" 2>/dev/null | tr -d '\r' || true)"
     code="$(awk 'NR == 1 {print $2}' <<<"$headers")"
     now="$(awk -F': ' 'tolower($1) == "docker-content-digest" {print $2}' <<<"$headers")"

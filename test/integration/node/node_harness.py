@@ -7,6 +7,7 @@ TRAINCTL_REPO, TRAINCTL_BIN (the binary the operator's image carries).
 """
 import ipaddress
 import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -56,13 +57,21 @@ def egress_drops():
     raise AssertionError(f"no DROP rule in {NODE['egress_chain']}:\n{out}")
 
 
-def run_script(*args):
-    """Runs a hack/cluster script; its output is in the error when it fails."""
-    proc = subprocess.run([os.path.join(REPO, "hack/cluster", args[0]), *args[1:]],
-                          capture_output=True, text=True, timeout=900)
+def run_script(*args, timeout=900):
+    """Runs a hack/cluster script in a process group of its own; its output is in the error
+    when it fails; on a timeout the whole group (buildah, pip…) is killed, not only the script."""
+    proc = subprocess.Popen([os.path.join(REPO, "hack/cluster", args[0]), *args[1:]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"{' '.join(args)} did not finish in {timeout}s:\n{out}{err}")
     if proc.returncode != 0:
-        raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    return proc.stdout
+        raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{out}{err}")
+    return out
 
 
 OPERATOR_NS = "trainctl-system"

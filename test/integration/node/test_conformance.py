@@ -51,7 +51,7 @@ CASES = {
     # Master. On the cluster the Worker starts only once its init container has resolved the
     # Master's name (locally that container is skipped), so the Master runs long enough for
     # the Worker to start and end on a busy node.
-    "conf-succeeds": pytorch_job("conf-succeeds", replica(f"{ENV_DUMP}; sleep 30"), replica(f"{ENV_DUMP}; sleep 1")),
+    "conf-succeeds": pytorch_job("conf-succeeds", replica(f"{ENV_DUMP}; sleep 45"), replica(f"{ENV_DUMP}; sleep 1")),
     # The Worker fails first with exit 3; the Master would succeed much later.
     "conf-first-failure": pytorch_job(
         "conf-first-failure", replica(f"{ENV_DUMP}; sleep 90"),
@@ -77,6 +77,7 @@ def seen(describe, logs):
               and LIFECYCLE.match(e["reason"].split(" (x")[0])]
     restarts = {t: s.get("restarts", 0) for t, s in status.get("replicaStatuses", {}).items()}
     counts = {t: (s.get("succeeded", 0), s.get("failed", 0)) for t, s in status.get("replicaStatuses", {}).items()}
+    rows = sorted((r["type"], r["index"], r["name"]) for r in describe.get("replicas", []))
     first = re.match(r"First failure: (\S+) \(.*?\) (?:exited with code|was killed by \w+ \(exit code) (\d+)",
                      (describe.get("why") or {}).get("firstFailure") or "")
     env = {}
@@ -84,7 +85,7 @@ def seen(describe, logs):
         m = re.match(r"^\[(\w+-\d+)\] ENV (\w+)=(.*)$", line)
         if m and m.group(2) not in SUBSTRATE_ENV:
             env.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
-    return {"final": final, "events": dedupe(events), "restarts": restarts, "counts": counts,
+    return {"final": final, "events": dedupe(events), "restarts": restarts, "counts": counts, "replicas": rows,
             "first_failure": (first.group(1), int(first.group(2))) if first else None, "env": env}
 
 
@@ -151,6 +152,11 @@ class LocalVsClusterTest(unittest.TestCase):
 
     def compare(self, name):
         wait_for(f"{name} finished on the cluster", lambda: self.cluster_finished(name), timeout=300, interval=1)
+        # Its last event (sent after the status is written) is there too.
+        wait_for(f"{name}'s final event", lambda: any(
+            e["reason"].startswith(("PyTorchJobSucceeded", "PyTorchJobFailed")) for e in json.loads(
+                self.cluster("describe", "pytorchjob", name, "-o", "json").stdout)["events"]),
+            timeout=30, interval=1)
         sides = {}
         for side, cli in (("local", self.local), ("cluster", self.cluster)):
             described = cli("describe", "pytorchjob", name, "-o", "json")

@@ -53,7 +53,7 @@ CRASH = ["sh", "-c", "echo \"python3: can't open file '/opt/pytorch-mnist/mnist.
 # (exit 2) with a termination message it wrote. The Worker starts only once its init container
 # has resolved the Master's name, so the Master lasts long enough for that on a busy node.
 FIRST = ["sh", "-c", "echo step 7; echo 'RuntimeError: NCCL error: unhandled cuda error'; exit 3"]
-LATE = ["sh", "-c", "sleep 20; echo 'worker 0: lost rank 1' >/dev/termination-log; exit 2"]
+LATE = ["sh", "-c", "sleep 45; echo 'worker 0: lost rank 1' >/dev/termination-log; exit 2"]
 HOG = ["python3", "-c", "import time; b = bytearray(512 << 20); time.sleep(60)"]
 TALK = ["sh", "-c", "while true; do echo step; sleep 1; done"]
 MISSING_CFG = [{"name": "LR", "valueFrom": {"configMapKeyRef": {"name": "missing-cfg", "key": "lr"}}}]
@@ -136,7 +136,7 @@ class WhyOnTheNode(unittest.TestCase):
         self.assertRegex(
             c["message"],
             r"\A1/2 replicas keep crashing and restarting \(Worker 0\)\. Last exit: "
-            r"loop-worker-0 exited with code 2 at \S+Z, \d+ restarts so far\.\n"
+            r"loop-worker-0 exited with code 2 at \S+Z, \d+ restarts so far(; [^\n]*)?\.\n"
             r"Last output:\npython3: can't open file '/opt/pytorch-mnist/mnist\.py': \[Errno 2\]\Z")
         pod = get_json("pod", "loop-worker-0", "-n", self.ns)
         status = pod["status"]["containerStatuses"][0]
@@ -159,12 +159,14 @@ class WhyOnTheNode(unittest.TestCase):
         self.assertIn("First failure: ff-worker-0 (Worker 0) exited with code 3, at ", failed["message"])
         self.assertIn("Last output:\nstep 7\nRuntimeError: NCCL error: unhandled cuda error", failed["message"])
         self.assertNotIn("lost rank 1", failed["message"])
-        self.assertIn(failed["message"], {e[2] for e in self.events("ff") if e[1] == "PyTorchJobFailed"})
+        # The event is sent after the status is written.
+        wait_for("the Failed event", lambda: failed["message"] in {
+            e[2] for e in self.events("ff") if e[1] == "PyTorchJobFailed"}, timeout=30, interval=1)
         pod = get_json("pod", "ff-worker-0", "-n", self.ns)
         self.assertEqual(pod["spec"]["containers"][0]["terminationMessagePolicy"], "FallbackToLogsOnError")
         self.assertIsNone(ready_condition(self.job("ff")), "a finished job carries no ReplicasReady")
         ended = wait_for("the Master's end", lambda: get_json("pod", "ff-master-0", "-n", self.ns)[
-            "status"]["containerStatuses"][0]["state"].get("terminated"), timeout=60, interval=1)
+            "status"]["containerStatuses"][0]["state"].get("terminated"), timeout=120, interval=1)
         self.assertEqual(ended["message"], "worker 0: lost rank 1\n",
                          "what the container wrote to /dev/termination-log is the kubelet's message")
         self.assertNotIn("lost rank 1", self.job("ff")["status"]["conditions"][-1]["message"],
@@ -180,7 +182,8 @@ class WhyOnTheNode(unittest.TestCase):
     def test_a_silent_process_gets_a_progress_timeout(self):
         c = self.wait_reason("hang", "ProgressTimeout", timeout=120)
         self.assertIn("No replica has written output for 3 s", c["message"])
-        self.assertIn(("Warning", "ProgressTimeout"), {(e[0], e[1]) for e in self.events("hang")})
+        wait_for("the ProgressTimeout event", lambda: ("Warning", "ProgressTimeout") in {
+            (e[0], e[1]) for e in self.events("hang")}, timeout=30, interval=1)
         last = (self.job("hang")["status"]["conditions"] or [{}])[-1]
         self.assertEqual((last["type"], last["status"]), ("Running", "True"), "a warning only")
 
