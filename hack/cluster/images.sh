@@ -22,6 +22,10 @@
 #                        repository's Dockerfile (target prebuilt) built by buildah on a
 #                        debian:bookworm-slim made here by mmdebstrap, with the trainctl binary
 #                        TRAINCTL_BIN (default build/release/trainctl)
+#   images.sh trainer    docker.io/trainctl/trainer:dev and
+#   images.sh initializer  docker.io/trainctl/initializer:dev: images/trainer/Dockerfile and
+#                        images/storage-initializer/Dockerfile (TrainingClient.train()'s
+#                        images) built by buildah
 #
 # Each image is named as the manifests that use it name it; containerd maps every registry
 # name to the loopback registry (node.sh), so one name space serves them all.
@@ -36,12 +40,12 @@ images=()
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
-    pause | busybox | alpine | examples | kubectl-delivery | operator) images+=("$arg") ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer) images+=("$arg") ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
-(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator..."
+(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer..."
 
 REGISTRY="127.0.0.1:$(node_port registry)"
 curl -fsS --max-time 2 "http://$REGISTRY/v2/" >/dev/null 2>&1 ||
@@ -52,11 +56,16 @@ present() {
   curl -fs --max-time 5 -o /dev/null -I \
     -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
     -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+    -H 'Accept: application/vnd.oci.image.index.v1+json' \
     "http://$REGISTRY/v2/$1/manifests/$2"
 }
 
 work=""
-cleanup() { if [[ -n "$work" ]]; then rm -rf "$work"; fi; }
+layer=""  # a layer's folder being assembled (build_example, build_kubectl_delivery)
+cleanup() {
+  if [[ -n "$work" ]]; then rm -rf "$work"; fi
+  if [[ -n "$layer" ]]; then rm -rf "$layer"; fi
+}
 trap cleanup EXIT
 
 # new_image: an empty OCI image in $work/oci (tag "img") with its root filesystem unpacked at
@@ -190,16 +199,18 @@ layered_image() {
   log "images: built $ref (on $base) in $(( SECONDS - t0 ))s"
 }
 
-# tree_hash TEXT PATH...: a short hash of TEXT and of the files under each PATH.
+# tree_hash TEXT PATH...: a short hash of TEXT and of the files under each PATH (bytecode
+# caches left out).
 tree_hash() {
   local text="$1"; shift
-  (echo "$text"; find "$@" -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-12
+  (echo "$text"; find "$@" -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) |
+    sha256sum | cut -c1-12
 }
 
 # build_example FOLDER NAME:TAG [umoci-config-flags...]: the examples' base with the example's
 # folder in /workspace, named as its manifests name it.
 build_example() {
-  local folder="$1" ref="$2" base layer; shift 2
+  local folder="$1" ref="$2" base; shift 2
   base="$(examples_base_tag)"
   layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
   mkdir -p "$layer/workspace"
@@ -207,6 +218,7 @@ build_example() {
   layered_image "trainctl/examples-base:$base" \
     "trainctl/example-$folder:$(cd "$layer" && tree_hash "$base layer=2 $*" .)" "$layer" "$ref" "$@"
   rm -rf "$layer"
+  layer=""
 }
 
 # Each example's image, named as its manifests name it (docker.io/ is the registry, mapped to
@@ -224,18 +236,17 @@ build_examples() {
 # busybox with this cluster's kubectl and images/kubectl-delivery.sh.
 build_kubectl_delivery() {
   build_busybox
-  local kubectl layer
+  local kubectl flags=(--config.entrypoint /usr/local/bin/kubectl-delivery --config.env PATH=/usr/local/bin:/bin)
   kubectl="$(cluster_bin_dir)/kubectl"
   [[ -x "$kubectl" ]] || die "images: no kubectl at $kubectl (hack/cluster/build.sh builds it)"
   layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
   install -D -m 0755 "$kubectl" "$layer/usr/local/bin/kubectl"
   install -D -m 0755 "$here/images/kubectl-delivery.sh" "$layer/usr/local/bin/kubectl-delivery"
   layered_image "library/busybox:$BUSYBOX_TAG" \
-    "trainctl/kubectl-delivery:$(cd "$layer" && tree_hash "busybox=$BUSYBOX_TAG" .)" "$layer" \
-    kubeflow/training-v1/kubectl-delivery:latest \
-    --config.entrypoint /usr/local/bin/kubectl-delivery \
-    --config.env PATH=/usr/local/bin:/bin
+    "trainctl/kubectl-delivery:$(cd "$layer" && tree_hash "busybox=$BUSYBOX_TAG ${flags[*]}" .)" "$layer" \
+    kubeflow/training-v1/kubectl-delivery:latest "${flags[@]}"
   rm -rf "$layer"
+  layer=""
 }
 
 # debian:bookworm-slim, the Dockerfile's runtime base: Debian 12 minbase without docs, man
@@ -253,41 +264,81 @@ build_debian_slim() {
   log "images: built docker.io/library/debian:bookworm-slim (Debian 12 minbase) in $(( SECONDS - t0 ))s"
 }
 
+# buildah_build DOCKERFILE CONTEXT REPOSITORY:TAG [buildah-build-flags...]: builds with buildah
+# and pushes the result to the registry. buildah's storage is in the cache, so unchanged layers
+# (a Dockerfile's apt-get and pip steps) are built once; its registries map docker.io to the
+# loopback registry, so FROM debian:bookworm-slim is build_debian_slim's image. The image itself
+# is removed from buildah's storage once pushed (the registry holds it).
+buildah_build() {
+  local dockerfile="$1" context="$2" ref="$3"; shift 3
+  command -v buildah >/dev/null || die "images: buildah is missing (hack/install-deps.sh test installs it)"
+  local store log conf
+  store="$(cache_root)/buildah"
+  mkdir -p "$store"
+  log="$(mktemp "${TMPDIR:-/tmp}/trainctl-buildah.XXXXXX")"
+  conf="$(mktemp "${TMPDIR:-/tmp}/trainctl-registries.XXXXXX")"
+  printf 'unqualified-search-registries = ["docker.io"]\n[[registry]]\nprefix = "docker.io"\nlocation = "%s"\ninsecure = true\n' \
+    "$REGISTRY" >"$conf"
+  local buildah=(env CONTAINERS_REGISTRIES_CONF="$conf" buildah
+    --root "$store/storage" --runroot "$store/run" --storage-driver overlay)
+  # The RUN steps trust what this machine trusts (a TLS-inspecting proxy's CA on the way to
+  # PyPI, say): its CA bundle and a pip.conf naming it are mounted while they run, and are
+  # not part of the image.
+  local trust=()
+  if [[ -s /etc/ssl/certs/ca-certificates.crt ]]; then
+    printf '[global]\ncert = /run/trainctl-host-ca.crt\n' >"$conf.pip"
+    trust=(-v /etc/ssl/certs/ca-certificates.crt:/run/trainctl-host-ca.crt:ro -v "$conf.pip:/etc/pip.conf:ro")
+  fi
+  if ! "${buildah[@]}" build --layers --pull-always --isolation chroot --network host "${trust[@]}" \
+      -f "$dockerfile" -t "$ref" "$@" "$context" >"$log" 2>&1 ||
+     ! "${buildah[@]}" push --quiet --tls-verify=false "$ref" "docker://$REGISTRY/$ref" >>"$log" 2>&1; then
+    tail -30 "$log" >&2
+    rm -f "$log" "$conf" "$conf.pip"
+    die "images: buildah could not build or push $ref from $dockerfile"
+  fi
+  "${buildah[@]}" rmi "$ref" >/dev/null 2>&1 || true
+  rm -f "$log" "$conf" "$conf.pip"
+}
+
 # The operator: `buildah build --target prebuilt` of the repository's Dockerfile, with a build
-# context holding only the stripped binary. buildah's storage is in the cache (the layer of
-# the runtime stage's apt-get is reused); its registries map docker.io to the loopback
-# registry, so FROM debian:bookworm-slim is the image above. Tagged trainctl/operator:<hash of
-# the Dockerfile and the binary> (which says it is current) and library/trainctl:latest.
+# context holding only the stripped binary TRAINCTL_BIN. Tagged trainctl/operator:<hash of the
+# Dockerfile and the binary> (which says it is current) and library/trainctl:latest.
 build_operator() {
   local binary="${TRAINCTL_BIN:-$(repo_root)/build/release/trainctl}" hash
   [[ -x "$binary" ]] || die "images: no trainctl binary at $binary (build it: cmake --build --preset release)"
-  command -v buildah >/dev/null || die "images: buildah is missing (hack/install-deps.sh test installs it)"
+  # The runtime stage is Debian 12: a binary built elsewhere would not find its libraries.
+  grep -qx 'VERSION_ID="12"' /etc/os-release 2>/dev/null && grep -qx 'ID=debian' /etc/os-release ||
+    die "images: the operator's image takes a trainctl built on Debian 12 (its runtime stage is debian:bookworm-slim); this machine is $(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-unknown}")"
   build_debian_slim
   hash="$(cat "$(repo_root)/Dockerfile" "$binary" | sha256sum | cut -c1-12)"
   if ! present trainctl/operator "$hash" || (( force )); then
-    local t0=$SECONDS store
-    store="$(cache_root)/buildah"
+    local t0=$SECONDS
     work="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-image.XXXXXX")"
-    mkdir -p "$work/context" "$store"
-    install -m 0755 -s "$binary" "$work/context/trainctl"
-    printf 'unqualified-search-registries = ["docker.io"]\n[[registry]]\nprefix = "docker.io"\nlocation = "%s"\ninsecure = true\n' \
-      "$REGISTRY" >"$work/registries.conf"
-    local buildah=(env CONTAINERS_REGISTRIES_CONF="$work/registries.conf" buildah
-      --root "$store/storage" --runroot "$store/run" --storage-driver overlay)
-    "${buildah[@]}" build --layers --pull-always --isolation chroot --network host \
-      --target prebuilt -f "$(repo_root)/Dockerfile" -t "trainctl/operator:$hash" "$work/context" \
-      >"$work/buildah.log" 2>&1 ||
-      { tail -30 "$work/buildah.log" >&2; die "images: buildah could not build the operator image"; }
-    "${buildah[@]}" push --quiet --tls-verify=false "trainctl/operator:$hash" \
-      "docker://$REGISTRY/trainctl/operator:$hash" >>"$work/buildah.log" 2>&1 ||
-      { tail -30 "$work/buildah.log" >&2; die "images: could not push the operator image"; }
-    # Only the runtime stage's layers are worth keeping; the binary's layer is in the registry.
-    "${buildah[@]}" rmi "trainctl/operator:$hash" >/dev/null 2>&1 || true
+    install -m 0755 -s "$binary" "$work/trainctl"
+    buildah_build "$(repo_root)/Dockerfile" "$work" "trainctl/operator:$hash" --target prebuilt
     rm -rf "$work"
     work=""
     log "images: built trainctl/operator:$hash (Dockerfile target prebuilt, buildah) in $(( SECONDS - t0 ))s"
   fi
   also_name "trainctl/operator:$hash" library/trainctl:latest
+}
+
+# The fine-tuning images from images/<folder>/Dockerfile (context: the repository, which they
+# copy hack/requirements/ and the SDK from), tagged trainctl/<name>:<hash of the Dockerfile,
+# the requirements and the SDK> and trainctl/<name>:dev, the name the node's tests pass to
+# TrainingClient.train(trainer_image=, initializer_image=).
+build_fine_tuning_image() {
+  local folder="$1" name="$2" root hash
+  root="$(repo_root)"
+  build_debian_slim
+  hash="$(cd "$root" && tree_hash "recipe=1" "images/$folder/Dockerfile" hack/requirements sdk/python/trainctl)"
+  if ! present "trainctl/$name" "$hash" || (( force )); then
+    local t0=$SECONDS
+    log "images: building trainctl/$name from images/$folder/Dockerfile (pip from PyPI, pinned; a few minutes the first time)"
+    buildah_build "$root/images/$folder/Dockerfile" "$root" "trainctl/$name:$hash"
+    log "images: built trainctl/$name:$hash (images/$folder/Dockerfile, buildah) in $(( SECONDS - t0 ))s"
+  fi
+  also_name "trainctl/$name:$hash" "trainctl/$name:dev"
 }
 
 for image in "${images[@]}"; do
@@ -298,5 +349,7 @@ for image in "${images[@]}"; do
     examples) build_examples ;;
     kubectl-delivery) build_kubectl_delivery ;;
     operator) build_operator ;;
+    trainer) build_fine_tuning_image trainer trainer ;;
+    initializer) build_fine_tuning_image storage-initializer initializer ;;
   esac
 done
