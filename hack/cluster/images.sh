@@ -251,7 +251,10 @@ build_kubectl_delivery() {
 
 # debian:bookworm-slim, the Dockerfile's runtime base: Debian 12 minbase without docs, man
 # pages and locales, as the official slim image is.
+debian_slim_done=0  # built (or found) once per run, even with --force
 build_debian_slim() {
+  (( debian_slim_done )) && return 0
+  debian_slim_done=1
   local stamp
   stamp="$(echo "recipe=1 minbase" | sha256sum | cut -c1-12)"
   present trainctl/debian-slim "$stamp" && present library/debian bookworm-slim && (( ! force )) && return 0
