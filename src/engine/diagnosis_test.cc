@@ -221,6 +221,12 @@ TEST(CrashLoopTest, TheLastOutputIsBoundedAndValidUtf8) {
   EXPECT_EQ(r.message.find("ligne \xC3\xA9 0\n"), std::string::npos) << "the tail is kept";
 }
 
+int CountReason(const std::vector<Event>& events, const std::string& reason) {
+  int n = 0;
+  for (const Event& e : events) n += e.reason == reason;
+  return n;
+}
+
 // A loop of crashes is reported once (one Warning event), not as "all running" between two
 // crashes; its message follows the loop at most every kReadinessRefresh.
 TEST(CrashLoopTest, ALoopIsReportedOnceNotOnEveryCycle) {
@@ -241,13 +247,8 @@ TEST(CrashLoopTest, ALoopIsReportedOnceNotOnEveryCycle) {
     events.insert(events.end(), p.events.begin(), p.events.end());
     t = started + seconds(2);
   }
-  int loop_events = 0, ready_events = 0;
-  for (const Event& e : events) {
-    loop_events += e.reason == "CrashLoopBackOff";
-    ready_events += e.reason == "AllReplicasRunning";
-  }
-  EXPECT_EQ(loop_events, 1);
-  EXPECT_EQ(ready_events, 0);
+  EXPECT_EQ(CountReason(events, "CrashLoopBackOff"), 1);
+  EXPECT_EQ(CountReason(events, "AllReplicasRunning"), 0);
   const api::Condition* ready = FindCondition(job.status, kReplicasReady);
   ASSERT_NE(ready, nullptr);
   EXPECT_EQ(ready->reason, "CrashLoopBackOff");
@@ -282,13 +283,8 @@ TEST(CrashLoopTest, AKubeletsTerminatedStateDuringTheBackOffStaysInTheLoop) {
     events.insert(events.end(), p.events.begin(), p.events.end());
     t = backoff_over + seconds(1);
   }
-  int loop_events = 0, ready_events = 0;
-  for (const Event& e : events) {
-    loop_events += e.reason == "CrashLoopBackOff";
-    ready_events += e.reason == "AllReplicasRunning";
-  }
-  EXPECT_EQ(loop_events, 1);
-  EXPECT_EQ(ready_events, 0);
+  EXPECT_EQ(CountReason(events, "CrashLoopBackOff"), 1);
+  EXPECT_EQ(CountReason(events, "AllReplicasRunning"), 0);
   // Without the flag (a replica whose run ended long ago, not restarted in place), the settle
   // time applies as before.
   ReplicaObservation old = Ended(Pod("Master", 0, Phase::kRunning, 2, 1), kT0, "Error", "");

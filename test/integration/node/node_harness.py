@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
+import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "operator"))
 from harness import REPO, get_json, kubectl, wait_for  # noqa: E402,F401
@@ -55,6 +56,14 @@ def egress_drops():
         if len(fields) > 2 and fields[2] == "DROP":
             return int(fields[0])
     raise AssertionError(f"no DROP rule in {NODE['egress_chain']}:\n{out}")
+
+
+def new_namespace(prefix):
+    """A namespace of its own (PREFIX-<random>), once its default service account exists."""
+    ns = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    kubectl("create", "namespace", ns)
+    wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", ns))
+    return ns
 
 
 def run_script(*args, timeout=900):

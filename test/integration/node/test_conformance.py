@@ -16,9 +16,8 @@ import sys
 import tempfile
 import threading
 import unittest
-import uuid
 
-from node_harness import NODE, deploy_operator, get_json, kubectl, wait_for
+from node_harness import new_namespace, NODE, deploy_operator, get_json, kubectl, wait_for
 from harness import KUBECONFIG, TRAINCTL  # noqa: E402  (on the path node_harness set)
 
 ENV_DUMP = "env | grep -E '^(MASTER_|WORLD_SIZE=|RANK=|LOCAL_RANK=|NODE_RANK=|PET_|PYTHONUNBUFFERED=)' | sort | sed 's/^/ENV /'"
@@ -106,9 +105,7 @@ class LocalVsClusterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         deploy_operator()
-        cls.ns = "conf-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", cls.ns))
+        cls.ns = new_namespace("conf")
         cls.tmp = tempfile.mkdtemp(prefix="trainctl-conformance-")
         cls.local_env = dict(os.environ, TRAINCTL_STATE_DIR=os.path.join(cls.tmp, "state"))
         for key in ("KUBECONFIG", "TRAINCTL_BACKEND"):

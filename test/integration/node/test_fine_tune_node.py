@@ -15,9 +15,8 @@ import shutil
 import sys
 import tempfile
 import unittest
-import uuid
 
-from node_harness import REPO, deploy_operator, get_json, kubectl, run_script, wait_for
+from node_harness import new_namespace, REPO, deploy_operator, get_json, kubectl, run_script, wait_for
 from harness import KUBECONFIG  # noqa: E402  (on the path node_harness set)
 
 sys.path.insert(0, os.path.join(REPO, "examples", "fine-tuning"))
@@ -33,9 +32,7 @@ class FineTuneOnTheNodeTest(unittest.TestCase):
         deploy_operator()
         run_script("images.sh", "trainer", "initializer")
         run_script("node.sh", "forget-stale")
-        cls.ns = "ft-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", cls.ns))
+        cls.ns = new_namespace("ft")
         # The workspace: a folder on this machine (the node), as a PersistentVolume bound
         # in advance to the claim train() will make.
         cls.folder = tempfile.mkdtemp(prefix="trainctl-ft-workspace-")

@@ -8,18 +8,14 @@ TRAINCTL_REPO. The cluster is started by the CTest fixture `node.up` (TRAINCTL_R
 import ipaddress
 import json
 import unittest
-import uuid
 
-from node_harness import NODE, egress_drops, get_json, kubectl, pod, registry_digest, wait_for
+from node_harness import new_namespace, NODE, egress_drops, get_json, kubectl, pod, registry_digest, wait_for
 
 
 class RealNodeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.ns = "node-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        # The namespace's default service account, made by the controller manager.
-        wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", cls.ns))
+        cls.ns = new_namespace("node")
 
     @classmethod
     def tearDownClass(cls):

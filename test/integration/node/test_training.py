@@ -18,12 +18,11 @@ import json
 import os
 import subprocess
 import unittest
-import uuid
 
 import yaml
 
 from node_harness import (NODE, OPERATOR_DEPLOYMENT, OPERATOR_NS, REPO, deploy_operator, get_json,
-                          kubectl, operator_pods, wait_for)
+                          kubectl, new_namespace, operator_pods, wait_for)
 
 
 def results(namespace, pod_name, container=None):
@@ -46,9 +45,7 @@ class OperatorOnTheNodeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.operator = deploy_operator()
-        cls.ns = "train-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", cls.ns))
+        cls.ns = new_namespace("train")
 
     @classmethod
     def tearDownClass(cls):

@@ -13,9 +13,8 @@ import subprocess
 import time
 import unittest
 import urllib.request
-import uuid
 
-from node_harness import NODE, deploy_operator, get_json, kubectl, wait_for
+from node_harness import new_namespace, NODE, deploy_operator, get_json, kubectl, wait_for
 from harness import KUBECONFIG, TRAINCTL  # noqa: E402  (on the path node_harness set)
 
 PYTHON_IMAGE = "docker.io/pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime"  # the examples' image
@@ -76,9 +75,7 @@ class WhyOnTheNode(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.operator = deploy_operator()
-        cls.ns = "why-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        wait_for("the default service account", lambda: get_json("serviceaccount", "default", "-n", cls.ns))
+        cls.ns = new_namespace("why")
         for obj in JOBS:
             kubectl("create", "-n", cls.ns, "-f", "-", input=json.dumps(obj))
 
