@@ -169,6 +169,13 @@ int WaitForJob(jobs::JobSource& source, const std::vector<std::string>& args,
       last_seen = *job;
       jobs::WaitOutcome outcome = jobs::EvaluateWait(*job, *condition);
       std::string name = NameOf(*job);
+      // A finished local job is reported once its runner has stopped every replica and
+      // written their logs, so what the user reads next is complete.
+      bool settling = outcome.finished && clock.Now() < deadline && source.Settling(*ref);
+      if (settling) {
+        clock.SleepFor(source.PollInterval());
+        continue;
+      }
       if (outcome.state == jobs::WaitState::kMet) {
         std::cout << jobs::ResourceName(*api::KindFromName(api::StringAt(*job, "kind"))) << "/"
                   << name << " condition met\n";

@@ -75,6 +75,11 @@ TEST(WaitTest, ConditionMetFailedOrFinishedWithout) {
   EXPECT_EQ(failed.state, WaitState::kFailed);
   EXPECT_EQ(failed.message, "Failed because");
   EXPECT_EQ(EvaluateWait(WithConditions({{"Failed", "True"}}), "Failed").state, WaitState::kMet);
+  // `finished` tells a met Running wait from a met Succeeded one (wait then lets the runner end).
+  EXPECT_TRUE(EvaluateWait(WithConditions({{"Failed", "True"}}), "Failed").finished);
+  EXPECT_TRUE(EvaluateWait(WithConditions({{"Succeeded", "True"}}), "Succeeded").finished);
+  EXPECT_FALSE(EvaluateWait(WithConditions({{"Running", "True"}}), "Running").finished);
+  EXPECT_FALSE(EvaluateWait(WithConditions({{"Succeeded", "False"}}), "Running").finished);
   EXPECT_EQ(EvaluateWait(WithConditions({{"Succeeded", "True"}}), "Running").state,
             WaitState::kFinishedWithout);
   // Odd shapes from a server are pending, not exceptions.

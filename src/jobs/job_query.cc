@@ -70,10 +70,11 @@ const json* TrueCondition(const json& job, const std::string& type) {
 }  // namespace
 
 WaitOutcome EvaluateWait(const json& job, const std::string& condition) {
-  if (TrueCondition(job, condition)) return {WaitState::kMet, ""};
-  if (const json* failed = TrueCondition(job, "Failed"))
-    return {WaitState::kFailed, Str(*failed, "message")};
-  if (TrueCondition(job, "Succeeded")) return {WaitState::kFinishedWithout, ""};
+  const json* failed = TrueCondition(job, "Failed");
+  bool finished = failed != nullptr || TrueCondition(job, "Succeeded") != nullptr;
+  if (TrueCondition(job, condition)) return {WaitState::kMet, "", finished};
+  if (failed) return {WaitState::kFailed, Str(*failed, "message"), true};
+  if (finished) return {WaitState::kFinishedWithout, "", true};
   return {};
 }
 

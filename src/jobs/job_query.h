@@ -30,7 +30,8 @@ StatusOr<std::string> ParseWaitCondition(const std::string& for_flag);
 enum class WaitState { kPending, kMet, kFailed, kFinishedWithout };
 struct WaitOutcome {
   WaitState state = WaitState::kPending;
-  std::string message;  // the Failed condition's message, for kFailed
+  std::string message;    // the Failed condition's message, for kFailed
+  bool finished = false;  // the job has a true Succeeded or Failed condition
 };
 
 // Compares status.conditions (type, status "True") of `job` with `condition`. A Failed job

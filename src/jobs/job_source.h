@@ -105,6 +105,10 @@ class JobSource {
                                                      const NoteSink& notes) = 0;
   // One job.
   virtual StatusOr<nlohmann::json> Get(const JobRef& ref) = 0;
+  // Whether the finished job `ref` names is still settling: its conditions are final but
+  // replicas are still being stopped and their last log lines written (a local runner that
+  // has not exited yet). Readers that hand the job's logs or folder to the user wait for it.
+  virtual bool Settling(const JobRef& ref) { return false; }
   // One job with its replicas, events, first failure and workspaces.
   virtual StatusOr<JobDetail> Describe(const JobRef& ref) = 0;
   // The logs of `job` (as List or Get returned it). Returns when the logs have been read, or

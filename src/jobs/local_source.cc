@@ -97,6 +97,12 @@ StatusOr<json> LocalJobSource::Get(const JobRef& ref) {
   return std::move(snap.job);
 }
 
+bool LocalJobSource::Settling(const JobRef& ref) {
+  StatusOr<local::JobKey> key = Find(ref);
+  if (!key.ok()) return false;
+  return local::JobDir(root_, *key).RunnerActive();
+}
+
 StatusOr<JobDetail> LocalJobSource::Describe(const JobRef& ref) {
   TRAINCTL_ASSIGN_OR_RETURN(local::JobKey key, Find(ref));
   local::JobDir dir(root_, key);

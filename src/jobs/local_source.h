@@ -27,6 +27,8 @@ class LocalJobSource final : public JobSource {
   Duration PollInterval() const override { return Duration(200); }
   StatusOr<std::vector<nlohmann::json>> List(const JobRef& filter, const NoteSink& notes) override;
   StatusOr<nlohmann::json> Get(const JobRef& ref) override;
+  // True while the job's runner still holds its lock.
+  bool Settling(const JobRef& ref) override;
   StatusOr<JobDetail> Describe(const JobRef& ref) override;
   Status Logs(const nlohmann::json& job, const LogRequest& request, const LogSink& lines,
               const NoteSink& notes) override;
