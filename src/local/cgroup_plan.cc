@@ -173,6 +173,16 @@ std::vector<std::string> JobCgroupDirs(const CgroupHost& host, const std::string
   return out;
 }
 
+std::string CgroupParentOf(const CgroupHost& host, const CgroupPlan& plan) {
+  const std::string suffix = "/memory.oom_control";
+  if (host.version != 1 || host.memory_mount.empty() || plan.oom_file.size() <= suffix.size() ||
+      plan.oom_file.compare(plan.oom_file.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return "";
+  std::string dir = plan.oom_file.substr(0, plan.oom_file.size() - suffix.size());
+  if (dir.rfind(host.memory_mount + "/", 0) != 0) return "";
+  return dir.substr(host.memory_mount.size());
+}
+
 bool HasLimits(const api::Job& job) {
   for (const auto& [type, spec] : job.replica_specs) {
     if (job.ReplicasOf(type) <= 0) continue;

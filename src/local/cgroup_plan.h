@@ -59,7 +59,16 @@ struct CgroupHost {
   std::string cpu_base;     // v1: in the cpu hierarchy; "" when CPU quotas cannot be set
   bool v2_cpu = false;      // v2: the cpu controller is offered too
   std::string why_not;      // why nothing, or why CPU only is not enforced
+  // v1: where the memory hierarchy is mounted, so a replica cgroup's path can be named to a
+  // container runtime (--cgroup-parent, relative to the hierarchy), and memory_base's place in
+  // every other v1 hierarchy, where such a runtime makes the same path.
+  std::string memory_mount;
+  std::vector<std::string> other_bases;
 };
+
+// A replica cgroup's path inside the memory hierarchy ("/user/trainctl-42/w-0.1"), as container
+// runtimes take it for --cgroup-parent; "" when it has no memory cgroup or the host is not v1.
+std::string CgroupParentOf(const CgroupHost& host, const struct CgroupPlan& plan);
 
 struct CgroupWrite {
   std::string file;

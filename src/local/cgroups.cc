@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -87,6 +89,23 @@ CgroupHost V2Host(const CgroupLocation& loc) {
   return host;
 }
 
+// Removes a job cgroup's child folders, then the job cgroup (each only when empty).
+void RemoveJobTree(const std::string& job) {
+  DIR* jd = opendir(job.c_str());
+  if (!jd) return;
+  std::vector<std::string> children;
+  while (dirent* e = readdir(jd)) {
+    std::string name = e->d_name;
+    struct stat st {};
+    if (name != "." && name != ".." && lstat((job + "/" + name).c_str(), &st) == 0 &&
+        S_ISDIR(st.st_mode))
+      children.push_back(job + "/" + name);
+  }
+  closedir(jd);
+  children.push_back(job);
+  RemoveCgroupDirs(children).IgnoreError();
+}
+
 }  // namespace
 
 CgroupHost FindCgroupHost(const std::vector<std::string>& env) {
@@ -104,7 +123,60 @@ CgroupHost FindCgroupHost(const std::vector<std::string>& env) {
     host.why_not = loc.why_not;
     return host;
   }
-  return loc.version == 1 ? V1Host(loc) : V2Host(loc);
+  if (loc.version != 1) return V2Host(loc);
+  CgroupHost host = V1Host(loc);
+  if (host.version != 1) return host;
+  std::vector<CgroupMount> mounts = ParseCgroupMounts(ReadText("/proc/self/mountinfo"));
+  for (const CgroupMount& m : mounts)
+    if (!m.v2 &&
+        std::find(m.controllers.begin(), m.controllers.end(), "memory") != m.controllers.end() &&
+        host.memory_base.rfind(m.mount_point + "/", 0) == 0)
+      host.memory_mount = m.mount_point;
+  if (host.memory_mount.empty()) return host;
+  std::string rel = host.memory_base.substr(host.memory_mount.size());
+  for (const CgroupMount& m : mounts) {
+    // The unified hierarchy of a hybrid host too: runtimes make the path there as well.
+    if (m.mount_point == host.memory_mount || m.root != "/") continue;
+    std::string base = m.mount_point + rel;
+    if (!host.cpu_base.empty() && base == host.cpu_base) continue;
+    host.other_bases.push_back(base);
+  }
+  return host;
+}
+
+int WatchOomEvents(const CgroupPlan& plan) {
+  const std::string suffix = "/memory.oom_control";
+  if (plan.oom_file.size() <= suffix.size() ||
+      plan.oom_file.compare(plan.oom_file.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return -1;
+  std::string dir = plan.oom_file.substr(0, plan.oom_file.size() - suffix.size());
+  int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (efd < 0) return -1;
+  int ofd = open(plan.oom_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ofd < 0) {
+    close(efd);
+    return -1;
+  }
+  Status registered =
+      WriteFile(dir + "/cgroup.event_control", std::to_string(efd) + " " + std::to_string(ofd));
+  close(ofd);  // the registration holds its own reference
+  if (!registered.ok()) {
+    close(efd);
+    return -1;
+  }
+  return efd;
+}
+
+int64_t TakeOomEvents(int fd) {
+  if (fd < 0) return 0;
+  eventfd_t count = 0;
+  int64_t out = eventfd_read(fd, &count) == 0 ? static_cast<int64_t>(count) : 0;
+  close(fd);
+  return out;
+}
+
+void RemoveOtherJobCgroups(const CgroupHost& host, const std::string& job) {
+  for (const std::string& base : host.other_bases) RemoveJobTree(base + "/" + job);
 }
 
 Status MakeReplicaCgroup(const CgroupPlan& plan, std::vector<std::string>* skipped) {
@@ -144,7 +216,9 @@ Status RemoveCgroupDirs(const std::vector<std::string>& dirs) {
 }
 
 void RemoveStaleJobCgroups(const CgroupHost& host) {
-  for (const std::string& base : {host.memory_base, host.cpu_base}) {
+  std::vector<std::string> bases = {host.memory_base, host.cpu_base};
+  bases.insert(bases.end(), host.other_bases.begin(), host.other_bases.end());
+  for (const std::string& base : bases) {
     if (base.empty()) continue;
     DIR* d = opendir(base.c_str());
     if (!d) continue;
@@ -159,21 +233,7 @@ void RemoveStaleJobCgroups(const CgroupHost& host) {
         stale.push_back(base + "/" + name);
     }
     closedir(d);
-    for (const std::string& job : stale) {
-      if (DIR* jd = opendir(job.c_str())) {
-        std::vector<std::string> children;
-        while (dirent* e = readdir(jd)) {
-          std::string name = e->d_name;
-          struct stat st {};
-          if (name != "." && name != ".." && lstat((job + "/" + name).c_str(), &st) == 0 &&
-              S_ISDIR(st.st_mode))
-            children.push_back(job + "/" + name);
-        }
-        closedir(jd);
-        children.push_back(job);
-        RemoveCgroupDirs(children).IgnoreError();
-      }
-    }
+    for (const std::string& job : stale) RemoveJobTree(job);
   }
 }
 

@@ -31,6 +31,17 @@ Status MakeReplicaCgroup(const CgroupPlan& plan, std::vector<std::string>* skipp
 // The OOM kills counted in the replica's cgroup (0 without a memory limit or when unreadable).
 int64_t ReadOomKills(const CgroupPlan& plan);
 
+// Counts OOM kills anywhere below the replica's cgroup from now on (cgroup v1: an eventfd on
+// its memory.oom_control, which also hears its children's, where oom_kill counts only its own
+// tasks). -1 when not v1 or not possible; TakeOomEvents(-1) is 0.
+int WatchOomEvents(const CgroupPlan& plan);
+// The OOM events counted by `fd` since WatchOomEvents; closes it.
+int64_t TakeOomEvents(int fd);
+
+// Removes `<base>/<job>` and its child folders in every base of `host.other_bases` (what a
+// container runtime made there below a job cgroup); non-empty ones stay.
+void RemoveOtherJobCgroups(const CgroupHost& host, const std::string& job);
+
 // Removes cgroup folders, in order. A cgroup that still has processes stays; the first error is
 // returned.
 Status RemoveCgroupDirs(const std::vector<std::string>& dirs);

@@ -90,7 +90,7 @@ TEST(CgroupLocation, NoCgroupMountedSaysSo) {
 }
 
 TEST(CgroupPlan, V1WritesTheMemoryLimitSwapIncludedAndTheCfsQuota) {
-  CgroupHost host{1, "/m/base", "/c/base", false, ""};
+  CgroupHost host{1, "/m/base", "/c/base", false, "", "", {}};
   CgroupPlan plan = PlanReplicaCgroup(host, "trainctl-7", "demo-master-0.1",
                                       Limits("{limits: {cpu: 500m, memory: 64Mi}}"));
   EXPECT_EQ(plan.dirs,
@@ -114,7 +114,7 @@ TEST(CgroupPlan, V1WritesTheMemoryLimitSwapIncludedAndTheCfsQuota) {
 }
 
 TEST(CgroupPlan, V2HandsTheControllersDownAndWritesMaxFiles) {
-  CgroupHost host{2, "/sys/fs/cgroup/app.slice", "", true, ""};
+  CgroupHost host{2, "/sys/fs/cgroup/app.slice", "", true, "", "", {}};
   CgroupPlan plan =
       PlanReplicaCgroup(host, "trainctl-7", "w.1", Limits("{limits: {cpu: \"2\", memory: 1Gi}}"));
   std::string job = "/sys/fs/cgroup/app.slice/trainctl-7";
@@ -133,7 +133,7 @@ TEST(CgroupPlan, V2HandsTheControllersDownAndWritesMaxFiles) {
 }
 
 TEST(CgroupPlan, NothingForRequestsNoLimitsOrWhatTheHostCannotEnforce) {
-  CgroupHost v1{1, "/m", "", false, "no cpu hierarchy"};
+  CgroupHost v1{1, "/m", "", false, "no cpu hierarchy", "", {}};
   EXPECT_TRUE(
       PlanReplicaCgroup(v1, "j", "r", Limits("{requests: {cpu: \"1\", memory: 1Gi}}")).dirs.empty())
       << "requests are not limits";
@@ -173,14 +173,14 @@ TEST(CgroupNote, SaysWhichLimitIsNotEnforcedAndWhyOnce) {
       << *note;
   EXPECT_NE(note->find("OMP_NUM_THREADS"), std::string::npos);
 
-  CgroupHost v1_no_cpu{1, "/m", "", false, "no cgroup v1 cpu hierarchy is mounted"};
+  CgroupHost v1_no_cpu{1, "/m", "", false, "no cgroup v1 cpu hierarchy is mounted", "", {}};
   note = UnenforcedLimitsNote(both, v1_no_cpu);
   ASSERT_TRUE(note.has_value());
   EXPECT_NE(note->find("resources.limits.cpu (and any other CPU limit)"), std::string::npos)
       << *note;
   EXPECT_FALSE(UnenforcedLimitsNote(LimitedJob("{limits: {memory: 1Gi}}"), v1_no_cpu));
 
-  CgroupHost full{1, "/m", "/c", false, ""};
+  CgroupHost full{1, "/m", "/c", false, "", "", {}};
   EXPECT_FALSE(UnenforcedLimitsNote(both, full)) << "every limit is enforced";
   EXPECT_FALSE(UnenforcedLimitsNote(LimitedJob("{requests: {cpu: \"2\"}}"), none))
       << "requests are never enforced, on a cluster either";
@@ -215,7 +215,7 @@ class CgroupFiles : public ::testing::Test {
 };
 
 TEST_F(CgroupFiles, WritesThePlanSkipsMissingOptionalFilesAndReadsTheOomCount) {
-  CgroupHost host{1, root_.string(), "", false, ""};
+  CgroupHost host{1, root_.string(), "", false, "", "", {}};
   CgroupPlan plan =
       PlanReplicaCgroup(host, "trainctl-1", "r.1", Limits("{limits: {memory: 64Mi}}"));
   Status made = MakeReplicaCgroup(plan);
@@ -231,7 +231,7 @@ TEST_F(CgroupFiles, WritesThePlanSkipsMissingOptionalFilesAndReadsTheOomCount) {
 TEST_F(CgroupFiles, ARefusedCpuQuotaLeavesTheCpuLimitUnenforcedNotTheReplicaFailed) {
   // The cpu hierarchy's files are missing here, as a write the kernel refuses would fail.
   fs::create_directories(root_ / "cpu");
-  CgroupHost host{1, root_.string(), (root_ / "cpu").string(), false, ""};
+  CgroupHost host{1, root_.string(), (root_ / "cpu").string(), false, "", "", {}};
   CgroupPlan plan =
       PlanReplicaCgroup(host, "trainctl-1", "r.1", Limits("{limits: {cpu: \"4\", memory: 64Mi}}"));
   std::vector<std::string> skipped;
@@ -244,7 +244,7 @@ TEST_F(CgroupFiles, ARefusedCpuQuotaLeavesTheCpuLimitUnenforcedNotTheReplicaFail
 }
 
 TEST_F(CgroupFiles, AFailedWriteNamesTheFileAndRemovesWhatWasMade) {
-  CgroupHost host{1, root_.string(), root_.string() + "/cpu", false, ""};
+  CgroupHost host{1, root_.string(), root_.string() + "/cpu", false, "", "", {}};
   CgroupPlan plan =
       PlanReplicaCgroup(host, "trainctl-2", "r.1", Limits("{limits: {memory: 64Mi}}"));
   Status made = MakeReplicaCgroup(plan);
@@ -259,7 +259,7 @@ TEST_F(CgroupFiles, StaleJobCgroupsOfDeadRunnersAreRemovedLiveOnesKept) {
   // pid 2^22+1 is above any pid_max, so no process has it.
   fs::create_directories(root_ / "trainctl-4194305" / "r.1");
   fs::create_directories(root_ / ("trainctl-" + std::to_string(getpid())) / "r.1");
-  CgroupHost host{1, root_.string(), "", false, ""};
+  CgroupHost host{1, root_.string(), "", false, "", "", {}};
   RemoveStaleJobCgroups(host);
   EXPECT_FALSE(fs::exists(root_ / "trainctl-4194305"));
   EXPECT_FALSE(fs::exists(root_ / ("trainctl-" + std::to_string(getpid()))))

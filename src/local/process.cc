@@ -82,7 +82,7 @@ StatusOr<ProcessGroup> ProcessGroup::Spawn(const LaunchSpec& spec, const Supervi
 
   std::vector<std::string> command =
       supervision ? SupervisorArgv(supervision->program, getpid(), supervision->grace, spec.argv,
-                                   spec.cgroup_procs)
+                                   spec.cgroup_procs, spec.after_argv, spec.reap_descendants)
                   : spec.argv;
   std::vector<char*> argv, envp;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));

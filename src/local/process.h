@@ -32,6 +32,12 @@ struct LaunchSpec {
   // cgroup.procs files the replica joins before it runs (local/cgroups.h); only under a
   // supervisor, which does the joining.
   std::vector<std::string> cgroup_procs;
+  // Only under a supervisor: run to its end after the replica has ended, however it ended
+  // (a container runtime's `rm --force`, so no container outlives its client).
+  std::vector<std::string> after_argv;
+  // Only under a supervisor: false when the replica's descendants are not the supervisor's to
+  // kill (a container runtime's monitor process, which cleans up after the container).
+  bool reap_descendants = true;
 };
 
 // How to supervise replicas: the program that understands `__supervise` (the trainctl binary)

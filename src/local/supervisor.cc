@@ -168,15 +168,50 @@ StartResult StartReplica(char** argv, const std::vector<std::string>& cgroups) {
   return {-1, error};
 }
 
+// Runs `after` (if any) to its end, at most 60 s, with the supervisor's output descriptors.
+void RunAfter(const std::vector<std::string>& after) {
+  if (after.empty()) return;
+  std::vector<char*> args;
+  for (const std::string& a : after) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    close(kSupervisorReportFd);
+    // Its output would read as the replica's; only its errors are kept in the log.
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0) dup2(null_fd, 1);
+    execve(args[0], args.data(), environ);
+    _exit(127);
+  }
+  long long deadline = MonotonicMs() + 60000;
+  while (waitpid(pid, nullptr, WNOHANG) == 0) {
+    if (MonotonicMs() >= deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      return;
+    }
+    usleep(10000);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> SupervisorArgv(const std::string& program, int runner_pid, Duration grace,
                                         const std::vector<std::string>& command,
-                                        const std::vector<std::string>& cgroup_procs) {
+                                        const std::vector<std::string>& cgroup_procs,
+                                        const std::vector<std::string>& after,
+                                        bool reap_descendants) {
   // argv[0] is what `ps` shows; the program is usually /proc/self/exe.
   std::vector<std::string> argv = {"trainctl", kSuperviseCommand, std::to_string(runner_pid),
                                    std::to_string(grace.count())};
   for (const std::string& procs : cgroup_procs) argv.insert(argv.end(), {"--cgroup", procs});
+  if (!reap_descendants) argv.push_back("--no-subreaper");
+  for (const std::string& a : after) argv.insert(argv.end(), {"--then", a});
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
@@ -199,17 +234,28 @@ SupervisorReport ParseSupervisorReport(const std::string& text) {
 
 int SuperviseMain(int argc, char** argv) {
   long long runner = 0, grace_ms = 0;
-  std::vector<std::string> cgroups;
+  std::vector<std::string> cgroups, after;
+  bool subreaper = true;
   int command = 4;
-  while (command + 1 < argc && std::strcmp(argv[command], "--cgroup") == 0) {
-    cgroups.push_back(argv[command + 1]);
-    command += 2;
+  for (;;) {
+    if (command + 1 < argc && std::strcmp(argv[command], "--cgroup") == 0) {
+      cgroups.push_back(argv[command + 1]);
+      command += 2;
+    } else if (command + 1 < argc && std::strcmp(argv[command], "--then") == 0) {
+      after.push_back(argv[command + 1]);
+      command += 2;
+    } else if (command < argc && std::strcmp(argv[command], "--no-subreaper") == 0) {
+      subreaper = false;
+      command += 1;
+    } else {
+      break;
+    }
   }
   if (argc < command + 2 || std::strcmp(argv[command], "--") != 0 || !ParseInt(argv[2], &runner) ||
       !ParseInt(argv[3], &grace_ms)) {
     std::fprintf(stderr,
-                 "usage: trainctl %s RUNNER_PID GRACE_MS [--cgroup PROCS_FILE]... -- COMMAND "
-                 "[ARG...]\n",
+                 "usage: trainctl %s RUNNER_PID GRACE_MS [--cgroup PROCS_FILE]... "
+                 "[--no-subreaper] [--then ARG]... -- COMMAND [ARG...]\n",
                  kSuperviseCommand);
     return 2;
   }
@@ -218,7 +264,7 @@ int SuperviseMain(int argc, char** argv) {
   sigset_t all;
   sigfillset(&all);
   sigprocmask(SIG_BLOCK, &all, nullptr);
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (subreaper) prctl(PR_SET_CHILD_SUBREAPER, 1);
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != static_cast<pid_t>(runner)) {  // the runner died before we could watch it
     Report("error the runner exited before the replica started");
@@ -241,6 +287,7 @@ int SuperviseMain(int argc, char** argv) {
     while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
       if (reaped != replica) continue;  // an orphan that ended on its own
       KillTreeAndReap(replica);
+      RunAfter(after);
       return ExitLike(status);
     }
     bool stop = getppid() != static_cast<pid_t>(runner);

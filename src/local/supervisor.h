@@ -16,6 +16,10 @@
 //     same signal (without a core dump of its own);
 //   - when the runner dies (or the supervisor gets SIGTERM/SIGINT/SIGHUP), sends SIGTERM to the
 //     replica's group and SIGKILLs everything after `grace-ms`.
+// With `--no-subreaper` the supervisor leaves orphaned descendants to the system (a container
+// runtime's monitor, which must outlive the client to clean up) and kills only the replica's
+// group. With `--then ARG`... (in order) it runs that command to its end (at most 60 s, output
+// to the replica's log) after the replica ended, before exiting: a runtime's `rm --force`.
 // The runner signals the replica's group itself; it never signals the supervisor.
 #pragma once
 
@@ -34,7 +38,9 @@ inline constexpr int kSupervisorReportFd = 3;
 // cgroup.procs files are `cgroup_procs`.
 std::vector<std::string> SupervisorArgv(const std::string& program, int runner_pid, Duration grace,
                                         const std::vector<std::string>& command,
-                                        const std::vector<std::string>& cgroup_procs = {});
+                                        const std::vector<std::string>& cgroup_procs = {},
+                                        const std::vector<std::string>& after = {},
+                                        bool reap_descendants = true);
 
 // What the supervisor tells the runner on descriptor 3, parsed: the replica's pid, or the reason
 // it could not start.
