@@ -31,6 +31,7 @@
 #include "local/job_view.h"
 #include "local/replica_limits.h"
 #include "local/runner.h"
+#include "local/runtime_probe.h"
 #include "local/state_store.h"
 #include "local/volumes.h"
 
@@ -226,6 +227,15 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
     StatusOr<local::GpuInventory> inventory = local::ReadGpuInventory(run.base_env);
     if (!inventory.ok()) return Fail(inventory.status().message(), 2);
     run.gpus = std::move(inventory).value();
+  }
+  StatusOr<local::RuntimeKind> runtime = local::ChooseRuntime(options.runtime, job, run.base_env);
+  if (!runtime.ok()) return Fail(source + ": " + runtime.status().message(), 2);
+  if (*runtime != local::RuntimeKind::kProcess) {
+    StatusOr<local::RuntimeHost> host =
+        local::ProbeRuntime(*runtime, run.base_env, !gpu_asks->empty());
+    if (!host.ok()) return Fail(host.status().message(), 2);
+    for (const std::string& note : host->notes) std::cerr << "note: " << note << "\n";
+    run.runtime = std::move(host).value();
   }
   for (const std::string& note : local::RunNotes(job)) std::cerr << "note: " << note << "\n";
   if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);

@@ -45,6 +45,9 @@ struct RunCommandOptions {
   bool gpu_share = false;  // replicas and jobs may share GPUs
   // Stand-ins for cluster objects (local/local_config.h): "NAME=DIR" and env file paths.
   std::vector<std::string> config_maps, secrets, volumes, env_files;
+  // process, podman or docker (local/container_runtime.h); unset: the job's annotation, then
+  // $TRAINCTL_RUNTIME, then process.
+  std::optional<std::string> runtime;
 };
 
 int RunCommand(const GlobalOptions& global, const RunCommandOptions& options);

@@ -5,6 +5,7 @@
 
 #include "api/json_fields.h"
 #include "common/text.h"
+#include "local/container_runtime.h"
 
 namespace trainctl::cli {
 
@@ -224,21 +225,33 @@ std::string FormatDryRun(const json& plan, const std::string& source) {
            " nvidia.com/gpu, " + std::to_string(inv.value("amd.com/gpu", 0)) + " amd.com/gpu (" +
            inv.value("source", "") + ")\n";
   }
+  bool containers = plan.contains("runtime") && plan["runtime"].is_object();
+  if (containers)
+    out += "Runtime: " + plan["runtime"].value("name", "") + " " +
+           plan["runtime"].value("version", "") + " (" + plan["runtime"].value("binary", "") +
+           "): each replica is a container of its image on this machine's network; the command "
+           "lines below are exact (the runtime takes each variable's value from its own env), "
+           "except that a run names containers after their attempt and puts a replica with "
+           "limits below its cgroup\n";
+  out += containers ? std::string("Env: only those below (the image's own env comes first; ")
+                    : "Env: this shell's " + std::to_string(plan.value("inheritedEnv", 0)) +
+                          " variables, then those below (";
   out +=
-      "Env: this shell's " + std::to_string(plan.value("inheritedEnv", 0)) +
-      " variables, then those below (trainctl: injected as the operator does; resources: "
+      "trainctl: injected as the operator does; resources: "
       "from the replica's limits; runner: trainctl run's own; env-file: --env-file; template: the "
       "manifest's)\n";
+  auto joined = [](const json& argv) {
+    std::vector<std::string> parts;
+    for (const json& a : argv)
+      if (a.is_string()) parts.push_back(a.get<std::string>());
+    return local::ShellJoin(parts);
+  };
   for (const json& r : plan.value("replicas", json::array())) {
-    std::string command;
-    for (const json& a : r.value("command", json::array()))
-      command += (command.empty() ? "" : " ") + a.get<std::string>();
+    std::string command = joined(r.value("command", json::array()));
     out += "\n" + r.value("name", "") + "\n";
     for (const json& init : r.value("initContainers", json::array())) {
-      std::string line;
-      for (const json& a : init.value("command", json::array()))
-        line += (line.empty() ? "" : " ") + a.get<std::string>();
-      out += "  init:     " + init.value("name", "") + ": " + line + "\n";
+      out += "  init:     " + init.value("name", "") + ": " +
+             joined(init.value("command", json::array())) + "\n";
     }
     out += "  command:  " + command + "\n";
     out += "  workdir:  " + r.value("workingDir", "") + "\n";

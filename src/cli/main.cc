@@ -67,6 +67,10 @@ int main(int argc, char** argv) {
                       "NAME=FOLDER: use FOLDER for the manifest's volume NAME (repeatable)");
   run_cmd->add_option("--env-file", run.env_files,
                       "KEY=VALUE lines for every replica, after this shell's env (repeatable)");
+  run_cmd->add_option("--runtime", run.runtime,
+                      "process (default), podman or docker: run each replica as a container of "
+                      "its image (default $TRAINCTL_RUNTIME, or the job's trainctl.dev/runtime "
+                      "annotation)");
   run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print replica log lines");
   run_cmd
       ->add_option("--grace-period", run.grace_seconds,

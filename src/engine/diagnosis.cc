@@ -23,6 +23,7 @@ constexpr ProblemKind kProblems[] = {
     {"InvalidImageName", "have an invalid image name"},
     {"ErrImagePull", "cannot pull their image"},
     {"ImagePullBackOff", "cannot pull their image"},
+    {"ErrImageNeverPull", "lack their image and may not pull it (imagePullPolicy: Never)"},
     {"CreateContainerConfigError", "cannot create their container"},
     {"CreateContainerError", "cannot create their container"},
     {"RunContainerError", "cannot start their container"},

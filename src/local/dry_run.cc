@@ -39,6 +39,10 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
               {"namespace", job.namespace_},
               {"name", job.name},
               {"inheritedEnv", options.base_env.size()}};
+  if (options.runtime)
+    out["runtime"] = {{"name", RuntimeName(options.runtime->kind)},
+                      {"binary", options.runtime->binary},
+                      {"version", options.runtime->version}};
   if (!asks->empty() && options.gpus) {
     std::vector<DeviceClaim> held = ReadDeviceClaims(options.state_root, dir.key());
     StatusOr<GpuAssignment> chosen = AssignGpus(job, *asks, *options.gpus, held, options.gpu_share);
@@ -96,7 +100,10 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
                           {"type", type},
                           {"index", index},
                           {"command", launch->spec.argv},
-                          {"workingDir", launch->spec.cwd},
+                          {"workingDir", !launch->container ? launch->spec.cwd
+                                         : launch->container->working_dir.empty()
+                                             ? "(the image's)"
+                                             : launch->container->working_dir},
                           {"port", endpoints->Port(type, index, 0)},
                           {"env", env},
                           {"gpus", devices}});

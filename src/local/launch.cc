@@ -110,16 +110,19 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
                                         : base + ".containers[" + std::to_string(ci) + "]";
   PreparedLaunch out;
 
-  std::vector<std::string> argv;
+  std::vector<std::string> argv, command, args;
   if (c.contains("command") && c["command"].is_array())
-    for (const json& a : c["command"]) argv.push_back(a.get<std::string>());
-  if (argv.empty())
+    for (const json& a : c["command"]) command.push_back(a.get<std::string>());
+  if (command.empty() && !context.in_container)
     return InvalidError(cpath +
                         ".command: Required value: trainctl run starts the container's "
                         "command itself and cannot know the image's entrypoint (image " +
-                        api::StringAt(c, "image") + "); set command: [...]");
+                        api::StringAt(c, "image") +
+                        "); set command: [...], or run the image with --runtime podman|docker");
   if (c.contains("args") && c["args"].is_array())
-    for (const json& a : c["args"]) argv.push_back(a.get<std::string>());
+    for (const json& a : c["args"]) args.push_back(a.get<std::string>());
+  argv = command;
+  argv.insert(argv.end(), args.begin(), args.end());
 
   // Pod env: the resources', the template's, then the framework's (appended; later
   // definitions win).
@@ -215,14 +218,27 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
       pod_env.emplace_back(e.name, value);
     }
   }
+  if (context.in_container) {
+    // The folders are mounted at the mount paths: nothing to rewrite.
+    ContainerRun run;
+    run.image = api::StringAt(c, "image");
+    for (const std::string& a : command) run.command.push_back(ExpandReferences(a, defined));
+    for (const std::string& a : args) run.args.push_back(ExpandReferences(a, defined));
+    run.working_dir = api::StringAt(c, "workingDir");
+    for (const LocalMount& m : context.mounts)
+      run.mounts.push_back({m.local_path, m.mount_path, m.read_only});
+    out.container = std::move(run);
+    out.pull_policy = api::StringAt(c, "imagePullPolicy");
+  }
   for (std::string& a : argv) a = RewritePaths(ExpandReferences(a, defined), context.mounts);
-  if (!context.mounts.empty())
+  if (!context.mounts.empty() && !context.in_container)
     for (auto& [name, value] : pod_env)
       if (source[name] == EnvSource::kTemplate) value = RewritePaths(value, context.mounts);
 
   std::map<std::string, std::string> final_env;
   std::vector<std::string> order;
-  for (const std::string& entry : context.base_env) {
+  static const std::vector<std::string> kNoEnv;
+  for (const std::string& entry : context.in_container ? kNoEnv : context.base_env) {
     std::string name = EnvName(entry);
     if (!final_env.count(name)) order.push_back(name);
     final_env[name] = entry.substr(std::min(entry.size(), name.size() + 1));
@@ -254,7 +270,7 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   for (const std::string& name : order) out.spec.env.push_back(name + "=" + final_env[name]);
 
   std::string cwd = context.manifest_dir;
-  std::string written = api::StringAt(c, "workingDir");
+  std::string written = context.in_container ? "" : api::StringAt(c, "workingDir");
   std::string working_dir = RewritePaths(written, context.mounts);
   if (!working_dir.empty()) {
     cwd = working_dir[0] == '/' ? working_dir : context.manifest_dir + "/" + working_dir;
@@ -272,6 +288,24 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   for (const std::string& a : out.spec.argv)
     out.display_command += (out.display_command.empty() ? "" : " ") + a;
   return out;
+}
+
+void ApplyContainerRun(PreparedLaunch& launch, const RuntimeHost& host,
+                       const std::vector<std::string>& base_env) {
+  ContainerRun& run = *launch.container;
+  run.env_names.clear();
+  std::map<std::string, bool> ours;
+  for (const std::string& e : run.env) {
+    std::string name = EnvName(e);
+    if (!ours.count(name)) run.env_names.push_back(name);
+    ours[name] = true;
+  }
+  launch.spec.env.clear();
+  for (const std::string& e : base_env)
+    if (!ours.count(EnvName(e))) launch.spec.env.push_back(e);
+  launch.spec.env.insert(launch.spec.env.end(), run.env.begin(), run.env.end());
+  launch.spec.argv = RunArgv(host, run);
+  launch.display_command = ShellJoin(launch.spec.argv);
 }
 
 PreparedLaunch PrepareIdleLaunch(const LaunchContext& context) {

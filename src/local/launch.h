@@ -13,6 +13,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "api/replica_env.h"
 #include "api/validation.h"
 #include "common/status.h"
+#include "local/container_runtime.h"
 #include "local/local_config.h"
 #include "local/process.h"
 #include "local/volumes.h"
@@ -42,6 +44,10 @@ struct LaunchContext {
   // The container to launch: null for the kind's default container; else an init container
   // (local/containers.h), which gets no framework env.
   const api::ContainerAt* container = nullptr;
+  // Run as a container of its image (local/container_runtime.h): the command may be empty (the
+  // image's entrypoint), mount paths are not rewritten (the folders are bind-mounted there),
+  // workingDir is the container's, and the caller's env is not the pod's.
+  bool in_container = false;
 };
 
 // Where a variable of the pod's env came from (the caller's own env is not listed).
@@ -55,6 +61,11 @@ struct PreparedLaunch {
   // (kInjected: the framework's, as the operator injects them; kRunner: trainctl run's own).
   std::vector<std::pair<std::string, EnvSource>> env_sources;
   std::vector<LocalMount> mounts;  // to make (MakeMounts) before the process starts
+  // With LaunchContext::in_container: the container as the runtime runs it (image, command and
+  // args with $(VAR) expanded, workingDir, the pod env's names, mounts). spec.argv is then the
+  // runtime's command line (local/container_launch.h), spec.env the caller's env and the pod's.
+  std::optional<ContainerRun> container;
+  std::string pull_policy;  // the container's imagePullPolicy as written
 };
 
 // Builds the launch for (type, index). Errors name the field path, e.g.
@@ -74,6 +85,13 @@ PreparedLaunch PrepareIdleLaunch(const LaunchContext& context);
 
 // PrepareIdleLaunch + executable lookup.
 StatusOr<PreparedLaunch> ResolveIdleLaunch(const LaunchContext& context);
+
+// For a container launch (launch.container set): spec.argv becomes the runtime's command line
+// (RunArgv), spec.env the caller's `base_env` with the pod's env after it (the runtime client
+// passes the pod's variables on by name), display_command that line. Idempotent: call it again
+// after changing launch.container.
+void ApplyContainerRun(PreparedLaunch& launch, const RuntimeHost& host,
+                       const std::vector<std::string>& base_env);
 
 // Expands $(NAME) using `vars`; $$ → $; unknown references stay as written.
 std::string ExpandReferences(const std::string& text,

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "local/containers.h"
 #include "local/local_nproc.h"
@@ -10,6 +11,36 @@
 #include "local/torch_error.h"
 
 namespace trainctl::local {
+namespace {
+
+// Names, labels, limits, devices and extra mounts of a container launch, then its command line.
+void FinishContainer(const api::Job& job, const std::string& type, int index,
+                     const ReplicaLaunchInputs& inputs, const ReplicaLimits* limits,
+                     PreparedLaunch& launch) {
+  ContainerRun& run = *launch.container;
+  std::string replica = api::ReplicaName(job, type, index);
+  run.name = ContainerName(job.namespace_, job.info().name, replica, 1,
+                           inputs.init ? api::StringAt(*inputs.init->container, "name") : "");
+  run.labels = {{kLabelRunnerPid, std::to_string(getpid())},
+                {kLabelJob, api::ToLower(job.info().name) + "/" + job.namespace_ + "/" + job.name}};
+  run.env = launch.spec.env;
+  if (limits) {
+    // The runner puts the container under the replica's cgroup where it can (the limits are
+    // set there); these stand in until then, and for --dry-run.
+    if (limits->memory_is_limit) run.memory_bytes = limits->memory_bytes;
+    if (limits->cpu_is_limit && limits->cpu_milli)
+      run.cpus = static_cast<double>(*limits->cpu_milli) / 1000.0;
+  }
+  if (inputs.gpus && !inputs.init)
+    for (const Gpu& g : VisibleGpus(job, *inputs.gpus, type, index))
+      run.gpus.push_back(std::to_string(g.index));
+  if (job.info().IsLauncher(type) && !inputs.hostfile_path.empty())
+    run.mounts.push_back({inputs.hostfile_path, inputs.hostfile_path, /*read_only=*/true});
+  ApplyContainerRun(launch, *inputs.runtime, inputs.base_env);
+  launch.command_field = "(image " + run.image + ")";
+}
+
+}  // namespace
 
 StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::string& type, int index,
                                             const api::Endpoints& endpoints,
@@ -27,6 +58,8 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
                     {api::kLabelReplicaIndex, std::to_string(index)}};
   static const LocalConfig kNone;
   context.config = inputs.config;
+  bool in_container = inputs.runtime && !IsIdleReplica(job, type);
+  context.in_container = in_container;
   if (inputs.init) {
     context.container = inputs.init;
     StatusOr<std::vector<LocalMount>> mounts = PlanMounts(
@@ -34,9 +67,15 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
     if (!mounts.ok()) return mounts.status();
     TRAINCTL_RETURN_IF_ERROR(CheckMounts(*mounts));
     context.mounts = std::move(mounts).value();
-    return ResolveLaunch(job, type, index, *env, context);
+    if (!in_container) return ResolveLaunch(job, type, index, *env, context);
+    StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, *env, context);
+    if (launch.ok()) FinishContainer(job, type, index, inputs, nullptr, *launch);
+    return launch;
   }
-  if (inputs.gpus) context.resource_env = GpuEnv(VisibleGpus(job, *inputs.gpus, type, index));
+  // In a container the runtime hands over only the replica's devices (as a device plugin
+  // does), so no visibility variable narrows them further.
+  if (inputs.gpus && !in_container)
+    context.resource_env = GpuEnv(VisibleGpus(job, *inputs.gpus, type, index));
   StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
   if (!limits.ok()) return limits.status();
   for (auto& entry : ThreadEnv(*limits)) context.resource_env.push_back(std::move(entry));
@@ -50,6 +89,12 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
   if (job.info().IsLauncher(type))
     env->env = LocalMpiLauncherEnv(job, std::move(env->env), inputs.hostfile_path, geteuid() == 0,
                                    static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  if (in_container) {
+    StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, *env, context);
+    // torchelastic's error file is not written through to this machine from a container.
+    if (launch.ok()) FinishContainer(job, type, index, inputs, &*limits, *launch);
+    return launch;
+  }
   StatusOr<PreparedLaunch> launch = IsIdleReplica(job, type)
                                         ? ResolveIdleLaunch(context)
                                         : ResolveLaunch(job, type, index, *env, context);

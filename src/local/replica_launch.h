@@ -14,6 +14,7 @@
 #include "api/replica_env.h"
 #include "api/validation.h"
 #include "common/status.h"
+#include "local/container_runtime.h"
 #include "local/gpus.h"
 #include "local/launch.h"
 #include "local/local_config.h"
@@ -35,6 +36,10 @@ struct ReplicaLaunchInputs {
   // Set: launch this init container (local/containers.h) instead of the main one; it gets
   // neither the framework's env nor the replica's devices, threads or error file.
   const api::ContainerAt* init = nullptr;
+  // Set: run the replica's containers with this runtime (local/container_runtime.h); an idle
+  // replica (an MPIJob Worker) stays a process. Its containers are labelled with this
+  // process's pid. Null: process mode.
+  const RuntimeHost* runtime = nullptr;
 };
 
 StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::string& type, int index,

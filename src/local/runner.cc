@@ -28,6 +28,7 @@
 #include "local/mpi_local.h"
 #include "local/replica_launch.h"
 #include "local/replica_limits.h"
+#include "local/runtime_probe.h"
 #include "local/torch_error.h"
 #include "metrics/series.h"
 
@@ -123,7 +124,26 @@ struct Replica {
     std::string output;
   };
   std::optional<LastEnd> last_end;
+  int oom_watch = -1;  // WatchOomEvents on its cgroup while its container runs (v1)
+  // Container runtime only: images still to pull before its steps start (the runtime's pull
+  // runs as the replica's process meanwhile), failed pulls in a row, the retry's deadline and
+  // the last pull's output; an image that is missing under imagePullPolicy Never.
+  std::vector<std::string> pulls;
+  bool pulling = false;
+  int pull_failures = 0;
+  std::optional<MonoTime> pull_at;
+  std::string pull_message;
+  std::string never_pull;  // the message, when set
 };
+
+// The last line of `text` that is not blank (a runtime's pull prints its error last).
+std::string LastLine(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end + 1 - (start == std::string::npos ? 0 : start + 1));
+}
 
 // How a replica's last run ended, as a container's terminated reason.
 std::string EndReason(const Replica& r) {
@@ -165,6 +185,12 @@ class Run {
   Status ClaimGpus();
   void Reap(Time now);
   void StartDueRestarts(Time now);
+  void StartDuePulls(Time now);
+  // The images `r` must pull before its steps (container runtime only), by imagePullPolicy.
+  void PlanPulls(Replica& r);
+  // Names the container of `launch` for `r`'s current attempt and step, puts it under `r`'s
+  // cgroup where the runtime can take it, and sets its command line.
+  void PrepareContainer(Replica& r, PreparedLaunch& launch, bool init);
   void KillOverdue(Time now);
   void ApplyPlan(const engine::Plan& plan, Time now);
   // Starts replica (type, index): its init containers from `resume_step` on (the one that
@@ -214,6 +240,7 @@ class Run {
   // records were written (recording stops at metrics::kMaxRecordsPerJob).
   std::string metrics_replica_;
   size_t metric_records_ = 0;
+  std::map<std::string, bool> image_present_;  // container runtime: images known present
 };
 
 void Run::Report(const Status& written, const char* what) {
@@ -232,10 +259,14 @@ Run::~Run() {
   replicas_.clear();  // kills and reaps whatever is left, so the cgroups can go
   for (const std::string& dir : JobCgroupDirs(options_.cgroups, cgroup_job_)) dirs.push_back(dir);
   RemoveCgroupDirs(dirs).IgnoreError();
+  RemoveOtherJobCgroups(options_.cgroups, cgroup_job_);
 }
 
 Status Run::JoinCgroup(Replica& r, LaunchSpec& spec) {
   if (cgroup_job_.empty() || job_.info().has_launcher()) return Status::Ok();
+  // A runtime that cannot take the replica's cgroup as the container's parent enforces the
+  // limits itself (--memory, --cpus).
+  if (r.main.container && !options_.runtime->cgroup_parent) return Status::Ok();
   StatusOr<ReplicaLimits> limits = LimitsOf(job_, r.type);
   if (!limits.ok()) return limits.status();
   if (limits->memory_is_limit) r.memory_limit = limits->memory_bytes;
@@ -251,9 +282,11 @@ Status Run::JoinCgroup(Replica& r, LaunchSpec& spec) {
 }
 
 void Run::ReleaseCgroup(Replica& r) {
+  int64_t below = TakeOomEvents(r.oom_watch);  // a container's kills happen in its own cgroup
+  r.oom_watch = -1;
   if (r.cgroup.dirs.empty()) return;
   // A kill in the cgroup while the replica still exited 0 was a helper's, not the replica's end.
-  r.oom_killed = ReadOomKills(r.cgroup) > 0 && r.exit_code && *r.exit_code != 0;
+  r.oom_killed = (ReadOomKills(r.cgroup) > 0 || below > 0) && r.exit_code && *r.exit_code != 0;
   Report(RemoveCgroupDirs(r.cgroup.remove_dirs), "(removing) a replica's cgroup");
   r.cgroup = CgroupPlan();
 }
@@ -286,6 +319,14 @@ Status Run::Setup() {
   if (options_.cgroups.version != 0) {
     RemoveStaleJobCgroups(options_.cgroups);
     cgroup_job_ = JobCgroupName();
+  }
+  if (options_.runtime) {
+    std::vector<std::string> removed =
+        RemoveLeftoverContainers(*options_.runtime, options_.base_env);
+    if (!removed.empty() && observer_)
+      observer_->OnMessage("removed " + std::to_string(removed.size()) +
+                           " container(s) left by a runner that is gone: " + removed.front() +
+                           (removed.size() > 1 ? ", …" : ""));
   }
   if (job_.info().has_launcher())
     TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
@@ -377,14 +418,40 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
     return;
   }
   rep.main = std::move(launch).value();
-  rep.command = rep.main.display_command;
+  rep.command =
+      rep.main.container ? ContainerSummary(*rep.main.container) : rep.main.display_command;
   rep.attempt++;
+  PlanPulls(rep);
   // The kubelet restarts a container in place: no pod is created (its Started event follows).
   if (!in_place) Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
   SpawnStep(rep, now);
 }
 
 void Run::SpawnStep(Replica& rep, Time now) {
+  if (!rep.never_pull.empty()) return;  // waits, as a kubelet's pod does (ErrImageNeverPull)
+  if (!rep.pulls.empty()) {
+    LaunchSpec pull;
+    pull.argv = PullArgv(*options_.runtime, rep.pulls.front());
+    pull.env = options_.base_env;
+    pull.cwd = options_.manifest_dir.empty() ? "/" : options_.manifest_dir;
+    pull.log_path = dir_.LogPath(rep.name);
+    std::error_code size_error;
+    auto size = std::filesystem::file_size(pull.log_path, size_error);
+    rep.log_start = size_error ? 0 : static_cast<long long>(size);
+    StatusOr<std::unique_ptr<ReplicaProcess>> process = launcher_->Spawn(pull);
+    if (!process.ok()) {
+      rep.pull_failures++;
+      rep.pull_message = process.status().message();
+      rep.pull_at = mono_ + RestartBackoff(rep.pull_failures);
+      return;
+    }
+    rep.process = std::move(process).value();
+    rep.pulling = true;
+    rep.phase = Phase::kPending;
+    Emit({"Normal", "Pulling", "Pulling image \"" + rep.pulls.front() + "\""}, now,
+         "Pod/" + rep.name);
+    return;
+  }
   bool init = rep.step < rep.inits.size();
   PreparedLaunch& launch = init ? rep.inits[rep.step].launch : rep.main;
   launch.spec.log_path = dir_.LogPath(rep.name);
@@ -402,6 +469,7 @@ void Run::SpawnStep(Replica& rep, Time now) {
     auto size = std::filesystem::file_size(launch.spec.log_path, size_error);
     rep.log_start = size_error ? 0 : static_cast<long long>(size);
   }
+  if (launch.container && joined.ok()) PrepareContainer(rep, launch, init);
   StatusOr<std::unique_ptr<ReplicaProcess>> process =
       joined.ok() ? launcher_->Spawn(launch.spec) : joined;
   if (!process.ok()) {
@@ -433,10 +501,70 @@ void Run::SpawnStep(Replica& rep, Time now) {
        now, "Pod/" + rep.name);
 }
 
+void Run::PrepareContainer(Replica& r, PreparedLaunch& launch, bool init) {
+  const RuntimeHost& host = *options_.runtime;
+  ContainerRun& run = *launch.container;
+  run.name = ContainerName(job_.namespace_, job_.info().name, r.name, r.attempt,
+                           init ? r.inits[r.step].name : "");
+  if (!init && !r.cgroup.dirs.empty()) {
+    // The limits are on the replica's cgroup, as in process mode; the container goes below it
+    // and the runner hears its OOM kills there.
+    std::string parent = CgroupParentOf(options_.cgroups, r.cgroup);
+    if (!parent.empty()) {
+      run.cgroup_parent = parent;
+      run.memory_bytes.reset();
+      launch.spec.cgroup_procs.clear();
+      r.oom_watch = WatchOomEvents(r.cgroup);
+    }
+  }
+  // No container outlives its client: the supervisor removes it once the client has ended
+  // (also when the runner was killed), and leaves the runtime's monitor alone meanwhile.
+  launch.spec.after_argv = RemoveArgv(host, run.name);
+  launch.spec.reap_descendants = false;
+  ApplyContainerRun(launch, host, options_.base_env);
+}
+
+void Run::PlanPulls(Replica& r) {
+  if (!r.main.container) return;
+  std::vector<const PreparedLaunch*> launches;
+  for (const InitLaunch& init : r.inits) launches.push_back(&init.launch);
+  launches.push_back(&r.main);
+  for (const PreparedLaunch* launch : launches) {
+    const std::string& image = launch->container->image;
+    if (std::find(r.pulls.begin(), r.pulls.end(), image) != r.pulls.end()) continue;
+    auto known = image_present_.find(image);
+    bool present =
+        known != image_present_.end()
+            ? known->second
+            : (image_present_[image] = ImagePresent(*options_.runtime, options_.base_env, image));
+    switch (DecidePull(image, launch->pull_policy, present)) {
+      case PullAction::kPull:
+        r.pulls.push_back(image);
+        break;
+      case PullAction::kNeverPullMissing:
+        r.never_pull = "Container image \"" + image +
+                       "\" is not present with pull policy of Never (" +
+                       RuntimeName(options_.runtime->kind) + " has no such image)";
+        break;
+      case PullAction::kNone:
+        break;
+    }
+  }
+}
+
+void Run::StartDuePulls(Time now) {
+  for (auto& [name, r] : replicas_) {
+    if (!r.pull_at || *r.pull_at > mono_ || r.terminating) continue;
+    r.pull_at.reset();
+    SpawnStep(r, now);
+  }
+}
+
 void Run::Terminate(Replica& r, Time now) {
   if (r.terminating || r.deleted) return;
   r.terminating = true;
   r.restart_at.reset();
+  r.pull_at.reset();
   if (r.process && !r.process->Poll()) {
     r.process->Signal(SIGTERM);
     r.kill_at = mono_ + options_.grace;
@@ -449,13 +577,14 @@ void Run::Terminate(Replica& r, Time now) {
 
 void Run::TerminateAll(Time now) {
   for (auto& [name, r] : replicas_)
-    if (!r.deleted && (r.process || r.restart_at)) Terminate(r, now);
+    if (!r.deleted && (r.process || r.restart_at || r.pull_at || !r.never_pull.empty()))
+      Terminate(r, now);
 }
 
 bool Run::AnyAlive() const {
   for (const auto& [name, r] : replicas_) {
     if (r.deleted) continue;
-    if (r.restart_at) return true;
+    if (r.restart_at || r.pull_at) return true;
     if (r.process && r.process->GroupAlive()) return true;
   }
   return false;
@@ -475,6 +604,30 @@ void Run::Reap(Time now) {
       r.process.reset();
       ReleaseCgroup(r);
       r.deleted = true;
+      continue;
+    }
+    if (r.pulling) {
+      r.pulling = false;
+      r.process.reset();
+      std::string image = r.pulls.front();
+      if (*code == 0) {
+        image_present_[image] = true;
+        r.pulls.erase(r.pulls.begin());
+        r.pull_failures = 0;
+        Emit({"Normal", "Pulled", "Successfully pulled image \"" + image + "\""}, now,
+             "Pod/" + name);
+        if (!engine::IsFinished(job_.status) && !interrupted_by_) SpawnStep(r, now);
+        continue;
+      }
+      r.pull_failures++;
+      TailLog(name, /*flush=*/false);
+      r.pull_message = LastLine(ReadLogTail(dir_.LogPath(name), kLastLinesBytes, r.log_start));
+      Duration backoff = RestartBackoff(r.pull_failures);
+      r.pull_at = mono_ + backoff;
+      Emit({"Warning", "Failed",
+            "Failed to pull image \"" + image + "\": " + r.pull_message + " (ErrImagePull)"},
+           now, "Pod/" + name);
+      Emit({"Normal", "BackOff", "Back-off pulling image \"" + image + "\""}, now, "Pod/" + name);
       continue;
     }
     bool init = r.step < r.inits.size();
@@ -600,6 +753,17 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
       o.waiting_reason = "PodInitializing";
       o.waiting_message = "init container " + r.inits[r.step].name + " is running";
     }
+    if (!r.pulls.empty() && (r.pulling || r.pull_at)) {
+      bool failed = r.pull_failures > 0;
+      o.waiting_reason = failed ? "ImagePullBackOff" : "ContainerCreating";
+      o.waiting_message =
+          failed ? "Back-off pulling image \"" + r.pulls.front() + "\": " + r.pull_message
+                 : "pulling image \"" + r.pulls.front() + "\"";
+    }
+    if (!r.never_pull.empty()) {
+      o.waiting_reason = "ErrImageNeverPull";
+      o.waiting_message = r.never_pull;
+    }
     if (r.process) o.last_output = r.last_output ? r.last_output : r.started;
     out.push_back(o);
   }
@@ -719,6 +883,7 @@ int Run::WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const {
   if (requeue) consider(*requeue + Duration(5));
   for (const auto& [name, r] : replicas_) {
     if (r.restart_at) consider(std::chrono::duration_cast<Duration>(*r.restart_at - mono_));
+    if (r.pull_at) consider(std::chrono::duration_cast<Duration>(*r.pull_at - mono_));
     if (r.kill_at) consider(std::chrono::duration_cast<Duration>(*r.kill_at - mono_));
   }
   return static_cast<int>(wait.count());
@@ -768,6 +933,7 @@ StatusOr<RunResult> Run::Execute() {
       }
     }
     StartDueRestarts(now);
+    StartDuePulls(now);
     KillOverdue(now);
     std::optional<Duration> requeue;
     if (!interrupted_by_) {
@@ -807,10 +973,16 @@ StatusOr<RunResult> Run::Execute() {
   result.job = api::EncodeJob(job_);
   result.succeeded = engine::HasCondition(job_.status, engine::kSucceeded);
   result.interrupted_by = interrupted_by_;
-  if (!cgroup_job_.empty())
+  if (!cgroup_job_.empty()) {
     Report(RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, cgroup_job_)),
            "(removing) the job's cgroup");
+    RemoveOtherJobCgroups(options_.cgroups, cgroup_job_);
+  }
   cgroup_job_.clear();
+  if (options_.runtime)  // each container's supervisor removed it; this catches the rest
+    RemoveLeftoverContainers(
+        *options_.runtime, options_.base_env,
+        api::ToLower(job_.info().name) + "/" + job_.namespace_ + "/" + job_.name);
   if (options_.on_finished) options_.on_finished(dir_);
   dir_.ReleaseRunnerLock();
   if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");
@@ -828,7 +1000,9 @@ ReplicaLaunchInputs LaunchInputs(const RunOptions& options, const JobDir& dir,
   inputs.gpus = gpus;
   // torchrun (or a script with torch's @record) writes its root cause here, unless the user
   // points it elsewhere.
-  if (!replica.empty()) inputs.error_file = dir.LogPath(replica) + ".error.json";
+  if (!replica.empty() && !options.runtime)
+    inputs.error_file = dir.LogPath(replica) + ".error.json";
+  inputs.runtime = options.runtime ? &*options.runtime : nullptr;
   inputs.job_folder = dir.path();
   inputs.config = &options.config;
   return inputs;

@@ -55,6 +55,10 @@ struct RunOptions {
   // Where replicas with CPU or memory limits get cgroups (local/cgroups.h, FindCgroupHost);
   // version 0: limits are not enforced. Needs `supervisor`, which puts replicas into them.
   CgroupHost cgroups;
+  // Set: every replica but an idle one runs as a container of its image with this runtime
+  // (local/container_runtime.h, found by ProbeRuntime); images are pulled by imagePullPolicy
+  // first, and a pull that fails is ImagePullBackOff, retried with back-off, as a kubelet does.
+  std::optional<RuntimeHost> runtime;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.

@@ -102,6 +102,7 @@ StatusOr<std::vector<LocalMount>> PlanMounts(const api::Job& job, const std::str
     mount.field = cpath + ".volumeMounts[" + std::to_string(m) + "]";
     mount.volume = api::StringAt(list[m], "name");
     mount.mount_path = api::StringAt(list[m], "mountPath");
+    mount.read_only = api::BoolAt(list[m], "readOnly", false);
     if (mount.mount_path.empty() || mount.mount_path[0] != '/')
       return InvalidError(mount.field + ".mountPath: Invalid value: \"" + mount.mount_path +
                           "\": must be an absolute path");

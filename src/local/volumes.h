@@ -46,6 +46,7 @@ struct LocalMount {
   KeyValues files;                   // configMap / secret: relative path → content
   std::map<std::string, int> modes;  // relative path → permission bits (defaultMode, items[].mode)
   std::string field;                 // e.g. spec.…template.spec.containers[0].volumeMounts[1]
+  bool read_only = false;            // volumeMounts[].readOnly (enforced in containers only)
 };
 
 // The mounts of (type, index)'s default container (or of `container`, an init container),
