@@ -45,13 +45,19 @@ UI_PACKAGES=(chromium chromium-driver python3-selenium)
 NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo buildah iptables
   conntrack catatonit socat)
 
+# `trainctl run --runtime podman` and its test (test/e2e/test_containers.py): Debian's podman (it
+# uses the runc above; crun is not installed: it refuses hybrid cgroup hosts) and the static
+# busybox the test's image is made of (no image is downloaded).
+CONTAINER_PACKAGES=(podman busybox-static)
+
 # What `make run`'s example needs: PyTorch, and scikit-learn for its bundled digits.
 RUN_PACKAGES=(python3 python3-venv python3-torch python3-sklearn)
 
 wanted=("${BUILD_PACKAGES[@]}" "${RUN_PACKAGES[@]}")
 venv_imports="torch, sklearn"
 if [ "$mode" = test ]; then
-  wanted+=("${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}" "${UI_PACKAGES[@]}")
+  wanted+=("${CHECK_PACKAGES[@]}" "${PYTHON_PACKAGES[@]}" "${SDK_PACKAGES[@]}" "${UI_PACKAGES[@]}"
+    "${CONTAINER_PACKAGES[@]}")
   # A containerd or runc from another package (Docker's containerd.io) serves as well, and
   # Debian's would conflict with it.
   for p in "${NODE_PACKAGES[@]}"; do

@@ -1,0 +1,270 @@
+"""`trainctl run --runtime podman`: each replica a container of its image, through the real
+binary and Debian's podman.
+
+The image is built here without any registry: a root filesystem of Debian's static busybox,
+imported with an ENTRYPOINT and a CMD. Podman keeps its images and containers in a storage of
+this test's own (CONTAINERS_STORAGE_CONF), and every registry name a test could reach is
+blocked (CONTAINERS_REGISTRIES_CONF), so a pull is refused before any connection is made.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tarfile
+import tempfile
+import time
+import unittest
+
+from harness import TRAINCTL, TrainctlTestCase, process_alive
+
+IMAGE = "localhost/trainctl-e2e/busybox:1"
+# The entrypoint prints the wiring the operator would inject, then its arguments (the image's
+# CMD unless the manifest gives args).
+ENTRYPOINT = ('["/bin/sh", "-c", "echo wiring RANK=$RANK WORLD_SIZE=$WORLD_SIZE '
+              'MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT; echo args \\"$@\\"", "entry"]')
+CMD = '["from-the-image"]'
+PODMAN = shutil.which("podman")
+
+
+def podman_env(root):
+    storage = os.path.join(root, "storage.conf")
+    with open(storage, "w") as f:
+        f.write(f'[storage]\ndriver = "overlay"\ngraphroot = "{root}/graph"\n'
+                f'runroot = "{root}/run"\n')
+    registries = os.path.join(root, "registries.conf")
+    with open(registries, "w") as f:
+        f.write("unqualified-search-registries = []\n")
+        for name in ("docker.io", "quay.io", "ghcr.io", "registry.k8s.io", "gcr.io", "localhost"):
+            f.write(f'[[registry]]\nprefix = "{name}"\nlocation = "{name}"\nblocked = true\n')
+    return {"CONTAINERS_STORAGE_CONF": storage, "CONTAINERS_REGISTRIES_CONF": registries}
+
+
+def busybox_rootfs_tar(path):
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    with tarfile.open(path, "w") as tar:
+        for d in ("bin", "tmp", "data", "work"):
+            info = tarfile.TarInfo(d)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o1777 if d == "tmp" else 0o755
+            tar.addfile(info)
+        tar.add(busybox, "bin/busybox")
+        for applet in ("sh", "echo", "cat", "sleep", "dd", "ls", "touch", "mkdir", "env", "test"):
+            info = tarfile.TarInfo(f"bin/{applet}")
+            info.type = tarfile.SYMTYPE
+            info.linkname = "busybox"
+            tar.addfile(info)
+
+
+@unittest.skipUnless(PODMAN, "podman is not installed (make test installs it)")
+class ContainerRuntimeTest(TrainctlTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.podman_root = tempfile.mkdtemp(prefix="trainctl-podman-")
+        cls.podman_env = dict(os.environ, **podman_env(cls.podman_root))
+        tar = os.path.join(cls.podman_root, "rootfs.tar")
+        busybox_rootfs_tar(tar)
+        subprocess.run([PODMAN, "import", "--change", f"ENTRYPOINT {ENTRYPOINT}",
+                        "--change", f"CMD {CMD}", tar, IMAGE],
+                       env=cls.podman_env, check=True, capture_output=True, timeout=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run([PODMAN, "rm", "--all", "--force"], env=cls.podman_env,
+                       capture_output=True, timeout=120)
+        subprocess.run([PODMAN, "system", "reset", "--force"], env=cls.podman_env,
+                       capture_output=True, timeout=120)
+        shutil.rmtree(cls.podman_root, ignore_errors=True)
+
+    def setUp(self):
+        super().setUp()
+        self.env.update(podman_env(self.podman_root))
+        self.env["TRAINCTL_RUNTIME"] = "podman"
+
+    def containers(self):
+        proc = subprocess.run([PODMAN, "ps", "--all", "--format", "{{.Names}}"],
+                              env=self.podman_env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return [n for n in proc.stdout.split() if n.startswith("trainctl-")]
+
+    def job(self, name, master, worker=None, restart="Never", pod=""):
+        def replica(kind, body):
+            return (f"    {kind}:\n      replicas: 1\n      restartPolicy: {restart}\n"
+                    f"      template:\n        spec:\n{pod}          containers:\n"
+                    f"          - name: pytorch\n            image: {IMAGE}\n"
+                    f"            imagePullPolicy: IfNotPresent\n{body}")
+        text = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\n"
+                f"metadata: {{name: {name}}}\nspec:\n  pytorchReplicaSpecs:\n"
+                + replica("Master", master) + (replica("Worker", worker) if worker else ""))
+        return self.write(f"{name}.yaml", text)
+
+    def describe(self, name):
+        proc = self.trainctl("describe", name, "-o", "json")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        return json.loads(proc.stdout)
+
+    def log(self, name, replica):
+        proc = self.trainctl("logs", name, "-r", replica)
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        return proc.stdout
+
+    def test_replicas_without_a_command_run_the_images_entrypoint_with_the_operators_env(self):
+        path = self.job("entry", master="", worker="            args: [custom-arg]\n")
+        job, proc = self.run_json(path, expect_code=0, timeout=120)
+        self.assertEqual(job["status"]["conditions"][-1]["type"], "Succeeded", self.explain(proc))
+        master, worker = self.log("entry", "master-0"), self.log("entry", "worker-0")
+        port = [w for w in master.split() if w.startswith("MASTER_PORT=")][0]
+        self.assertIn("wiring RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", master)
+        self.assertIn("wiring RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", worker)
+        self.assertIn(port, worker)  # both find the Master on this machine's network
+        self.assertIn("args from-the-image", master)  # the image's CMD
+        self.assertIn("args custom-arg", worker)  # args replace the CMD, keep the ENTRYPOINT
+        self.assertEqual(self.containers(), [])
+
+    def test_a_replica_over_its_memory_limit_is_oomkilled(self):
+        path = self.job("oom", master=(
+            "            command: [dd, if=/dev/zero, of=/dev/null, bs=64M, count=1]\n"
+            "            resources: {limits: {memory: 16Mi}}\n"))
+        job, proc = self.run_json(path, expect_code=1, timeout=120)
+        doc = self.describe("oom")
+        self.assertEqual(doc["failure"]["reason"], "OOMKilled", json.dumps(doc["failure"]))
+        self.assertEqual(doc["failure"]["exitCode"], 137)
+        self.assertIn("OOMKilled", job["status"]["conditions"][-1]["message"])
+        self.assertEqual(self.containers(), [])
+
+    def test_init_containers_volumes_and_a_claim_that_outlives_the_job(self):
+        host = os.path.join(self.tmp, "host")
+        os.makedirs(host)
+        with open(os.path.join(host, "in.txt"), "w") as f:
+            f.write("from-the-host\n")
+        pod = ("          volumes:\n"
+               "          - {name: shared, emptyDir: {}}\n"
+               f"          - {{name: ro, hostPath: {{path: {host}}}}}\n"
+               "          - {name: ckpt, persistentVolumeClaim: {claimName: ckpt}}\n"
+               "          initContainers:\n"
+               f"          - {{name: prep, image: {IMAGE}, command: [sh, -c, 'echo prepared > /s/p'],"
+               " volumeMounts: [{name: shared, mountPath: /s}]}\n")
+        mounts = ("            volumeMounts:\n"
+                  "            - {name: shared, mountPath: /s}\n"
+                  "            - {name: ro, mountPath: /in, readOnly: true}\n"
+                  "            - {name: ckpt, mountPath: /ckpt}\n")
+        first = self.job("writer", pod=pod, master=(
+            "            command: [sh, -c]\n"
+            "            args: ['cat /s/p /in/in.txt; touch /in/x && echo WROTE-RO || echo RO-REFUSED;"
+            " echo step-1 > /ckpt/state']\n" + mounts))
+        job, proc = self.run_json(first, expect_code=0, timeout=120)
+        out = self.log("writer", "master-0")
+        self.assertIn("prepared", out)
+        self.assertIn("from-the-host", out)
+        self.assertIn("RO-REFUSED", out)
+        self.assertFalse(os.path.exists(os.path.join(host, "x")))
+        second = self.job("reader", pod=pod, master=(
+            "            command: [cat, /ckpt/state]\n" + mounts))
+        self.run_json(second, expect_code=0, timeout=120)
+        self.assertIn("step-1", self.log("reader", "master-0"))
+        workspaces = self.describe("reader")["workspaces"]
+        self.assertEqual([w["claim"] for w in workspaces], ["ckpt"])
+        with open(os.path.join(workspaces[0]["path"], "state")) as f:
+            self.assertEqual(f.read(), "step-1\n")
+
+    def test_a_missing_image_is_image_pull_backoff_and_nothing_is_fetched(self):
+        path = self.write("pull.yaml", """
+            apiVersion: kubeflow.org/v1
+            kind: PyTorchJob
+            metadata: {name: pull}
+            spec:
+              pytorchReplicaSpecs:
+                Master:
+                  replicas: 1
+                  template:
+                    spec:
+                      containers:
+                      - {name: pytorch, image: docker.io/library/not-on-this-machine:1}
+            """)
+        proc = self.trainctl("run", path, "--detach")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+
+        def why():
+            got = self.trainctl("get", "pull", "-o", "wide")
+            return got.stdout if "ImagePullBackOff" in got.stdout else None
+        self.wait_for(why, 30, "ImagePullBackOff in get -o wide")
+        doc = self.describe("pull")
+        ready = [c for c in doc["job"]["status"]["conditions"] if c["type"] == "ReplicasReady"]
+        self.assertEqual(ready[0]["reason"], "ImagePullBackOff")
+        # Refused by the registries configuration before any connection.
+        self.assertIn("blocked", ready[0]["message"])
+        events = [e["reason"] for e in doc["events"]]
+        self.assertIn("Pulling", events)
+        self.assertIn("BackOff", events)
+        delete = self.trainctl("delete", "pull")
+        self.assertEqual(delete.returncode, 0, self.explain(delete))
+        self.assertEqual(self.containers(), [])
+
+    def stubborn(self, name):
+        return self.job(name, master=(
+            "            command: [sh, -c, \"trap '' TERM; echo up; while true; do sleep 1; done\"]\n"
+            "            resources: {limits: {memory: 64Mi}}\n"))
+
+    def wait_running(self, name):
+        def up():
+            proc = self.trainctl("describe", name, "-o", "json")
+            if proc.returncode != 0:
+                return None  # not set up yet
+            doc = json.loads(proc.stdout)
+            states = [r.get("phase") for r in doc["replicas"]]
+            return doc if states == ["Running"] and self.containers() else None
+        return self.wait_for(up, 30, f"{name}'s container running")
+
+    def test_ctrl_c_stops_a_container_that_ignores_sigterm(self):
+        path = self.stubborn("stub")
+        runner = self.start("run", path, "--grace-period", "1")
+        try:
+            self.wait_running("stub")
+            os.killpg(runner.pid, signal.SIGINT)
+            runner.wait(timeout=30)
+            self.assertEqual(runner.returncode, 128 + signal.SIGINT)
+            self.assertEqual(self.containers(), [])
+        finally:
+            self.stop(runner)
+
+    def test_a_sigkilled_runner_leaves_no_container(self):
+        path = self.stubborn("orphan")
+        proc = self.trainctl("run", path, "--detach", "--grace-period", "1")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        doc = self.wait_running("orphan")
+        pid = doc["runner"]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        self.wait_for(lambda: not process_alive(pid), 10, "the runner to die")
+        self.wait_for(lambda: self.containers() == [], 30, "no container left")
+        doc = self.describe("orphan")
+        self.assertEqual(doc["job"]["status"]["conditions"][-1]["reason"], "RunnerLost")
+
+    def test_dry_run_prints_the_runtime_command_line(self):
+        path = self.job("dry", master="            args: [x]\n")
+        proc = self.trainctl("run", path, "--dry-run")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        self.assertIn("Runtime: podman", proc.stdout)
+        line = [l for l in proc.stdout.splitlines() if "command:" in l][0]
+        self.assertIn(f"{PODMAN} run --rm --name trainctl-default-pytorchjob-dry-master-0-1", line)
+        self.assertIn("--network host", line)
+        self.assertIn("--env RANK ", line)
+        self.assertTrue(line.endswith(f" {IMAGE} x"), line)
+        self.assertEqual(self.containers(), [])
+        # The process runtime still asks for a command.
+        proc = self.trainctl("run", path, "--dry-run", "--runtime", "process")
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("--runtime podman|docker", proc.stderr)
+
+    def test_a_missing_runtime_is_refused_with_what_to_install(self):
+        self.env["PATH"] = "/nonexistent"
+        path = self.job("none", master="")
+        proc = subprocess.run([TRAINCTL, "run", path, "--runtime",
+                               "docker"], env=self.env, capture_output=True, text=True,
+                              timeout=60, cwd=self.work)
+        self.assertEqual(proc.returncode, 2, self.explain(proc))
+        self.assertIn("no `docker` on PATH", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
