@@ -240,5 +240,62 @@ spec:
   EXPECT_EQ(job.elastic_policy->max_replicas, 4);
 }
 
+// A job that passes validation, after side documents.
+const char* kValidJob = R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ok}
+spec:
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: pytorch, image: i}]}}}
+)";
+
+TEST(ManifestTest, ClaimsAreKeptOtherCoreKindsSkippedWithANoteForTrainctlRun) {
+  std::string text = std::string(R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ckpt, namespace: team}
+spec: {resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv}
+---
+)") + kValidJob;
+  ManifestExtras extras;
+  auto jobs = LoadJobsFromText(text, "f.yaml", &extras);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_EQ(jobs->size(), 1u);
+  ASSERT_EQ(extras.claims.size(), 1u);
+  EXPECT_EQ(extras.claims[0].namespace_, "team");
+  EXPECT_EQ(extras.claims[0].name, "ckpt");
+  ASSERT_EQ(extras.notes.size(), 2u);
+  EXPECT_EQ(extras.notes[0].rfind("f.yaml (document 2): Service svc skipped: ", 0), 0u)
+      << extras.notes[0];
+  EXPECT_NE(extras.notes[1].find("PersistentVolume pv skipped"), std::string::npos);
+  // Without the extras (the operator's and the SDK's paths) they stay errors, as other kinds.
+  auto strict = LoadJobsFromText(text, "f.yaml");
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("(document 1): kind"), std::string::npos);
+  // Only side documents: no job; a nameless claim names its field.
+  EXPECT_NE(LoadJobsFromText("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "p.yaml", &extras)
+                .status()
+                .message()
+                .find("no job found"),
+            std::string::npos);
+  EXPECT_NE(LoadJobsFromText("apiVersion: v1\nkind: PersistentVolumeClaim\n", "c.yaml", &extras)
+                .status()
+                .message()
+                .find("metadata.name: Required value"),
+            std::string::npos);
+  // Other core kinds are still refused with the supported kinds.
+  EXPECT_FALSE(LoadJobsFromText("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" +
+                                    std::string(kValidJob),
+                                "m.yaml", &extras)
+                   .ok());
+}
+
 }  // namespace
 }  // namespace trainctl::api

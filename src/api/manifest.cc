@@ -21,25 +21,68 @@ StatusOr<LoadedJob> PrepareJob(const nlohmann::json& doc) {
   return LoadedJob{std::move(job).value(), std::move(v.warnings)};
 }
 
+namespace {
+
+// Why `trainctl run` needs no object of a core kind it skips.
+const char* SkipReason(const std::string& kind) {
+  if (kind == "PersistentVolume")
+    return "a claim's folder on this machine stands in for the volume it would bind";
+  if (kind == "Service") return "replicas reach each other on this machine's network";
+  if (kind == "Pod") return "trainctl run runs jobs only; run the Pod's container yourself";
+  return nullptr;
+}
+
+std::string StringField(const nlohmann::json& doc, const char* object, const char* key) {
+  if (!doc.contains(object) || !doc[object].is_object()) return "";
+  const nlohmann::json& o = doc[object];
+  return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+}
+
+}  // namespace
+
 StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
-                                                  const std::string& source) {
+                                                  const std::string& source,
+                                                  ManifestExtras* extras) {
   StatusOr<std::vector<nlohmann::json>> docs = ParseYamlDocuments(text, source);
   if (!docs.ok()) return docs.status();
   if (docs->empty()) return InvalidError(source + ": no job found (the file has no documents)");
   std::vector<LoadedJob> jobs;
   for (size_t i = 0; i < docs->size(); ++i) {
-    StatusOr<LoadedJob> job = PrepareJob((*docs)[i]);
-    if (!job.ok()) {
-      std::string where =
-          source + (docs->size() > 1 ? " (document " + std::to_string(i + 1) + ")" : "");
-      return InvalidError(where + ": " + job.status().message());
+    const nlohmann::json& doc = (*docs)[i];
+    std::string where =
+        source + (docs->size() > 1 ? " (document " + std::to_string(i + 1) + ")" : "");
+    bool core = doc.is_object() && doc.contains("apiVersion") && doc["apiVersion"] == "v1" &&
+                doc.contains("kind") && doc["kind"].is_string();
+    if (extras && core) {
+      std::string kind = doc["kind"].get<std::string>();
+      std::string name = StringField(doc, "metadata", "name");
+      if (kind == "PersistentVolumeClaim" || SkipReason(kind)) {
+        if (name.empty())
+          return InvalidError(where + ": metadata.name: Required value: a " + kind +
+                              " needs a name");
+        if (kind == "PersistentVolumeClaim") {
+          std::string ns = StringField(doc, "metadata", "namespace");
+          extras->claims.push_back({ns.empty() ? "default" : ns, name});
+        } else {
+          extras->notes.push_back(where + ": " + kind + " " + name +
+                                  " skipped: " + SkipReason(kind));
+        }
+        continue;
+      }
     }
+    StatusOr<LoadedJob> job = PrepareJob(doc);
+    if (!job.ok()) return InvalidError(where + ": " + job.status().message());
     jobs.push_back(std::move(job).value());
   }
+  if (jobs.empty())
+    return InvalidError(source +
+                        ": no job found (only PersistentVolumeClaim, PersistentVolume, "
+                        "Service or Pod documents)");
   return jobs;
 }
 
-StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std::string& source) {
+StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std::string& source,
+                                                    ManifestExtras* extras) {
   // One byte past the limit is enough for LoadJobsFromText to refuse it: /dev/zero or a huge
   // file never fills memory.
   std::string text;
@@ -54,13 +97,13 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std:
     return InvalidError(source + ": more than " + std::to_string(kMaxYamlBytes) +
                         " bytes: manifests larger than " + std::to_string(kMaxYamlBytes >> 20) +
                         " MiB are refused");
-  return LoadJobsFromText(text, source);
+  return LoadJobsFromText(text, source, extras);
 }
 
-StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path) {
+StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path, ManifestExtras* extras) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidError(path + ": cannot read the file: " + std::strerror(errno));
-  return LoadJobsFromStream(in, path);
+  return LoadJobsFromStream(in, path, extras);
 }
 
 }  // namespace trainctl::api

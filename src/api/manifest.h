@@ -19,12 +19,27 @@ struct LoadedJob {
   std::vector<std::string> warnings;  // validation warnings (deprecated fields)
 };
 
+// What a manifest holds besides jobs, for `trainctl run` (which runs a file written for a
+// cluster): core v1 PersistentVolumeClaims, whose folders it makes, and one note for each
+// PersistentVolume, Service and Pod it skips. Without it (null) those documents are errors.
+struct ClaimDocument {
+  std::string namespace_;  // "default" when unset
+  std::string name;
+};
+struct ManifestExtras {
+  std::vector<ClaimDocument> claims;
+  std::vector<std::string> notes;  // "<source> (document 2): Service svc skipped: …"
+};
+
 // Parses `text` whose origin is `source` (a file name in messages).
 StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
-                                                  const std::string& source);
-StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path);
+                                                  const std::string& source,
+                                                  ManifestExtras* extras = nullptr);
+StatusOr<std::vector<LoadedJob>> LoadJobsFromFile(const std::string& path,
+                                                  ManifestExtras* extras = nullptr);
 // Reads at most kMaxYamlBytes + 1 bytes of `in` (stdin), then as LoadJobsFromText.
-StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std::string& source);
+StatusOr<std::vector<LoadedJob>> LoadJobsFromStream(std::istream& in, const std::string& source,
+                                                    ManifestExtras* extras = nullptr);
 
 // Decode + validate + default one document (used by the loader and by API-server paths).
 StatusOr<LoadedJob> PrepareJob(const nlohmann::json& doc);

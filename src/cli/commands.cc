@@ -169,9 +169,12 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
         2);
   bool from_stdin = options.file == "-";
   std::string source = from_stdin ? "<stdin>" : options.file;
+  api::ManifestExtras extras;
   StatusOr<std::vector<api::LoadedJob>> loaded =
-      from_stdin ? api::LoadJobsFromStream(std::cin, source) : api::LoadJobsFromFile(options.file);
+      from_stdin ? api::LoadJobsFromStream(std::cin, source, &extras)
+                 : api::LoadJobsFromFile(options.file, &extras);
   if (!loaded.ok()) return Fail(loaded.status().message(), 2);
+  for (const std::string& note : extras.notes) std::cerr << "note: " << note << "\n";
   const api::LoadedJob* chosen = nullptr;
   if (!options.job_name.empty()) {
     for (const api::LoadedJob& j : *loaded)
@@ -252,6 +255,19 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   }
   if (Status st = local::PreflightCheck(job, run); !st.ok())
     return Fail(source + ": " + st.message(), ExitFor(st));
+  // A claim in the file is made now, as applying it would create it on a cluster.
+  for (const api::ClaimDocument& claim : extras.claims) {
+    std::string folder = local::ClaimFolder(run.state_root, claim.namespace_, claim.name);
+    std::error_code ec;
+    bool made = fs::create_directories(folder, ec);
+    if (ec)
+      return Fail(
+          source + ": PersistentVolumeClaim " + claim.name + ": " + folder + ": " + ec.message(),
+          1);
+    std::cerr << "note: PersistentVolumeClaim " << claim.namespace_ << "/" << claim.name << ": "
+              << folder << (made ? " (made; " : " (kept from earlier jobs; ")
+              << "trainctl claims delete " << claim.name << " removes it)\n";
+  }
   RecordWhenFinished(&run);
   if (options.detach) return RunInBackground(std::move(job), run, source);
   int total = job.TotalReplicas();

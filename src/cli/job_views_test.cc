@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "cli/claims_command.h"
 #include "cli/cluster_commands.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -222,6 +223,23 @@ TEST(ClusterViewTest, LogTargetsPickTheFrameworkContainerAndFilterByReplica) {
   EXPECT_EQ(LogTargets(PodList(), "j", "uid-1", "pytorch", "j-worker-1").size(), 1u);
   // Without the framework's container the first one is read.
   EXPECT_EQ(LogTargets(PodList(), "j", "uid-1", "tensorflow", "master-0")[0].container, "sidecar");
+}
+
+TEST(ClaimsTest, RowsNameTheJobsAndMarkTheRunningOnes) {
+  std::vector<std::vector<std::string>> rows =
+      ClaimRows({{"default",
+                  "ckpt",
+                  "/s/.claims/default/ckpt",
+                  2048,
+                  {"pytorchjob/a", "tfjob/b"},
+                  {"tfjob/b"}},
+                 {"team", "idle", "/s/.claims/team/idle", 1536, {}, {}}});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"NAMESPACE", "CLAIM", "SIZE", "JOBS", "PATH"}));
+  EXPECT_EQ(rows[1][2], "2Ki");
+  EXPECT_EQ(rows[1][3], "pytorchjob/a,tfjob/b (running)");
+  EXPECT_EQ(rows[2][2], "1.5Ki");
+  EXPECT_EQ(rows[2][3], "<none>");
 }
 
 }  // namespace

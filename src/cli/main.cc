@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "cli/claims_command.h"
 #include "cli/commands.h"
 #include "cli/history_commands.h"
 #include "cli/ui_command.h"
@@ -91,6 +92,14 @@ int main(int argc, char** argv) {
       app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();
   describe_cmd->add_option("-o,--output", output, "json: job, replicas, events, first failure");
+  trainctl::cli::ClaimsOptions claims_options;
+  CLI::App* claims_cmd = app.add_subcommand(
+      "claims",
+      "Folders standing in for PersistentVolumeClaims on this machine: claims [list|delete NAME]");
+  claims_cmd->add_option("action", claims_options.action, "list (default) or delete");
+  claims_cmd->add_option("args", claims_options.args, "delete: the claim's name");
+  claims_cmd->add_option("-o,--output", claims_options.output, "json")
+      ->check(CLI::IsMember({"", "json"}));
   trainctl::cli::HistoryOptions history_options;
   CLI::App* history_cmd = app.add_subcommand(
       "history",
@@ -237,6 +246,7 @@ int main(int argc, char** argv) {
     if (*logs_cmd) return LogsCommand(global, args, replica, follow);
     if (*metrics_cmd) return MetricsCommand(global, args, output, replica);
     if (*history_cmd) return trainctl::cli::HistoryCommand(global, history_options);
+    if (*claims_cmd) return trainctl::cli::ClaimsCommand(global, claims_options);
     if (*ui_cmd) return trainctl::cli::UiCommand(global, ui_options);
     if (*patch_cmd) return PatchCommand(global, args, patch);
     if (*delete_cmd) return DeleteCommand(global, args, delete_workspace);

@@ -536,5 +536,71 @@ class VolumesTest(TrainctlTestCase):
         self.assertIn("cat " + self.host + "/input.txt", proc.stdout)
 
 
+
+class ClaimFileTest(TrainctlTestCase):
+    """A file written for a cluster: claims made, other core objects skipped with a note."""
+
+    MANIFEST = """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata: {name: results}
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+        ---
+        apiVersion: v1
+        kind: Service
+        metadata: {name: tensorboard}
+        spec: {ports: [{port: 6006}]}
+        ---
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: NAME}
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              restartPolicy: Never
+              template:
+                spec:
+                  volumes: [{name: out, persistentVolumeClaim: {claimName: results}}]
+                  containers:
+                  - name: pytorch
+                    image: unused
+                    command: [sh, -c, "SCRIPT"]
+                    volumeMounts: [{name: out, mountPath: /results}]
+        """
+
+    def file(self, name, script):
+        return self.write(f"{name}.yaml",
+                          self.MANIFEST.replace("NAME", name).replace("SCRIPT", script))
+
+    def test_claims_in_the_file_are_made_kept_listed_and_deleted(self):
+        writer = self.file("writer", "echo epoch-3 > /results/last")
+        proc = self.trainctl("run", writer)
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        self.assertIn("(document 2): Service tensorboard skipped", proc.stderr)
+        self.assertIn("PersistentVolumeClaim default/results", proc.stderr)
+        listed = self.trainctl("claims", "-o", "json")
+        self.assertEqual(listed.returncode, 0, self.explain(listed))
+        claims = json.loads(listed.stdout)
+        self.assertEqual([(c["name"], c["jobs"]) for c in claims],
+                         [("results", ["pytorchjob/writer"])])
+        with open(os.path.join(claims[0]["path"], "last")) as f:
+            self.assertEqual(f.read(), "epoch-3\n")
+        # A second job finds what the first left, as a PVC outlives its pods.
+        reader = self.file("reader", "cat /results/last")
+        proc = self.trainctl("run", reader)
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        self.assertIn("kept from earlier jobs", proc.stderr)
+        self.assertIn("epoch-3", self.trainctl("logs", "reader").stdout)
+        table = self.trainctl("claims").stdout
+        self.assertIn("pytorchjob/reader", table)
+        deleted = self.trainctl("claims", "delete", "results")
+        self.assertEqual(deleted.returncode, 0, self.explain(deleted))
+        self.assertFalse(os.path.exists(claims[0]["path"]))
+        missing = self.trainctl("claims", "delete", "results")
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("not found", missing.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
