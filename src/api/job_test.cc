@@ -283,7 +283,7 @@ metadata: {name: pv}
   EXPECT_NE(LoadJobsFromText("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "p.yaml", &extras)
                 .status()
                 .message()
-                .find("no job found"),
+                .find("no job found (the file holds Pod p)"),
             std::string::npos);
   EXPECT_NE(LoadJobsFromText("apiVersion: v1\nkind: PersistentVolumeClaim\n", "c.yaml", &extras)
                 .status()

@@ -47,6 +47,7 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
   if (!docs.ok()) return docs.status();
   if (docs->empty()) return InvalidError(source + ": no job found (the file has no documents)");
   std::vector<LoadedJob> jobs;
+  std::string side;  // the side documents, for a file without a job
   for (size_t i = 0; i < docs->size(); ++i) {
     const nlohmann::json& doc = (*docs)[i];
     std::string where =
@@ -67,6 +68,7 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
           extras->notes.push_back(where + ": " + kind + " " + name +
                                   " skipped: " + SkipReason(kind));
         }
+        side += (side.empty() ? "" : ", ") + kind + " " + name;
         continue;
       }
     }
@@ -74,10 +76,7 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
     if (!job.ok()) return InvalidError(where + ": " + job.status().message());
     jobs.push_back(std::move(job).value());
   }
-  if (jobs.empty())
-    return InvalidError(source +
-                        ": no job found (only PersistentVolumeClaim, PersistentVolume, "
-                        "Service or Pod documents)");
+  if (jobs.empty()) return InvalidError(source + ": no job found (the file holds " + side + ")");
   return jobs;
 }
 

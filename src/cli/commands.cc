@@ -234,8 +234,11 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   StatusOr<local::RuntimeKind> runtime = local::ChooseRuntime(options.runtime, job, run.base_env);
   if (!runtime.ok()) return Fail(source + ": " + runtime.status().message(), 2);
   if (*runtime != local::RuntimeKind::kProcess) {
-    StatusOr<local::RuntimeHost> host =
-        local::ProbeRuntime(*runtime, run.base_env, !gpu_asks->empty());
+    // The runtime's GPU support matters only for a job this machine's GPUs can hold; the
+    // pre-flight below says so otherwise, with the counts.
+    bool gpus_fit = !gpu_asks->empty() && run.gpus &&
+                    local::AssignGpus(job, *gpu_asks, *run.gpus, {}, true).ok();
+    StatusOr<local::RuntimeHost> host = local::ProbeRuntime(*runtime, run.base_env, gpus_fit);
     if (!host.ok()) return Fail(host.status().message(), 2);
     for (const std::string& note : host->notes) std::cerr << "note: " << note << "\n";
     run.runtime = std::move(host).value();

@@ -253,6 +253,9 @@ std::string FormatDryRun(const json& plan, const std::string& source) {
       out += "  init:     " + init.value("name", "") + ": " +
              joined(init.value("command", json::array())) + "\n";
     }
+    if (r.contains("image") && r["image"].is_object())
+      out += "  image:    " + r["image"].value("image", "") + " (" + r["image"].value("pull", "") +
+             ")\n";
     out += "  command:  " + command + "\n";
     out += "  workdir:  " + r.value("workingDir", "") + "\n";
     out += "  port:     " + std::to_string(r.value("port", 0)) + " (a run picks its own)\n";

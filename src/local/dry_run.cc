@@ -4,6 +4,7 @@
 #include "local/device_claims.h"
 #include "local/endpoints.h"
 #include "local/replica_launch.h"
+#include "local/runtime_probe.h"
 #include "local/state_store.h"
 
 namespace trainctl::local {
@@ -60,6 +61,7 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
       std::string name = api::ReplicaName(job, type, index);
       ReplicaLaunchInputs inputs = LaunchInputs(options, dir, name, &gpus);
       StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, type, index, *endpoints, inputs);
+      json replica_image = nullptr;
       if (!launch.ok()) return launch.status();
       json env = json::array();
       for (const auto& [var, source] : launch->env_sources) {
@@ -93,7 +95,21 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
         inits.push_back({{"name", init.name},
                          {"command", init.launch.spec.argv},
                          {"workingDir", init.launch.spec.cwd}});
+      if (launch->container) {
+        // What a run would do about the image first (it asks the runtime's store now).
+        const std::string& image = launch->container->image;
+        bool present = ImagePresent(*options.runtime, options.base_env, image);
+        PullAction action = DecidePull(image, launch->pull_policy, present);
+        std::string policy = launch->pull_policy.empty() ? "default" : launch->pull_policy;
+        replica_image = {{"image", image},
+                         {"present", present},
+                         {"pull", action == PullAction::kPull ? "pulled first (" + policy + ")"
+                                  : action == PullAction::kNone
+                                      ? std::string("present, not pulled")
+                                      : "missing and never pulled: ErrImageNeverPull"}};
+      }
       replicas.push_back({{"name", name},
+                          {"image", replica_image},
                           {"initContainers", inits},
                           {"cgroup", cgroup},
                           {"mounts", mounts},

@@ -245,6 +245,7 @@ class ContainerRuntimeTest(TrainctlTestCase):
         proc = self.trainctl("run", path, "--dry-run")
         self.assertEqual(proc.returncode, 0, self.explain(proc))
         self.assertIn("Runtime: podman", proc.stdout)
+        self.assertIn(f"image:    {IMAGE} (present, not pulled)", proc.stdout)
         line = [l for l in proc.stdout.splitlines() if "command:" in l][0]
         self.assertIn(f"{PODMAN} run --rm --name trainctl-default-pytorchjob-dry-master-0-1", line)
         self.assertIn("--network host", line)
