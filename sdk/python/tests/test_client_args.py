@@ -58,8 +58,8 @@ class ArgsTest(unittest.TestCase):
                     c.create_job(**kwargs)
         self.assertEqual(c.list_jobs(), [])  # nothing was started
 
-    def test_image_jobs_are_cluster_only_and_train_checks_its_parameters(self):
-        with self.assertRaisesRegex(NotImplementedError, "entrypoint"):
+    def test_image_jobs_need_a_container_runtime_and_train_checks_its_parameters(self):
+        with self.assertRaisesRegex(NotImplementedError, "entrypoint.*runtime='podman'"):
             self.client.create_job(name="img", base_image="busybox")
         with self.assertRaisesRegex(ValueError, "One of the required parameters is None"):
             self.client.train(name="llm")

@@ -32,7 +32,7 @@ _UNSET = object()
 class TrainingClient:
     def __init__(self, config_file=None, context=None, client_configuration=None,
                  namespace=None, job_kind=constants.PYTORCHJOB_KIND, backend=None,
-                 state_dir=None):
+                 state_dir=None, runtime=None):
         if job_kind not in constants.JOB_PARAMETERS:
             raise ValueError(
                 f"Job kind must be one of these: {list(constants.JOB_PARAMETERS.keys())}")
@@ -40,9 +40,13 @@ class TrainingClient:
         self.backend_name = choose(backend, config_file, client_configuration)
         if self.backend_name == "local":
             from ..backends.local import LocalBackend
-            self._backend = LocalBackend(state_dir=state_dir)
+            # runtime: "podman" or "docker" runs each replica as a container of its image.
+            self._backend = LocalBackend(state_dir=state_dir, runtime=runtime)
             self.namespace = namespace or constants.DEFAULT_NAMESPACE
         else:
+            if runtime not in (None, "process"):
+                raise ValueError("runtime applies to the local backend; on a cluster the "
+                                 "kubelet runs every replica in its image")
             from ..backends.kubernetes import KubernetesBackend
             self._backend = KubernetesBackend(config_file, context, client_configuration)
             # Computed now, not at import time as upstream does.
@@ -262,19 +266,20 @@ class TrainingClient:
                 raise ValueError("packages_to_install must be a list of requirement strings")
             source = job_builder.function_source(train_func, parameters)
             entrypoint = job_builder.entrypoint_for(job_kind, num_workers, num_procs_per_worker)
-            if self.backend_name == "local":
+            if self.backend_name == "local" and not self._backend.runs_containers(annotations):
                 command, args, extra_env = self._backend.function_container(
                     name, namespace, source, entrypoint, packages_to_install, pip_index_url,
                     pip_index_url != constants.DEFAULT_PIP_INDEX_URL)
-            else:
+            else:  # in its image, as on a cluster
                 command = list(constants.DEFAULT_COMMAND)
                 args = [job_builder.container_script(source, entrypoint, packages_to_install,
                                                      pip_index_url)]
-        elif self.backend_name == "local":
+        elif self.backend_name == "local" and not self._backend.runs_containers(annotations):
             raise NotImplementedError(
                 "create_job(base_image=...) without train_func runs the image's entrypoint, "
-                "which trainctl cannot run on this machine; pass train_func, or a manifest "
-                "whose containers have a command")
+                "which trainctl runs on this machine only in containers: pass "
+                "TrainingClient(..., runtime='podman') (or 'docker'), or train_func, or a "
+                "manifest whose containers have a command")
         if extra_env:
             merged = job_builder.env_list(env_vars) or []
             have = {e.name for e in merged}

@@ -88,11 +88,22 @@ def missing_packages(packages, python=None):
 class LocalBackend:
     name = "local"
 
-    def __init__(self, state_dir=None, trainctl_bin=None):
+    def __init__(self, state_dir=None, trainctl_bin=None, runtime=None):
+        if runtime not in (None, "process", "podman", "docker"):
+            raise ValueError(f"runtime must be process, podman or docker, not {runtime!r}")
+        # None: the job's trainctl.dev/runtime annotation, else $TRAINCTL_RUNTIME, else process.
+        self.runtime = runtime
         self.state_dir = os.path.abspath(state_dir or default_state_dir())
         self.trainctl = find_trainctl(trainctl_bin)
         self.python = sys.executable
         self._secrets = {}  # job name → {Secret name: folder} for the next create
+
+    def runs_containers(self, annotations=None):
+        """Whether a job created now runs its replicas in their images: the runtime given to
+        the client, else the job's trainctl.dev/runtime annotation, else $TRAINCTL_RUNTIME."""
+        chosen = (self.runtime or (annotations or {}).get("trainctl.dev/runtime")
+                  or os.environ.get("TRAINCTL_RUNTIME") or "process")
+        return chosen in ("podman", "docker")
 
     @contextlib.contextmanager
     def secrets_for(self, job_name, secrets):
@@ -207,6 +218,8 @@ class LocalBackend:
         env = dict(os.environ)
         env["PATH"] = self.shim_dir() + os.pathsep + env.get("PATH", "")
         args = ["run", "-", "--detach", "--workdir", workdir or os.getcwd()]
+        if self.runtime:
+            args += ["--runtime", self.runtime]
         name = (job.get("metadata") or {}).get("name")
         for secret, folder in self._secrets.get(name, {}).items():
             args += ["--secret", f"{secret}={folder}"]
