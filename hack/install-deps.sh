@@ -45,10 +45,15 @@ UI_PACKAGES=(chromium chromium-driver python3-selenium)
 NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo buildah iptables
   conntrack catatonit socat)
 
-# `trainctl run --runtime podman` and its test (test/e2e/test_containers.py): Debian's podman (it
-# uses the runc above; crun is not installed: it refuses hybrid cgroup hosts) and the static
-# busybox the test's image is made of (no image is downloaded).
+# `trainctl run --runtime podman|docker` and its test (test/e2e/test_containers.py): Debian's
+# podman (it uses the runc above; crun is not installed: it refuses hybrid cgroup hosts), Debian's
+# Docker engine (the test starts a dockerd of its own, without bridge or iptables rules; on the
+# test machines policy-rc.d keeps apt from starting the system's, a workstation's apt starts
+# it), and the static
+# busybox the test's image is made of (no image is downloaded). A Docker engine from Docker's own
+# packages (dockerd on PATH) serves as well, and Debian's would conflict with it.
 CONTAINER_PACKAGES=(podman busybox-static)
+command -v dockerd >/dev/null || CONTAINER_PACKAGES+=(docker.io)
 
 # What `make run`'s example needs: PyTorch, and scikit-learn for its bundled digits.
 RUN_PACKAGES=(python3 python3-venv python3-torch python3-sklearn)

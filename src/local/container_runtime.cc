@@ -196,6 +196,8 @@ std::vector<std::string> ImagePresentArgv(const RuntimeHost& host, const std::st
 }
 
 std::vector<std::string> RemoveArgv(const RuntimeHost& host, const std::string& name) {
+  // docker's `rm --force` kills at once; podman's waits its stop timeout unless told not to.
+  if (host.kind == RuntimeKind::kDocker) return {host.binary, "rm", "--force", name};
   return {host.binary, "rm", "--force", "--time", "0", name};
 }
 

@@ -168,7 +168,7 @@ StartResult StartReplica(char** argv, const std::vector<std::string>& cgroups) {
   return {-1, error};
 }
 
-// Runs `after` (if any) to its end, at most 60 s, with the supervisor's output descriptors.
+// Runs `after` (if any) to its end, at most 60 s, its output discarded.
 void RunAfter(const std::vector<std::string>& after) {
   if (after.empty()) return;
   std::vector<char*> args;
@@ -182,9 +182,13 @@ void RunAfter(const std::vector<std::string>& after) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     close(kSupervisorReportFd);
-    // Its output would read as the replica's; only its errors are kept in the log.
+    // Its output would read as the replica's (a clean-up of something already gone is
+    // normal: docker says "No such container"); the runner checks for leftovers itself.
     int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null_fd >= 0) dup2(null_fd, 1);
+    if (null_fd >= 0) {
+      dup2(null_fd, 1);
+      dup2(null_fd, 2);
+    }
     execve(args[0], args.data(), environ);
     _exit(127);
   }

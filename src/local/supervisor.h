@@ -19,7 +19,7 @@
 // With `--no-subreaper` the supervisor leaves orphaned descendants to the system (a container
 // runtime's monitor, which must outlive the client to clean up) and kills only the replica's
 // group. With `--then ARG`... (in order) it runs that command to its end (at most 60 s, output
-// to the replica's log) after the replica ended, before exiting: a runtime's `rm --force`.
+// to /dev/null) after the replica ended, before exiting: a runtime's `rm --force`.
 // The runner signals the replica's group itself; it never signals the supervisor.
 #pragma once
 

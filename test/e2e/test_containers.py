@@ -1,10 +1,12 @@
-"""`trainctl run --runtime podman`: each replica a container of its image, through the real
-binary and Debian's podman.
+"""`trainctl run --runtime podman|docker`: each replica a container of its image, through the
+real binary, with Debian's podman and Debian's Docker engine.
 
 The image is built here without any registry: a root filesystem of Debian's static busybox,
 imported with an ENTRYPOINT and a CMD. Podman keeps its images and containers in a storage of
 this test's own (CONTAINERS_STORAGE_CONF), and every registry name a test could reach is
-blocked (CONTAINERS_REGISTRIES_CONF), so a pull is refused before any connection is made.
+blocked (CONTAINERS_REGISTRIES_CONF), so a pull is refused before any connection is made. The
+Docker cases start a dockerd of their own (own data root and socket, no bridge, no iptables
+rules) whose proxy is a closed port on loopback, so its pulls fail there.
 """
 
 import json
@@ -26,6 +28,8 @@ ENTRYPOINT = ('["/bin/sh", "-c", "echo wiring RANK=$RANK WORLD_SIZE=$WORLD_SIZE 
               'MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT; echo args \\"$@\\"", "entry"]')
 CMD = '["from-the-image"]'
 PODMAN = shutil.which("podman")
+DOCKERD = shutil.which("dockerd")
+DOCKER = shutil.which("docker")
 
 
 def podman_env(root):
@@ -57,34 +61,26 @@ def busybox_rootfs_tar(path):
             tar.addfile(info)
 
 
-@unittest.skipUnless(PODMAN, "podman is not installed (make test installs it)")
-class ContainerRuntimeTest(TrainctlTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.podman_root = tempfile.mkdtemp(prefix="trainctl-podman-")
-        cls.podman_env = dict(os.environ, **podman_env(cls.podman_root))
-        tar = os.path.join(cls.podman_root, "rootfs.tar")
-        busybox_rootfs_tar(tar)
-        subprocess.run([PODMAN, "import", "--change", f"ENTRYPOINT {ENTRYPOINT}",
-                        "--change", f"CMD {CMD}", tar, IMAGE],
-                       env=cls.podman_env, check=True, capture_output=True, timeout=120)
+class RuntimeCases:
+    """The cases, for one runtime: RUNTIME, CLI (its client), ENV (what the runner and the
+    client need) and PULL_REFUSED (how a pull fails here without leaving the machine)."""
 
     @classmethod
-    def tearDownClass(cls):
-        subprocess.run([PODMAN, "rm", "--all", "--force"], env=cls.podman_env,
-                       capture_output=True, timeout=120)
-        subprocess.run([PODMAN, "system", "reset", "--force"], env=cls.podman_env,
-                       capture_output=True, timeout=120)
-        shutil.rmtree(cls.podman_root, ignore_errors=True)
+    def import_image(cls):
+        tar = os.path.join(cls.root, "rootfs.tar")
+        busybox_rootfs_tar(tar)
+        subprocess.run([cls.CLI, "import", "--change", f"ENTRYPOINT {ENTRYPOINT}",
+                        "--change", f"CMD {CMD}", tar, IMAGE],
+                       env=cls.client_env, check=True, capture_output=True, timeout=120)
 
     def setUp(self):
         super().setUp()
-        self.env.update(podman_env(self.podman_root))
-        self.env["TRAINCTL_RUNTIME"] = "podman"
+        self.env.update(self.ENV)
+        self.env["TRAINCTL_RUNTIME"] = self.RUNTIME
 
     def containers(self):
-        proc = subprocess.run([PODMAN, "ps", "--all", "--format", "{{.Names}}"],
-                              env=self.podman_env, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([self.CLI, "ps", "--all", "--format", "{{.Names}}"],
+                              env=self.client_env, capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return [n for n in proc.stdout.split() if n.startswith("trainctl-")]
 
@@ -192,8 +188,8 @@ class ContainerRuntimeTest(TrainctlTestCase):
         doc = self.describe("pull")
         ready = [c for c in doc["job"]["status"]["conditions"] if c["type"] == "ReplicasReady"]
         self.assertEqual(ready[0]["reason"], "ImagePullBackOff")
-        # Refused by the registries configuration before any connection.
-        self.assertIn("blocked", ready[0]["message"])
+        # Refused on this machine: podman's registries configuration, dockerd's proxy.
+        self.assertIn(self.PULL_REFUSED, ready[0]["message"])
         events = [e["reason"] for e in doc["events"]]
         self.assertIn("Pulling", events)
         self.assertIn("BackOff", events)
@@ -244,10 +240,11 @@ class ContainerRuntimeTest(TrainctlTestCase):
         path = self.job("dry", master="            args: [x]\n")
         proc = self.trainctl("run", path, "--dry-run")
         self.assertEqual(proc.returncode, 0, self.explain(proc))
-        self.assertIn("Runtime: podman", proc.stdout)
+        self.assertIn(f"Runtime: {self.RUNTIME}", proc.stdout)
         self.assertIn(f"image:    {IMAGE} (present, not pulled)", proc.stdout)
         line = [l for l in proc.stdout.splitlines() if "command:" in l][0]
-        self.assertIn(f"{PODMAN} run --rm --name trainctl-default-pytorchjob-dry-master-0-1", line)
+        self.assertIn(f"{self.CLI} run --rm --name trainctl-default-pytorchjob-dry-master-0-1",
+                      line)
         self.assertIn("--network host", line)
         self.assertIn("--env RANK ", line)
         self.assertTrue(line.endswith(f" {IMAGE} x"), line)
@@ -257,6 +254,29 @@ class ContainerRuntimeTest(TrainctlTestCase):
         self.assertEqual(proc.returncode, 2, self.explain(proc))
         self.assertIn("--runtime podman|docker", proc.stderr)
 
+
+
+@unittest.skipUnless(PODMAN, "podman is not installed (make test installs it)")
+class PodmanTest(RuntimeCases, TrainctlTestCase):
+    RUNTIME = "podman"
+    PULL_REFUSED = "blocked"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.CLI = PODMAN
+        cls.root = tempfile.mkdtemp(prefix="trainctl-podman-")
+        cls.ENV = podman_env(cls.root)
+        cls.client_env = dict(os.environ, **cls.ENV)
+        cls.import_image()
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run([PODMAN, "rm", "--all", "--force"], env=cls.client_env,
+                       capture_output=True, timeout=120)
+        subprocess.run([PODMAN, "system", "reset", "--force"], env=cls.client_env,
+                       capture_output=True, timeout=120)
+        shutil.rmtree(cls.root, ignore_errors=True)
+
     def test_a_missing_runtime_is_refused_with_what_to_install(self):
         self.env["PATH"] = "/nonexistent"
         path = self.job("none", master="")
@@ -265,6 +285,62 @@ class ContainerRuntimeTest(TrainctlTestCase):
                               timeout=60, cwd=self.work)
         self.assertEqual(proc.returncode, 2, self.explain(proc))
         self.assertIn("no `docker` on PATH", proc.stderr)
+
+
+@unittest.skipUnless(DOCKERD and DOCKER, "Debian's docker.io is not installed (make test installs it)")
+class DockerTest(RuntimeCases, TrainctlTestCase):
+    RUNTIME = "docker"
+    PULL_REFUSED = "127.0.0.1:9"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.CLI = DOCKER
+        cls.root = tempfile.mkdtemp(prefix="trainctl-docker-")
+        sock = os.path.join(cls.root, "docker.sock")
+        cls.ENV = {"DOCKER_HOST": f"unix://{sock}"}
+        cls.client_env = dict(os.environ, **cls.ENV)
+        cls.daemon_log = open(os.path.join(cls.root, "dockerd.log"), "w")
+        # Its own daemon: no bridge, no iptables rules, pulls through a closed loopback port.
+        cls.dockerd = subprocess.Popen(
+            [DOCKERD, "--data-root", os.path.join(cls.root, "data"), "--exec-root",
+             os.path.join(cls.root, "exec"), "--pidfile", os.path.join(cls.root, "docker.pid"),
+             "--host", f"unix://{sock}", "--bridge", "none", "--iptables=false",
+             "--ip6tables=false", "--ip-masq=false"],
+            env=dict(os.environ, HTTP_PROXY="http://127.0.0.1:9",
+                     HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY=""),
+            stdout=cls.daemon_log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while subprocess.run([DOCKER, "version"], env=cls.client_env,
+                             capture_output=True).returncode != 0:
+            if cls.dockerd.poll() is not None or time.monotonic() > deadline:
+                cls.stop_daemon()
+                raise RuntimeError("dockerd did not start; see its log in " + cls.root)
+            time.sleep(0.2)
+        cls.import_image()
+
+    @classmethod
+    def stop_daemon(cls):
+        if cls.dockerd.poll() is None:
+            cls.dockerd.terminate()
+            try:
+                cls.dockerd.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(cls.dockerd.pid, signal.SIGKILL)
+                cls.dockerd.wait()
+        cls.daemon_log.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run([DOCKER, "rm", "--force"] + subprocess.run(
+            [DOCKER, "ps", "--all", "--quiet"], env=cls.client_env, capture_output=True,
+            text=True).stdout.split(), env=cls.client_env, capture_output=True, timeout=120)
+        cls.stop_daemon()
+        # dockerd leaves its default network namespace mounted under its exec root.
+        with open("/proc/mounts") as f:
+            mounts = [line.split()[1] for line in f if cls.root in line.split()[1]]
+        for mount in sorted(mounts, reverse=True):
+            subprocess.run(["umount", "--lazy", mount], capture_output=True)
+        shutil.rmtree(cls.root, ignore_errors=True)
 
 
 if __name__ == "__main__":
