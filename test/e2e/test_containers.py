@@ -118,6 +118,23 @@ class RuntimeCases:
         self.assertIn("args custom-arg", worker)  # args replace the CMD, keep the ENTRYPOINT
         self.assertEqual(self.containers(), [])
 
+    def test_a_failed_container_restarts_in_place_under_on_failure(self):
+        host = os.path.join(self.tmp, "marks")
+        os.makedirs(host)
+        pod = f"          volumes: [{{name: m, hostPath: {{path: {host}}}}}]\n"
+        path = self.job("again", restart="OnFailure", pod=pod, master=(
+            "            command: [sh, -c, 'if test -e /m/once; then echo second; else "
+            "touch /m/once; echo first; exit 3; fi']\n"
+            "            volumeMounts: [{name: m, mountPath: /m}]\n"))
+        job, proc = self.run_json(path, expect_code=0, timeout=120)
+        self.assertEqual(job["status"]["replicaStatuses"]["Master"].get("restarts"), 1,
+                         json.dumps(job["status"]))
+        out = self.log("again", "master-0")
+        self.assertLess(out.index("first"), out.index("second"))
+        events = [e["reason"] for e in self.describe("again")["events"]]
+        self.assertIn("BackOff", events)
+        self.assertEqual(self.containers(), [])
+
     def test_a_replica_over_its_memory_limit_is_oomkilled(self):
         path = self.job("oom", master=(
             "            command: [dd, if=/dev/zero, of=/dev/null, bs=64M, count=1]\n"
