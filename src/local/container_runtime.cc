@@ -1,6 +1,7 @@
 #include "local/container_runtime.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -108,6 +109,16 @@ StatusOr<RuntimeHost> DecideRuntimeHost(const RuntimeFacts& facts) {
   host.binary = facts.binary;
   host.version = facts.version;
   std::string name = RuntimeName(facts.kind);
+  // `run --pull never` and labels on `ps --format json`: podman 3, docker 20.10.
+  int major = 0, minor = 0;
+  std::sscanf(facts.version.c_str(), "%d.%d", &major, &minor);
+  bool old =
+      facts.kind == RuntimeKind::kDocker ? (major < 20 || (major == 20 && minor < 10)) : major < 3;
+  if (old)
+    return FailedPreconditionError(
+        name + " " + (facts.version.empty() ? "(version unknown)" : facts.version) +
+        " is too old: trainctl needs " +
+        (facts.kind == RuntimeKind::kDocker ? "Docker 20.10" : "podman 3.0") + " or newer");
   if (facts.kind == RuntimeKind::kPodman && facts.cgroup_hybrid && facts.oci_runtime == "crun") {
     if (facts.runc_path.empty())
       return FailedPreconditionError(

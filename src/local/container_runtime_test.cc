@@ -95,6 +95,7 @@ TEST(RuntimeInfo, ReadsPodmanAndDockerInfo) {
 
 RuntimeFacts HybridPodman() {
   RuntimeFacts f;
+  f.version = "4.3.1";
   f.binary = "/usr/bin/podman";
   f.oci_runtime = "crun";
   f.cgroup_manager = "cgroupfs";
@@ -133,6 +134,22 @@ TEST(RuntimeHost, HybridHostGetsRuncAndTheProcessLimits) {
   EXPECT_FALSE(Has(host->run_flags, {"--runtime"}));
   ASSERT_EQ(host->notes.size(), 1u);
   EXPECT_NE(host->notes[0].find("OOMKilled"), std::string::npos);
+}
+
+TEST(RuntimeHost, TooOldRuntimesAreRefusedWithTheVersionNeeded) {
+  RuntimeFacts f = HybridPodman();
+  f.runc_path = "/usr/sbin/runc";
+  f.version = "2.2.1";
+  StatusOr<RuntimeHost> old = DecideRuntimeHost(f);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().message(), "podman 2.2.1 is too old: trainctl needs podman 3.0 or newer");
+  f.kind = RuntimeKind::kDocker;
+  f.version = "20.10.24+dfsg1";
+  EXPECT_TRUE(DecideRuntimeHost(f).ok());
+  f.version = "19.03.15";
+  EXPECT_FALSE(DecideRuntimeHost(f).ok());
+  f.version = "";
+  EXPECT_NE(DecideRuntimeHost(f).status().message().find("version unknown"), std::string::npos);
 }
 
 TEST(RunArgv, CommandReplacesTheEntrypointArgsTheCmd) {
