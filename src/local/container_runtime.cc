@@ -148,10 +148,16 @@ StatusOr<RuntimeHost> DecideRuntimeHost(const RuntimeFacts& facts) {
   }
   host.cgroup_parent =
       !facts.rootless && facts.cgroup_version == 1 && facts.cgroup_manager == "cgroupfs";
-  if (!host.cgroup_parent)
-    host.notes.push_back(name + " (" + (facts.rootless ? "rootless, " : "") + "cgroup v" +
-                         std::to_string(facts.cgroup_version) + ", " + facts.cgroup_manager +
-                         "): memory and CPU limits are the runtime's own; an OOM kill shows as "
+  host.own_limits = !(facts.rootless && facts.cgroup_version == 1);
+  std::string what = name + " (" + (facts.rootless ? "rootless, " : "") + "cgroup v" +
+                     std::to_string(facts.cgroup_version) + ", " + facts.cgroup_manager + ")";
+  if (!host.own_limits)
+    host.notes.push_back(what +
+                         ": containers get no memory or CPU limits (a rootless runtime cannot "
+                         "set them on cgroup v1); a CPU limit still sets the thread env");
+  else if (!host.cgroup_parent)
+    host.notes.push_back(what +
+                         ": memory and CPU limits are the runtime's own; an OOM kill shows as "
                          "exit 137 without the OOMKilled reason");
   return host;
 }

@@ -71,6 +71,8 @@ struct RuntimeHost {
   // container's parent: rootful, cgroup v1, cgroupfs manager. Otherwise limits go to the
   // runtime's own --memory / --cpus and an OOM kill is not seen.
   bool cgroup_parent = false;
+  // Whether the runtime can enforce --memory / --cpus itself (not rootless on cgroup v1).
+  bool own_limits = true;
   std::vector<std::string> notes;  // what was chosen and why, said once
 };
 

@@ -132,6 +132,15 @@ TEST(RuntimeHost, HybridHostGetsRuncAndTheProcessLimits) {
   ASSERT_TRUE(host.ok());
   EXPECT_FALSE(host->cgroup_parent);
   EXPECT_FALSE(Has(host->run_flags, {"--runtime"}));
+  EXPECT_FALSE(host->own_limits);  // rootless on cgroup v1: the runtime cannot set them
+  ASSERT_EQ(host->notes.size(), 1u);
+  EXPECT_NE(host->notes[0].find("no memory or CPU limits"), std::string::npos);
+  f.cgroup_version = 2;
+  f.cgroup_manager = "systemd";
+  host = DecideRuntimeHost(f);
+  ASSERT_TRUE(host.ok());
+  EXPECT_TRUE(host->own_limits);
+  EXPECT_FALSE(host->cgroup_parent);
   ASSERT_EQ(host->notes.size(), 1u);
   EXPECT_NE(host->notes[0].find("OOMKilled"), std::string::npos);
 }

@@ -24,7 +24,7 @@ void FinishContainer(const api::Job& job, const std::string& type, int index,
   run.labels = {{kLabelRunnerPid, std::to_string(getpid())},
                 {kLabelJob, api::ToLower(job.info().name) + "/" + job.namespace_ + "/" + job.name}};
   run.env = launch.spec.env;
-  if (limits) {
+  if (limits && inputs.runtime->own_limits) {
     // The runner puts the container under the replica's cgroup where it can (the limits are
     // set there); these stand in until then, and for --dry-run.
     if (limits->memory_is_limit) run.memory_bytes = limits->memory_bytes;
