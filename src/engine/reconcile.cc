@@ -115,11 +115,17 @@ std::string BackoffMessage(const Job& job) {
   return "Job " + job.name + " has failed because it has reached the specified backoff limit";
 }
 
-// Creates missing replicas, scales down, restarts failed ones, counts replica statuses (§4.4).
-void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
-                       int* retries, Plan* plan) {
-  const std::optional<int32_t>& limit = job.run_policy.backoff_limit;
-  std::map<std::string, int> live = LiveRestarts(job, observed);
+// A failed replica as counted, with what applying its verdict needs.
+struct FailedSlot {
+  const ReplicaObservation* pod = nullptr;
+  int in_place = 0;  // its in-place restarts, when its policy retries failures
+};
+
+// Counts the replica slots: creates missing replicas, scales down, counts replica statuses
+// (§4.4), and collects the failed replicas in order (type, then index) for the failure policy.
+void CountSlots(const Job& job, const std::vector<ReplicaObservation>& observed, Plan* plan,
+                std::map<std::string, api::ReplicaStatus>* statuses,
+                std::vector<FailedReplica>* failed, std::vector<FailedSlot>* slots_failed) {
   for (const auto& [type, spec] : job.replica_specs) {
     int replicas = spec.replicas.value_or(1);
     api::ReplicaStatus rs;
@@ -152,39 +158,6 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
         continue;
       }
       if (index >= replicas) plan->remove.push_back({type, index, pod->name});
-      if (pod->phase == Phase::kFailed) {
-        const std::string& policy = spec.restart_policy;
-        const api::RestartPolicy parsed = api::ParseRestartPolicy(policy);
-        bool retry = parsed == api::RestartPolicy::kExitCode ? IsRetryableExitCode(pod->exit_code)
-                                                             : api::RetriesFailures(parsed);
-        if (pod->exit_code) {
-          plan->events.push_back({"Normal", "ExitedWithCode",
-                                  "Pod: " + job.namespace_ + "." + pod->name +
-                                      " exited with code " + std::to_string(*pod->exit_code)});
-        }
-        if (retry && index < replicas) {
-          if (limit && *retries + 1 > *limit) {
-            MarkFailed(job, BackoffMessage(job), now, plan);
-          } else {
-            *retries += 1;
-            const int in_place = RetriesFailures(policy) ? pod->restarts : 0;
-            rs.past_restarts += 1 + in_place;
-            live[type] -= in_place;  // now part of past_restarts: counted once
-            plan->remove.push_back({type, index, pod->name});
-            std::string message =
-                "job " + job.name + " is restarting because " + type + " replica(s) failed.";
-            SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message,
-                         now);
-            plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
-            plan->metrics.push_back(Metric::kJobRestarted);
-          }
-        } else if (parsed == api::RestartPolicy::kExitCode) {
-          std::string message =
-              "job \"" + job.name + "\" is failing because \"" + type + "\" replica(s) failed.";
-          plan->events.push_back({"Warning", Reason(job, "Failed"), message});
-          MarkFailed(job, message, now, plan, /*emit_event=*/false);
-        }
-      }
       switch (pod->phase) {
         case Phase::kRunning:
           rs.active++;
@@ -194,11 +167,64 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
           break;
         case Phase::kFailed:
           rs.failed++;
+          failed->push_back({type, index, pod->exit_code, index < replicas});
+          slots_failed->push_back({pod, RetriesFailures(spec.restart_policy) ? pod->restarts : 0});
           break;
         case Phase::kPending:
           break;
       }
     }
+    (*statuses)[type] = rs;
+  }
+}
+
+// Counts the slots, asks the failure policy about the failed replicas and carries out its
+// verdicts: restarts (counted against backoffLimit, each in-place restart folded into
+// past_restarts once) or the job's failure.
+void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
+                       int* retries, Plan* plan) {
+  std::map<std::string, int> live = LiveRestarts(job, observed);
+  std::map<std::string, api::ReplicaStatus> statuses;
+  std::vector<FailedReplica> failed;
+  std::vector<FailedSlot> slots;
+  CountSlots(job, observed, plan, &statuses, &failed, &slots);
+  FailureDecision decision = DecideFailures(job, failed, *retries);
+  *retries = decision.retries;
+  for (size_t i = 0; i < failed.size(); ++i) {
+    const FailedReplica& f = failed[i];
+    const ReplicaObservation& pod = *slots[i].pod;
+    if (f.exit_code) {
+      plan->events.push_back({"Normal", "ExitedWithCode",
+                              "Pod: " + job.namespace_ + "." + pod.name + " exited with code " +
+                                  std::to_string(*f.exit_code)});
+    }
+    switch (decision.verdicts[i]) {
+      case FailureVerdict::kRestart: {
+        statuses[f.type].past_restarts += 1 + slots[i].in_place;
+        live[f.type] -= slots[i].in_place;  // now part of past_restarts: counted once
+        plan->remove.push_back({f.type, f.index, pod.name});
+        std::string message =
+            "job " + job.name + " is restarting because " + f.type + " replica(s) failed.";
+        SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message, now);
+        plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
+        plan->metrics.push_back(Metric::kJobRestarted);
+        break;
+      }
+      case FailureVerdict::kBackoffExceeded:
+        MarkFailed(job, BackoffMessage(job), now, plan);
+        break;
+      case FailureVerdict::kPermanent: {
+        std::string message =
+            "job \"" + job.name + "\" is failing because \"" + f.type + "\" replica(s) failed.";
+        plan->events.push_back({"Warning", Reason(job, "Failed"), message});
+        MarkFailed(job, message, now, plan, /*emit_event=*/false);
+        break;
+      }
+      case FailureVerdict::kNone:
+        break;
+    }
+  }
+  for (auto& [type, rs] : statuses) {
     rs.restarts = rs.past_restarts + live[type];
     plan->status.replica_statuses[type] = rs;
   }
@@ -223,10 +249,12 @@ void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& obs
   }
 }
 
-// Restarts every replica of a hung job (progress timeout, policy Restart) through the restart
-// rules: one retry, counted against backoffLimit.
-void RestartHung(const Job& job, const std::vector<ReplicaObservation>& observed,
-                 const std::string& why, Time now, int retries, Plan* plan) {
+// "Restart all": every replica stops and the job starts again, one retry counted against
+// backoffLimit (on the first replica type's restarts); past the limit the job fails with `why`.
+// The progress timeout's Restart policy is its caller.
+void RestartAll(const Job& job, const std::vector<ReplicaObservation>& observed,
+                const std::string& because, const std::string& why, Time now, int retries,
+                Plan* plan) {
   if (job.run_policy.backoff_limit && retries + 1 > *job.run_policy.backoff_limit) {
     MarkFailed(job, BackoffMessage(job) + ". " + why, now, plan);
     return;
@@ -238,7 +266,7 @@ void RestartHung(const Job& job, const std::vector<ReplicaObservation>& observed
     first->second.past_restarts += 1;
     first->second.restarts += 1;
   }
-  std::string message = "job " + job.name + " is restarting because it made no progress. " + why;
+  std::string message = "job " + job.name + " is restarting because " + because + ". " + why;
   SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message, now);
   plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
   plan->metrics.push_back(Metric::kJobRestarted);
@@ -268,7 +296,7 @@ void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& obse
         return;
       }
       if (policy->action == api::ProgressAction::kRestart && first_time) {
-        RestartHung(job, observed, verdict.message, now, retries, plan);
+        RestartAll(job, observed, "it made no progress", verdict.message, now, retries, plan);
         if (IsFinished(plan->status)) return;
       }
     }
@@ -297,8 +325,6 @@ const char* PhaseName(Phase phase) {
   }
   return "Unknown";
 }
-
-bool IsRetryableExitCode(std::optional<int> exit_code) { return !exit_code || *exit_code >= 128; }
 
 Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, Time now) {
   Plan plan;

@@ -9,14 +9,12 @@
 #include <vector>
 
 #include "api/job.h"
+#include "engine/failure_policy.h"  // IsRetryableExitCode
 #include "engine/plan.h"
 
 namespace trainctl::engine {
 
 Plan Reconcile(const api::Job& job, const std::vector<ReplicaObservation>& observed, Time now);
-
-// The exit-code rule of restartPolicy ExitCode: 1–127 permanent, ≥128 (or unknown) retryable.
-bool IsRetryableExitCode(std::optional<int> exit_code);
 
 }  // namespace trainctl::engine
 
