@@ -242,7 +242,10 @@ TEST_F(StoreTest, SeveralOpenANewFileAtOnce) {
     openers.emplace_back([&, i] {
       StatusOr<std::unique_ptr<HistoryStore>> store =
           HistoryStore::Open((dir_ / "shared.db").string());
-      if (!store.ok()) return;
+      if (!store.ok()) {
+        ADD_FAILURE() << store.status().message();
+        return;
+      }
       json r = Record("s" + std::to_string(i), "job", "Succeeded", "2026-11-25T10:00:00Z", "x\n");
       if ((*store)->Put(r, RowOf(r, ""), {}, At("2026-11-26T00:00:00Z")).ok()) ++ok;
     });

@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 namespace trainctl::history {
 namespace {
 
@@ -103,13 +106,28 @@ StatusOr<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& pa
   }
   std::unique_ptr<HistoryStore> store(new HistoryStore(db, path));
   sqlite3_busy_timeout(db, 5000);
-  TRAINCTL_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode = WAL"));
-  // With WAL, a commit survives the process dying; a power cut may lose the last few. The
-  // history can afford that, and every write is then one fsync fewer.
-  TRAINCTL_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous = NORMAL"));
-  TRAINCTL_RETURN_IF_ERROR(store->Exec(kSchema));
-  TRAINCTL_RETURN_IF_ERROR(store->Migrate());
-  return store;
+  // Several processes may open a new file at once (runners, the CLI). Switching it to WAL takes
+  // a lock that SQLite does not wait for (its busy handler is not called there), so a set-up
+  // step that finds the file locked is tried again, for up to the busy timeout.
+  auto set_up = [&store]() -> Status {
+    TRAINCTL_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode = WAL"));
+    // With WAL, a commit survives the process dying; a power cut may lose the last few. The
+    // history can afford that, and every write is then one fsync fewer.
+    TRAINCTL_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous = NORMAL"));
+    TRAINCTL_RETURN_IF_ERROR(store->Exec(kSchema));
+    return store->Migrate();
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    Status st = set_up();
+    int code = sqlite3_errcode(db) & 0xff;
+    bool locked = !st.ok() && (code == SQLITE_BUSY || code == SQLITE_LOCKED);
+    if (!locked || std::chrono::steady_clock::now() >= give_up) {
+      if (!st.ok()) return st;
+      return store;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 // Version 2: each search row has its record's rowid, so that replacing or evicting a record
