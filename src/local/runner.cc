@@ -24,6 +24,7 @@
 #include "local/kubelet.h"
 #include "local/launch.h"
 #include "local/launcher.h"
+#include "local/local_pod.h"
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
 #include "local/replica_launch.h"
@@ -37,12 +38,6 @@ namespace {
 
 using engine::Phase;
 
-// How much of a replica's log end is kept as its last output (the engine bounds what reaches
-// the status again).
-constexpr size_t kLastLinesBytes = 2048;
-// A Started event shows this much of the command (describe's replica table and -o json, the
-// whole): train()'s JSON arguments run to kilobytes.
-constexpr size_t kEventCommandBytes = 240;
 using nlohmann::json;
 
 std::atomic<int> g_signal_count{0};
@@ -82,79 +77,6 @@ class SignalScope {
   struct sigaction old_term_ {};
 };
 
-struct Replica {
-  std::string name, type;
-  int index = 0;
-  Phase phase = Phase::kPending;
-  std::optional<int> exit_code;
-  int restarts = 0;
-  int attempt = 0;
-  bool terminating = false;
-  bool deleted = false;
-  std::unique_ptr<ReplicaProcess> process;
-  std::optional<Time> started, finished;
-  std::optional<MonoTime> restart_at, kill_at;  // deadlines: monotonic
-  api::RestartPolicy pod_policy = api::RestartPolicy::kNever;
-  std::string command;
-  std::string message;
-  std::string last_lines;           // the end of its log (or its root cause) when it last exited
-  long long log_start = 0;          // its log's size when its main container last started
-  std::string error_file;           // TORCHELASTIC_ERROR_FILE given to it; "" when the user's
-  std::optional<Time> last_output;  // when its log last grew
-  int port = 0;
-  long long exit_seq = 0;  // order of this replica's last exit within the run
-  CgroupPlan cgroup;       // its cgroups while it runs (none without enforced limits)
-  // Its init containers still to run (local/containers.h), then its main container: `step`
-  // indexes `inits`, and equals inits.size() once the main container runs.
-  std::vector<InitLaunch> inits;
-  size_t step = 0;
-  size_t step_base = 0;   // the index of inits[0] among all its init containers
-  size_t init_total = 0;  // all its init containers
-  PreparedLaunch main;
-  bool init_failed = false;  // its last exit was an init container's
-  std::optional<int64_t> memory_limit;
-  bool oom_killed = false;  // its last exit came with an OOM kill in its cgroup
-  Duration backoff{0};      // the back-off it waits for, while restart_at is set
-  // How its run before the last in-place restart ended (the kubelet's lastState), kept while
-  // it runs again.
-  struct LastEnd {
-    int exit_code = 0;
-    std::optional<Time> finished;
-    std::string reason;
-    std::string output;
-  };
-  std::optional<LastEnd> last_end;
-  int oom_watch = -1;  // WatchOomEvents on its cgroup while its container runs (v1)
-  // Container runtime only: images still to pull before its steps start (the runtime's pull
-  // runs as the replica's process meanwhile), failed pulls in a row, the retry's deadline and
-  // the last pull's output; an image that is missing under imagePullPolicy Never.
-  std::vector<std::string> pulls;
-  bool pulling = false;
-  int pull_failures = 0;
-  std::optional<MonoTime> pull_at;
-  std::string pull_message;
-  std::string never_pull;  // the message, when set
-};
-
-// The last line of `text` that is not blank (a runtime's pull prints its error last).
-std::string LastLine(const std::string& text) {
-  size_t end = text.find_last_not_of(" \n\r\t");
-  if (end == std::string::npos) return "";
-  size_t start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1,
-                     end + 1 - (start == std::string::npos ? 0 : start + 1));
-}
-
-// How a replica's last run ended, as a container's terminated reason.
-std::string EndReason(const Replica& r) {
-  if (!r.exit_code) return "";
-  return !r.message.empty()  ? "StartError"
-         : r.init_failed     ? "Init:Error"
-         : r.oom_killed      ? "OOMKilled"
-         : *r.exit_code == 0 ? "Completed"
-                             : "Error";
-}
-
 class Run {
  public:
   Run(api::Job job, const RunOptions& options, const Clock& clock, RunObserver* observer)
@@ -167,17 +89,25 @@ class Run {
         dir_(options.state_root, {job_.kind, job_.namespace_, job_.name}) {
     if (std::optional<api::MetricsPolicy> m = api::MetricsPolicyOf(job_))
       metrics_replica_ = api::ReplicaName(job_, m->type, m->index);
+    ctx_.job = &job_;
+    ctx_.options = &options_;
+    ctx_.launcher = launcher_;
+    ctx_.dir = &dir_;
+    ctx_.gpus = &gpus_;
+    ctx_.now = &now_;
+    ctx_.mono = &mono_;
+    ctx_.interrupted_by = &interrupted_by_;
+    ctx_.emit = [this](const engine::Event& e, Time t, const std::string& object) {
+      Emit(e, t, object);
+    };
+    ctx_.report = [this](const Status& written, const char* what) { Report(written, what); };
+    ctx_.tail_log = [this](const std::string& replica, bool flush) { TailLog(replica, flush); };
   }
 
   ~Run();
   StatusOr<RunResult> Execute();
 
  private:
-  // Makes replica `r`'s cgroups for its limits and names them in `spec` (no limit, or none
-  // enforceable here: nothing).
-  Status JoinCgroup(Replica& r, LaunchSpec& spec);
-  // Reads whether `r` was OOM-killed and removes its cgroups, once its processes are gone.
-  void ReleaseCgroup(Replica& r);
   Status Setup();
   // The job's GPUs among those no other running job holds (none asked: empty).
   StatusOr<GpuAssignment> ChooseGpus() const;
@@ -186,11 +116,6 @@ class Run {
   void Reap(Time now);
   void StartDueRestarts(Time now);
   void StartDuePulls(Time now);
-  // The images `r` must pull before its steps (container runtime only), by imagePullPolicy.
-  void PlanPulls(Replica& r);
-  // Names the container of `launch` for `r`'s current attempt and step, puts it under `r`'s
-  // cgroup where the runtime can take it, and sets its command line.
-  void PrepareContainer(Replica& r, PreparedLaunch& launch, bool init);
   void KillOverdue(Time now);
   void ApplyPlan(const engine::Plan& plan, Time now);
   // Starts replica (type, index): its init containers from `resume_step` on (the one that
@@ -198,9 +123,6 @@ class Run {
   // replica is a pod creation; `in_place` (a restart after a back-off) is not.
   void Start(const std::string& type, int index, Time now, size_t resume_step = 0,
              bool in_place = false);
-  // Spawns `r`'s current step (an init container or the main one).
-  void SpawnStep(Replica& r, Time now);
-  void Terminate(Replica& r, Time now);
   void TerminateAll(Time now);
   bool AnyAlive() const;
   std::vector<engine::ReplicaObservation> Observe() const;
@@ -223,7 +145,8 @@ class Run {
   ProcessLauncher* launcher_;
   JobDir dir_;
   std::optional<LocalEndpoints> endpoints_;
-  std::map<std::string, Replica> replicas_;
+  std::map<std::string, LocalPod> replicas_;
+  PodContext ctx_;  // what the pods share: the run's state, its events and its log tailing
   LogTailer tailer_;
   json last_replicas_json_;
   int interrupted_by_ = 0;
@@ -232,15 +155,12 @@ class Run {
   MonoTime mono_{};  // the monotonic time of this pass, read with `now`
   Time now_{};       // the wall time of this pass
   bool delete_job_ = false;
-  long long exits_ = 0;
   std::string last_write_error_;
-  GpuAssignment gpus_;      // replica name → its devices
-  std::string cgroup_job_;  // the job cgroup's name; "" when limits are not enforced
+  GpuAssignment gpus_;  // replica name → its devices
   // The replica whose output becomes metric series ("" when metrics are off), and how many
   // records were written (recording stops at metrics::kMaxRecordsPerJob).
   std::string metrics_replica_;
   size_t metric_records_ = 0;
-  std::map<std::string, bool> image_present_;  // container runtime: images known present
 };
 
 void Run::Report(const Status& written, const char* what) {
@@ -252,43 +172,15 @@ void Run::Report(const Status& written, const char* what) {
 }
 
 Run::~Run() {
-  if (cgroup_job_.empty()) return;
+  if (ctx_.cgroup_job.empty()) return;
   std::vector<std::string> dirs;
   for (const auto& [name, r] : replicas_)
     dirs.insert(dirs.end(), r.cgroup.remove_dirs.begin(), r.cgroup.remove_dirs.end());
   replicas_.clear();  // kills and reaps whatever is left, so the cgroups can go
-  for (const std::string& dir : JobCgroupDirs(options_.cgroups, cgroup_job_)) dirs.push_back(dir);
+  for (const std::string& dir : JobCgroupDirs(options_.cgroups, ctx_.cgroup_job))
+    dirs.push_back(dir);
   RemoveCgroupDirs(dirs).IgnoreError();
-  RemoveOtherJobCgroups(options_.cgroups, cgroup_job_);
-}
-
-Status Run::JoinCgroup(Replica& r, LaunchSpec& spec) {
-  if (cgroup_job_.empty() || job_.info().has_launcher()) return Status::Ok();
-  // A runtime that cannot take the replica's cgroup as the container's parent enforces the
-  // limits itself (--memory, --cpus).
-  if (r.main.container && !options_.runtime->cgroup_parent) return Status::Ok();
-  StatusOr<ReplicaLimits> limits = LimitsOf(job_, r.type);
-  if (!limits.ok()) return limits.status();
-  if (limits->memory_is_limit) r.memory_limit = limits->memory_bytes;
-  r.cgroup = PlanReplicaCgroup(options_.cgroups, cgroup_job_,
-                               r.name + "." + std::to_string(r.attempt), *limits);
-  if (r.cgroup.dirs.empty()) return Status::Ok();
-  std::vector<std::string> skipped;
-  TRAINCTL_RETURN_IF_ERROR(MakeReplicaCgroup(r.cgroup, &skipped));
-  for (const std::string& why : skipped)
-    Emit({"Warning", "LimitNotEnforced", r.name + ": " + why}, now_, "Pod/" + r.name);
-  spec.cgroup_procs = r.cgroup.procs;
-  return Status::Ok();
-}
-
-void Run::ReleaseCgroup(Replica& r) {
-  int64_t below = TakeOomEvents(r.oom_watch);  // a container's kills happen in its own cgroup
-  r.oom_watch = -1;
-  if (r.cgroup.dirs.empty()) return;
-  // A kill in the cgroup while the replica still exited 0 was a helper's, not the replica's end.
-  r.oom_killed = (ReadOomKills(r.cgroup) > 0 || below > 0) && r.exit_code && *r.exit_code != 0;
-  Report(RemoveCgroupDirs(r.cgroup.remove_dirs), "(removing) a replica's cgroup");
-  r.cgroup = CgroupPlan();
+  RemoveOtherJobCgroups(options_.cgroups, ctx_.cgroup_job);
 }
 
 Status Run::Setup() {
@@ -318,7 +210,7 @@ Status Run::Setup() {
   }
   if (options_.cgroups.version != 0) {
     RemoveStaleJobCgroups(options_.cgroups);
-    cgroup_job_ = JobCgroupName();
+    ctx_.cgroup_job = JobCgroupName();
   }
   if (options_.runtime) {
     std::vector<std::string> removed =
@@ -382,7 +274,7 @@ void Run::Emit(const engine::Event& event, Time now, const std::string& object) 
 
 void Run::Start(const std::string& type, int index, Time now, size_t resume_step, bool in_place) {
   std::string name = api::ReplicaName(job_, type, index);
-  Replica r;
+  LocalPod r;
   if (auto it = replicas_.find(name); it != replicas_.end() && !it->second.deleted) return;
   if (auto it = replicas_.find(name); it != replicas_.end()) r.attempt = it->second.attempt;
   r.name = name;
@@ -408,7 +300,7 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
     r.step_base = std::min(resume_step, inits->total);
   }
   replicas_[name] = std::move(r);
-  Replica& rep = replicas_[name];
+  LocalPod& rep = replicas_[name];
   if (!launch.ok()) {
     rep.phase = Phase::kFailed;
     rep.exit_code = 127;
@@ -421,270 +313,30 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
   rep.command =
       rep.main.container ? ContainerSummary(*rep.main.container) : rep.main.display_command;
   rep.attempt++;
-  PlanPulls(rep);
+  rep.PlanPulls(ctx_);
   // The kubelet restarts a container in place: no pod is created (its Started event follows).
   if (!in_place) Emit({"Normal", "SuccessfulCreatePod", "Created pod: " + name}, now);
-  SpawnStep(rep, now);
-}
-
-void Run::SpawnStep(Replica& rep, Time now) {
-  if (!rep.never_pull.empty()) return;  // waits, as a kubelet's pod does (ErrImageNeverPull)
-  if (!rep.pulls.empty()) {
-    LaunchSpec pull;
-    pull.argv = PullArgv(*options_.runtime, rep.pulls.front());
-    pull.env = options_.base_env;
-    pull.cwd = options_.manifest_dir.empty() ? "/" : options_.manifest_dir;
-    pull.log_path = dir_.LogPath(rep.name);
-    std::error_code size_error;
-    auto size = std::filesystem::file_size(pull.log_path, size_error);
-    rep.log_start = size_error ? 0 : static_cast<long long>(size);
-    StatusOr<std::unique_ptr<ReplicaProcess>> process = launcher_->Spawn(pull);
-    if (!process.ok()) {
-      rep.pull_failures++;
-      rep.pull_message = process.status().message();
-      rep.pull_at = mono_ + RestartBackoff(rep.pull_failures);
-      return;
-    }
-    rep.process = std::move(process).value();
-    rep.pulling = true;
-    rep.phase = Phase::kPending;
-    Emit({"Normal", "Pulling", "Pulling image \"" + rep.pulls.front() + "\""}, now,
-         "Pod/" + rep.name);
-    return;
-  }
-  bool init = rep.step < rep.inits.size();
-  PreparedLaunch& launch = init ? rep.inits[rep.step].launch : rep.main;
-  launch.spec.log_path = dir_.LogPath(rep.name);
-  Status joined = Status::Ok();
-  if (!init) {
-    const std::string ours =
-        std::string(kTorchElasticErrorFileEnv) + "=" + dir_.LogPath(rep.name) + ".error.json";
-    if (std::find(launch.spec.env.begin(), launch.spec.env.end(), ours) != launch.spec.env.end()) {
-      rep.error_file = dir_.LogPath(rep.name) + ".error.json";
-      std::remove(rep.error_file.c_str());  // a file from an earlier attempt is not this one's
-    }
-    joined = JoinCgroup(rep, launch.spec);
-    // The log is shared by every run of the replica; its last lines are this run's.
-    std::error_code size_error;
-    auto size = std::filesystem::file_size(launch.spec.log_path, size_error);
-    rep.log_start = size_error ? 0 : static_cast<long long>(size);
-  }
-  if (launch.container && joined.ok()) PrepareContainer(rep, launch, init);
-  StatusOr<std::unique_ptr<ReplicaProcess>> process =
-      joined.ok() ? launcher_->Spawn(launch.spec) : joined;
-  if (!process.ok()) {
-    ReleaseCgroup(rep);
-    rep.phase = Phase::kFailed;
-    rep.exit_code = 127;
-    rep.finished = now;
-    rep.message = process.status().message();
-    Emit({"Warning", "Failed", rep.message}, now, "Pod/" + rep.name);
-    return;
-  }
-  rep.process = std::move(process).value();
-  std::string pid = " (pid " + std::to_string(rep.process->pid()) + ")";
-  if (init) {
-    rep.phase = Phase::kPending;
-    Emit({"Normal", "Started",
-          "Started init container " + rep.inits[rep.step].name + ": " +
-              Abbreviate(launch.display_command, kEventCommandBytes) + pid},
-         now, "Pod/" + rep.name);
-    return;
-  }
-  rep.phase = Phase::kRunning;
-  rep.started = now;
-  std::string devices;
-  for (const auto& [var, value] : GpuEnv(VisibleGpus(job_, gpus_, rep.type, rep.index)))
-    devices += (devices.empty() ? " with " : " ") + var + "=" + value;
-  Emit({"Normal", "Started",
-        "Started " + Abbreviate(rep.command, kEventCommandBytes) + pid + devices},
-       now, "Pod/" + rep.name);
-}
-
-void Run::PrepareContainer(Replica& r, PreparedLaunch& launch, bool init) {
-  const RuntimeHost& host = *options_.runtime;
-  ContainerRun& run = *launch.container;
-  run.name = ContainerName(job_.namespace_, job_.info().name, r.name, r.attempt,
-                           init ? r.inits[r.step].name : "");
-  if (!init && !r.cgroup.dirs.empty()) {
-    // The limits are on the replica's cgroup, as in process mode; the container goes below it
-    // and the runner hears its OOM kills there.
-    std::string parent = CgroupParentOf(options_.cgroups, r.cgroup);
-    if (!parent.empty()) {
-      run.cgroup_parent = parent;
-      run.memory_bytes.reset();
-      launch.spec.cgroup_procs.clear();
-      r.oom_watch = WatchOomEvents(r.cgroup);
-    }
-  }
-  // No container outlives its client: the supervisor removes it once the client has ended
-  // (also when the runner was killed), and leaves the runtime's monitor alone meanwhile.
-  launch.spec.after_argv = RemoveArgv(host, run.name);
-  launch.spec.reap_descendants = false;
-  ApplyContainerRun(launch, host, options_.base_env);
-}
-
-void Run::PlanPulls(Replica& r) {
-  if (!r.main.container) return;
-  std::vector<const PreparedLaunch*> launches;
-  for (const InitLaunch& init : r.inits) launches.push_back(&init.launch);
-  launches.push_back(&r.main);
-  for (const PreparedLaunch* launch : launches) {
-    const std::string& image = launch->container->image;
-    if (std::find(r.pulls.begin(), r.pulls.end(), image) != r.pulls.end()) continue;
-    auto known = image_present_.find(image);
-    bool present =
-        known != image_present_.end()
-            ? known->second
-            : (image_present_[image] = ImagePresent(*options_.runtime, options_.base_env, image));
-    switch (DecidePull(image, launch->pull_policy, present)) {
-      case PullAction::kPull:
-        r.pulls.push_back(image);
-        break;
-      case PullAction::kNeverPullMissing:
-        r.never_pull = "Container image \"" + image +
-                       "\" is not present with pull policy of Never (" +
-                       RuntimeName(options_.runtime->kind) + " has no such image)";
-        break;
-      case PullAction::kNone:
-        break;
-    }
-  }
+  rep.SpawnStep(ctx_);
 }
 
 void Run::StartDuePulls(Time now) {
-  for (auto& [name, r] : replicas_) {
-    if (!r.pull_at || *r.pull_at > mono_ || r.terminating) continue;
-    r.pull_at.reset();
-    SpawnStep(r, now);
-  }
-}
-
-void Run::Terminate(Replica& r, Time now) {
-  if (r.terminating || r.deleted) return;
-  r.terminating = true;
-  r.restart_at.reset();
-  r.pull_at.reset();
-  if (r.process && !r.process->Poll()) {
-    r.process->Signal(SIGTERM);
-    r.kill_at = mono_ + options_.grace;
-    Emit({"Normal", "Killing", "Stopping " + r.name}, now, "Pod/" + r.name);
-  } else {
-    if (r.process && r.process->GroupAlive()) r.process->Signal(SIGKILL);
-    r.deleted = true;
-  }
+  for (auto& [name, r] : replicas_) r.PullIfDue(ctx_);
 }
 
 void Run::TerminateAll(Time now) {
   for (auto& [name, r] : replicas_)
     if (!r.deleted && (r.process || r.restart_at || r.pull_at || !r.never_pull.empty()))
-      Terminate(r, now);
+      r.Terminate(ctx_);
 }
 
 bool Run::AnyAlive() const {
-  for (const auto& [name, r] : replicas_) {
-    if (r.deleted) continue;
-    if (r.restart_at || r.pull_at) return true;
-    if (r.process && r.process->GroupAlive()) return true;
-  }
+  for (const auto& [name, r] : replicas_)
+    if (r.Alive()) return true;
   return false;
 }
 
 void Run::Reap(Time now) {
-  for (auto& [name, r] : replicas_) {
-    if (!r.process) continue;
-    std::optional<int> code = r.process->Poll();
-    if (!code) continue;
-    // Like a container: when the main process ends, the rest of the group goes too.
-    if (r.process->GroupAlive()) r.process->Signal(SIGKILL);
-    if (r.terminating) {
-      if (r.process->GroupAlive()) continue;
-      r.exit_code = code;
-      r.finished = now;
-      r.process.reset();
-      ReleaseCgroup(r);
-      r.deleted = true;
-      continue;
-    }
-    if (r.pulling) {
-      r.pulling = false;
-      r.process.reset();
-      std::string image = r.pulls.front();
-      if (*code == 0) {
-        image_present_[image] = true;
-        r.pulls.erase(r.pulls.begin());
-        r.pull_failures = 0;
-        Emit({"Normal", "Pulled", "Successfully pulled image \"" + image + "\""}, now,
-             "Pod/" + name);
-        if (!engine::IsFinished(job_.status) && !interrupted_by_) SpawnStep(r, now);
-        continue;
-      }
-      r.pull_failures++;
-      TailLog(name, /*flush=*/false);
-      r.pull_message = LastLine(ReadLogTail(dir_.LogPath(name), kLastLinesBytes, r.log_start));
-      Duration backoff = RestartBackoff(r.pull_failures);
-      r.pull_at = mono_ + backoff;
-      Emit({"Warning", "Failed",
-            "Failed to pull image \"" + image + "\": " + r.pull_message + " (ErrImagePull)"},
-           now, "Pod/" + name);
-      Emit({"Normal", "BackOff", "Back-off pulling image \"" + image + "\""}, now, "Pod/" + name);
-      continue;
-    }
-    bool init = r.step < r.inits.size();
-    if (init && *code == 0 && (engine::IsFinished(job_.status) || interrupted_by_)) {
-      r.process.reset();  // the job ended meanwhile: the main container is not started
-      r.deleted = true;
-      continue;
-    }
-    if (init && *code == 0) {  // on to the next step, as the kubelet does
-      r.process.reset();
-      Emit({"Normal", "Completed",
-            "init container " + r.inits[r.step].name + " of " + r.name + " exited with code 0"},
-           now, "Pod/" + name);
-      r.step++;
-      SpawnStep(r, now);
-      continue;
-    }
-    r.init_failed = init;
-    r.exit_code = code;
-    r.finished = now;
-    r.exit_seq = ++exits_;
-    r.process.reset();
-    ReleaseCgroup(r);
-    TailLog(name, /*flush=*/false);  // its last lines before the news of its exit
-    r.last_lines = ReadLogTail(dir_.LogPath(name), kLastLinesBytes, init ? 0 : r.log_start);
-    if (*code != 0 && !init) {
-      // torchrun's report of a failed worker fills the last 2 KiB: look past it.
-      std::string end = ReadLogTail(dir_.LogPath(name), 8 * kLastLinesBytes, r.log_start);
-      if (std::optional<std::string> worker =
-              WorkerOutputBeforeTorchrunReport(end, kLastLinesBytes))
-        r.last_lines = *worker;
-    }
-    if (!r.error_file.empty() && *code != 0) {
-      std::string error = ReadLogTail(r.error_file, 64 * 1024);
-      if (std::optional<std::string> root = TorchElasticErrorText(error, kLastLinesBytes))
-        r.last_lines = *root;
-    }
-    std::string oom = r.oom_killed ? " (OOMKilled; its memory limit is " +
-                                         FormatMemory(r.memory_limit.value_or(0)) + ")"
-                                   : "";
-    std::string who = init ? "init container " + r.inits[r.step].name + " of " + r.name : r.name;
-    Emit({*code == 0 ? "Normal" : "Warning", "Exited",
-          who + " exited with code " + std::to_string(*code) + oom},
-         now, "Pod/" + name);
-    ExitDecision exit = DecideExit(r.pod_policy, *code, r.restarts, engine::IsFinished(job_.status),
-                                   interrupted_by_ != 0);
-    if (exit.restart) {
-      r.restarts++;
-      r.restart_at = mono_ + exit.backoff;
-      r.backoff = exit.backoff;
-      Emit({"Warning", "BackOff",
-            "Back-off " + std::to_string(exit.backoff.count() / 1000) + "s restarting " + r.name},
-           now, "Pod/" + name);
-    } else {
-      r.phase = exit.phase;
-    }
-  }
+  for (auto& [name, r] : replicas_) r.Reap(ctx_);
 }
 
 void Run::StartDueRestarts(Time now) {
@@ -696,10 +348,10 @@ void Run::StartDueRestarts(Time now) {
     int restarts = replicas_[name].restarts;
     // In place, as the kubelet restarts a container: from the init container that failed, or
     // only the main container once every init container has succeeded.
-    const Replica& old = replicas_[name];
+    const LocalPod& old = replicas_[name];
     size_t resume = old.init_failed ? old.step_base + old.step : std::numeric_limits<size_t>::max();
-    Replica::LastEnd last{old.exit_code.value_or(-1), old.finished, EndReason(old),
-                          !old.message.empty() ? old.message : old.last_lines};
+    LocalPod::LastEnd last{old.exit_code.value_or(-1), old.finished, old.EndReason(),
+                           !old.message.empty() ? old.message : old.last_lines};
     replicas_[name].deleted = true;
     Start(type, index, now, resume, /*in_place=*/true);
     replicas_[name].restarts = restarts;
@@ -708,65 +360,13 @@ void Run::StartDueRestarts(Time now) {
 }
 
 void Run::KillOverdue(Time now) {
-  for (auto& [name, r] : replicas_) {
-    if (r.terminating && r.kill_at && *r.kill_at <= mono_ && r.process) {
-      r.process->Signal(SIGKILL);
-      r.kill_at.reset();
-      Emit({"Warning", "Killing", r.name + " did not stop within the grace period; killed"}, now,
-           "Pod/" + name);
-    }
-  }
+  for (auto& [name, r] : replicas_) r.KillIfOverdue(ctx_);
 }
 
 std::vector<engine::ReplicaObservation> Run::Observe() const {
   std::vector<engine::ReplicaObservation> out;
-  for (const auto& [name, r] : replicas_) {
-    if (r.deleted) continue;
-    engine::ReplicaObservation o;
-    o.name = r.name;
-    o.type = r.type;
-    o.index = r.index;
-    o.phase = r.phase;
-    o.exit_code = r.exit_code;
-    o.restarts = r.restarts;
-    o.terminating = r.terminating;
-    o.finished_at = r.finished;
-    o.exit_seq = r.exit_seq;
-    if (r.exit_code) {
-      o.end_reason = EndReason(r);
-      o.end_message = !r.message.empty() ? r.message : r.last_lines;
-    } else if (r.last_end) {  // runs again after an in-place restart
-      o.exit_code = r.last_end->exit_code;
-      o.finished_at = r.last_end->finished;
-      o.end_reason = r.last_end->reason;
-      o.end_message = r.last_end->output;
-    }
-    if (r.phase == Phase::kRunning && !r.restart_at) o.started_at = r.started;
-    if (r.restart_at && !r.terminating) {
-      // As the kubelet's container state: waiting for the back-off (a stable text, no
-      // countdown, so the job's status is not rewritten while it waits).
-      o.waiting_reason = "CrashLoopBackOff";
-      o.waiting_message =
-          "back-off " + std::to_string(r.backoff.count() / 1000) + " s before restarting " + r.name;
-    }
-    if (r.process && r.step < r.inits.size()) {
-      o.waiting_reason = "PodInitializing";
-      o.waiting_message = "init container " + r.inits[r.step].name + " is running";
-    }
-    if (!r.pulls.empty() && (r.pulling || r.pull_at)) {
-      bool failed = r.pull_failures > 0;
-      o.waiting_reason = failed ? "ImagePullBackOff" : "ContainerCreating";
-      o.waiting_message =
-          failed ? "Back-off pulling image \"" + r.pulls.front() + "\": " + r.pull_message
-                 : "pulling image \"" + r.pulls.front() + "\"";
-    }
-    if (!r.never_pull.empty()) {
-      o.waiting_reason = "ErrImageNeverPull";
-      o.waiting_message = r.never_pull;
-    }
-    if (r.process) o.last_output = r.last_output ? r.last_output : r.started;
-    out.push_back(o);
-  }
+  for (const auto& [name, r] : replicas_)
+    if (!r.deleted) out.push_back(r.Observe());
   return out;
 }
 
@@ -782,7 +382,7 @@ void Run::ApplyPlan(const engine::Plan& plan, Time now) {
   }
   for (const engine::ReplicaRef& ref : plan.remove) {
     auto it = replicas_.find(ref.name);
-    if (it != replicas_.end()) Terminate(it->second, now);
+    if (it != replicas_.end()) it->second.Terminate(ctx_);
   }
   for (const engine::ReplicaRef& ref : plan.create) Start(ref.type, ref.index, now);
   if (plan.delete_job) delete_job_ = true;
@@ -790,48 +390,7 @@ void Run::ApplyPlan(const engine::Plan& plan, Time now) {
 
 json Run::ReplicasJson() const {
   json out = json::array();
-  for (const auto& [name, r] : replicas_) {
-    std::string state = engine::PhaseName(r.phase);
-    if (r.deleted)
-      state = "Stopped";
-    else if (r.terminating)
-      state = "Stopping";
-    else if (r.restart_at)
-      state = "Restarting";
-    json j = {{"name", r.name},       {"type", r.type},
-              {"index", r.index},     {"phase", engine::PhaseName(r.phase)},
-              {"state", state},       {"restarts", r.restarts},
-              {"attempt", r.attempt}, {"port", r.port},
-              {"command", r.command}};
-    json labels = {{api::kLabelJobName, job_.name},
-                   {api::kLabelReplicaType, api::ToLower(r.type)},
-                   {api::kLabelReplicaIndex, std::to_string(r.index)}};
-    if (api::PluginFor(job_.kind).IsMasterRole(job_, r.type, r.index))
-      labels[api::kLabelJobRole] = "master";
-    j["labels"] = std::move(labels);
-    if (r.exit_code) j["exitCode"] = *r.exit_code;
-    if (!r.exit_code && r.last_end) {  // runs again after an in-place restart: how it ended
-      j["lastExitCode"] = r.last_end->exit_code;
-      if (r.last_end->finished) j["lastFinishTime"] = FormatRfc3339(*r.last_end->finished);
-    }
-    if (r.oom_killed) j["reason"] = "OOMKilled";
-    if (r.init_failed) j["reason"] = "Init:Error";
-    if (r.process && r.step < r.inits.size())
-      j["initContainer"] = r.inits[r.step].name + " (" + std::to_string(r.step_base + r.step + 1) +
-                           "/" + std::to_string(r.init_total) + ")";
-    if (r.exit_seq) j["exitSeq"] = r.exit_seq;
-    if (r.process) j["pid"] = r.process->pid();
-    if (r.started) j["startTime"] = FormatRfc3339(*r.started);
-    if (r.finished) j["finishTime"] = FormatRfc3339(*r.finished);
-    if (!r.message.empty()) j["message"] = r.message;
-    if (std::vector<Gpu> seen = VisibleGpus(job_, gpus_, r.type, r.index); !seen.empty()) {
-      json gpus = json::array();
-      for (const Gpu& g : seen)
-        gpus.push_back({{"resource", g.resource}, {"index", g.index}, {"id", g.id}});
-      j["gpus"] = std::move(gpus);
-    }
-    out.push_back(std::move(j));
-  }
+  for (const auto& [name, r] : replicas_) out.push_back(r.ToJson(job_, gpus_));
   return out;
 }
 
@@ -881,11 +440,9 @@ int Run::WaitTimeoutMs(Time now, const std::optional<Duration>& requeue) const {
     if (d < wait) wait = d;
   };
   if (requeue) consider(*requeue + Duration(5));
-  for (const auto& [name, r] : replicas_) {
-    if (r.restart_at) consider(std::chrono::duration_cast<Duration>(*r.restart_at - mono_));
-    if (r.pull_at) consider(std::chrono::duration_cast<Duration>(*r.pull_at - mono_));
-    if (r.kill_at) consider(std::chrono::duration_cast<Duration>(*r.kill_at - mono_));
-  }
+  for (const auto& [name, r] : replicas_)
+    if (std::optional<MonoTime> due = r.NextDeadline())
+      consider(std::chrono::duration_cast<Duration>(*due - mono_));
   return static_cast<int>(wait.count());
 }
 
@@ -948,7 +505,7 @@ StatusOr<RunResult> Run::Execute() {
     if (finish.stop_idle) {
       // Idle replicas (MPIJob Workers) only stand in for containers: no drain for them.
       for (auto& [name, r] : replicas_)
-        if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) Terminate(r, now);
+        if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) r.Terminate(ctx_);
     }
     if (finish.stop_all) TerminateAll(now);
     TailLogs(false);
@@ -973,12 +530,12 @@ StatusOr<RunResult> Run::Execute() {
   result.job = api::EncodeJob(job_);
   result.succeeded = engine::HasCondition(job_.status, engine::kSucceeded);
   result.interrupted_by = interrupted_by_;
-  if (!cgroup_job_.empty()) {
-    Report(RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, cgroup_job_)),
+  if (!ctx_.cgroup_job.empty()) {
+    Report(RemoveCgroupDirs(JobCgroupDirs(options_.cgroups, ctx_.cgroup_job)),
            "(removing) the job's cgroup");
-    RemoveOtherJobCgroups(options_.cgroups, cgroup_job_);
+    RemoveOtherJobCgroups(options_.cgroups, ctx_.cgroup_job);
   }
-  cgroup_job_.clear();
+  ctx_.cgroup_job.clear();
   if (options_.runtime)  // each container's supervisor removed it; this catches the rest
     RemoveLeftoverContainers(
         *options_.runtime, options_.base_env,
