@@ -240,6 +240,7 @@ TEST(ContainerLaunch, ThePodsSemanticsInTheImage) {
   inputs.manifest_dir = "/m";
   inputs.base_env = {"PATH=/usr/bin:/bin", "HOME=/root", "TOKEN=the-shells"};
   inputs.job_folder = "/state/job";
+  inputs.error_file = "/state/job/errors/img-master-0/error.json";
   inputs.runtime = &host;
   StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job, "Master", 0, *endpoints, inputs);
   ASSERT_TRUE(launch.ok()) << launch.status().message();
@@ -265,8 +266,13 @@ TEST(ContainerLaunch, ThePodsSemanticsInTheImage) {
   const std::vector<std::string>& names = launch->container->env_names;
   EXPECT_EQ(std::find(names.begin(), names.end(), "PATH"), names.end());
   EXPECT_EQ(launch->pull_policy, "IfNotPresent");
-  // No torchelastic error file on this machine's paths inside a container.
-  for (const std::string& e : env) EXPECT_NE(e.rfind("TORCHELASTIC_ERROR_FILE=", 0), 0u) << e;
+  // torchelastic's error file: in a folder of its own, mounted at the same path.
+  EXPECT_NE(std::find(env.begin(), env.end(),
+                      "TORCHELASTIC_ERROR_FILE=/state/job/errors/img-master-0/error.json"),
+            env.end());
+  EXPECT_TRUE(
+      Has(argv, {"--volume", "/state/job/errors/img-master-0:/state/job/errors/img-master-0"}));
+  EXPECT_EQ(launch->error_file, "/state/job/errors/img-master-0/error.json");
 
   StatusOr<InitLaunches> inits = BuildInitLaunches(job, "Master", 0, *endpoints, inputs);
   ASSERT_TRUE(inits.ok()) << inits.status().message();

@@ -66,6 +66,9 @@ struct PreparedLaunch {
   // runtime's command line (local/container_launch.h), spec.env the caller's env and the pod's.
   std::optional<ContainerRun> container;
   std::string pull_policy;  // the container's imagePullPolicy as written
+  // The TORCHELASTIC_ERROR_FILE the runner gave it and reads after a failure; "" when none (or
+  // the template sets its own).
+  std::string error_file;
 };
 
 // Builds the launch for (type, index). Errors name the field path, e.g.

@@ -118,10 +118,10 @@ void LocalPod::SpawnStep(PodContext& ctx) {
   launch.spec.log_path = ctx.dir->LogPath(name);
   Status joined = Status::Ok();
   if (!init) {
-    const std::string ours =
-        std::string(kTorchElasticErrorFileEnv) + "=" + ctx.dir->LogPath(name) + ".error.json";
-    if (std::find(launch.spec.env.begin(), launch.spec.env.end(), ours) != launch.spec.env.end()) {
-      error_file = ctx.dir->LogPath(name) + ".error.json";
+    error_file = launch.error_file;
+    if (!error_file.empty()) {
+      std::error_code made;  // a container's bind mount needs its folder
+      std::filesystem::create_directories(std::filesystem::path(error_file).parent_path(), made);
       std::remove(error_file.c_str());  // a file from an earlier attempt is not this one's
     }
     joined = JoinCgroup(ctx, launch.spec);

@@ -89,21 +89,28 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
   if (job.info().IsLauncher(type))
     env->env = LocalMpiLauncherEnv(job, std::move(env->env), inputs.hostfile_path, geteuid() == 0,
                                    static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-  if (in_container) {
-    StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, *env, context);
-    // torchelastic's error file is not written through to this machine from a container.
-    if (launch.ok()) FinishContainer(job, type, index, inputs, &*limits, *launch);
-    return launch;
-  }
-  StatusOr<PreparedLaunch> launch = IsIdleReplica(job, type)
+  StatusOr<PreparedLaunch> launch = in_container ? PrepareLaunch(job, type, index, *env, context)
+                                    : IsIdleReplica(job, type)
                                         ? ResolveIdleLaunch(context)
                                         : ResolveLaunch(job, type, index, *env, context);
-  if (!launch.ok() || inputs.error_file.empty()) return launch;
+  if (!launch.ok()) return launch;
   const std::string key = std::string(kTorchElasticErrorFileEnv) + "=";
-  for (const std::string& e : launch->spec.env)
-    if (e.rfind(key, 0) == 0) return launch;  // the user's
-  launch->spec.env.push_back(key + inputs.error_file);
-  launch->env_sources.emplace_back(kTorchElasticErrorFileEnv, EnvSource::kRunner);
+  bool users = false;
+  for (const std::string& e : launch->spec.env) users = users || e.rfind(key, 0) == 0;
+  if (!inputs.error_file.empty() && !users) {
+    launch->spec.env.push_back(key + inputs.error_file);
+    launch->env_sources.emplace_back(kTorchElasticErrorFileEnv, EnvSource::kRunner);
+    launch->error_file = inputs.error_file;
+  }
+  if (in_container) {
+    // The error file's own folder is mounted at the same path, so the runner reads what
+    // torchrun writes in the container.
+    if (!launch->error_file.empty()) {
+      std::string folder = launch->error_file.substr(0, launch->error_file.rfind('/'));
+      launch->container->mounts.push_back({folder, folder, /*read_only=*/false});
+    }
+    FinishContainer(job, type, index, inputs, &*limits, *launch);
+  }
   return launch;
 }
 

@@ -557,8 +557,10 @@ ReplicaLaunchInputs LaunchInputs(const RunOptions& options, const JobDir& dir,
   inputs.gpus = gpus;
   // torchrun (or a script with torch's @record) writes its root cause here, unless the user
   // points it elsewhere.
-  if (!replica.empty() && !options.runtime)
-    inputs.error_file = dir.LogPath(replica) + ".error.json";
+  // In a container: a folder of its own, mounted at the same path (the log folder is not).
+  if (!replica.empty())
+    inputs.error_file = options.runtime ? dir.path() + "/errors/" + replica + "/error.json"
+                                        : dir.LogPath(replica) + ".error.json";
   inputs.runtime = options.runtime ? &*options.runtime : nullptr;
   inputs.job_folder = dir.path();
   inputs.config = &options.config;

@@ -135,6 +135,17 @@ class RuntimeCases:
         self.assertIn("BackOff", events)
         self.assertEqual(self.containers(), [])
 
+    def test_torchelastics_error_file_written_in_the_container_is_the_first_failure(self):
+        error = ('{"message": {"message": "RuntimeError: rank 1 lost its GPU", '
+                 '"extraInfo": {"py_callstack": "Traceback: train.py line 9"}}}')
+        script = f"echo noise; echo ''{error}'' > $TORCHELASTIC_ERROR_FILE; exit 1"
+        path = self.job("rooted", master=f"            command: [sh, -c, '{script}']\n")
+        job, proc = self.run_json(path, expect_code=1, timeout=120)
+        # The Failed condition names the root cause from the file, not the log's "noise".
+        failed = job["status"]["conditions"][-1]["message"]
+        self.assertIn("RuntimeError: rank 1 lost its GPU", failed)
+        self.assertIn("Traceback: train.py line 9", failed)
+
     def test_a_replica_over_its_memory_limit_is_oomkilled(self):
         path = self.job("oom", master=(
             "            command: [dd, if=/dev/zero, of=/dev/null, bs=64M, count=1]\n"
