@@ -348,6 +348,24 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
     if (dir.RunnerActive())
       return Fail("the runner (pid " + std::to_string(pid) + ") did not stop", 1);
   }
+  // Containers a runner that is gone left running (its supervisors killed too): removed by the
+  // job's label, with the runtime its run used.
+  if (std::string runtime = dir.ReadRuntime(); !runtime.empty()) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    StatusOr<local::RuntimeKind> kind = local::ChooseRuntime(runtime, api::Job(), env);
+    StatusOr<local::RuntimeHost> host =
+        kind.ok() ? local::ProbeRuntime(*kind, env, false) : kind.status();
+    if (!host.ok()) {
+      std::cerr << "warning: cannot look for the job's leftover containers: "
+                << host.status().message() << "\n";
+    } else {
+      std::vector<std::string> removed = local::RemoveLeftoverContainers(
+          *host, env,
+          api::ToLower(api::Info(key->kind).name) + "/" + key->namespace_ + "/" + key->name);
+      for (const std::string& name : removed) std::cout << "container " << name << " removed\n";
+    }
+  }
   std::vector<api::ClaimRef> claims;
   if (delete_workspace) {
     StatusOr<json> stored = dir.ReadJob();

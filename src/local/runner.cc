@@ -213,6 +213,7 @@ Status Run::Setup() {
     ctx_.cgroup_job = JobCgroupName();
   }
   if (options_.runtime) {
+    TRAINCTL_RETURN_IF_ERROR(dir_.WriteRuntime(RuntimeName(options_.runtime->kind)));
     std::vector<std::string> removed =
         RemoveLeftoverContainers(*options_.runtime, options_.base_env);
     if (!removed.empty() && observer_)

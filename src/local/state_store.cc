@@ -122,6 +122,16 @@ std::string JobDir::HostfilePath() const { return path_ + "/hostfile"; }
 Status JobDir::WriteHostfile(const std::string& content) const {
   return WriteFileAtomically(HostfilePath(), content);
 }
+Status JobDir::WriteRuntime(const std::string& name) const {
+  return WriteFileAtomically(path_ + "/runtime", name + "\n");
+}
+std::string JobDir::ReadRuntime() const {
+  StatusOr<std::string> text = ReadFile(path_ + "/runtime");
+  if (!text.ok()) return "";
+  std::string name = *text;
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  return name;
+}
 Status JobDir::WriteDevices(const nlohmann::json& devices) const {
   return WriteFileAtomically(path_ + "/devices.json", devices.dump(2) + "\n");
 }

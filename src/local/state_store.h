@@ -43,6 +43,10 @@ class JobDir {
   Status WriteJob(const nlohmann::json& job) const;
   std::string HostfilePath() const;  // <dir>/hostfile: an MPIJob launcher's local hostfile
   Status WriteHostfile(const std::string& content) const;
+  // <dir>/runtime: the container runtime its replicas run with ("podman", "docker"), written
+  // before they start, so `trainctl delete` can remove what a dead runner left; "" : none.
+  Status WriteRuntime(const std::string& name) const;
+  std::string ReadRuntime() const;
   // devices.json: the GPUs this job's replicas were given (local/device_claims.h).
   Status WriteDevices(const nlohmann::json& devices) const;
   StatusOr<nlohmann::json> ReadDevices() const;  // null when the job has none

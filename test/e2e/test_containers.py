@@ -264,6 +264,27 @@ class RuntimeCases:
         doc = self.describe("orphan")
         self.assertEqual(doc["job"]["status"]["conditions"][-1]["reason"], "RunnerLost")
 
+    def test_delete_removes_what_a_runner_killed_with_its_supervisors_left(self):
+        path = self.stubborn("lost")
+        proc = self.trainctl("run", path, "--detach", "--grace-period", "1")
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        doc = self.wait_running("lost")
+        runner = doc["runner"]["pid"]
+        # The runner and every supervisor at once (a machine under OOM, a `kill -9` by hand):
+        # nothing is left to remove the container.
+        supervisors = [int(p) for p in subprocess.run(
+            ["pgrep", "-f", "__supervise " + str(runner)], capture_output=True,
+            text=True).stdout.split()]
+        self.assertTrue(supervisors)
+        for pid in [runner] + supervisors:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(1)
+        self.assertEqual(len(self.containers()), 1)
+        deleted = self.trainctl("delete", "lost")
+        self.assertEqual(deleted.returncode, 0, self.explain(deleted))
+        self.assertIn("removed", deleted.stdout)
+        self.wait_for(lambda: self.containers() == [], 30, "the container removed")
+
     def test_dry_run_prints_the_runtime_command_line(self):
         path = self.job("dry", master="            args: [x]\n")
         proc = self.trainctl("run", path, "--dry-run")
