@@ -6,6 +6,7 @@ clean); pass --save OUT to keep an executed copy."""
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -40,6 +41,7 @@ def main():
     finally:
         if args.save:
             nbformat.write(nb, args.save)
+        shutil.rmtree(kernels, ignore_errors=True)  # nothing left in /tmp
     cells = sum(1 for c in nb.cells if c.cell_type == "code")
     print(f"{args.notebook}: {cells} code cells executed without error")
     return 0

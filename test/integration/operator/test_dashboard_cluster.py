@@ -8,6 +8,7 @@ form posts and a missing CSRF token."""
 import http.client
 import json
 import os
+import shutil
 import tempfile
 import uuid
 
@@ -168,3 +169,7 @@ class ClusterDashboard(OperatorTestCase):
                      lambda: driver.find_element(By.ID, "login-view").is_displayed() or None)
         finally:
             driver.quit()
+
+
+def tearDownModule():
+    shutil.rmtree(os.path.dirname(HISTORY), ignore_errors=True)  # nothing left in /tmp

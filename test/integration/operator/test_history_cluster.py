@@ -7,6 +7,7 @@ at an address and through the API server's proxy to a Service, with the rows a t
 allows; a kubeconfig with only a client certificate is told how to give a token."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -161,3 +162,7 @@ subsets:
         self.assertIn("Succeeded", proxied)
         bad = self.cluster_history("--dashboard-service", "nope", token=token, code=2)
         self.assertIn("NAMESPACE/NAME:PORT", bad)
+
+
+def tearDownModule():
+    shutil.rmtree(os.path.dirname(HISTORY), ignore_errors=True)  # nothing left in /tmp
