@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "api/defaults.h"
+#include "api/json_fields.h"
 #include "api/validation.h"
 #include "api/yaml.h"
 
@@ -33,9 +34,7 @@ const char* SkipReason(const std::string& kind) {
 }
 
 std::string StringField(const nlohmann::json& doc, const char* object, const char* key) {
-  if (!doc.contains(object) || !doc[object].is_object()) return "";
-  const nlohmann::json& o = doc[object];
-  return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
+  return doc.contains(object) ? StringAt(doc[object], key) : "";
 }
 
 }  // namespace

@@ -43,6 +43,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// This process's environment, as "NAME=value" entries.
+std::vector<std::string> CurrentEnv() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
 std::string EnvBackend() {
   const char* v = std::getenv("TRAINCTL_BACKEND");
   return v ? v : "";
@@ -206,7 +213,7 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   run.grace = Duration(static_cast<long long>(options.grace_seconds * 1000));
   run.drain = Duration(static_cast<long long>(options.drain_seconds * 1000));
   run.supervisor = "/proc/self/exe";  // main() serves `__supervise`
-  for (char** e = environ; e && *e; ++e) run.base_env.emplace_back(*e);
+  run.base_env = CurrentEnv();
 
   bool json_out = options.output == "json";
   std::FILE* progress_stream = json_out ? stderr : stdout;
@@ -351,8 +358,7 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
   // Containers a runner that is gone left running (its supervisors killed too): removed by the
   // job's label, with the runtime its run used.
   if (std::string runtime = dir.ReadRuntime(); !runtime.empty()) {
-    std::vector<std::string> env;
-    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    std::vector<std::string> env = CurrentEnv();
     StatusOr<local::RuntimeKind> kind = local::ChooseRuntime(runtime, api::Job(), env);
     StatusOr<local::RuntimeHost> host =
         kind.ok() ? local::ProbeRuntime(*kind, env, false) : kind.status();
@@ -361,8 +367,7 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
                 << host.status().message() << "\n";
     } else {
       std::vector<std::string> removed = local::RemoveLeftoverContainers(
-          *host, env,
-          api::ToLower(api::Info(key->kind).name) + "/" + key->namespace_ + "/" + key->name);
+          *host, env, local::ContainerJobLabel(key->kind, key->namespace_, key->name));
       for (const std::string& name : removed) std::cout << "container " << name << " removed\n";
     }
   }

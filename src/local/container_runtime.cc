@@ -22,11 +22,6 @@ StatusOr<RuntimeKind> ParseRuntime(const std::string& text, const std::string& w
                       "\": supported values: process, podman, docker");
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The image's tag, "" when it has none (a digest counts as a tag: it never moves).
 std::string ImageTag(const std::string& image) {
   if (image.find('@') != std::string::npos) return "@digest";
@@ -272,9 +267,13 @@ std::vector<OwnedContainer> ParseOwnedContainers(const std::string& text) {
   return out;
 }
 
+std::string ContainerJobLabel(api::Kind kind, const std::string& ns, const std::string& name) {
+  return api::ToLower(api::Info(kind).name) + "/" + ns + "/" + name;
+}
+
 std::string ContainerName(const std::string& ns, const std::string& kind,
                           const std::string& replica, int attempt, const std::string& step) {
-  std::string raw = "trainctl-" + ns + "-" + Lower(kind) + "-" + replica + "-" +
+  std::string raw = "trainctl-" + ns + "-" + api::ToLower(kind) + "-" + replica + "-" +
                     std::to_string(attempt) + (step.empty() ? "" : "-" + step);
   for (char& c : raw)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';

@@ -121,6 +121,9 @@ struct OwnedContainer {
 // label are skipped.
 std::vector<OwnedContainer> ParseOwnedContainers(const std::string& text);
 
+// The kLabelJob value of a job: "<kind in lower case>/<namespace>/<name>".
+std::string ContainerJobLabel(api::Kind kind, const std::string& ns, const std::string& name);
+
 // The container name of replica `replica` (its pod name) of job `kind/ns/name`, attempt and
 // step ("" for the main container, an init container's name otherwise): only characters the
 // runtimes accept.

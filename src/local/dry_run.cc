@@ -1,5 +1,7 @@
 #include "local/dry_run.h"
 
+#include <map>
+
 #include "local/cgroup_plan.h"
 #include "local/device_claims.h"
 #include "local/endpoints.h"
@@ -56,6 +58,7 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job);
   if (!endpoints.ok()) return endpoints.status();
   json replicas = json::array();
+  std::map<std::string, bool> present_images;  // asked once per image
   for (const auto& [type, spec] : job.replica_specs) {
     for (int index = 0; index < job.ReplicasOf(type); ++index) {
       std::string name = api::ReplicaName(job, type, index);
@@ -98,7 +101,11 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
       if (launch->container) {
         // What a run would do about the image first (it asks the runtime's store now).
         const std::string& image = launch->container->image;
-        bool present = ImagePresent(*options.runtime, options.base_env, image);
+        auto known = present_images.find(image);
+        bool present =
+            known != present_images.end()
+                ? known->second
+                : (present_images[image] = ImagePresent(*options.runtime, options.base_env, image));
         PullAction action = DecidePull(image, launch->pull_policy, present);
         std::string policy = launch->pull_policy.empty() ? "default" : launch->pull_policy;
         replica_image = {{"image", image},

@@ -321,10 +321,8 @@ PreparedLaunch PrepareIdleLaunch(const LaunchContext& context) {
 
 StatusOr<PreparedLaunch> ResolveIdleLaunch(const LaunchContext& context) {
   PreparedLaunch launch = PrepareIdleLaunch(context);
-  std::string path_env;
-  for (const std::string& e : launch.spec.env)
-    if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
-  StatusOr<std::string> exe = ResolveExecutable(launch.spec.argv[0], launch.spec.cwd, path_env);
+  StatusOr<std::string> exe =
+      ResolveExecutable(launch.spec.argv[0], launch.spec.cwd, PathFromEnv(launch.spec.env));
   if (!exe.ok()) return InvalidError(launch.command_field + ": " + exe.status().message());
   launch.spec.argv[0] = *exe;
   return launch;
@@ -337,10 +335,8 @@ StatusOr<PreparedLaunch> ResolveLaunch(const api::Job& job, const std::string& t
   if (!launch.ok()) return launch;
   // A program inside a volume that is written when the replica starts cannot be checked now.
   if (InMadeMount(launch->spec.argv[0], launch->mounts)) return launch;
-  std::string path_env;
-  for (const std::string& e : launch->spec.env)
-    if (e.rfind("PATH=", 0) == 0) path_env = e.substr(5);
-  StatusOr<std::string> exe = ResolveExecutable(launch->spec.argv[0], launch->spec.cwd, path_env);
+  StatusOr<std::string> exe =
+      ResolveExecutable(launch->spec.argv[0], launch->spec.cwd, PathFromEnv(launch->spec.env));
   if (!exe.ok())
     return InvalidError(launch->command_field + ": " + exe.status().message() + " on this machine");
   launch->spec.argv[0] = *exe;

@@ -32,6 +32,12 @@ bool IsExecutableFile(const std::string& path) {
 
 }  // namespace
 
+std::string PathFromEnv(const std::vector<std::string>& env) {
+  for (auto it = env.rbegin(); it != env.rend(); ++it)
+    if (it->rfind("PATH=", 0) == 0) return it->substr(5);
+  return "";
+}
+
 StatusOr<std::string> ResolveExecutable(const std::string& name, const std::string& cwd,
                                         const std::string& path_env) {
   if (name.empty()) return NotFoundError("empty command");

@@ -84,6 +84,9 @@ class ProcessGroup {
   std::optional<int> exit_code_;
 };
 
+// The value of the last PATH=… entry of `env` ("" when there is none).
+std::string PathFromEnv(const std::vector<std::string>& env);
+
 // Finds an executable for `name`: paths with a '/' are taken relative to `cwd`; bare names are
 // searched in `path_env` (a PATH value). Returns the absolute path, or NotFound.
 StatusOr<std::string> ResolveExecutable(const std::string& name, const std::string& cwd,

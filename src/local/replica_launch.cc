@@ -22,7 +22,7 @@ void FinishContainer(const api::Job& job, const std::string& type, int index,
   run.name = ContainerName(job.namespace_, job.info().name, replica, 1,
                            inputs.init ? api::StringAt(*inputs.init->container, "name") : "");
   run.labels = {{kLabelRunnerPid, std::to_string(getpid())},
-                {kLabelJob, api::ToLower(job.info().name) + "/" + job.namespace_ + "/" + job.name}};
+                {kLabelJob, ContainerJobLabel(job.kind, job.namespace_, job.name)}};
   run.env = launch.spec.env;
   if (limits && inputs.runtime->own_limits) {
     // The runner puts the container under the replica's cgroup where it can (the limits are

@@ -538,9 +538,8 @@ StatusOr<RunResult> Run::Execute() {
   }
   ctx_.cgroup_job.clear();
   if (options_.runtime)  // each container's supervisor removed it; this catches the rest
-    RemoveLeftoverContainers(
-        *options_.runtime, options_.base_env,
-        api::ToLower(job_.info().name) + "/" + job_.namespace_ + "/" + job_.name);
+    RemoveLeftoverContainers(*options_.runtime, options_.base_env,
+                             ContainerJobLabel(job_.kind, job_.namespace_, job_.name));
   if (options_.on_finished) options_.on_finished(dir_);
   dir_.ReleaseRunnerLock();
   if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");

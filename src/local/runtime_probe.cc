@@ -17,9 +17,8 @@ namespace trainctl::local {
 namespace {
 
 std::string PathOf(const std::vector<std::string>& env) {
-  for (auto it = env.rbegin(); it != env.rend(); ++it)
-    if (it->rfind("PATH=", 0) == 0) return it->substr(5);
-  return "/usr/local/bin:/usr/bin:/bin";
+  std::string path = PathFromEnv(env);
+  return path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path;
 }
 
 StatusOr<SubprocessResult> Run(const std::vector<std::string>& argv,
