@@ -6,6 +6,7 @@
 #include "api/metrics_policy.h"
 #include "api/progress_policy.h"
 #include "api/restart_policy.h"
+#include "api/restart_scope.h"
 
 namespace trainctl::api {
 namespace {
@@ -113,6 +114,8 @@ ValidationResult ValidateJob(const Job& job) {
   ValidateNamespace(job, errors);
   ValidateManagedBy(job, errors);  // every kind, JAXJob too (upstream skips it there)
   ProgressPolicyOf(job, errors);   // trainctl's own annotations (hang detection)
+  RestartScopeOf(job, errors);     // (gang restart)
+  RestartAttemptOf(job, errors);
   if (!job.has_replica_specs || job.replica_specs.empty()) {
     errors->push_back(Required(ReplicaSpecsPath(job), "must be required"));
     return out;

@@ -20,6 +20,8 @@ inline constexpr const char* kFailed = "Failed";
 // the list, so that it is never the last condition (the state upstream's printer column and
 // SDK read). Removed once the job finishes.
 inline constexpr const char* kReplicasReady = "ReplicasReady";
+// The Restarting reason of a Gang job's restart of every replica (api/restart_scope.h).
+inline constexpr const char* kGangRestartReason = "GangRestart";
 
 // Sets a condition: no change when one of that type has the same status and reason; keeps the
 // transition time when only the reason changes; Restarting and Running replace each other;

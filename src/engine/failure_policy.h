@@ -10,6 +10,11 @@
 // away) fails the job. Replicas are taken in the order given (replica type, then index); the first
 // failing verdict decides the job's message.
 //
+// With the job's restart scope Gang (api/restart_scope.h) the retried failures of a pass
+// collapse into one "restart all": every retried replica gets kRestart (or, past backoffLimit,
+// kBackoffExceeded) but the pass costs one retry, and `restart_all` is set; a fatal verdict
+// (kPermanent) still fails the job.
+//
 // Pure and thread-safe.
 #pragma once
 
@@ -41,6 +46,8 @@ struct FailureDecision {
   int retries = 0;                       // retries so far, after the restarts decided here
   // The first fatal verdict's index in `verdicts`, when the job fails.
   std::optional<size_t> fatal;
+  // Gang scope: the kRestart verdicts are one restart of every replica (one retry).
+  bool restart_all = false;
 };
 
 // `retries`: the retries counted before this pass (past and live restarts).

@@ -26,6 +26,7 @@ struct ReplicaObservation {
   Phase phase = Phase::kPending;
   std::optional<int> exit_code;  // default container's last terminated exit code
   int restarts = 0;              // in-place container restarts (restartCount)
+  int attempt = 0;               // the job's attempt it belongs to (gang restart; 0 = first)
   bool terminating = false;      // being deleted (deletionTimestamp set / being stopped)
   // Its run ended in a replica that is still Running: it is restarted in place once the
   // substrate's back-off is over (a real kubelet reports the container `terminated` for most
@@ -83,6 +84,10 @@ struct Plan {
   std::vector<Event> events;
   std::optional<Duration> requeue_after;  // reconcile again after this long at the latest
   bool delete_job = false;                // TTL after finish expired (event kDeletedJobReason)
+  // Gang restart: the job's next attempt, to be recorded on the job (annotation
+  // trainctl.dev/restart-attempt) before any replica is removed; replicas created later carry
+  // the job's attempt (label and env).
+  std::optional<int> restart_attempt;
   std::vector<Metric> metrics;
 };
 

@@ -5,6 +5,7 @@
 
 #include "api/progress_policy.h"
 #include "api/restart_policy.h"
+#include "api/restart_scope.h"
 #include "engine/conditions.h"
 #include "engine/diagnosis.h"
 #include "engine/status_rules.h"
@@ -105,6 +106,8 @@ std::map<std::string, int> LiveRestarts(const Job& job,
 
 int RetriesSoFar(const Job& job, const std::vector<ReplicaObservation>& observed,
                  const api::JobStatus& status) {
+  // A Gang job's restarts are its attempts, recorded on the job: never derived from replicas.
+  if (api::RestartScopeOf(job) == api::RestartScope::kGang) return api::RestartAttemptOf(job);
   int retries = 0;
   for (const auto& [type, rs] : status.replica_statuses) retries += rs.past_restarts;
   for (const auto& [type, live] : LiveRestarts(job, observed)) retries += live;
@@ -178,6 +181,42 @@ void CountSlots(const Job& job, const std::vector<ReplicaObservation>& observed,
   }
 }
 
+bool WithinBackoff(const Job& job, int retries) {
+  return !job.run_policy.backoff_limit || retries <= *job.run_policy.backoff_limit;
+}
+
+// "Restart all": every replica stops and the job starts again, one retry (the caller checked
+// backoffLimit). A Replica-scope job counts it on `type`'s restarts (the first type when
+// empty); a Gang job records its next attempt on the job (Plan::restart_attempt) and the
+// replicas of the next attempt are created once every one of this attempt is gone. Callers: a
+// retried failure of a Gang job, and the progress timeout's Restart policy.
+void RestartAll(const Job& job, const std::vector<ReplicaObservation>& observed,
+                const std::string& type, const std::string& because, const std::string& why,
+                Time now, Plan* plan) {
+  RemoveAll(observed, plan);
+  plan->create.clear();
+  auto counted = plan->status.replica_statuses.find(type);
+  if (counted == plan->status.replica_statuses.end())
+    counted = plan->status.replica_statuses.begin();
+  if (counted != plan->status.replica_statuses.end()) {
+    counted->second.past_restarts += 1;
+    counted->second.restarts += 1;
+  }
+  std::string reason = Reason(job, "Restarting");
+  std::string message = "job " + job.name + " is restarting because " + because + ".";
+  if (api::RestartScopeOf(job) == api::RestartScope::kGang) {
+    int next = api::RestartAttemptOf(job) + 1;
+    plan->restart_attempt = next;
+    reason = kGangRestartReason;
+    message = "job " + job.name + " is restarting every replica as attempt " +
+              std::to_string(next) + " because " + because + ".";
+  }
+  if (!why.empty()) message += " " + why;
+  SetCondition(&plan->status, kRestarting, "True", reason, message, now);
+  plan->events.push_back({"Warning", reason, message});
+  plan->metrics.push_back(Metric::kJobRestarted);
+}
+
 // Counts the slots, asks the failure policy about the failed replicas and carries out its
 // verdicts: restarts (counted against backoffLimit, each in-place restart folded into
 // past_restarts once) or the job's failure.
@@ -190,6 +229,7 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
   CountSlots(job, observed, plan, &statuses, &failed, &slots);
   FailureDecision decision = DecideFailures(job, failed, *retries);
   *retries = decision.retries;
+  const bool restart_all = decision.restart_all && !decision.fatal;
   for (size_t i = 0; i < failed.size(); ++i) {
     const FailedReplica& f = failed[i];
     const ReplicaObservation& pod = *slots[i].pod;
@@ -200,6 +240,7 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
     }
     switch (decision.verdicts[i]) {
       case FailureVerdict::kRestart: {
+        if (restart_all) break;  // below, once for the whole gang
         statuses[f.type].past_restarts += 1 + slots[i].in_place;
         live[f.type] -= slots[i].in_place;  // now part of past_restarts: counted once
         plan->remove.push_back({f.type, f.index, pod.name});
@@ -228,6 +269,14 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
     rs.restarts = rs.past_restarts + live[type];
     plan->status.replica_statuses[type] = rs;
   }
+  if (restart_all) {
+    size_t first = 0;
+    while (decision.verdicts[first] != FailureVerdict::kRestart) ++first;
+    const FailedReplica& f = failed[first];
+    std::string because = f.type + " replica " + std::to_string(f.index) + " failed";
+    if (f.exit_code) because += " with exit code " + std::to_string(*f.exit_code);
+    RestartAll(job, observed, f.type, because, "", now, plan);
+  }
 }
 
 // Appends who failed first to the Failed or Restarting condition this pass set, and to its
@@ -247,29 +296,6 @@ void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& obs
     for (Event& e : plan->events)
       if (e.reason == now_set->reason && e.message == original) e.message = now_set->message;
   }
-}
-
-// "Restart all": every replica stops and the job starts again, one retry counted against
-// backoffLimit (on the first replica type's restarts); past the limit the job fails with `why`.
-// The progress timeout's Restart policy is its caller.
-void RestartAll(const Job& job, const std::vector<ReplicaObservation>& observed,
-                const std::string& because, const std::string& why, Time now, int retries,
-                Plan* plan) {
-  if (job.run_policy.backoff_limit && retries + 1 > *job.run_policy.backoff_limit) {
-    MarkFailed(job, BackoffMessage(job) + ". " + why, now, plan);
-    return;
-  }
-  RemoveAll(observed, plan);
-  plan->create.clear();
-  auto first = plan->status.replica_statuses.begin();
-  if (first != plan->status.replica_statuses.end()) {
-    first->second.past_restarts += 1;
-    first->second.restarts += 1;
-  }
-  std::string message = "job " + job.name + " is restarting because " + because + ". " + why;
-  SetCondition(&plan->status, kRestarting, "True", Reason(job, "Restarting"), message, now);
-  plan->events.push_back({"Warning", Reason(job, "Restarting"), message});
-  plan->metrics.push_back(Metric::kJobRestarted);
 }
 
 // ReplicasReady for a job that is neither finished nor suspended; applies the progress policy.
@@ -296,12 +322,53 @@ void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& obse
         return;
       }
       if (policy->action == api::ProgressAction::kRestart && first_time) {
-        RestartAll(job, observed, "it made no progress", verdict.message, now, retries, plan);
-        if (IsFinished(plan->status)) return;
+        if (!WithinBackoff(job, retries + 1)) {
+          MarkFailed(job, BackoffMessage(job) + ". " + verdict.message, now, plan);
+          return;
+        }
+        RestartAll(job, observed, "", "it made no progress", verdict.message, now, plan);
       }
     }
   }
   ApplyReadiness(readiness, now, &plan->status, &plan->events, &plan->requeue_after);
+}
+
+// A Gang job's replicas split by attempt: those of the job's current attempt, and those of an
+// earlier one (a gang restart decided before; being stopped). Other jobs: all are current.
+struct AttemptSplit {
+  std::vector<ReplicaObservation> current;
+  std::vector<ReplicaObservation> earlier;
+};
+
+AttemptSplit SplitByAttempt(const Job& job, const std::vector<ReplicaObservation>& observed) {
+  AttemptSplit out;
+  if (api::RestartScopeOf(job) != api::RestartScope::kGang) {
+    out.current = observed;
+    return out;
+  }
+  int attempt = api::RestartAttemptOf(job);
+  for (const ReplicaObservation& r : observed)
+    (r.attempt < attempt ? out.earlier : out.current).push_back(r);
+  return out;
+}
+
+// The running job's replicas: an earlier attempt's are removed and no replica of the current
+// attempt is created while any of them exists (attempts never overlap); then slots, failures,
+// kind status rules, who failed first and readiness over the current attempt's.
+void ReconcileActive(const Job& job, const std::vector<ReplicaObservation>& all, Time now,
+                     int* retries, Plan* plan) {
+  AttemptSplit split = SplitByAttempt(job, all);
+  const std::vector<ReplicaObservation>& observed = split.current;
+  bool restarting_before = HasCondition(plan->status, kRestarting);
+  ReconcileReplicas(job, observed, now, retries, plan);
+  RemoveAll(split.earlier, plan);
+  if (!split.earlier.empty()) plan->create.clear();
+  bool restarting_at_start = HasCondition(plan->status, kRestarting) || restarting_before;
+  // A gang restart decided in this pass is the job's state: the kind's rules would read the
+  // failed replica as a restart (or, for lead-type kinds, a failure) of its own.
+  if (!plan->restart_attempt) ApplyKindStatusRules(job, observed, restarting_at_start, now, plan);
+  AttributeFailure(job, observed, plan);
+  if (!IsFinished(plan->status)) UpdateReadiness(job, observed, now, *retries, plan);
 }
 
 bool SameExceptReconcileTime(api::JobStatus a, api::JobStatus b) {
@@ -370,12 +437,7 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
         AddRequeue(&plan, std::chrono::duration_cast<Duration>(
                               *plan.status.start_time + std::chrono::seconds(*deadline) - now));
       }
-      bool restarting_before = HasCondition(plan.status, kRestarting);
-      ReconcileReplicas(job, observed, now, &retries, &plan);
-      bool restarting_at_start = HasCondition(plan.status, kRestarting) || restarting_before;
-      ApplyKindStatusRules(job, observed, restarting_at_start, now, &plan);
-      AttributeFailure(job, observed, &plan);
-      if (!IsFinished(plan.status)) UpdateReadiness(job, observed, now, retries, &plan);
+      ReconcileActive(job, observed, now, &retries, &plan);
     }
     if (IsFinished(plan.status)) {
       // Finished in this pass: clean up now rather than on a later pass (upstream #1579, #1546);
