@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "api/kind_plugin.h"
+#include "api/restart_scope.h"
 #include "common/text.h"
 #include "engine/conditions.h"
 #include "local/cgroups.h"
@@ -227,8 +228,11 @@ void LocalPod::Terminate(PodContext& ctx) {
     process->Signal(SIGTERM);
     kill_at = *ctx.mono + ctx.options->grace;
     ctx.emit({"Normal", "Killing", "Stopping " + name}, *ctx.now, "Pod/" + name);
+  } else if (process && process->GroupAlive()) {
+    // Its main process ended but some of its group lives on: gone (deleted, by Reap) only
+    // once the group is, so that nothing of it overlaps what starts after it.
+    process->Signal(SIGKILL);
   } else {
-    if (process && process->GroupAlive()) process->Signal(SIGKILL);
     deleted = true;
   }
 }
@@ -363,6 +367,7 @@ engine::ReplicaObservation LocalPod::Observe() const {
   o.phase = phase;
   o.exit_code = exit_code;
   o.restarts = restarts;
+  o.attempt = job_attempt;
   o.terminating = terminating;
   o.finished_at = finished;
   o.exit_seq = exit_seq;
@@ -419,6 +424,8 @@ json LocalPod::ToJson(const api::Job& job, const GpuAssignment& gpus) const {
                  {api::kLabelReplicaIndex, std::to_string(index)}};
   if (api::PluginFor(job.kind).IsMasterRole(job, type, index))
     labels[api::kLabelJobRole] = "master";
+  if (api::RestartScopeOf(job) == api::RestartScope::kGang)
+    labels[api::kRestartAttemptLabel] = std::to_string(job_attempt);  // its own, not the job's
   j["labels"] = std::move(labels);
   if (exit_code) j["exitCode"] = *exit_code;
   if (!exit_code && last_end) {  // runs again after an in-place restart: how it ended

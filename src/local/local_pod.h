@@ -61,7 +61,8 @@ class LocalPod {
   engine::Phase phase = engine::Phase::kPending;
   std::optional<int> exit_code;
   int restarts = 0;
-  int attempt = 0;
+  int attempt = 0;      // its incarnations so far (container names, cgroups)
+  int job_attempt = 0;  // the job's attempt it belongs to (gang restart; label and env)
   bool terminating = false;
   bool deleted = false;
   std::unique_ptr<ReplicaProcess> process;

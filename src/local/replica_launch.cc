@@ -4,6 +4,7 @@
 
 #include "api/json_fields.h"
 #include "api/kind_plugin.h"
+#include "api/restart_scope.h"
 #include "local/containers.h"
 #include "local/local_nproc.h"
 #include "local/mpi_local.h"
@@ -47,6 +48,7 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
                                             const ReplicaLaunchInputs& inputs) {
   StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(job, type, index, endpoints);
   if (!env.ok()) return InvalidError(env.status().message());
+  api::AppendRestartAttemptEnv(job, &*env);
   StatusOr<std::optional<LocalNproc>> nproc = ResolveLocalNproc(job);
   if (!nproc.ok()) return nproc.status();
   if (*nproc) ApplyLocalNproc(**nproc, type, &env->env);

@@ -14,6 +14,7 @@
 #include "api/kind_plugin.h"
 #include "api/metrics_policy.h"
 #include "api/restart_policy.h"
+#include "api/restart_scope.h"
 #include "api/validation.h"
 #include "common/text.h"
 #include "engine/conditions.h"
@@ -145,6 +146,7 @@ class Run {
   ProcessLauncher* launcher_;
   JobDir dir_;
   std::optional<LocalEndpoints> endpoints_;
+  int endpoints_attempt_ = 0;  // the job's attempt endpoints_ was allocated for
   std::map<std::string, LocalPod> replicas_;
   PodContext ctx_;  // what the pods share: the run's state, its events and its log tailing
   LogTailer tailer_;
@@ -226,6 +228,7 @@ Status Run::Setup() {
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
   if (!endpoints.ok()) return endpoints.status();
   endpoints_ = std::move(endpoints).value();
+  endpoints_attempt_ = api::RestartAttemptOf(job_);
   json metadata = job_.metadata.is_object() ? job_.metadata : json::object();
   if (!metadata.contains("creationTimestamp"))
     metadata["creationTimestamp"] = FormatRfc3339(clock_.Now());
@@ -281,8 +284,18 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
   r.name = name;
   r.type = type;
   r.index = index;
-  r.pod_policy =
-      api::PodRestartPolicy(api::ParseRestartPolicy(job_.replica_specs.at(type).restart_policy));
+  r.pod_policy = api::PodRestartPolicyOf(job_, type);
+  r.job_attempt = api::RestartAttemptOf(job_);
+  if (r.job_attempt != endpoints_attempt_) {
+    // A gang restart: every replica of the earlier attempt is gone (the engine waits for
+    // that), and the new one rendezvouses on fresh ports, never on a port a dead rank may
+    // still hold (issue #38: torchrun's own restarts did not recover on the old one).
+    StatusOr<LocalEndpoints> fresh = LocalEndpoints::Allocate(job_);
+    if (fresh.ok()) {
+      endpoints_ = std::move(fresh).value();
+      endpoints_attempt_ = r.job_attempt;
+    }
+  }
   r.port = endpoints_->Port(type, index, 0);
   ReplicaLaunchInputs inputs = LaunchInputs(options_, dir_, name, &gpus_);
   StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
@@ -372,6 +385,14 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
 }
 
 void Run::ApplyPlan(const engine::Plan& plan, Time now) {
+  if (plan.restart_attempt) {
+    // A gang restart: the next attempt is recorded on the job before any replica stops.
+    if (!job_.metadata.contains("annotations") || !job_.metadata["annotations"].is_object())
+      job_.metadata["annotations"] = json::object();
+    job_.metadata["annotations"][api::kRestartAttemptAnnotation] =
+        std::to_string(*plan.restart_attempt);
+    if (!plan.status_changed) Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's attempt");
+  }
   for (const engine::Event& e : plan.events)
     // The TTL deletes the job once; the runner goes on reconciling while its replicas stop.
     if (!(delete_job_ && e.reason == engine::kDeletedJobReason)) Emit(e, now);

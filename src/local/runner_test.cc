@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "api/manifest.h"
 #include "local/fake_launcher.h"
@@ -157,6 +158,62 @@ TEST_F(RunnerTest, OnFailurePolicyRestartsInPlaceAfterTheBackOff) {
       EXPECT_EQ(r.value("restarts", -1), 2) << r;
     }
   }
+}
+
+// Gang restart (issue #38): a retried failure stops every replica (SIGTERM, SIGKILL after the
+// grace period), and the next attempt starts only once every replica of the first is gone, on
+// fresh ports, with its attempt in the env; the job records the attempt and counts one retry.
+TEST_F(RunnerTest, GangRestartStopsEveryReplicaBeforeAnyStartsOnFreshPorts) {
+  options_.grace = Duration(5000);
+  launcher_.Script("pt-master-0",
+                   {{Duration(100000), 0, /*ignores_sigterm=*/true}, {Duration(3000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(1000), 1}, {Duration(2000), 0}});
+  launcher_.Script("pt-worker-1", {{Duration(100000), 0}, {Duration(2000), 0}});
+  std::string yaml = PyTorch(2, "OnFailure", "{backoffLimit: 1}");
+  yaml.replace(yaml.find("metadata: {name: pt, namespace: ns}"),
+               std::string("metadata: {name: pt, namespace: ns}").size(),
+               "metadata: {name: pt, namespace: ns, annotations: "
+               "{trainctl.dev/restart-scope: Gang}}");
+  RunResult result = Run(yaml);
+  EXPECT_TRUE(result.succeeded);
+  EXPECT_EQ(result.job["metadata"]["annotations"].value("trainctl.dev/restart-attempt", ""), "1");
+  ASSERT_EQ(launcher_.spawned().size(), 6u);
+  auto env_of = [](const LaunchSpec& spec, const std::string& var) {
+    for (const std::string& e : spec.env)
+      if (e.rfind(var + "=", 0) == 0) return e.substr(var.size() + 1);
+    return std::string();
+  };
+  // The first attempt's master ignores SIGTERM: it is killed at 1 s + 5 s, and nothing of the
+  // second attempt starts before.
+  EXPECT_EQ(SignalsTo("pt-master-0"), (std::vector<std::pair<int, Duration>>{
+                                          {SIGTERM, Duration(1000)}, {SIGKILL, Duration(6000)}}));
+  MonoTime origin = launcher_.spawned()[0].at;
+  std::set<std::string> ports[2];
+  for (size_t i = 0; i < launcher_.spawned().size(); ++i) {
+    const auto& s = launcher_.spawned()[i];
+    int attempt = i < 3 ? 0 : 1;
+    SCOPED_TRACE(s.replica + " spawn " + std::to_string(i));
+    EXPECT_EQ(env_of(s.spec, "TRAINCTL_RESTART_ATTEMPT"), std::to_string(attempt));
+    if (attempt == 1) {
+      EXPECT_GE(s.at - origin, Duration(6000));
+    }
+    ports[attempt].insert(env_of(s.spec, "MASTER_PORT"));
+  }
+  ASSERT_EQ(ports[0].size(), 1u);
+  ASSERT_EQ(ports[1].size(), 1u);
+  EXPECT_NE(*ports[0].begin(), *ports[1].begin()) << "a fresh rendezvous port per attempt";
+  // One retry for the whole gang, no in-place restart of the failed worker.
+  EXPECT_EQ(launcher_.Attempts("pt-worker-0"), 2);
+  for (const json& r : StoredReplicas())
+    EXPECT_EQ(r["labels"].value("trainctl.dev/restart-attempt", ""), "1") << r;
+  std::ifstream events(root_ / "ns" / "pytorchjobs" / "pt" / "events.jsonl");
+  std::string line, gang;
+  while (std::getline(events, line))
+    if (line.find("GangRestart") != std::string::npos) gang += line;
+  EXPECT_NE(gang.find("restarting every replica as attempt 1 because Worker replica 0 failed "
+                      "with exit code 1"),
+            std::string::npos)
+      << gang;
 }
 
 TEST_F(RunnerTest, NonRetryableExitFailsTheJobAndStopsTheOthersWithinTheGracePeriod) {
