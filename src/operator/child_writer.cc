@@ -6,6 +6,7 @@
 
 #include "api/json_fields.h"
 #include "api/replica_env.h"
+#include "api/restart_scope.h"
 
 namespace trainctl::op {
 
@@ -64,7 +65,7 @@ Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
     return built.status();
   }
   for (const engine::Event& e : built->events) Event(job, e.type, e.reason, e.message);
-  expectations_->ExpectCreate(job_key, ref, clock_->Now());
+  expectations_->ExpectCreate(job_key, ref, clock_->Now(), api::RestartAttemptOf(job));
   Status created = client_->CreateOnly(kube::kPods, job.namespace_, built->pod);
   if (metrics_) metrics_->CountRequest("create", "pods", created.ok());
   if (created.ok() || created.code() == StatusCode::kAlreadyExists) {

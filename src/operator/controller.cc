@@ -5,6 +5,7 @@
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "api/restart_scope.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "operator/decide.h"
@@ -352,6 +353,28 @@ Status Controller::WriteStatus(const KindInformer& informer, nlohmann::json obje
   return Status::Ok();
 }
 
+Status Controller::RecordAttempt(const KindInformer& informer, nlohmann::json* object,
+                                 int attempt) {
+  const nlohmann::json& meta = (*object)["metadata"];
+  std::string ns = api::StringAt(meta, "namespace");
+  std::string name = api::StringAt(meta, "name");
+  // resourceVersion makes the patch conditional: a job changed meanwhile is decided again.
+  nlohmann::json patch = {
+      {"metadata",
+       {{"resourceVersion", api::StringAt(meta, "resourceVersion")},
+        {"annotations", {{api::kRestartAttemptAnnotation, std::to_string(attempt)}}}}}};
+  StatusOr<nlohmann::json> written =
+      client_->Patch(JobResource(informer.kind), ns, name, kube::PatchType::kMerge, patch.dump());
+  if (metrics_) metrics_->CountRequest("patch", api::Info(informer.kind).plural, written.ok());
+  if (!written.ok()) return written.status();
+  written->erase("managedFields");
+  if (written->contains("metadata")) (*written)["metadata"].erase("managedFields");
+  *object = *written;  // the status written next goes on top of this version
+  std::lock_guard<std::mutex> lock(mu_);
+  written_[std::string(api::Info(informer.kind).plural) + "/" + ns + "/" + name] = *written;
+  return Status::Ok();
+}
+
 SyncResult Controller::SyncInvalid(const KindInformer& informer, const nlohmann::json& object,
                                    const std::string& message) {
   SyncResult result;
@@ -446,6 +469,16 @@ SyncResult Controller::Sync(const std::string& qkey) {
                                                                 (clock_->Now() - decide_began));
   const engine::Plan& plan = decided.plan;
   if (plan.skip) return result;
+
+  // A gang restart: the next attempt is recorded on the job before any pod is deleted, so it
+  // survives an operator restart and no pod is created for the old attempt meanwhile.
+  if (plan.restart_attempt) {
+    Status recorded = RecordAttempt(*informer, &*object, *plan.restart_attempt);
+    if (!recorded.ok()) {
+      result.status = recorded;  // retried; nothing of the restart is done yet
+      return result;
+    }
+  }
 
   // Write the children.
   Status children = Status::Ok();  // the gang's or the MPI step's error, reported as pods'

@@ -108,6 +108,9 @@ class Controller {
                          const std::string& message);
   Status WriteStatus(const KindInformer& informer, nlohmann::json object,
                      const nlohmann::json& status);
+  // Records a gang restart's next attempt on the job (a conditional merge patch of its
+  // annotation); `object` becomes the version written.
+  Status RecordAttempt(const KindInformer& informer, nlohmann::json* object, int attempt);
   std::vector<std::string> ServiceNames(const std::string& uid) const;
   // Pod name → node name of the job's pods in the cache.
   std::map<std::string, std::string> NodesOf(const std::string& uid) const;

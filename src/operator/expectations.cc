@@ -4,10 +4,10 @@
 
 namespace trainctl::op {
 
-void Expectations::ExpectCreate(const std::string& job, const engine::ReplicaRef& replica,
-                                Time now) {
+void Expectations::ExpectCreate(const std::string& job, const engine::ReplicaRef& replica, Time now,
+                                int attempt) {
   std::lock_guard<std::mutex> lock(mu_);
-  jobs_[job][replica.name] = {true, replica, now};
+  jobs_[job][replica.name] = {true, replica, now, attempt};
 }
 
 void Expectations::ExpectDelete(const std::string& job, const std::string& pod_name, Time now) {
@@ -45,6 +45,7 @@ std::vector<engine::ReplicaObservation> Expectations::Overlay(
       o.name = name;
       o.type = p->second.replica.type;
       o.index = p->second.replica.index;
+      o.attempt = p->second.attempt;
       o.phase = engine::Phase::kPending;
       observed.push_back(std::move(o));
     } else {

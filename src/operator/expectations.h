@@ -30,7 +30,10 @@ class Expectations {
  public:
   explicit Expectations(Duration ttl = Duration(300000)) : ttl_(ttl) {}
 
-  void ExpectCreate(const std::string& job, const engine::ReplicaRef& replica, Time now);
+  // `attempt`: the job's attempt the pod is created for (gang restart), so that a pod not yet in
+  // the cache is never taken for one of an earlier attempt.
+  void ExpectCreate(const std::string& job, const engine::ReplicaRef& replica, Time now,
+                    int attempt = 0);
   void ExpectDelete(const std::string& job, const std::string& pod_name, Time now);
   // The create or delete of `pod_name` failed: nothing to wait for.
   void Cancel(const std::string& job, const std::string& pod_name);
@@ -51,6 +54,7 @@ class Expectations {
     bool create = true;
     engine::ReplicaRef replica;
     Time since;
+    int attempt = 0;
   };
   const Duration ttl_;
   mutable std::mutex mu_;

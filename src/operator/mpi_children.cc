@@ -3,6 +3,7 @@
 #include "api/kinds.h"
 #include "api/replica_env.h"
 #include "api/restart_policy.h"
+#include "api/restart_scope.h"
 #include "kinds/mpi.h"
 #include "operator/pod_builder.h"
 
@@ -28,8 +29,7 @@ json Template(const api::Job& job, const std::string& type) {
 std::string RestartPolicyOf(const api::Job& job, const std::string& type) {
   auto it = job.replica_specs.find(type);
   if (it == job.replica_specs.end()) return "";
-  return api::RestartPolicyName(
-      api::PodRestartPolicy(api::ParseRestartPolicy(it->second.restart_policy)));
+  return api::RestartPolicyName(api::PodRestartPolicyOf(job, type));
 }
 
 void AppendTo(json& object, const char* key, json item) {
@@ -152,6 +152,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
     labels.erase(api::kLabelReplicaIndex);  // upstream's launcher has no index label
     labels[api::kLabelJobRole] = "master";
   }
+  api::AddRestartAttemptLabel(job, &labels);
   CopyJobLabelsToPod(job, &labels);
   json pod_metadata = {{"name", PodName(job, type, index)},
                        {"namespace", job.namespace_},
@@ -163,6 +164,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
   if (!spec.contains("containers") || !spec["containers"].is_array() || spec["containers"].empty())
     return InvalidError("MPIJob " + job.name + ": the " + type + " template has no containers");
   json& first = spec["containers"][0];
+  for (const api::EnvVar& e : api::RestartAttemptEnv(job)) AppendTo(first, "env", EnvVarJson(e));
   if (launcher) {
     bool gpu = IsGpuLauncher(job);
     for (const api::EnvVar& e : kinds::MpiLauncherEnv(job, kMpiConfigDir, gpu))

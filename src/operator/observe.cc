@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "api/kinds.h"
+#include "api/restart_scope.h"
 
 namespace trainctl::op {
 namespace {
@@ -44,7 +45,8 @@ void Explain(const kube::PodDetail& d, const std::string& default_container,
 
 const std::vector<std::string>& ObservedLabels() {
   static const std::vector<std::string> labels = {api::kLabelJobName, api::kLabelReplicaType,
-                                                  api::kLabelReplicaIndex};
+                                                  api::kLabelReplicaIndex,
+                                                  api::kRestartAttemptLabel};
   return labels;
 }
 
@@ -102,6 +104,12 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
         (c.terminated || c.restart_count > 0 || o.phase == engine::Phase::kFailed ||
          o.phase == engine::Phase::kSucceeded))
       o.exit_code = c.exit_code;
+  }
+  if (const std::string* attempt = pod.Label(3)) {
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(attempt->data(), attempt->data() + attempt->size(), value);
+    if (ec == std::errc() && ptr == attempt->data() + attempt->size() && value >= 0)
+      o.attempt = value;  // a Gang job's replica (api/restart_scope.h)
   }
   o.terminating = pod.terminating;
   if (pod.detail) Explain(*pod.detail, default_container_, &o);

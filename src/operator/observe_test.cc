@@ -68,6 +68,34 @@ TEST(ObserveTest, MapsPodsToReplicas) {
   EXPECT_EQ(o[2].phase, engine::Phase::kPending);
 }
 
+TEST(ObserveTest, AGangPodsAttemptComesFromItsLabel) {
+  json pod = {{"metadata",
+               {{"name", "t-worker-0"},
+                {"labels",
+                 {{"training.kubeflow.org/job-name", "t"},
+                  {"training.kubeflow.org/replica-type", "worker"},
+                  {"training.kubeflow.org/replica-index", "0"},
+                  {"trainctl.dev/restart-attempt", "2"}}}}},
+              {"status", {{"phase", "Running"}}}};
+  json unlabelled = pod;
+  unlabelled["metadata"]["name"] = "t-worker-1";
+  unlabelled["metadata"]["labels"]["training.kubeflow.org/replica-index"] = "1";
+  unlabelled["metadata"]["labels"].erase("trainctl.dev/restart-attempt");
+  json garbled = unlabelled;
+  garbled["metadata"]["name"] = "t-ps-0";
+  garbled["metadata"]["labels"]["training.kubeflow.org/replica-type"] = "ps";
+  garbled["metadata"]["labels"]["training.kubeflow.org/replica-index"] = "0";
+  garbled["metadata"]["labels"]["trainctl.dev/restart-attempt"] = "two";
+  std::vector<engine::ReplicaObservation> o =
+      ObserveReplicas(Job(), {*kube::ProjectPod(pod, ObservedLabels()),
+                              *kube::ProjectPod(unlabelled, ObservedLabels()),
+                              *kube::ProjectPod(garbled, ObservedLabels())});
+  ASSERT_EQ(o.size(), 3u);
+  EXPECT_EQ(o[0].attempt, 2);
+  EXPECT_EQ(o[1].attempt, 0);
+  EXPECT_EQ(o[2].attempt, 0);  // not a number: the first attempt's
+}
+
 // One pod with a full status document (spec and status given as JSON).
 engine::ReplicaObservation ObserveOne(const std::string& phase, json spec, json status) {
   json pod = {{"metadata",
@@ -194,12 +222,13 @@ TEST(ObserveWhyTest, AHealthyRunningPodKeepsNoDetail) {
 }
 
 TEST(ObserveTest, AContainerEndedInARunningPodAwaitsItsRestart) {
-  json ended = {{"name", "tensorflow"},
-                {"restartCount", 3},
-                {"state",
-                 {{"terminated",
-                   {{"exitCode", 2}, {"reason", "Error"}, {"finishedAt", "2026-11-25T10:00:16Z"}}}}},
-                {"lastState", {{"terminated", {{"exitCode", 2}}}}}};
+  json ended = {
+      {"name", "tensorflow"},
+      {"restartCount", 3},
+      {"state",
+       {{"terminated",
+         {{"exitCode", 2}, {"reason", "Error"}, {"finishedAt", "2026-11-25T10:00:16Z"}}}}},
+      {"lastState", {{"terminated", {{"exitCode", 2}}}}}};
   ReplicaObserver observer(Job());
   std::optional<engine::ReplicaObservation> o =
       observer.Observe(Pod("t-worker-0", "worker", "0", "Running", ended));

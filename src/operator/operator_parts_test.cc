@@ -114,6 +114,17 @@ TEST(Expectations, PendingCreateAppearsUntilTheCacheShowsIt) {
   EXPECT_EQ(e.Pending("j"), 0u);
 }
 
+// A pod created for a gang's next attempt and not yet in the cache is of that attempt: taken
+// for attempt 0, the engine would remove it as a leftover of an earlier attempt (and did, in
+// the first run of test_gang.py: a worker created three times in one attempt).
+TEST(Expectations, PendingCreateKeepsTheAttemptItWasCreatedFor) {
+  Expectations e(Duration(60000));
+  e.ExpectCreate("j", {"Worker", 1, "job-worker-1"}, T0(), 2);
+  auto seen = e.Overlay("j", {}, T0());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].attempt, 2);
+}
+
 TEST(Expectations, PendingDeleteMarksTerminatingAndExpires) {
   Expectations e(Duration(60000));
   e.ExpectDelete("j", "job-worker-0", T0());

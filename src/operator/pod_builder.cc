@@ -6,6 +6,7 @@
 #include "api/kind_plugin.h"
 #include "api/kinds.h"
 #include "api/restart_policy.h"
+#include "api/restart_scope.h"
 #include "api/yaml.h"
 #include "operator/mpi_children.h"
 
@@ -141,6 +142,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
   const api::KindPlugin& plugin = api::PluginFor(job.kind);
   StatusOr<api::ReplicaEnv> env = plugin.EnvFor(job, type, index, endpoints);
   if (!env.ok()) return env.status();
+  api::AppendRestartAttemptEnv(job, &*env);
 
   BuiltPod out;
   json tmpl = spec.pod_template.is_object() ? spec.pod_template : json::object();
@@ -151,6 +153,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
   json selector = ReplicaSelector(job, type, index);  // kept alive while iterating
   for (auto& [k, v] : selector.items()) labels[k] = v;
   if (plugin.IsMasterRole(job, type, index)) labels[api::kLabelJobRole] = "master";
+  api::AddRestartAttemptLabel(job, &labels);
   CopyJobLabelsToPod(job, &labels);
 
   json pod_metadata = {{"name", api::ReplicaName(job.name, type, index)},
@@ -188,8 +191,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
                           "Restart policy in pod template will be overwritten by restart policy "
                           "in replica spec"});
   }
-  pod_spec["restartPolicy"] =
-      api::RestartPolicyName(api::PodRestartPolicy(api::ParseRestartPolicy(spec.restart_policy)));
+  pod_spec["restartPolicy"] = api::RestartPolicyName(api::PodRestartPolicyOf(job, type));
 
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", pod_spec}};
   DecoratePodForGang(job, type, settings.gang, "SetPodTemplateSchedulerName", &out.pod,

@@ -129,6 +129,27 @@ TEST(PodBuilderTest, PyTorchWorkerPodWaitsForTheMaster) {
   EXPECT_NE(init["command"][2].get<std::string>().find("seq 100"), std::string::npos);
 }
 
+// Gang restart (issue #38): every pod of a Gang job has restartPolicy Never (the engine, not the
+// kubelet, restarts a gang), its attempt as a label and in every container's env.
+TEST(PodBuilderTest, GangJobPodsCarryTheirAttemptAndNeverRestartInPlace) {
+  api::Job job = Load(kPyTorch);
+  job.metadata["annotations"] = {{"trainctl.dev/restart-scope", "Gang"},
+                                 {"trainctl.dev/restart-attempt", "3"}};
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
+  StatusOr<BuiltPod> built = BuildPod(job, "Worker", 1, endpoints, {});
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const json& pod = built->pod;
+  EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");  // OnFailure in the replica spec
+  EXPECT_EQ(pod["metadata"]["labels"]["trainctl.dev/restart-attempt"], "3");
+  EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "TRAINCTL_RESTART_ATTEMPT"), "3");
+  // Without the annotation: upstream's pod, nothing added.
+  StatusOr<BuiltPod> plain = BuildPod(Load(kPyTorch), "Worker", 1, endpoints, {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->pod["spec"]["restartPolicy"], "OnFailure");
+  EXPECT_FALSE(plain->pod["metadata"]["labels"].contains("trainctl.dev/restart-attempt"));
+  EXPECT_EQ(EnvValue(plain->pod["spec"]["containers"][0], "TRAINCTL_RESTART_ATTEMPT"), "<unset>");
+}
+
 TEST(PodBuilderTest, InitContainerTemplateFileReplacesTheBuiltInOne) {
   api::Job job = Load(kPyTorch);
   api::ServiceEndpoints endpoints(job.name, job.namespace_);
