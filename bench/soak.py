@@ -3,7 +3,8 @@
 one; `integration.soak` runs the short version on the test suite's).
 
 A few hundred jobs of every kind with mixed outcomes (success, permanent failure, retryable
-failure until the backoff limit, active deadline, TTL, suspended then resumed) are submitted
+failure until the backoff limit, active deadline, TTL, suspended then resumed, a Gang job whose
+every attempt fails) are submitted
 while the operator is SIGKILLed at random moments and restarted, and the API server is killed
 after etcd's history was compacted (so every watch resumes into 410 Gone). A last kill ends the
 fault window; the operator that starts then runs undisturbed. The report gives each invariant as
@@ -17,6 +18,11 @@ a number, from a history recorded by etcd's own watch (gapless across the faults
   services_created_twice        services created more than once
   children_created_after_delete pods or services created after their job was deleted
   children_left_after_delete    pods and services still there 120 s after every job was deleted
+  gang_attempt_overlaps         pods of a Gang job (trainctl.dev/restart-scope: Gang) created
+                                while a pod of an earlier attempt of that job still existed
+  gang_restarts_miscounted      Gang jobs (every attempt fails) whose final attempt is not their
+                                backoffLimit, or whose pods were not created once per attempt:
+                                each gang restart counted exactly once across the kills
   counter_mismatches            the last operator's job counters minus the transitions it made
                                 (created, successful, failed, restarted, deleted), per counter
   history_gaps                  etcd watches cancelled before the end (then nothing above holds)
@@ -59,7 +65,9 @@ LONG_LIVED = {("TFJob", "PS"), ("MPIJob", "Worker")}
 FAILS_JOB = {"PyTorchJob": "Master", "XGBoostJob": "Master", "MPIJob": "Launcher", "JAXJob": "Worker",
              "PaddleJob": "Worker", "TFJob": "Worker"}
 
-OUTCOMES = [("succeed", 40), ("fail", 15), ("retry", 15), ("deadline", 10), ("ttl", 10), ("suspend", 10)]
+OUTCOMES = [("succeed", 40), ("fail", 15), ("retry", 15), ("deadline", 10), ("ttl", 10), ("suspend", 10),
+            ("gang", 10)]
+GANG_BACKOFF_LIMIT = 2
 
 
 def plan_jobs(n, rng, ns):
@@ -70,7 +78,7 @@ def plan_jobs(n, rng, ns):
     for i in range(n):
         outcome = rng.choices([o for o, _ in OUTCOMES], weights)[0]
         kind = rng.choice(list(FAILS_JOB) if outcome == "fail" else kinds)
-        if outcome in ("retry", "deadline"):
+        if outcome in ("retry", "deadline", "gang"):
             kind = "PyTorchJob"
         name = f"{outcome}-{i}"
         secs = rng.randint(1, 5)
@@ -81,6 +89,11 @@ def plan_jobs(n, rng, ns):
             run_policy["backoffLimit"] = 2
             restart = "ExitCode"
             allowed[f"{name}-master-0"] = 2
+        elif outcome == "gang":  # every attempt's Workers fail: a gang restart each time
+            replicas["Master"] = (1, FOREVER)
+            replicas["Worker"] = (2, run_for(secs, exit_code=1))
+            run_policy["backoffLimit"] = GANG_BACKOFF_LIMIT
+            restart = "OnFailure"
         elif outcome == "deadline":
             replicas["Master"] = (1, FOREVER)
             run_policy["activeDeadlineSeconds"] = rng.randint(5, 15)
@@ -95,6 +108,8 @@ def plan_jobs(n, rng, ns):
         if outcome == "suspend":
             run_policy["suspend"] = True
         job = make_job(kind, name, ns, replicas, run_policy=run_policy, restart_policy=restart)
+        if outcome == "gang":
+            job["metadata"].setdefault("annotations", {})["trainctl.dev/restart-scope"] = "Gang"
         expected = {"succeed": "Succeeded", "suspend": "Succeeded", "ttl": "Deleted"}.get(outcome, "Failed")
         jobs.append((job, expected, allowed))
     return jobs
@@ -202,6 +217,8 @@ def main():
         allowed.update(al)
     suspended = [j["metadata"]["name"] for j, _, _ in plan if j["spec"]["runPolicy"].get("suspend")]
     kinds_of = {j["metadata"]["name"]: j["kind"] for j, _, _ in plan}
+    gang = {j["metadata"]["name"] for j, _, _ in plan
+            if j["metadata"].get("annotations", {}).get("trainctl.dev/restart-scope") == "Gang"}
 
     # The timeline: submissions over the first 60 % of the window in batches, resumes in the
     # second half, kills and API server restarts anywhere in it, the last kill at its end.
@@ -281,6 +298,8 @@ def main():
             break
         time.sleep(1)
     converge_s = time.monotonic() - last_fault
+    final_attempts = {name: (current.get(name) or {}).get("metadata", {}).get("annotations", {}).get(
+        "trainctl.dev/restart-attempt") for name in gang}
     wrong = {n: (ends.get(n), e) for n, e in expected.items() if ends.get(n) != e}
     time.sleep(2)  # the last status writes' events reach the history
     end_rev = etcd.revision() + 1
@@ -308,11 +327,21 @@ def main():
     with history.lock:
         transitions = soak_history.transitions_after(history.jobs, final_start_rev, end_rev)
         owners = {pod: j["metadata"]["name"] for j, _, _ in plan for pod in pod_names(j)}
-        lost = soak_history.restarts_lost_to_kills(history.pods, history.jobs, owners,
+        # A gang restart replaces pods that did not fail, by design: its pods have checks of their own.
+        replica_pods = {pod: ev for pod, ev in history.pods.items() if owners.get(pod) not in gang}
+        lost = soak_history.restarts_lost_to_kills(replica_pods, history.jobs, owners,
                                                    state.get("kills", []))
         for pod, n in lost.items():
             allowed[pod] = allowed.get(pod, 0) + n
-        unwarranted = soak_history.unwarranted_creations(history.pods, allowed)
+        unwarranted = soak_history.unwarranted_creations(replica_pods, allowed)
+        overlaps = soak_history.attempt_overlaps(history.pods, owners, gang)
+        per_pod = soak_history.attempts_per_pod({pod: ev for pod, ev in history.pods.items()
+                                                 if owners.get(pod) in gang})
+        miscounted = [(name, f"final attempt {final_attempts[name]!r}, expected {GANG_BACKOFF_LIMIT}")
+                      for name in sorted(gang) if final_attempts[name] != str(GANG_BACKOFF_LIMIT)]
+        miscounted += [(pod, f"incarnations of attempts {attempts}")
+                       for pod, attempts in sorted(per_pod.items())
+                       if attempts != list(range(GANG_BACKOFF_LIMIT + 1))]
         dup_services = soak_history.duplicate_services(history.services)
         late = (soak_history.created_after_delete(history.pods, owners, history.jobs) +
                 soak_history.created_after_delete(history.services, owners, history.jobs))
@@ -332,6 +361,9 @@ def main():
         "services_created_twice": len(dup_services),
         "children_created_after_delete": len(late),
         "children_left_after_delete": left,
+        "gang_jobs": len(gang),
+        "gang_attempt_overlaps": len(overlaps),
+        "gang_restarts_miscounted": len(miscounted),
         "counter_mismatches": mismatch,
         "last_operator_counters": counters, "last_operator_transitions": transitions,
         "history_gaps": gaps,
@@ -344,6 +376,7 @@ def main():
                     "retries_lost": lost,
                     "unwarranted_history": {k: v for k, v in list(suspicious.items())[:5]},
                     "services_twice": dup_services[:20], "late": late[:20],
+                    "gang_overlaps": overlaps[:20], "gang_miscounted": miscounted[:20],
                     "watch_errors": [w.error for w in watches if w.error],
                     "action_errors": action_errors[:20]},
     }
@@ -353,6 +386,7 @@ def main():
         with open(a.report, "w") as f:
             f.write(text + "\n")
     ok = (not wrong and not unwarranted and not dup_services and not late and left == 0 and not mismatch
+          and not overlaps and not miscounted
           and gaps == 0 and not action_errors and rc == 0 and (faults["apiserver_restarts"] == 0 or relists_seen > 0))
     print("soak: every invariant holds" if ok else "soak: INVARIANT BROKEN (see the report above)")
     kubectl("delete", "namespace", ns, "--wait=false", check=False)

@@ -178,6 +178,23 @@ def pod_phase(value):
     return phase + (" (terminating)" if terminating else "")
 
 
+ATTEMPT_LABEL = "trainctl.dev/restart-attempt"
+
+
+def pod_label(value, key):
+    """metadata.labels[key] of a Pod as the API server stores it; None when absent."""
+    if value is None:
+        return None
+    if value.startswith(b"k8s\x00"):
+        raw = _field(value[4:], 2) or b""
+        meta = _field(raw, 1) or b""
+        for number, wire, entry in _fields(meta):
+            if number == 11 and wire == 2 and (_field(entry, 1) or b"").decode() == key:  # labels
+                return (_field(entry, 2) or b"").decode()
+        return None
+    return json.loads(value).get("metadata", {}).get("labels", {}).get(key)
+
+
 def job_status(value):
     return json.loads(value).get("status", {}) if value else {}
 
@@ -206,7 +223,8 @@ class History:
         parts = key.split("/")
         with self.lock:
             if key.startswith(f"/registry/pods/{self.ns}/"):
-                self.pods.setdefault(parts[-1], []).append((rev, typ, create_rev, pod_phase(value)))
+                self.pods.setdefault(parts[-1], []).append(
+                    (rev, typ, create_rev, pod_phase(value), pod_label(value, ATTEMPT_LABEL)))
             elif key.startswith(f"/registry/services/specs/{self.ns}/"):
                 self.services.setdefault(parts[-1], []).append((rev, typ, create_rev))
             elif key.startswith("/registry/kubeflow.org/") and parts[-2] == self.ns:
@@ -275,6 +293,49 @@ def restarts_lost_to_kills(pod_events, job_events, owners, kills):
                     restarts_at(history, created - 1) == restarts_at(history, deleted):
                 lost[pod] = lost.get(pod, 0) + 1
     return lost
+
+
+def attempt_overlaps(pod_events, owners, gang_jobs):
+    """Pods of a Gang job created while a pod of an earlier attempt of the same job still
+    existed (issue #38: attempts never overlap): [(pod, why)]. Pod events carry the attempt
+    label as their fifth element."""
+    timeline = {}
+    for pod, events in pod_events.items():
+        job = owners.get(pod)
+        if job not in gang_jobs:
+            continue
+        attempts = {}
+        for rev, typ, create_rev, *rest in sorted(events, key=lambda e: e[0]):
+            if typ == "PUT" and create_rev not in attempts:
+                attempts[create_rev] = int((rest[1] if len(rest) > 1 else None) or 0)
+                timeline.setdefault(job, []).append((rev, 1, pod, create_rev, attempts[create_rev]))
+            elif typ == "DELETE" and attempts:
+                timeline.setdefault(job, []).append((rev, 0, pod, max(attempts), None))
+    bad = []
+    for job, items in sorted(timeline.items()):
+        alive = {}
+        for rev, created, pod, create_rev, attempt in sorted(items, key=lambda x: (x[0], x[1])):
+            if not created:
+                alive.pop((pod, create_rev), None)
+                continue
+            earlier = sorted(f"{p} (attempt {a})" for (p, _), a in alive.items() if a < attempt)
+            if earlier:
+                bad.append((pod, f"attempt {attempt} created at revision {rev} while "
+                                 f"{', '.join(earlier)} existed"))
+            alive[(pod, create_rev)] = attempt
+    return bad
+
+
+def attempts_per_pod(pod_events):
+    """{pod: [attempt label of each incarnation, in order]}."""
+    out = {}
+    for pod, events in pod_events.items():
+        seen = {}
+        for rev, typ, create_rev, *rest in sorted(events, key=lambda e: e[0]):
+            if typ == "PUT" and create_rev not in seen:
+                seen[create_rev] = int((rest[1] if len(rest) > 1 else None) or 0)
+        out[pod] = [seen[k] for k in sorted(seen)]
+    return out
 
 
 def duplicate_services(service_events):

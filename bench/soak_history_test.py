@@ -66,3 +66,37 @@ class UnwarrantedCreationsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GangAttemptsTest(unittest.TestCase):
+    """attempt_overlaps / attempts_per_pod on pod histories with their attempt label."""
+
+    OWNERS = {"g-master-0": "g", "g-worker-0": "g"}
+
+    def test_a_pod_of_the_next_attempt_while_one_of_the_last_exists_is_an_overlap(self):
+        master = [(10, "PUT", 10, "Running", "0"), (20, "PUT", 10, "Running (terminating)", "0"),
+                  (25, "DELETE", 0, "", None), (30, "PUT", 30, "Pending", "1")]
+        worker = [(11, "PUT", 11, "Failed", "0"), (19, "DELETE", 0, "", None),
+                  (22, "PUT", 22, "Pending", "1")]  # created at 22, the master of attempt 0 goes at 25
+        bad = soak_history.attempt_overlaps({"g-master-0": master, "g-worker-0": worker}, self.OWNERS, {"g"})
+        self.assertEqual(bad, [("g-worker-0", "attempt 1 created at revision 22 while g-master-0 (attempt 0) existed")])
+        self.assertEqual(soak_history.attempts_per_pod({"g-master-0": master}), {"g-master-0": [0, 1]})
+
+    def test_attempts_in_order_are_no_overlap(self):
+        master = [(10, "PUT", 10, "Running", "0"), (25, "DELETE", 0, "", None), (30, "PUT", 30, "Pending", "1")]
+        worker = [(11, "PUT", 11, "Failed", "0"), (19, "DELETE", 0, "", None), (31, "PUT", 31, "Pending", "1")]
+        self.assertEqual(soak_history.attempt_overlaps({"g-master-0": master, "g-worker-0": worker},
+                                                       self.OWNERS, {"g"}), [])
+        self.assertEqual(soak_history.attempt_overlaps({"g-master-0": master, "g-worker-0": worker},
+                                                       self.OWNERS, set()), [], "only Gang jobs are checked")
+
+    def test_the_attempt_label_is_read_from_the_stored_protobuf(self):
+        def ld(number, payload):  # a length-delimited protobuf field
+            return bytes([(number << 3) | 2, len(payload)]) + payload
+        entry = ld(1, b"trainctl.dev/restart-attempt") + ld(2, b"3")
+        other = ld(1, b"app") + ld(2, b"x")
+        meta = ld(1, b"g-master-0") + ld(11, other) + ld(11, entry)
+        stored = b"k8s\x00" + ld(2, ld(1, meta))
+        self.assertEqual(soak_history.pod_label(stored, "trainctl.dev/restart-attempt"), "3")
+        self.assertIsNone(soak_history.pod_label(stored, "missing"))
+        self.assertEqual(soak_history.pod_label(b'{"metadata":{"labels":{"a":"b"}}}', "a"), "b")
