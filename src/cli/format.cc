@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "api/json_fields.h"
+#include "api/restart_scope.h"
 #include "common/text.h"
 #include "local/container_runtime.h"
 
@@ -97,6 +100,31 @@ std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool w
   return FormatTable(rows);
 }
 
+namespace {
+
+// "Gang: attempt 1, 1 gang restart left (backoffLimit 2)" for a Gang job (api/restart_scope.h),
+// from its annotations as written; nullopt for other jobs.
+std::optional<std::string> GangLine(const json& job) {
+  const json& md = job.value("metadata", json::object());
+  const json& annotations = md.value("annotations", json::object());
+  if (!annotations.is_object() || Str(annotations, api::kRestartScopeAnnotation) != "Gang")
+    return std::nullopt;
+  std::string attempt = Str(annotations, api::kRestartAttemptAnnotation, "0");
+  std::string text = "Gang: attempt " + attempt;
+  const json& rp = job.value("spec", json::object()).value("runPolicy", json::object());
+  if (rp.is_object() && rp.contains("backoffLimit") && rp["backoffLimit"].is_number_integer()) {
+    long long limit = rp["backoffLimit"].get<long long>();
+    long long left = std::max(0LL, limit - std::atoll(attempt.c_str()));
+    text += ", " + std::to_string(left) + " gang restart" + (left == 1 ? "" : "s") +
+            " left (backoffLimit " + std::to_string(limit) + ")";
+  } else {
+    text += ", no backoffLimit";
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string FormatDescribe(const json& job, const json& replicas, const std::vector<json>& events,
                            Time now) {
   const json& md = job.value("metadata", json::object());
@@ -116,6 +144,7 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   if (status.contains("completionTime")) line("Completion Time", Str(status, "completionTime"));
   const json& rp = job.value("spec", json::object()).value("runPolicy", json::object());
   if (!rp.empty()) line("Run Policy", rp.dump());
+  if (std::optional<std::string> gang = GangLine(job)) line("Restart Scope", *gang);
   out += "Conditions:\n";
   std::vector<std::vector<std::string>> rows = {{"  TYPE", "STATUS", "REASON", "MESSAGE"}};
   if (status.contains("conditions"))

@@ -134,3 +134,28 @@ class GetJobWhyTest(unittest.TestCase):
         self.assertEqual(first_failed_name(job.status.conditions), "pt-worker-1")
         self.assertIsNone(first_failed_name([]))
         self.assertIsNotNone(why["since"])
+
+
+class GetJobRestartsTest(unittest.TestCase):
+    """get_job_restarts reads the annotations and runPolicy the same way for both backends."""
+
+    def job(self, annotations, run_policy):
+        from trainctl import models
+        return models.deserialize({
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "pt", "namespace": "default", "annotations": annotations},
+            "spec": {"runPolicy": run_policy, "pytorchReplicaSpecs": {}}}, models.KIND_MODELS["PyTorchJob"])
+
+    def test_gang_attempt_and_restarts_left(self):
+        from trainctl import TrainingClient
+        client = TrainingClient(backend="local", state_dir="/nonexistent-trainctl-state")
+        gang = self.job({"trainctl.dev/restart-scope": "Gang", "trainctl.dev/restart-attempt": "2"},
+                        {"backoffLimit": 3})
+        self.assertEqual(client.get_job_restarts(job=gang),
+                         {"scope": "Gang", "attempt": 2, "backoff_limit": 3, "restarts_left": 1})
+        fresh = self.job({"trainctl.dev/restart-scope": "Gang"}, {})
+        self.assertEqual(client.get_job_restarts(job=fresh),
+                         {"scope": "Gang", "attempt": 0, "backoff_limit": None, "restarts_left": None})
+        replica = self.job({}, {"backoffLimit": 3})
+        self.assertEqual(client.get_job_restarts(job=replica)["scope"], "Replica")
+        self.assertIsNone(client.get_job_restarts(job=replica)["restarts_left"])

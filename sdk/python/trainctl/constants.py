@@ -51,6 +51,11 @@ POD_PHASE_PENDING = "Pending"
 JOB_CONDITION_CREATED = "Created"
 JOB_CONDITION_RUNNING = "Running"
 JOB_CONDITION_RESTARTING = "Restarting"
+
+# Gang restart (trainctl's addition; docs/status-machine.md, "Gang restart").
+RESTART_SCOPE_ANNOTATION = "trainctl.dev/restart-scope"
+RESTART_ATTEMPT_ANNOTATION = "trainctl.dev/restart-attempt"
+GANG_RESTART_REASON = "GangRestart"
 JOB_CONDITION_SUCCEEDED = "Succeeded"
 JOB_CONDITION_FAILED = "Failed"
 JOB_CONDITIONS = {

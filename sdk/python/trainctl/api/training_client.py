@@ -368,6 +368,32 @@ class TrainingClient:
         else None)."""
         return _why(self.get_job_conditions(name, namespace, job_kind, job, timeout))
 
+    def get_job_restarts(self, name=None, namespace=None, job_kind=None, job=None,
+                         timeout=constants.DEFAULT_TIMEOUT):
+        """How the job restarts (trainctl's addition; docs/status-machine.md, "Gang restart"), the
+        same for both backends: a dict with ``scope`` ("Gang" when the job has the annotation
+        ``trainctl.dev/restart-scope: Gang``, else "Replica"), ``attempt`` (a Gang job's current
+        attempt, 0 before its first gang restart), ``backoff_limit`` (None when unset) and
+        ``restarts_left`` (gang restarts before backoffLimit fails the job; None without a
+        limit or for a Replica job)."""
+        if job is None:
+            if name is None:
+                raise ValueError("Job name must be set to read its restarts")
+            job = self.get_job(name=name, namespace=namespace, job_kind=job_kind, timeout=timeout)
+        annotations = (job.metadata.annotations if job.metadata else None) or {}
+        scope = "Gang" if annotations.get(constants.RESTART_SCOPE_ANNOTATION) == "Gang" else "Replica"
+        try:
+            attempt = int(annotations.get(constants.RESTART_ATTEMPT_ANNOTATION, "0"))
+        except ValueError:
+            attempt = 0
+        run_policy = job.spec.run_policy if job.spec else None
+        limit = run_policy.backoff_limit if run_policy else None
+        left = None
+        if scope == "Gang" and limit is not None:
+            left = max(0, limit - attempt)
+        return {"scope": scope, "attempt": attempt if scope == "Gang" else 0,
+                "backoff_limit": limit, "restarts_left": left}
+
     def wait_for_job_conditions(self, name, namespace=None, job_kind=None,
                                 expected_conditions={constants.JOB_CONDITION_SUCCEEDED},
                                 wait_timeout=600, polling_interval=15, callback=None,
