@@ -39,10 +39,11 @@ SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient py
 UI_PACKAGES=(chromium chromium-driver python3-selenium)
 
 # The real node of the test cluster (hack/cluster/node.sh): containerd and runc, the CNI plugins,
-# the loopback registry, the image tools (images are built here from Debian packages; buildah
-# builds the operator's from the Dockerfile), iptables
-# and conntrack for kube-proxy, socat for the API server's relay on the node's bridge.
-NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo buildah iptables
+# the loopback registry, the image tools (images are built here from Debian packages by mmdebstrap
+# and umoci; buildah builds the operator's from the Dockerfile), iptables and conntrack for
+# kube-proxy, socat for the API server's relay on the node's bridge. mmdebstrap was missing here
+# until 2026-11-27: only a machine whose image cache was already full could start the node.
+NODE_PACKAGES=(containerd runc containernetworking-plugins docker-registry umoci skopeo buildah mmdebstrap iptables
   conntrack catatonit socat)
 
 # `trainctl run --runtime podman|docker` and its test (test/e2e/test_containers.py): Debian's
