@@ -10,11 +10,14 @@ import os
 import signal
 import subprocess
 import sys
+import unittest
 import urllib.request
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "operator"))
-from harness import REPO, get_json, kubectl, wait_for  # noqa: E402,F401
+from harness import CLUSTER_DIR, REPO, get_json, kubectl, wait_for  # noqa: E402,F401
+
+CLUSTER_DIR_FOR_LOGS = CLUSTER_DIR
 
 
 def node_settings():
@@ -118,9 +121,70 @@ def deploy_operator():
                 p["status"]["containerStatuses"][0].get("imageID", "").endswith("@" + digest)]
         return good[0] if len(pods) == 1 and good else None
 
-    kubectl("rollout", "status", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}", "--timeout=180s")
+    try:
+        kubectl("rollout", "status", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}",
+                "--timeout=180s", timeout=200)
+    except (AssertionError, subprocess.TimeoutExpired):
+        dump_node_state(OPERATOR_NS, "the operator's rollout")
+        raise
     if not current():
         kubectl("rollout", "restart", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}")
     pod = wait_for("the operator running the image just built", current, timeout=180, interval=1)
     _deployed.append(pod)
     return pod
+
+
+_dumped = []
+
+
+def dump_node_state(namespace=None, why=""):
+    """Prints, once per test process and briefly (CI shows only the tail of the output), what
+    a failure on the real node needs to be understood: the node's conditions and taints, every
+    pod that is not Running or Succeeded with its reason, the namespace's warning events and
+    the last lines of the kubelet's and containerd's logs."""
+    if _dumped:
+        return
+    _dumped.append(why)
+    out = [f"==== the real node after: {why} ===="]
+    node = get_json("node", NODE["name"]) or {}
+    for c in node.get("status", {}).get("conditions", []):
+        if (c["type"] == "Ready") != (c["status"] == "True"):
+            out.append(f"node condition {c['type']}={c['status']} {c.get('reason', '')}: {c.get('message', '')}")
+    for t in node.get("spec", {}).get("taints", []):
+        out.append(f"node taint {t.get('key')}={t.get('value', '')}:{t.get('effect')}")
+    pods = get_json("pods", "-A") or {}
+    for p in pods.get("items", []):
+        status = p.get("status", {})
+        if status.get("phase") in ("Running", "Succeeded"):
+            continue
+        waiting = [f"{s['name']}:{(s.get('state', {}).get('waiting') or {}).get('reason', '')}"
+                   for s in status.get("containerStatuses", []) + status.get("initContainerStatuses", [])]
+        out.append(f"pod {p['metadata']['namespace']}/{p['metadata']['name']} {status.get('phase')} "
+                   f"{status.get('reason', '')} {status.get('message', '')[:200]} {' '.join(waiting)}")
+    if namespace:
+        events = get_json("events", "-n", namespace, "--field-selector", "type=Warning") or {}
+        for e in events.get("items", [])[-12:]:
+            out.append(f"event {e['involvedObject'].get('name')} {e.get('reason')}: {e.get('message', '')[:240]}")
+    for name in ("kubelet", "containerd"):
+        path = os.path.join(CLUSTER_DIR_FOR_LOGS, "logs", f"node-{name}.log")
+        try:
+            with open(path, errors="replace") as f:
+                lines = [l for l in f.read().splitlines() if " E" in l[:6] or "level=error" in l
+                         or "rror" in l]
+        except OSError as e:
+            lines = [f"(cannot read {path}: {e})"]
+        out.append(f"-- last errors in {path}:")
+        out.extend(l[:300] for l in lines[-15:])
+    print("\n".join(out), file=sys.stderr, flush=True)
+
+
+class NodeTestCase(unittest.TestCase):
+    """A test on the real node: the node's state goes to stderr after the first failure."""
+    namespace = None
+
+    def run(self, result=None):
+        before = len(result.failures) + len(result.errors) if result else 0
+        outcome = super().run(result)
+        if result and len(result.failures) + len(result.errors) > before:
+            dump_node_state(getattr(self, "ns", None) or self.namespace, self.id())
+        return outcome

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import unittest
 
-from node_harness import new_namespace, NODE, deploy_operator, get_json, kubectl, wait_for
+from node_harness import NodeTestCase, new_namespace, NODE, deploy_operator, get_json, kubectl, wait_for
 from harness import KUBECONFIG, TRAINCTL  # noqa: E402  (on the path node_harness set)
 
 ENV_DUMP = "env | grep -E '^(MASTER_|WORLD_SIZE=|RANK=|LOCAL_RANK=|NODE_RANK=|PET_|PYTHONUNBUFFERED=)' | sort | sed 's/^/ENV /'"
@@ -99,7 +99,7 @@ def dedupe(reasons):
     return out
 
 
-class LocalVsClusterTest(unittest.TestCase):
+class LocalVsClusterTest(NodeTestCase):
     maxDiff = None
 
     @classmethod

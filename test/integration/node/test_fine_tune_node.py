@@ -16,7 +16,7 @@ import sys
 import tempfile
 import unittest
 
-from node_harness import new_namespace, REPO, deploy_operator, get_json, kubectl, run_script, wait_for
+from node_harness import NodeTestCase, new_namespace, REPO, deploy_operator, get_json, kubectl, run_script, wait_for
 from harness import KUBECONFIG  # noqa: E402  (on the path node_harness set)
 
 sys.path.insert(0, os.path.join(REPO, "examples", "fine-tuning"))
@@ -26,7 +26,7 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 MAX_STEPS = 30
 
 
-class FineTuneOnTheNodeTest(unittest.TestCase):
+class FineTuneOnTheNodeTest(NodeTestCase):
     @classmethod
     def setUpClass(cls):
         deploy_operator()

@@ -9,10 +9,11 @@ import ipaddress
 import json
 import unittest
 
-from node_harness import new_namespace, NODE, egress_drops, get_json, kubectl, pod, registry_digest, wait_for
+from node_harness import (new_namespace, NODE, NodeTestCase, egress_drops, get_json, kubectl, pod,
+                          registry_digest, wait_for)
 
 
-class RealNodeTest(unittest.TestCase):
+class RealNodeTest(NodeTestCase):
     @classmethod
     def setUpClass(cls):
         cls.ns = new_namespace("node")

@@ -21,7 +21,7 @@ import unittest
 
 import yaml
 
-from node_harness import (NODE, OPERATOR_DEPLOYMENT, OPERATOR_NS, REPO, deploy_operator, get_json,
+from node_harness import (NodeTestCase, NODE, OPERATOR_DEPLOYMENT, OPERATOR_NS, REPO, deploy_operator, get_json,
                           kubectl, new_namespace, operator_pods, wait_for)
 
 
@@ -41,7 +41,7 @@ def example(path, name=None):
     return job
 
 
-class OperatorOnTheNodeTest(unittest.TestCase):
+class OperatorOnTheNodeTest(NodeTestCase):
     @classmethod
     def setUpClass(cls):
         cls.operator = deploy_operator()

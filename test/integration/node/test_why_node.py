@@ -14,7 +14,7 @@ import time
 import unittest
 import urllib.request
 
-from node_harness import new_namespace, NODE, deploy_operator, get_json, kubectl, wait_for
+from node_harness import NodeTestCase, new_namespace, NODE, deploy_operator, get_json, kubectl, wait_for
 from harness import KUBECONFIG, TRAINCTL  # noqa: E402  (on the path node_harness set)
 
 PYTHON_IMAGE = "docker.io/pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime"  # the examples' image
@@ -71,7 +71,7 @@ JOBS = [
 ]
 
 
-class WhyOnTheNode(unittest.TestCase):
+class WhyOnTheNode(NodeTestCase):
     @classmethod
     def setUpClass(cls):
         cls.operator = deploy_operator()

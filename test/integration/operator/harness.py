@@ -29,9 +29,9 @@ def kubectl_path():
 KUBECTL = kubectl_path()
 
 
-def kubectl(*args, input=None, check=True):
+def kubectl(*args, input=None, check=True, timeout=120):
     proc = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], input=input,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc
