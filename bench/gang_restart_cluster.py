@@ -26,7 +26,7 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "integration", "operator"))
-from harness import FOREVER, KUBECONFIG, KUBECTL, Operator, install_crds, kubectl, make_job  # noqa: E402
+from harness import FOREVER, KUBECONFIG, KUBECTL, Operator, install_crds, json_stream, kubectl, make_job  # noqa: E402
 
 ATTEMPT = "trainctl.dev/restart-attempt"
 
@@ -57,29 +57,21 @@ def one(ns, op, n):
     before = {}
 
     def read():
-        decoder, buffer = json.JSONDecoder(), ""
-        for chunk in iter(watch.stdout.readline, ""):
-            buffer += chunk
-            while buffer.strip():
-                try:
-                    pod, end = decoder.raw_decode(buffer.lstrip())
-                except ValueError:
-                    break
-                buffer = buffer.lstrip()[end:]
-                now = time.monotonic()
-                attempt = int(pod["metadata"].get("labels", {}).get(ATTEMPT, "0"))
-                phase = pod.get("status", {}).get("phase")
-                if phase == "Running" and attempt in seen["running"]:
-                    seen["running"][attempt].add(pod["metadata"]["name"])
-                    if len(seen["running"][attempt]) == n and attempt not in seen["all"]:
-                        seen["all"][attempt] = now
-                        if attempt == 0:
-                            seen["requests0"] = requests(op)
-                        if attempt == 1:
-                            seen["requests"] = requests(op)
-                            done.set()
-                if phase == "Failed" and attempt == 0 and seen["first_failed"] is None:
-                    seen["first_failed"] = now
+        for pod in json_stream(iter(watch.stdout.readline, "")):
+            now = time.monotonic()
+            attempt = int(pod["metadata"].get("labels", {}).get(ATTEMPT, "0"))
+            phase = pod.get("status", {}).get("phase")
+            if phase == "Running" and attempt in seen["running"]:
+                seen["running"][attempt].add(pod["metadata"]["name"])
+                if len(seen["running"][attempt]) == n and attempt not in seen["all"]:
+                    seen["all"][attempt] = now
+                    if attempt == 0:
+                        seen["requests0"] = requests(op)
+                    if attempt == 1:
+                        seen["requests"] = requests(op)
+                        done.set()
+            if phase == "Failed" and attempt == 0 and seen["first_failed"] is None:
+                seen["first_failed"] = now
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     time.sleep(1)

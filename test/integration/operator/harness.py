@@ -55,6 +55,21 @@ def wait_for(what, predicate, timeout=60, interval=0.25):
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
+def json_stream(lines):
+    """The JSON documents of a `kubectl get --watch -o json` output, each as soon as it is whole
+    (`lines`: the output's lines as they arrive)."""
+    decoder, buffer = json.JSONDecoder(), ""
+    for chunk in lines:
+        buffer += chunk
+        while buffer.strip():
+            try:
+                obj, end = decoder.raw_decode(buffer.lstrip())
+            except ValueError:
+                break
+            buffer = buffer.lstrip()[end:]
+            yield obj
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

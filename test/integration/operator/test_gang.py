@@ -4,13 +4,12 @@ replica is stopped and recreated as the next attempt; a watch on the job's pods 
 pod of attempt N+1 was created while one of attempt N existed; each gang restart is counted
 once against backoffLimit, also across an operator kill; validation (here without the webhook:
 the job's FailedValidation condition) refuses Gang on an elastic job."""
-import json
 import subprocess
 import threading
 import unittest
 
-from harness import (FOREVER, KUBECONFIG, KUBECTL, Operator, OperatorTestCase, elastic_pytorch_job, get_json,
-                     kubectl, make_job, run_for, wait_for)
+from harness import (FOREVER, KUBECONFIG, KUBECTL, OperatorTestCase, elastic_pytorch_job, json_stream, make_job,
+                     run_for, wait_for)
 
 ATTEMPT = "trainctl.dev/restart-attempt"
 
@@ -28,18 +27,10 @@ class PodWatch:
         self.thread.start()
 
     def _read(self):
-        decoder, buffer = json.JSONDecoder(), ""
-        for chunk in iter(lambda: self.proc.stdout.readline(), ""):
-            buffer += chunk
-            while buffer.strip():
-                try:
-                    obj, end = decoder.raw_decode(buffer.lstrip())
-                except ValueError:
-                    break
-                buffer = buffer.lstrip()[end:]
-                pod = obj["object"]
-                self.events.append((obj["type"], pod["metadata"]["name"], pod["metadata"]["uid"],
-                                    pod["metadata"].get("labels", {}).get(ATTEMPT)))
+        for obj in json_stream(iter(self.proc.stdout.readline, "")):
+            pod = obj["object"]
+            self.events.append((obj["type"], pod["metadata"]["name"], pod["metadata"]["uid"],
+                                pod["metadata"].get("labels", {}).get(ATTEMPT)))
 
     def stop(self):
         self.proc.kill()
