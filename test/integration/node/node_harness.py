@@ -169,8 +169,9 @@ def dump_node_state(namespace=None, why=""):
         path = os.path.join(CLUSTER_DIR_FOR_LOGS, "logs", f"node-{name}.log")
         try:
             with open(path, errors="replace") as f:
-                lines = [l for l in f.read().splitlines() if " E" in l[:6] or "level=error" in l
-                         or "rror" in l]
+                # klog's error lines start "E1127 …"; containerd's say level=error.
+                lines = [l for l in f.read().splitlines()
+                         if (l[:1] == "E" and l[1:5].isdigit()) or "level=error" in l]
         except OSError as e:
             lines = [f"(cannot read {path}: {e})"]
         out.append(f"-- last errors in {path}:")
