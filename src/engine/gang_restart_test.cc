@@ -206,6 +206,33 @@ TEST(GangRestart, AttemptRecordedButReplicasNotYetStoppedIsFinishedWithoutASecon
   EXPECT_EQ(Step(&job, {}, kT0 + seconds(2)).create.size(), 3u);
 }
 
+// A pod of the running attempt deleted from outside (kubectl delete pod, a drain's eviction):
+// the engine never removes one alone, so its peers are left without it — a gang restart. Under
+// restartPolicy Never it is replaced as upstream does (no retry to spend).
+TEST(GangRestart, AReplicaDeletedFromOutsideRestartsTheGang) {
+  api::Job job = GangJob("OnFailure");
+  Step(&job, {}, kT0);
+  std::vector<ReplicaObservation> pods = All(job, Phase::kRunning);
+  Step(&job, pods, kT0 + seconds(1));
+  pods[2].terminating = true;  // Worker 1
+  Plan p = Step(&job, pods, kT0 + seconds(2));
+  ASSERT_TRUE(p.restart_attempt);
+  EXPECT_EQ(*p.restart_attempt, 1);
+  EXPECT_EQ(p.remove.size(), 3u);  // the deleted one too: asking again is harmless
+  EXPECT_NE(job.status.conditions.back().message.find("because Worker replica 1 was deleted"),
+            std::string::npos)
+      << job.status.conditions.back().message;
+
+  api::Job never = GangJob("Never");
+  Step(&never, {}, kT0);
+  std::vector<ReplicaObservation> same = All(never, Phase::kRunning);
+  Step(&never, same, kT0 + seconds(1));
+  same[2].terminating = true;
+  Plan q = Step(&never, same, kT0 + seconds(2));
+  EXPECT_FALSE(q.restart_attempt);
+  EXPECT_NE(Last(never.status), "Failed");
+}
+
 TEST(GangRestart, APermanentExitFailsTheJobWithoutARestart) {
   api::Job job = GangJob("ExitCode");
   Step(&job, {}, kT0);

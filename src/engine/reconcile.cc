@@ -275,6 +275,8 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
     const FailedReplica& f = failed[first];
     std::string because = f.type + " replica " + std::to_string(f.index) + " failed";
     if (f.exit_code) because += " with exit code " + std::to_string(*f.exit_code);
+    if (!f.exit_code && slots[first].pod->end_reason == "Deleted")
+      because = f.type + " replica " + std::to_string(f.index) + " was deleted";
     RestartAll(job, observed, f.type, because, "", now, plan);
   }
 }
@@ -347,8 +349,24 @@ AttemptSplit SplitByAttempt(const Job& job, const std::vector<ReplicaObservation
     return out;
   }
   int attempt = api::RestartAttemptOf(job);
-  for (const ReplicaObservation& r : observed)
-    (r.attempt < attempt ? out.earlier : out.current).push_back(r);
+  for (const ReplicaObservation& r : observed) {
+    if (r.attempt < attempt) {
+      out.earlier.push_back(r);
+    } else if (r.terminating && r.index < job.ReplicasOf(r.type) &&
+               RetriesFailures(job.replica_specs.at(r.type).restart_policy)) {
+      // A replica of the current attempt that goes away while the job runs was not removed by
+      // the engine (its removals end an attempt, or the job): deleted or evicted from outside.
+      // Its peers are left in a collective without it, so it is a failure of the gang.
+      ReplicaObservation gone = r;
+      gone.terminating = false;
+      gone.phase = Phase::kFailed;
+      gone.exit_code.reset();
+      gone.end_reason = "Deleted";
+      out.current.push_back(std::move(gone));
+    } else {
+      out.current.push_back(r);
+    }
+  }
   return out;
 }
 

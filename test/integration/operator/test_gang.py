@@ -2,14 +2,15 @@
 PyTorchJob with `trainctl.dev/restart-scope: Gang` whose Worker fails every attempt. Every
 replica is stopped and recreated as the next attempt; a watch on the job's pods checks that no
 pod of attempt N+1 was created while one of attempt N existed; each gang restart is counted
-once against backoffLimit, also across an operator kill; validation (here without the webhook:
+once against backoffLimit, also across an operator kill; a pod deleted from outside restarts the
+gang; validation (here without the webhook:
 the job's FailedValidation condition) refuses Gang on an elastic job."""
 import subprocess
 import threading
 import unittest
 
-from harness import (FOREVER, KUBECONFIG, KUBECTL, OperatorTestCase, elastic_pytorch_job, json_stream, make_job,
-                     run_for, wait_for)
+from harness import (FOREVER, KUBECONFIG, KUBECTL, OperatorTestCase, elastic_pytorch_job, json_stream, kubectl,
+                     make_job, run_for, wait_for)
 
 ATTEMPT = "trainctl.dev/restart-attempt"
 
@@ -89,7 +90,11 @@ class GangRestartOnTheOperator(OperatorTestCase):
             self.assertTrue(any(f"as attempt {attempt} because Worker replica" in m for m in messages), messages)
         return job
 
+    def restarted(self):
+        return self.op.counter("training_operator_jobs_restarted_total", job_namespace=self.ns, framework="pytorch")
+
     def test_every_replica_restarts_together_and_each_restart_counts_once(self):
+        restarted_before = self.restarted()
         watch = PodWatch(self.ns, "gang")
         self.create(gang_job("gang", self.ns, backoff_limit=2))
         pods = wait_for("the first attempt's pods", lambda: len(self.live_pods("gang")) == 3 and self.live_pods("gang"))
@@ -101,8 +106,7 @@ class GangRestartOnTheOperator(OperatorTestCase):
         job = self.check_run("gang", watch, attempts=2)
         restarting = [c for c in job["status"]["conditions"] if c["type"] == "Restarting"]
         self.assertTrue(all(c["reason"] == "GangRestart" for c in restarting), restarting)
-        self.assertEqual(self.op.counter("training_operator_jobs_restarted_total",
-                                         job_namespace=self.ns, framework="pytorch"), 2)
+        self.assertEqual(self.restarted() - restarted_before, 2)
 
     def test_the_attempt_survives_an_operator_kill(self):
         watch = PodWatch(self.ns, "gang-kill")
@@ -114,6 +118,34 @@ class GangRestartOnTheOperator(OperatorTestCase):
             self.check_run("gang-kill", watch, attempts=3)
         finally:
             watch.stop()
+
+    def test_a_pod_deleted_from_outside_restarts_the_gang(self):
+        job = make_job("PyTorchJob", "gang-del", self.ns, {"Master": (1, FOREVER), "Worker": (2, FOREVER)},
+                       restart_policy="OnFailure")
+        job["metadata"]["annotations"] = {"trainctl.dev/restart-scope": "Gang"}
+        watch = PodWatch(self.ns, "gang-del")
+        try:
+            self.create(job)
+            wait_for("attempt 0 running", lambda: len([p for p in self.live_pods("gang-del")
+                                                       if p.get("status", {}).get("phase") == "Running"]) == 3)
+            # kwok removes a deleted pod within milliseconds, before the operator may see it
+            # terminating (a kubelet takes the grace period): a finalizer holds it there.
+            kubectl("patch", "pod", "gang-del-worker-1", "-n", self.ns, "--type=merge",
+                    "-p", '{"metadata":{"finalizers":["trainctl.dev/test-hold"]}}')
+            kubectl("delete", "pod", "gang-del-worker-1", "-n", self.ns, "--wait=false")
+            wait_for("the gang restart", lambda: self.gang_events("gang-del"), timeout=30)
+            kubectl("patch", "pod", "gang-del-worker-1", "-n", self.ns, "--type=merge",
+                    "-p", '{"metadata":{"finalizers":null}}')
+            wait_for("attempt 1 running", lambda: sorted(
+                p["metadata"]["name"] for p in self.live_pods("gang-del")
+                if p["metadata"]["labels"].get(ATTEMPT) == "1" and p.get("status", {}).get("phase") == "Running")
+                == ["gang-del-master-0", "gang-del-worker-0", "gang-del-worker-1"], timeout=60)
+        finally:
+            watch.stop()
+        self.assertEqual(self.job("PyTorchJob", "gang-del")["metadata"]["annotations"][ATTEMPT], "1")
+        self.assertEqual(watch.overlaps(), [])
+        messages = [e[2] for e in self.gang_events("gang-del")]
+        self.assertTrue(any("because Worker replica 1 was deleted" in m for m in messages), messages)
 
     def test_gang_is_refused_on_an_elastic_job(self):
         job = elastic_pytorch_job("elastic-gang", self.ns)
