@@ -317,8 +317,13 @@ def train(args, environ=None):
     # exception", exit -6) after training succeeded.
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized():
+        # Rank 0 once stayed here for ten minutes after saving, the other ranks gone (sdk.e2e_local,
+        # 2026-11-27, 1 run in many): should it happen again, its log shows where it waits.
+        import faulthandler
+        faulthandler.dump_traceback_later(120, exit=False)
         dist.barrier()
         dist.destroy_process_group()
+        faulthandler.cancel_dump_traceback_later()
 
 
 def main(argv=None):
