@@ -331,3 +331,19 @@ class StorageInitializerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LeaveStuckGroupTest(unittest.TestCase):
+    """A trainer whose process group does not close after the model was saved says so, with its
+    stacks, and exits 0 instead of hanging the job."""
+
+    def test_it_prints_where_it_waited_and_exits_zero(self):
+        import subprocess
+        import sys
+        proc = subprocess.run([sys.executable, "-c", "from trainctl.trainer import hf_llm_training as t; "
+                               "t.leave_stuck_group(); print('not reached')"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("did not close within 120 s", proc.stderr)
+        self.assertIn("Current thread", proc.stderr)
+        self.assertNotIn("not reached", proc.stdout)
