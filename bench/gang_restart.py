@@ -40,18 +40,10 @@ metadata:
 spec:
   runPolicy: {{backoffLimit: 1}}
   pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      restartPolicy: OnFailure
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            image: unused-locally
-            env: [{{name: OUT, value: "{out}"}}]
-            command: [sh, -c, {script}]
-    Worker:
-      replicas: {workers}
+"""
+
+REPLICA = """    {type}:
+      replicas: {count}
       restartPolicy: OnFailure
       template:
         spec:
@@ -67,7 +59,8 @@ def one_round(trainctl, replicas, work):
     out = tempfile.mkdtemp(dir=work)
     path = os.path.join(out, "job.yaml")
     with open(path, "w") as f:
-        f.write(JOB.format(out=out, workers=replicas - 1, script=json.dumps(SCRIPT)))
+        f.write(JOB.format() + "".join(REPLICA.format(type=t, count=n, out=out, script=json.dumps(SCRIPT))
+                                       for t, n in (("Master", 1), ("Worker", replicas - 1))))
     env = dict(os.environ, TRAINCTL_STATE_DIR=os.path.join(out, "state"))
     proc = subprocess.run([trainctl, "run", path, "-o", "json"], env=env, capture_output=True,
                           text=True, timeout=600)

@@ -37,6 +37,11 @@ std::optional<KeyParts> SplitKey(const std::string& key) {
   return KeyParts{key.substr(0, a), key.substr(a + 1, b - a - 1), key.substr(b + 1)};
 }
 
+void StripManagedFields(nlohmann::json* object) {
+  object->erase("managedFields");
+  if (object->contains("metadata")) (*object)["metadata"].erase("managedFields");
+}
+
 }  // namespace
 
 Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptions options,
@@ -344,13 +349,16 @@ Status Controller::WriteStatus(const KindInformer& informer, nlohmann::json obje
   StatusOr<nlohmann::json> written = client_->UpdateStatus(JobResource(informer.kind), ns, object);
   if (metrics_) metrics_->CountRequest("update", "status", written.ok());
   if (!written.ok()) return written.status();
-  std::string qkey = std::string(api::Info(informer.kind).plural) + "/" + ns + "/" +
-                     api::StringAt(object["metadata"], "name");
-  written->erase("managedFields");
-  if (written->contains("metadata")) (*written)["metadata"].erase("managedFields");
-  std::lock_guard<std::mutex> lock(mu_);
-  written_[qkey] = std::move(*written);
+  Remember(informer, ns, api::StringAt(object["metadata"], "name"), std::move(*written));
   return Status::Ok();
+}
+
+void Controller::Remember(const KindInformer& informer, const std::string& ns,
+                          const std::string& name, nlohmann::json written) {
+  StripManagedFields(&written);
+  std::lock_guard<std::mutex> lock(mu_);
+  written_[std::string(api::Info(informer.kind).plural) + "/" + ns + "/" + name] =
+      std::move(written);
 }
 
 Status Controller::RecordAttempt(const KindInformer& informer, nlohmann::json* object,
@@ -367,11 +375,9 @@ Status Controller::RecordAttempt(const KindInformer& informer, nlohmann::json* o
       client_->Patch(JobResource(informer.kind), ns, name, kube::PatchType::kMerge, patch.dump());
   if (metrics_) metrics_->CountRequest("patch", api::Info(informer.kind).plural, written.ok());
   if (!written.ok()) return written.status();
-  written->erase("managedFields");
-  if (written->contains("metadata")) (*written)["metadata"].erase("managedFields");
+  StripManagedFields(&*written);
   *object = *written;  // the status written next goes on top of this version
-  std::lock_guard<std::mutex> lock(mu_);
-  written_[std::string(api::Info(informer.kind).plural) + "/" + ns + "/" + name] = *written;
+  Remember(informer, ns, name, std::move(*written));
   return Status::Ok();
 }
 

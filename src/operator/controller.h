@@ -108,6 +108,10 @@ class Controller {
                          const std::string& message);
   Status WriteStatus(const KindInformer& informer, nlohmann::json object,
                      const nlohmann::json& status);
+  // Keeps `written` (what the API server returned for our write of job ns/name, without its
+  // managedFields) until the informer's cache catches up (LatestJob).
+  void Remember(const KindInformer& informer, const std::string& ns, const std::string& name,
+                nlohmann::json written);
   // Records a gang restart's next attempt on the job (a conditional merge patch of its
   // annotation); `object` becomes the version written.
   Status RecordAttempt(const KindInformer& informer, nlohmann::json* object, int attempt);

@@ -12,25 +12,7 @@ from harness import REPO, TrainctlTestCase, last_condition, results
 
 SCRIPT = os.path.join(REPO, "test", "e2e", "scripts", "resumable_ddp.py")
 
-JOB = """
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: {name}
-  annotations: {annotations}
-spec:
-  runPolicy: {{backoffLimit: 1}}
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      restartPolicy: OnFailure
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            image: unused-locally
-            command: [python3, {script}, --checkpoints, {checkpoints}, --die-at, "25", --timeout-seconds, "15"]
-    Worker:
+REPLICA = """    {type}:
       replicas: 1
       restartPolicy: OnFailure
       template:
@@ -41,15 +23,26 @@ spec:
             command: [python3, {script}, --checkpoints, {checkpoints}, --die-at, "25", --timeout-seconds, "15"]
 """
 
+JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: {name}
+  annotations: {annotations}
+spec:
+  runPolicy: {{backoffLimit: 1}}
+  pytorchReplicaSpecs:
+"""
+
 
 class GangRestartTest(TrainctlTestCase):
 
     def manifest(self, name, annotations):
         checkpoints = os.path.join(self.work, "checkpoints-" + name)
         os.makedirs(checkpoints)
-        return self.write(f"{name}.yaml", JOB.format(name=name, annotations=json.dumps(annotations),
-                                                    script=json.dumps(SCRIPT),
-                                                    checkpoints=json.dumps(checkpoints)))
+        replicas = "".join(REPLICA.format(type=t, script=json.dumps(SCRIPT), checkpoints=json.dumps(checkpoints))
+                           for t in ("Master", "Worker"))
+        return self.write(f"{name}.yaml", JOB.format(name=name, annotations=json.dumps(annotations)) + replicas)
 
     def logs(self, name, replica):
         return self.trainctl("logs", name, "--replica", replica).stdout
