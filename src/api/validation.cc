@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "api/checkpoint_notice.h"
 #include "api/kind_plugin.h"
 #include "api/metrics_policy.h"
 #include "api/progress_policy.h"
@@ -116,6 +117,7 @@ ValidationResult ValidateJob(const Job& job) {
   ProgressPolicyOf(job, errors);   // trainctl's own annotations (hang detection)
   RestartScopeOf(job, errors);     // (gang restart)
   RestartAttemptOf(job, errors);
+  NoticePolicyOf(job, errors);  // (checkpoint notice)
   if (!job.has_replica_specs || job.replica_specs.empty()) {
     errors->push_back(Required(ReplicaSpecsPath(job), "must be required"));
     return out;

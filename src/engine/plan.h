@@ -53,6 +53,10 @@ struct ReplicaObservation {
   std::optional<Time> started_at;
   // The last time it wrote output, when the substrate measures it (hang detection).
   std::optional<Time> last_output;
+  // Checkpoint notice (api/checkpoint_notice.h): the notice it was told ("" : none), and
+  // whether it reported that it is done checkpointing.
+  std::string notice;
+  bool notice_done = false;
 };
 
 struct ReplicaRef {
@@ -88,6 +92,12 @@ struct Plan {
   // trainctl.dev/restart-attempt) before any replica is removed; replicas created later carry
   // the job's attempt (label and env).
   std::optional<int> restart_attempt;
+  // Checkpoint notice: the job's new trainctl.dev/checkpoint-notice annotation ("" : remove
+  // it), recorded on the job with restart_attempt, before anything else of the plan.
+  std::optional<std::string> notice_record;
+  // Replicas to tell the job's notice as it stands after notice_record ("" : take a notice
+  // back): locally its file and signal, on a cluster its pod annotation.
+  std::vector<ReplicaRef> notify;
   std::vector<Metric> metrics;
 };
 

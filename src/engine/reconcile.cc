@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "api/checkpoint_notice.h"
 #include "api/progress_policy.h"
 #include "api/restart_policy.h"
 #include "api/restart_scope.h"
+#include "engine/checkpoint_notice.h"
 #include "engine/conditions.h"
 #include "engine/diagnosis.h"
 #include "engine/status_rules.h"
@@ -78,8 +80,20 @@ void ReconcileFinished(const Job& job, const std::vector<ReplicaObservation>& ob
 
 void ReconcileSuspended(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
                         Plan* plan) {
-  RemoveAll(observed, plan);
-  for (const auto& [type, spec] : job.replica_specs) plan->status.replica_statuses[type].active = 0;
+  // With a checkpoint notice the replicas run on until its stopAt (or until all are done), and
+  // count as active meanwhile: their resources are still held.
+  if (NoticeAllowsStop(job, observed, api::kNoticeForSuspend, "the job is suspended", now, plan)) {
+    RemoveAll(observed, plan);
+    for (const auto& [type, spec] : job.replica_specs)
+      plan->status.replica_statuses[type].active = 0;
+  } else {
+    for (const auto& [type, spec] : job.replica_specs) {
+      int running = 0;
+      for (const ReplicaObservation& r : observed)
+        if (r.type == type && !r.terminating && r.phase == Phase::kRunning) running++;
+      plan->status.replica_statuses[type].active = running;
+    }
+  }
   std::string message = std::string(job.info().name) + " " + job.name + " is suspended.";
   if (HasCondition(plan->status, kRunning))
     SetCondition(&plan->status, kRunning, "False", Reason(job, "Suspended"), message, now);
@@ -207,6 +221,8 @@ void RestartAll(const Job& job, const std::vector<ReplicaObservation>& observed,
   if (api::RestartScopeOf(job) == api::RestartScope::kGang) {
     int next = api::RestartAttemptOf(job) + 1;
     plan->restart_attempt = next;
+    // The next attempt's replicas start without a notice.
+    if (!api::RecordedNoticeText(job).empty() || plan->notice_record) plan->notice_record = "";
     reason = kGangRestartReason;
     message = "job " + job.name + " is restarting every replica as attempt " +
               std::to_string(next) + " because " + because + ".";
@@ -219,8 +235,9 @@ void RestartAll(const Job& job, const std::vector<ReplicaObservation>& observed,
 
 // Counts the slots, asks the failure policy about the failed replicas and carries out its
 // verdicts: restarts (counted against backoffLimit, each in-place restart folded into
-// past_restarts once) or the job's failure.
-void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
+// past_restarts once) or the job's failure. Returns true while a gang restart waits for its
+// checkpoint notice (nothing is created or counted meanwhile).
+bool ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
                        int* retries, Plan* plan) {
   std::map<std::string, int> live = LiveRestarts(job, observed);
   std::map<std::string, api::ReplicaStatus> statuses;
@@ -277,8 +294,16 @@ void ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
     if (f.exit_code) because += " with exit code " + std::to_string(*f.exit_code);
     if (!f.exit_code && slots[first].pod->end_reason == "Deleted")
       because = f.type + " replica " + std::to_string(f.index) + " was deleted";
+    if (!NoticeAllowsStop(job, observed, api::kNoticeForGangRestart,
+                          because + " and every replica restarts as attempt " +
+                              std::to_string(api::RestartAttemptOf(job) + 1),
+                          now, plan)) {
+      plan->create.clear();
+      return true;
+    }
     RestartAll(job, observed, f.type, because, "", now, plan);
   }
+  return false;
 }
 
 // Appends who failed first to the Failed or Restarting condition this pass set, and to its
@@ -378,13 +403,14 @@ void ReconcileActive(const Job& job, const std::vector<ReplicaObservation>& all,
   AttemptSplit split = SplitByAttempt(job, all);
   const std::vector<ReplicaObservation>& observed = split.current;
   bool restarting_before = HasCondition(plan->status, kRestarting);
-  ReconcileReplicas(job, observed, now, retries, plan);
+  const bool gang_notice = ReconcileReplicas(job, observed, now, retries, plan);
   RemoveAll(split.earlier, plan);
   if (!split.earlier.empty()) plan->create.clear();
   bool restarting_at_start = HasCondition(plan->status, kRestarting) || restarting_before;
   // A gang restart decided in this pass is the job's state: the kind's rules would read the
   // failed replica as a restart (or, for lead-type kinds, a failure) of its own.
-  if (!plan->restart_attempt) ApplyKindStatusRules(job, observed, restarting_at_start, now, plan);
+  if (!plan->restart_attempt && !gang_notice)
+    ApplyKindStatusRules(job, observed, restarting_at_start, now, plan);
   AttributeFailure(job, observed, plan);
   if (!IsFinished(plan->status)) UpdateReadiness(job, observed, now, *retries, plan);
 }
@@ -439,6 +465,7 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
       plan.events.push_back({"Normal", Reason(job, "Resumed"), message});
     }
     if (!plan.status.start_time) plan.status.start_time = now;
+    ExpireNotice(job, &plan);
     int retries = RetriesSoFar(job, observed, plan.status);
     const std::optional<int64_t>& deadline = job.run_policy.active_deadline_seconds;
     if (job.run_policy.backoff_limit && retries > *job.run_policy.backoff_limit) {
@@ -452,8 +479,9 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
                  now, &plan);
     } else {
       if (deadline) {
-        AddRequeue(&plan, std::chrono::duration_cast<Duration>(
-                              *plan.status.start_time + std::chrono::seconds(*deadline) - now));
+        Time deadline_at = *plan.status.start_time + std::chrono::seconds(*deadline);
+        AddRequeue(&plan, std::chrono::duration_cast<Duration>(deadline_at - now));
+        NoticeBeforeDeadline(job, observed, deadline_at, now, &plan);
       }
       ReconcileActive(job, observed, now, &retries, &plan);
     }
@@ -465,6 +493,7 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
       ReconcileFinished(job, observed, now, &plan);
     }
   }
+  if (!IsFinished(plan.status)) NotifyReplicas(job, observed, &plan);
   if (IsFinished(plan.status)) {
     ClearReadiness(&plan.status);
   } else if (job.run_policy.suspend.value_or(false)) {
