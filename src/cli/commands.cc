@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "api/checkpoint_notice.h"
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "api/manifest.h"
@@ -349,8 +350,17 @@ int LocalBackend::Delete(const std::vector<std::string>& args, bool delete_works
   local::JobDir dir(StateRoot(global), *key);
   int pid = 0;
   if (dir.RunnerActive(&pid) && pid > 0) {
+    // A job with a checkpoint notice gives its replicas that long before they are stopped.
+    int notice_seconds = 0;
+    if (StatusOr<json> stored = dir.ReadJob(); stored.ok())
+      if (StatusOr<api::Job> job = api::DecodeJob(*stored); job.ok())
+        if (std::optional<api::NoticePolicy> notice = api::NoticePolicyOf(*job)) {
+          notice_seconds = notice->seconds;
+          std::cout << "telling every replica to checkpoint: they stop within " << notice_seconds
+                    << " s, sooner once every one reports done\n";
+        }
     kill(pid, SIGTERM);
-    for (int i = 0; i < 600 && dir.RunnerActive(); ++i)
+    for (int i = 0; i < 600 + 10 * notice_seconds && dir.RunnerActive(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (dir.RunnerActive())
       return Fail("the runner (pid " + std::to_string(pid) + ") did not stop", 1);

@@ -368,6 +368,8 @@ engine::ReplicaObservation LocalPod::Observe() const {
   o.exit_code = exit_code;
   o.restarts = restarts;
   o.attempt = job_attempt;
+  o.notice = notice;
+  o.notice_done = notice_done;
   o.terminating = terminating;
   o.finished_at = finished;
   o.exit_seq = exit_seq;

@@ -63,6 +63,11 @@ class LocalPod {
   int restarts = 0;
   int attempt = 0;      // its incarnations so far (container names, cgroups)
   int job_attempt = 0;  // the job's attempt it belongs to (gang restart; label and env)
+  // Checkpoint notice (local/notice_files.h): its folder ("" : the job has no notice policy),
+  // the notice it was told ("" : none) and whether it reported done (read each pass).
+  std::string notice_folder;
+  std::string notice;
+  bool notice_done = false;
   bool terminating = false;
   bool deleted = false;
   std::unique_ptr<ReplicaProcess> process;

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include "api/checkpoint_notice.h"
 #include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "api/restart_scope.h"
 #include "local/containers.h"
 #include "local/local_nproc.h"
 #include "local/mpi_local.h"
+#include "local/notice_files.h"
 #include "local/replica_limits.h"
 #include "local/torch_error.h"
 
@@ -103,6 +105,17 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
     launch->spec.env.push_back(key + inputs.error_file);
     launch->env_sources.emplace_back(kTorchElasticErrorFileEnv, EnvSource::kRunner);
     launch->error_file = inputs.error_file;
+  }
+  if (!inputs.notice_folder.empty() && !inputs.init) {
+    launch->spec.env.push_back(std::string(api::kNoticeFileEnv) + "=" +
+                               NoticeFilePath(inputs.notice_folder));
+    launch->spec.env.push_back(std::string(api::kNoticeDoneFileEnv) + "=" +
+                               NoticeDonePath(inputs.notice_folder));
+    launch->env_sources.emplace_back(api::kNoticeFileEnv, EnvSource::kRunner);
+    launch->env_sources.emplace_back(api::kNoticeDoneFileEnv, EnvSource::kRunner);
+    if (in_container)
+      launch->container->mounts.push_back(
+          {inputs.notice_folder, inputs.notice_folder, /*read_only=*/false});
   }
   if (in_container) {
     // The error file's own folder is mounted at the same path, so the runner reads what

@@ -40,6 +40,10 @@ struct ReplicaLaunchInputs {
   // replica (an MPIJob Worker) stays a process. Its containers are labelled with this
   // process's pid. Null: process mode.
   const RuntimeHost* runtime = nullptr;
+  // The replica's checkpoint-notice folder (local/notice_files.h), given to its main container
+  // as TRAINCTL_NOTICE_FILE and TRAINCTL_NOTICE_DONE_FILE (mounted at the same path in a
+  // container); "" when the job has no notice policy.
+  std::string notice_folder{};
 };
 
 StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::string& type, int index,

@@ -11,12 +11,14 @@
 #include <limits>
 #include <map>
 
+#include "api/checkpoint_notice.h"
 #include "api/kind_plugin.h"
 #include "api/metrics_policy.h"
 #include "api/restart_policy.h"
 #include "api/restart_scope.h"
 #include "api/validation.h"
 #include "common/text.h"
+#include "engine/checkpoint_notice.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "local/cgroups.h"
@@ -28,6 +30,7 @@
 #include "local/local_pod.h"
 #include "local/log_tailer.h"
 #include "local/mpi_local.h"
+#include "local/notice_files.h"
 #include "local/replica_launch.h"
 #include "local/replica_limits.h"
 #include "local/runtime_probe.h"
@@ -125,6 +128,15 @@ class Run {
   void Start(const std::string& type, int index, Time now, size_t resume_step = 0,
              bool in_place = false);
   void TerminateAll(Time now);
+  // Tells a replica `notice` ("" : takes it back): its notice file, then the job's checkpoint
+  // signal (if any) to its process group.
+  void TellNotice(LocalPod& pod, const std::string& notice);
+  // Reads which told replicas reported done (their done file).
+  void ReadNoticeReports();
+  // On an interrupt: tells every replica alive that it stops for `reason` at now + the notice's
+  // seconds; false when the job has no notice policy or nothing is alive.
+  bool NoticeBeforeInterrupt(Time now);
+  bool AllNoticesDone() const;
   bool AnyAlive() const;
   std::vector<engine::ReplicaObservation> Observe() const;
   void Emit(const engine::Event& event, Time now, const std::string& object = "");
@@ -154,6 +166,8 @@ class Run {
   int interrupted_by_ = 0;
   int signals_handled_ = 0;
   std::optional<MonoTime> drain_started_;
+  // After an interrupt with a checkpoint notice: when the replicas are stopped at the latest.
+  std::optional<MonoTime> interrupt_stop_at_;
   MonoTime mono_{};  // the monotonic time of this pass, read with `now`
   Time now_{};       // the wall time of this pass
   bool delete_job_ = false;
@@ -298,6 +312,11 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
   }
   r.port = endpoints_->Port(type, index, 0);
   ReplicaLaunchInputs inputs = LaunchInputs(options_, dir_, name, &gpus_);
+  if (api::NoticePolicyOf(job_)) {
+    inputs.notice_folder = dir_.path() + "/notice/" + name;
+    // A new pod was told nothing yet; an in-place restart keeps what its pod was told.
+    if (!in_place) Report(PrepareNoticeFolder(inputs.notice_folder), "the notice folder");
+  }
   StatusOr<PreparedLaunch> launch = BuildReplicaLaunch(job_, type, index, *endpoints_, inputs);
   if (launch.ok())
     if (Status made = MakeMounts(launch->mounts, launch->spec.cwd); !made.ok()) launch = made;
@@ -313,6 +332,7 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
     r.init_total = inits->total;
     r.step_base = std::min(resume_step, inits->total);
   }
+  r.notice_folder = inputs.notice_folder;
   replicas_[name] = std::move(r);
   LocalPod& rep = replicas_[name];
   if (!launch.ok()) {
@@ -343,6 +363,56 @@ void Run::TerminateAll(Time now) {
       r.Terminate(ctx_);
 }
 
+void Run::TellNotice(LocalPod& pod, const std::string& notice) {
+  if (pod.notice_folder.empty()) return;
+  Status written = WriteNotice(pod.notice_folder, notice);
+  Report(written, "a replica's checkpoint notice");
+  if (!written.ok()) return;
+  pod.notice = notice;
+  pod.notice_done = false;
+  std::optional<api::NoticePolicy> policy = api::NoticePolicyOf(job_);
+  if (!notice.empty() && policy && policy->signal != 0 && pod.process &&
+      pod.phase == Phase::kRunning)
+    pod.process->Signal(policy->signal);
+}
+
+void Run::ReadNoticeReports() {
+  for (auto& [name, r] : replicas_)
+    r.notice_done = !r.notice.empty() && NoticeDoneReported(r.notice_folder);
+}
+
+bool Run::NoticeBeforeInterrupt(Time now) {
+  std::optional<api::NoticePolicy> policy = api::NoticePolicyOf(job_);
+  if (!policy) return false;
+  api::Notice notice{api::kNoticeForDelete, now + std::chrono::seconds(policy->seconds),
+                     api::RestartAttemptOf(job_), policy->seconds};
+  std::string text = api::EncodeNotice(notice);
+  bool told = false;
+  for (auto& [name, r] : replicas_)
+    if (!r.deleted && !r.terminating && r.process && r.phase == Phase::kRunning) {
+      TellNotice(r, text);
+      told = true;
+    }
+  if (!told) return false;
+  Emit({"Normal", engine::kCheckpointNoticeReason,
+        "every replica of " + std::string(job_.info().name) + " " + job_.name + " stops at " +
+            FormatRfc3339(notice.stop_at) +
+            " because the run was interrupted; each was told to checkpoint (a notice of " +
+            std::to_string(policy->seconds) +
+            " s in its TRAINCTL_NOTICE_FILE), and the stop comes sooner once every one "
+            "reports done."},
+       now);
+  interrupt_stop_at_ = mono_ + std::chrono::seconds(policy->seconds);
+  return true;
+}
+
+bool Run::AllNoticesDone() const {
+  for (const auto& [name, r] : replicas_)
+    if (!r.deleted && !r.terminating && r.process && r.phase == Phase::kRunning && !r.notice_done)
+      return false;
+  return true;
+}
+
 bool Run::AnyAlive() const {
   for (const auto& [name, r] : replicas_)
     if (r.Alive()) return true;
@@ -367,8 +437,10 @@ void Run::StartDueRestarts(Time now) {
     LocalPod::LastEnd last{old.exit_code.value_or(-1), old.finished, old.EndReason(),
                            !old.message.empty() ? old.message : old.last_lines};
     replicas_[name].deleted = true;
+    std::string notice = old.notice;
     Start(type, index, now, resume, /*in_place=*/true);
     replicas_[name].restarts = restarts;
+    replicas_[name].notice = std::move(notice);
     replicas_[name].last_end = std::move(last);
   }
 }
@@ -385,14 +457,23 @@ std::vector<engine::ReplicaObservation> Run::Observe() const {
 }
 
 void Run::ApplyPlan(const engine::Plan& plan, Time now) {
-  if (plan.restart_attempt) {
-    // A gang restart: the next attempt is recorded on the job before any replica stops.
+  if (plan.restart_attempt || plan.notice_record) {
+    // A gang restart's next attempt and a checkpoint notice are recorded on the job before any
+    // replica is told or stopped.
     if (!job_.metadata.contains("annotations") || !job_.metadata["annotations"].is_object())
       job_.metadata["annotations"] = json::object();
-    job_.metadata["annotations"][api::kRestartAttemptAnnotation] =
-        std::to_string(*plan.restart_attempt);
-    if (!plan.status_changed) Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's attempt");
+    json& annotations = job_.metadata["annotations"];
+    if (plan.restart_attempt)
+      annotations[api::kRestartAttemptAnnotation] = std::to_string(*plan.restart_attempt);
+    if (plan.notice_record && plan.notice_record->empty())
+      annotations.erase(api::kNoticeAnnotation);
+    if (plan.notice_record && !plan.notice_record->empty())
+      annotations[api::kNoticeAnnotation] = *plan.notice_record;
+    if (!plan.status_changed) Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's annotations");
   }
+  for (const engine::ReplicaRef& ref : plan.notify)
+    if (auto it = replicas_.find(ref.name); it != replicas_.end())
+      TellNotice(it->second, api::RecordedNoticeText(job_));
   for (const engine::Event& e : plan.events)
     // The TTL deletes the job once; the runner goes on reconciling while its replicas stop.
     if (!(delete_job_ && e.reason == engine::kDeletedJobReason)) Emit(e, now);
@@ -505,11 +586,17 @@ StatusOr<RunResult> Run::Execute() {
           Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's status");
           if (observer_) observer_->OnConditions(job_.status);
         }
-        TerminateAll(now);
+        if (!NoticeBeforeInterrupt(now)) TerminateAll(now);
       } else {
+        interrupt_stop_at_.reset();
         for (auto& [name, r] : replicas_)
           if (r.process) r.process->Signal(SIGKILL);
       }
+    }
+    ReadNoticeReports();
+    if (interrupt_stop_at_ && (mono_ >= *interrupt_stop_at_ || AllNoticesDone())) {
+      interrupt_stop_at_.reset();
+      TerminateAll(now);
     }
     StartDueRestarts(now);
     StartDuePulls(now);
@@ -529,7 +616,7 @@ StatusOr<RunResult> Run::Execute() {
       for (auto& [name, r] : replicas_)
         if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) r.Terminate(ctx_);
     }
-    if (finish.stop_all) TerminateAll(now);
+    if (finish.stop_all && !interrupt_stop_at_) TerminateAll(now);
     TailLogs(false);
     Persist(false);
     if (observer_) observer_->OnTick(job_, last_replicas_json_, now);

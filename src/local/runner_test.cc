@@ -13,6 +13,7 @@
 #include <fstream>
 #include <set>
 
+#include "api/checkpoint_notice.h"
 #include "api/manifest.h"
 #include "local/fake_launcher.h"
 
@@ -214,6 +215,86 @@ TEST_F(RunnerTest, GangRestartStopsEveryReplicaBeforeAnyStartsOnFreshPorts) {
                       "with exit code 1"),
             std::string::npos)
       << gang;
+}
+
+// A PyTorchJob "pt" (as PyTorch) with these annotations (a YAML flow mapping's content).
+std::string Annotated(std::string yaml, const std::string& annotations) {
+  const std::string plain = "metadata: {name: pt, namespace: ns}";
+  yaml.replace(yaml.find(plain), plain.size(),
+               "metadata: {name: pt, namespace: ns, annotations: {" + annotations + "}}");
+  return yaml;
+}
+
+TEST_F(RunnerTest, TheDeadlineNoticeIsToldItsSecondsBeforeTheStop) {
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(100000), 0}});
+  fs::path folder = root_ / "ns" / "pytorchjobs" / "pt" / "notice" / "pt-worker-0";
+  std::string at_5s = "unread", at_7s = "unread";
+  auto read = [&](std::string* out) {
+    std::ifstream in(folder / "notice.json");
+    *out = in ? std::string(std::istreambuf_iterator<char>(in), {}) : "";
+  };
+  launcher_.At(Duration(5000), [&] { read(&at_5s); });
+  launcher_.At(Duration(7000), [&] { read(&at_7s); });
+  RunResult result = Run(Annotated(PyTorch(1, "Never", "{activeDeadlineSeconds: 10}"),
+                                   "trainctl.dev/checkpoint-notice-seconds: \"4\", "
+                                   "trainctl.dev/checkpoint-signal: SIGUSR1"));
+  EXPECT_FALSE(result.succeeded);
+  EXPECT_EQ(at_5s, "") << "no notice before deadline − 4 s";
+  std::optional<api::Notice> notice = api::DecodeNotice(at_7s.substr(0, at_7s.find('\n')));
+  ASSERT_TRUE(notice) << at_7s;
+  EXPECT_EQ(notice->reason, "ActiveDeadline");
+  EXPECT_EQ(notice->stop_at, Time(std::chrono::seconds(1700000010)));
+  // The signal at the notice, SIGTERM at the deadline: the notice came 4 s before the stop.
+  for (const char* replica : {"pt-master-0", "pt-worker-0"}) {
+    std::vector<std::pair<int, Duration>> signals = SignalsTo(replica);
+    ASSERT_GE(signals.size(), 2u) << replica;
+    EXPECT_EQ(signals[0].first, SIGUSR1);
+    EXPECT_GE(signals[0].second, Duration(6000));
+    EXPECT_LE(signals[0].second, Duration(6300));
+    EXPECT_EQ(signals[1].first, SIGTERM);
+    EXPECT_GE(signals[1].second, Duration(10000));
+    EXPECT_LE(signals[1].second, Duration(10300));
+  }
+  const LaunchSpec& worker = launcher_.spawned()[1].spec;
+  EXPECT_NE(std::find(worker.env.begin(), worker.env.end(),
+                      "TRAINCTL_NOTICE_FILE=" + (folder / "notice.json").string()),
+            worker.env.end());
+  EXPECT_NE(std::find(worker.env.begin(), worker.env.end(),
+                      "TRAINCTL_NOTICE_DONE_FILE=" + (folder / "done").string()),
+            worker.env.end());
+  EXPECT_EQ(result.job["metadata"]["annotations"].value("trainctl.dev/checkpoint-notice", ""),
+            at_7s.substr(0, at_7s.find('\n')))
+      << "recorded on the job";
+}
+
+TEST_F(RunnerTest, AGangRestartWithANoticeStopsOnceEveryReplicaIsDone) {
+  launcher_.Script("pt-master-0", {{Duration(100000), 0}, {Duration(2000), 0}});
+  launcher_.Script("pt-worker-0", {{Duration(1000), 1}, {Duration(2000), 0}});
+  launcher_.Script("pt-worker-1", {{Duration(100000), 0}, {Duration(2000), 0}});
+  fs::path notices = root_ / "ns" / "pytorchjobs" / "pt" / "notice";
+  bool told_before_done = false;
+  launcher_.At(Duration(3000), [&] {
+    told_before_done = fs::exists(notices / "pt-master-0" / "notice.json") &&
+                       fs::exists(notices / "pt-worker-1" / "notice.json") &&
+                       !fs::exists(notices / "pt-worker-0" / "notice.json");
+    for (const char* r : {"pt-master-0", "pt-worker-1"}) std::ofstream(notices / r / "done");
+  });
+  RunResult result = Run(Annotated(PyTorch(2, "OnFailure"),
+                                   "trainctl.dev/restart-scope: Gang, "
+                                   "trainctl.dev/checkpoint-notice-seconds: \"30\""));
+  EXPECT_TRUE(result.succeeded);
+  EXPECT_TRUE(told_before_done) << "the replicas alive were told, the failed one was not";
+  std::vector<std::pair<int, Duration>> signals = SignalsTo("pt-master-0");
+  ASSERT_FALSE(signals.empty());
+  EXPECT_EQ(signals[0].first, SIGTERM);
+  EXPECT_GE(signals[0].second, Duration(3000)) << "held for the notice";
+  EXPECT_LE(signals[0].second, Duration(3300)) << "and stopped once both were done, not at 31 s";
+  EXPECT_EQ(launcher_.Attempts("pt-worker-0"), 2);
+  EXPECT_EQ(result.job["metadata"]["annotations"].value("trainctl.dev/restart-attempt", ""), "1");
+  EXPECT_FALSE(result.job["metadata"]["annotations"].contains("trainctl.dev/checkpoint-notice"))
+      << "attempt 1 runs without a notice";
+  EXPECT_FALSE(fs::exists(notices / "pt-master-0" / "notice.json"));
 }
 
 TEST_F(RunnerTest, NonRetryableExitFailsTheJobAndStopsTheOthersWithinTheGracePeriod) {
