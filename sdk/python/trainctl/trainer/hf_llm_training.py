@@ -31,6 +31,7 @@ import os
 import re
 import sys
 
+from .. import checkpoint
 from ..storage_initializer import TRANSFORMER_TYPES, credentials
 from ..storage_initializer.model import InitError, parse_model_uri
 from ..storage_initializer.storage import json_object_arg
@@ -109,24 +110,8 @@ def lora_kwargs(raw, fields, transformer_type):
     return kwargs, sorted(dropped)
 
 
-def last_complete_checkpoint(output_dir):
-    """The newest ``checkpoint-N`` with its trainer state, weights and optimizer, or None. A
-    checkpoint cut short by a kill lacks some of them and is skipped."""
-    try:
-        names = os.listdir(output_dir)
-    except OSError:
-        return None
-    steps = sorted((int(m.group(1)), n) for n in names
-                   if (m := re.fullmatch(r"checkpoint-(\d+)", n)))
-    for _, name in reversed(steps):
-        path = os.path.join(output_dir, name)
-        files = set(os.listdir(path))
-        weights = any(f.endswith((".safetensors", ".bin")) and not f.startswith(
-            ("optimizer", "scheduler", "training_args", "rng_state")) for f in files)
-        if "trainer_state.json" in files and weights and \
-                any(f.startswith("optimizer") for f in files):
-            return path
-    return None
+# The newest complete checkpoint: trainctl.checkpoint's, kept under the trainer's old name.
+last_complete_checkpoint = checkpoint.resume_from
 
 
 def metric_record(step, logs):
@@ -292,9 +277,13 @@ def train(args, environ=None):
             if state.is_world_process_zero and logs:
                 print(json.dumps(metric_record(state.global_step, logs)), flush=True)
 
+    callbacks = [JsonMetrics()]
+    if environ.get(checkpoint.NOTICE_FILE_ENV):
+        # The job has a checkpoint notice: save when it comes, so a resumed run starts there.
+        callbacks.append(checkpoint.CheckpointOnNotice(environ))
     trainer = transformers.Trainer(model=model, args=training_args, train_dataset=train_ds,
                                    eval_dataset=eval_ds, data_collator=collator,
-                                   callbacks=[JsonMetrics()])
+                                   callbacks=callbacks)
     resume = last_complete_checkpoint(training_args.output_dir)
     if rank == 0:
         import torch.distributed as dist
