@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "api/checkpoint_notice.h"
 #include "api/json_fields.h"
 #include "api/restart_scope.h"
 #include "common/text.h"
@@ -123,6 +124,28 @@ std::optional<std::string> GangLine(const json& job) {
   return text;
 }
 
+// "4 s before a stop (signal SIGUSR1); given: ActiveDeadline, replicas stop at T (in 3 s)"
+// for a job with a checkpoint notice (api/checkpoint_notice.h); nullopt for other jobs.
+std::optional<std::string> NoticeLine(const json& job, Time now) {
+  StatusOr<api::Job> decoded = api::DecodeJob(job);
+  if (!decoded.ok()) return std::nullopt;
+  std::optional<api::NoticePolicy> policy = api::NoticePolicyOf(*decoded);
+  std::optional<api::Notice> given = api::RecordedNotice(*decoded);
+  if (!policy && !given) return std::nullopt;
+  std::string text;
+  if (policy) {
+    text = std::to_string(policy->seconds) + " s before a stop";
+    if (policy->signal) text += " (signal " + policy->signal_name + ")";
+  } else {
+    text = "no notice policy";
+  }
+  if (!given) return text + "; none given";
+  text += "; given: " + given->reason + ", replicas stop at " + FormatRfc3339(given->stop_at);
+  long long left = std::chrono::duration_cast<std::chrono::seconds>(given->stop_at - now).count();
+  text += left > 0 ? " (in " + std::to_string(left) + " s)" : " (passed)";
+  return text;
+}
+
 }  // namespace
 
 std::string FormatDescribe(const json& job, const json& replicas, const std::vector<json>& events,
@@ -145,6 +168,7 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   const json& rp = job.value("spec", json::object()).value("runPolicy", json::object());
   if (!rp.empty()) line("Run Policy", rp.dump());
   if (std::optional<std::string> gang = GangLine(job)) line("Restart Scope", *gang);
+  if (std::optional<std::string> notice = NoticeLine(job, now)) line("Checkpoint Notice", *notice);
   out += "Conditions:\n";
   std::vector<std::vector<std::string>> rows = {{"  TYPE", "STATUS", "REASON", "MESSAGE"}};
   if (status.contains("conditions"))

@@ -1,6 +1,7 @@
 #include "cli/progress.h"
 
 #include "api/json_fields.h"
+#include "engine/checkpoint_notice.h"
 #include "engine/conditions.h"
 
 namespace trainctl::cli {
@@ -43,7 +44,8 @@ void ProgressPrinter::OnLogLine(const std::string& replica, const std::string& l
 }
 
 void ProgressPrinter::OnEvent(const engine::Event& event) {
-  if (event.type == "Warning" || event.reason == "Exited")
+  if (event.type == "Warning" || event.reason == "Exited" ||
+      event.reason == engine::kCheckpointNoticeReason)
     PrintLine("--- " + event.reason + ": " + event.message);
 }
 
