@@ -5,7 +5,10 @@
 //                                  → 201 with it; 409 AlreadyExists when the name is taken
 //   PUT    <object>[/status]       replaces it (409 Conflict when the body's resourceVersion is
 //                                  set and stale; 404 when absent) → 200, resourceVersion bumped
-//   PATCH  <object>                → 200 with the stored object unchanged (404 when absent)
+//   PATCH  <object>                a merge patch (application/merge-patch+json) is applied
+//                                  (409 Conflict when it names a stale resourceVersion) →
+//                                  200, resourceVersion bumped; other patch types → 200 with
+//                                  the stored object unchanged (404 when absent)
 //   DELETE <object>                removes it → 200 (404 when absent, 409 when a
 //                                  precondition uid differs)
 //   GET    <object>                → 200 with it (404 when absent)
@@ -130,6 +133,19 @@ class FakeApi final : public Transport {
       return Ok(200, list);
     }
     if (it == objects_.end()) return Error(404, "NotFound", "\"" + object_path + "\" not found");
+    if (request.method == "PATCH" && request.content_type == "application/merge-patch+json") {
+      nlohmann::json patch = nlohmann::json::parse(request.body, nullptr, false);
+      if (patch.is_object()) {
+        std::string sent;
+        if (patch.contains("metadata") && patch["metadata"].is_object())
+          sent = patch["metadata"].value("resourceVersion", "");
+        if (!sent.empty() && sent != it->second["metadata"].value("resourceVersion", ""))
+          return Error(409, "Conflict", "the object has been modified");
+        it->second.merge_patch(patch);
+        it->second["metadata"]["resourceVersion"] = std::to_string(++revision_);
+      }
+      return Ok(200, it->second);
+    }
     if (request.method == "GET" || request.method == "PATCH") return Ok(200, it->second);
     if (request.method == "DELETE") {
       nlohmann::json options = nlohmann::json::parse(request.body, nullptr, false);

@@ -107,7 +107,8 @@ std::shared_ptr<const PodDetail> DetailOf(const Node& pod, const Node& status, P
   status["containerStatuses"].each([&](const Node& c) {
     AddEnd(c, d.get());
     if (c["restartCount"].integer().value_or(0) > 0 &&
-        ((c["state"]["running"] && c["lastState"]["terminated"]["exitCode"].integer().value_or(0) != 0) ||
+        ((c["state"]["running"] &&
+          c["lastState"]["terminated"]["exitCode"].integer().value_or(0) != 0) ||
          c["state"]["terminated"]["exitCode"].integer().value_or(0) != 0))
       failed_before = true;
     auto [reason, message] = WaitingOf(c);
@@ -155,6 +156,11 @@ std::optional<PodSummary> Project(const Node& pod, const std::vector<std::string
       }
     }
     if (any) s.label_values = std::move(values);
+  }
+  if (Node annotations = md["annotations"]; annotations.is_object()) {
+    if (Node v = annotations[kPodNoticeAnnotation]; v.is_string()) s.notice = v.str();
+    if (Node v = annotations[kPodNoticeDoneAnnotation]; v.is_string())
+      s.notice_done = v.str() != "false";
   }
   if (Node spec = pod["spec"]) s.node_name = spec["nodeName"].str();
   if (Node status = pod["status"]) {

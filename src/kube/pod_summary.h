@@ -66,6 +66,11 @@ struct PodDetail {
   std::vector<ContainerEnd> ends;  // containers with a terminated (current or last) state
 };
 
+// The checkpoint notice's pod annotations (the values of api/checkpoint_notice.h's constants):
+// what the replica was told, and its report that it is done.
+inline constexpr const char* kPodNoticeAnnotation = "trainctl.dev/checkpoint-notice";
+inline constexpr const char* kPodNoticeDoneAnnotation = "trainctl.dev/checkpoint-done";
+
 struct PodSummary {
   std::string namespace_;
   std::string name;
@@ -78,6 +83,8 @@ struct PodSummary {
   // Values of the kept labels, in the order of ProjectPod's `keep_labels` ("" = absent); the
   // keys are not stored per pod.
   std::vector<std::string> label_values;
+  std::string notice;        // annotation kPodNoticeAnnotation ("" : none)
+  bool notice_done = false;  // annotation kPodNoticeDoneAnnotation, set and not "false"
   std::vector<ContainerSummary> containers;
   std::shared_ptr<const PodDetail> detail;  // null when the pod runs with nothing to explain
 

@@ -4,6 +4,7 @@
 #include <future>
 #include <vector>
 
+#include "api/checkpoint_notice.h"
 #include "api/json_fields.h"
 #include "api/replica_env.h"
 #include "api/restart_scope.h"
@@ -95,6 +96,25 @@ Status ChildWriter::CreateService(const std::string& job_key, const api::Job& jo
   expectations_->CancelService(job_key, ref.name);
   Event(job, "Warning", "FailedCreateService", "Error creating: " + created.message());
   return created;
+}
+
+Status ChildWriter::TellNotice(const api::Job& job, const std::vector<engine::ReplicaRef>& pods,
+                               const std::string& notice) {
+  nlohmann::json value = notice.empty() ? nlohmann::json() : nlohmann::json(notice);
+  nlohmann::json patch = {
+      {"metadata",
+       {{"annotations",
+         {{api::kNoticeAnnotation, value}, {api::kNoticeDoneAnnotation, nullptr}}}}}};
+  const std::string body = patch.dump();
+  Status first = Status::Ok();
+  for (const engine::ReplicaRef& pod : pods) {
+    StatusOr<nlohmann::json> patched =
+        client_->Patch(kube::kPods, job.namespace_, pod.name, kube::PatchType::kMerge, body);
+    if (metrics_) metrics_->CountRequest("patch", "pods", patched.ok());
+    if (!patched.ok() && patched.status().code() != StatusCode::kNotFound && first.ok())
+      first = patched.status();
+  }
+  return first;
 }
 
 WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,

@@ -38,6 +38,12 @@ class ChildWriter {
 
   WriteOutcome Apply(const std::string& job_key, const api::Job& job, const ChildActions& actions);
 
+  // Tells these pods the job's checkpoint notice (api/checkpoint_notice.h): a merge patch of
+  // the pod annotation ("" removes it) that also removes an earlier done report. A pod gone
+  // meanwhile is skipped; returns the first other error (the next sync tells it again).
+  Status TellNotice(const api::Job& job, const std::vector<engine::ReplicaRef>& pods,
+                    const std::string& notice);
+
  private:
   void Event(const api::Job& job, const std::string& type, const std::string& reason,
              const std::string& message);

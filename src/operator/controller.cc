@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "api/checkpoint_notice.h"
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "api/manifest.h"
@@ -361,16 +362,21 @@ void Controller::Remember(const KindInformer& informer, const std::string& ns,
       std::move(written);
 }
 
-Status Controller::RecordAttempt(const KindInformer& informer, nlohmann::json* object,
-                                 int attempt) {
+Status Controller::RecordOnJob(const KindInformer& informer, nlohmann::json* object,
+                               const engine::Plan& plan) {
   const nlohmann::json& meta = (*object)["metadata"];
   std::string ns = api::StringAt(meta, "namespace");
   std::string name = api::StringAt(meta, "name");
+  nlohmann::json annotations = nlohmann::json::object();
+  if (plan.restart_attempt)
+    annotations[api::kRestartAttemptAnnotation] = std::to_string(*plan.restart_attempt);
+  if (plan.notice_record)
+    annotations[api::kNoticeAnnotation] =
+        plan.notice_record->empty() ? nlohmann::json() : nlohmann::json(*plan.notice_record);
   // resourceVersion makes the patch conditional: a job changed meanwhile is decided again.
-  nlohmann::json patch = {
-      {"metadata",
-       {{"resourceVersion", api::StringAt(meta, "resourceVersion")},
-        {"annotations", {{api::kRestartAttemptAnnotation, std::to_string(attempt)}}}}}};
+  nlohmann::json patch = {{"metadata",
+                           {{"resourceVersion", api::StringAt(meta, "resourceVersion")},
+                            {"annotations", annotations}}}};
   StatusOr<nlohmann::json> written =
       client_->Patch(JobResource(informer.kind), ns, name, kube::PatchType::kMerge, patch.dump());
   if (metrics_) metrics_->CountRequest("patch", api::Info(informer.kind).plural, written.ok());
@@ -477,13 +483,19 @@ SyncResult Controller::Sync(const std::string& qkey) {
   if (plan.skip) return result;
 
   // A gang restart: the next attempt is recorded on the job before any pod is deleted, so it
-  // survives an operator restart and no pod is created for the old attempt meanwhile.
-  if (plan.restart_attempt) {
-    Status recorded = RecordAttempt(*informer, &*object, *plan.restart_attempt);
+  // survives an operator restart and no pod is created for the old attempt meanwhile. A
+  // checkpoint notice too, before any pod is told it: the stop it announces keeps its time.
+  if (plan.restart_attempt || plan.notice_record) {
+    Status recorded = RecordOnJob(*informer, &*object, plan);
     if (!recorded.ok()) {
-      result.status = recorded;  // retried; nothing of the restart is done yet
+      result.status = recorded;  // retried; nothing of the restart or notice is done yet
       return result;
     }
+  }
+  if (!plan.notify.empty()) {
+    std::string notice = plan.notice_record ? *plan.notice_record : api::RecordedNoticeText(job);
+    if (Status told = writer_.TellNotice(job, plan.notify, notice); !told.ok())
+      result.status = told;  // retried: the pods not told are listed again
   }
 
   // Write the children.

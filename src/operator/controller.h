@@ -114,7 +114,11 @@ class Controller {
                 nlohmann::json written);
   // Records a gang restart's next attempt on the job (a conditional merge patch of its
   // annotation); `object` becomes the version written.
-  Status RecordAttempt(const KindInformer& informer, nlohmann::json* object, int attempt);
+  // Records a gang restart's next attempt and/or a checkpoint notice (Plan::restart_attempt,
+  // Plan::notice_record) on the job, conditional on its resourceVersion; `*object` becomes the
+  // patched job.
+  Status RecordOnJob(const KindInformer& informer, nlohmann::json* object,
+                     const engine::Plan& plan);
   std::vector<std::string> ServiceNames(const std::string& uid) const;
   // Pod name → node name of the job's pods in the cache.
   std::map<std::string, std::string> NodesOf(const std::string& uid) const;

@@ -409,6 +409,77 @@ TEST_F(SyncTest, ActiveDeadlineIsARequeueAndThenAFailureThatStopsRunningPods) {
   EXPECT_EQ(api_->Requests("DELETE", kPods).size(), 3u);  // cleanPodPolicy Running
 }
 
+// A suspend with a checkpoint notice (api/checkpoint_notice.h): the notice is recorded on the
+// job, each pod gets it as an annotation (shown to its containers by the downward-API volume
+// the pod was built with), and the pods are deleted only once every one reported done.
+TEST_F(SyncTest, ASuspendWithANoticeTellsEveryPodAndDeletesThemOnceAllAreDone) {
+  Make();
+  std::string yaml = kPyTorch;
+  const std::string metadata = "metadata: {name: pt, namespace: ns}";
+  yaml.replace(yaml.find(metadata), metadata.size(),
+               "metadata: {name: pt, namespace: ns, annotations: "
+               "{trainctl.dev/checkpoint-notice-seconds: \"30\"}}");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  json pod = *api_->Object(std::string(kPods) + "/pt-worker-0");
+  EXPECT_EQ(pod["spec"]["volumes"][0]["downwardAPI"]["items"][0]["fieldRef"]["fieldPath"],
+            "metadata.annotations['trainctl.dev/checkpoint-notice']")
+      << pod["spec"].dump();
+  EXPECT_NE(pod["spec"]["containers"][0]["env"].dump().find(
+                "\"TRAINCTL_NOTICE_FILE\",\"value\":\"/etc/trainctl/notice/notice.json\""),
+            std::string::npos);
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Running");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+
+  json job = CatchUp(path);
+  job["spec"]["runPolicy"]["suspend"] = true;
+  api_->Seed(path, job);
+  CatchUp(path);
+  api_->ClearRequests();
+  SyncResult told = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(told.status.ok()) << told.status.message();
+  EXPECT_TRUE(api_->Requests("DELETE", kPods).empty()) << "held for the notice";
+  EXPECT_EQ(api_->Requests("PATCH", kPods).size(), 3u);
+  job = *api_->Object(path);
+  const std::string notice =
+      job["metadata"]["annotations"].value("trainctl.dev/checkpoint-notice", "");
+  EXPECT_NE(notice.find("\"reason\":\"Suspended\""), std::string::npos) << notice;
+  for (const char* name : {"pt-master-0", "pt-worker-0", "pt-worker-1"}) {
+    json told_pod = *api_->Object(std::string(kPods) + "/" + name);
+    EXPECT_EQ(told_pod["metadata"]["annotations"].value("trainctl.dev/checkpoint-notice", ""),
+              notice)
+        << name;
+  }
+  EXPECT_EQ(Condition(job, "Suspended").value("status", ""), "True");
+  EXPECT_NE(EventReasons(*api_).size(), 0u);
+  std::vector<std::string> reasons = EventReasons(*api_);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "CheckpointNotice"), reasons.end());
+  ASSERT_TRUE(told.requeue_after);
+  EXPECT_LE(*told.requeue_after, Duration(30000));
+
+  // The caches catch up: nothing is told twice, nothing deleted yet.
+  CatchUp(path);
+  PodsAre("Running");
+  api_->ClearRequests();
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  EXPECT_TRUE(api_->Requests("PATCH", kPods).empty());
+  EXPECT_TRUE(api_->Requests("DELETE", kPods).empty());
+
+  // Every pod reports done (the documented annotation): the pods go before the 30 s.
+  for (const char* name : {"pt-master-0", "pt-worker-0", "pt-worker-1"}) {
+    json done = *api_->Object(std::string(kPods) + "/" + name);
+    done["metadata"]["annotations"]["trainctl.dev/checkpoint-done"] = "true";
+    api_->Seed(std::string(kPods) + "/" + name, done);
+  }
+  PodsAre("Running");
+  clock_.Advance(Duration(2000));
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  EXPECT_EQ(api_->Requests("DELETE", kPods).size(), 3u);
+}
+
 // The cache still shows an old incarnation of pt-master-0 while the API already has a newer one
 // under the same name (the soak in bench/soak.py looks for exactly this): the delete names the
 // incarnation the decision was made on, so the newer pod stays.

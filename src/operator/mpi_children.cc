@@ -165,6 +165,7 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
     return InvalidError("MPIJob " + job.name + ": the " + type + " template has no containers");
   json& first = spec["containers"][0];
   for (const api::EnvVar& e : api::RestartAttemptEnv(job)) AppendTo(first, "env", EnvVarJson(e));
+  AddCheckpointNotice(job, &spec);
   if (launcher) {
     bool gpu = IsGpuLauncher(job);
     for (const api::EnvVar& e : kinds::MpiLauncherEnv(job, kMpiConfigDir, gpu))

@@ -2,11 +2,15 @@
 
 #include <charconv>
 
+#include "api/checkpoint_notice.h"
 #include "api/kinds.h"
 #include "api/restart_scope.h"
 
 namespace trainctl::op {
 namespace {
+
+static_assert(std::string_view(kube::kPodNoticeAnnotation) == api::kNoticeAnnotation);
+static_assert(std::string_view(kube::kPodNoticeDoneAnnotation) == api::kNoticeDoneAnnotation);
 
 // What the pod's detail says about why the replica is not running and how it ended.
 void Explain(const kube::PodDetail& d, const std::string& default_container,
@@ -111,6 +115,8 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     if (ec == std::errc() && ptr == attempt->data() + attempt->size() && value >= 0)
       o.attempt = value;  // a Gang job's replica (api/restart_scope.h)
   }
+  o.notice = pod.notice;
+  o.notice_done = pod.notice_done;
   o.terminating = pod.terminating;
   if (pod.detail) Explain(*pod.detail, default_container_, &o);
   return o;

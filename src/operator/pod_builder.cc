@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/checkpoint_notice.h"
 #include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "api/kinds.h"
@@ -132,6 +133,34 @@ void CopyJobLabelsToPod(const api::Job& job, json* pod_labels) {
       (*pod_labels)[key] = labels[key];
 }
 
+void AddCheckpointNotice(const api::Job& job, json* pod_spec) {
+  if (!api::NoticePolicyOf(job) || !pod_spec->contains("containers") ||
+      !(*pod_spec)["containers"].is_array())
+    return;
+  if (!pod_spec->contains("volumes") || !(*pod_spec)["volumes"].is_array())
+    (*pod_spec)["volumes"] = json::array();
+  for (const json& v : (*pod_spec)["volumes"])
+    if (api::StringAt(v, "name") == api::kNoticeVolumeName) return;
+  (*pod_spec)["volumes"].push_back(
+      {{"name", api::kNoticeVolumeName},
+       {"downwardAPI",
+        {{"items", json::array({{{"path", api::kNoticeFileName},
+                                 {"fieldRef",
+                                  {{"fieldPath", std::string("metadata.annotations['") +
+                                                     api::kNoticeAnnotation + "']"}}}}})}}}});
+  const std::string file = std::string(api::kNoticeMountPath) + "/" + api::kNoticeFileName;
+  for (json& c : (*pod_spec)["containers"]) {
+    if (!c.is_object()) continue;
+    if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
+    c["env"].push_back({{"name", api::kNoticeFileEnv}, {"value", file}});
+    if (!c.contains("volumeMounts") || !c["volumeMounts"].is_array())
+      c["volumeMounts"] = json::array();
+    c["volumeMounts"].push_back({{"name", api::kNoticeVolumeName},
+                                 {"mountPath", api::kNoticeMountPath},
+                                 {"readOnly", true}});
+  }
+}
+
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
                             const api::Endpoints& endpoints, const PodSettings& settings) {
   if (job.info().has_launcher()) return BuildMpiPod(job, type, index, settings);
@@ -172,6 +201,7 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
     }
     SetTerminationMessagePolicy(&pod_spec);
   }
+  AddCheckpointNotice(job, &pod_spec);
   if (plugin.WaitsForMaster(job, type)) {
     if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())
       pod_spec["initContainers"] = json::array();

@@ -69,6 +69,12 @@ nlohmann::json ReplicaSelector(const api::Job& job, const std::string& type, int
 StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int index,
                             const api::Endpoints& endpoints, const PodSettings& settings);
 
+// For a job with a checkpoint notice (api/checkpoint_notice.h): a downward-API volume that
+// shows the pod's trainctl.dev/checkpoint-notice annotation as the file notice.json, mounted
+// read-only at /etc/trainctl/notice in every container, with TRAINCTL_NOTICE_FILE naming it.
+// Nothing for other jobs, or when the template already has a volume of that name.
+void AddCheckpointNotice(const api::Job& job, nlohmann::json* pod_spec);
+
 StatusOr<nlohmann::json> BuildService(const api::Job& job, const std::string& type, int index);
 
 }  // namespace trainctl::op
