@@ -1,6 +1,7 @@
 """TrainingClient argument handling: every bad argument raises upstream's exception type with a
 message naming it, before anything starts (local backend with a private state folder)."""
 
+import json
 import os
 import tempfile
 import unittest
@@ -159,3 +160,18 @@ class GetJobRestartsTest(unittest.TestCase):
         replica = self.job({}, {"backoffLimit": 3})
         self.assertEqual(client.get_job_restarts(job=replica)["scope"], "Replica")
         self.assertIsNone(client.get_job_restarts(job=replica)["restarts_left"])
+
+    def test_checkpoint_notice_policy_and_the_notice_given(self):
+        from trainctl import TrainingClient
+        client = TrainingClient(backend="local", state_dir="/nonexistent-trainctl-state")
+        given = {"reason": "Suspended", "stopAt": "2026-11-27T05:00:00Z", "attempt": 0, "seconds": 30}
+        job = self.job({"trainctl.dev/checkpoint-notice-seconds": "30",
+                        "trainctl.dev/checkpoint-signal": "SIGUSR1",
+                        "trainctl.dev/checkpoint-notice": json.dumps(given)}, {})
+        self.assertEqual(client.get_job_notice(job=job),
+                         {"seconds": 30, "signal": "SIGUSR1", "given": given})
+        self.assertEqual(client.get_job_notice(job=self.job({}, {})),
+                         {"seconds": None, "signal": None, "given": None})
+        broken = self.job({"trainctl.dev/checkpoint-notice-seconds": "30",
+                           "trainctl.dev/checkpoint-notice": "{"}, {})
+        self.assertIsNone(client.get_job_notice(job=broken)["given"])

@@ -17,12 +17,7 @@ import json
 import os
 import re
 
-NOTICE_FILE_ENV = "TRAINCTL_NOTICE_FILE"
-NOTICE_DONE_FILE_ENV = "TRAINCTL_NOTICE_DONE_FILE"
-NOTICE_SECONDS_ANNOTATION = "trainctl.dev/checkpoint-notice-seconds"
-NOTICE_SIGNAL_ANNOTATION = "trainctl.dev/checkpoint-signal"
-NOTICE_ANNOTATION = "trainctl.dev/checkpoint-notice"
-NOTICE_DONE_ANNOTATION = "trainctl.dev/checkpoint-done"
+from .constants import NOTICE_DONE_FILE_ENV, NOTICE_FILE_ENV  # noqa: F401 (re-exported)
 
 
 def notice(environ=None):

@@ -56,6 +56,16 @@ JOB_CONDITION_RESTARTING = "Restarting"
 RESTART_SCOPE_ANNOTATION = "trainctl.dev/restart-scope"
 RESTART_ATTEMPT_ANNOTATION = "trainctl.dev/restart-attempt"
 GANG_RESTART_REASON = "GangRestart"
+
+# Checkpoint notice (trainctl's addition; docs/status-machine.md, "Checkpoint notice"; the
+# helpers that read it in a replica are in trainctl.checkpoint).
+NOTICE_SECONDS_ANNOTATION = "trainctl.dev/checkpoint-notice-seconds"
+NOTICE_SIGNAL_ANNOTATION = "trainctl.dev/checkpoint-signal"
+NOTICE_ANNOTATION = "trainctl.dev/checkpoint-notice"
+NOTICE_DONE_ANNOTATION = "trainctl.dev/checkpoint-done"
+CHECKPOINT_NOTICE_REASON = "CheckpointNotice"
+NOTICE_FILE_ENV = "TRAINCTL_NOTICE_FILE"
+NOTICE_DONE_FILE_ENV = "TRAINCTL_NOTICE_DONE_FILE"
 JOB_CONDITION_SUCCEEDED = "Succeeded"
 JOB_CONDITION_FAILED = "Failed"
 JOB_CONDITIONS = {

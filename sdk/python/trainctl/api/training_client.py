@@ -394,6 +394,31 @@ class TrainingClient:
         return {"scope": scope, "attempt": attempt if scope == "Gang" else 0,
                 "backoff_limit": limit, "restarts_left": left}
 
+    def get_job_notice(self, name=None, namespace=None, job_kind=None, job=None,
+                       timeout=constants.DEFAULT_TIMEOUT):
+        """The job's checkpoint notice (trainctl's addition; docs/status-machine.md,
+        "Checkpoint notice"), the same for both backends: a dict with ``seconds`` (the
+        annotation ``trainctl.dev/checkpoint-notice-seconds``; None without one), ``signal``
+        (``trainctl.dev/checkpoint-signal`` or None) and ``given`` (the notice trainctl gave its
+        replicas, as they read it: ``reason``, ``stopAt``, ``attempt``, ``seconds``; None while
+        there is none)."""
+        if job is None:
+            if name is None:
+                raise ValueError("Job name must be set to read its checkpoint notice")
+            job = self.get_job(name=name, namespace=namespace, job_kind=job_kind, timeout=timeout)
+        annotations = (job.metadata.annotations if job.metadata else None) or {}
+        try:
+            seconds = int(annotations[constants.NOTICE_SECONDS_ANNOTATION])
+        except (KeyError, ValueError):
+            seconds = None
+        given = None
+        try:
+            given = json.loads(annotations.get(constants.NOTICE_ANNOTATION) or "null")
+        except ValueError:
+            pass
+        return {"seconds": seconds, "signal": annotations.get(constants.NOTICE_SIGNAL_ANNOTATION),
+                "given": given if isinstance(given, dict) else None}
+
     def wait_for_job_conditions(self, name, namespace=None, job_kind=None,
                                 expected_conditions={constants.JOB_CONDITION_SUCCEEDED},
                                 wait_timeout=600, polling_interval=15, callback=None,
