@@ -73,8 +73,10 @@ class GangOnTheNodeTest(NodeTestCase):
         line = wait_for("the notice in the master's file", read, timeout=120, interval=0.5)
         read_at, text = line.split(" ", 2)[1:]
         self.assertEqual(json.loads(text), notice, "the file shows the pod's annotation")
+        # busybox's date has whole seconds: the file had the notice within refresh + 1 s.
         refresh = int(read_at) - annotated
-        print(f"\nthe kubelet showed the notice in the file {refresh:.1f} s after the annotation")
+        print(f"\nthe notice was in the file {refresh:+.1f} s (±1 s) after the test saw the annotation")
+        self.assertLess(refresh, 60, "the kubelet's sync period is the documented worst case")
 
         kubectl("annotate", "pod", master, "-n", self.ns, "trainctl.dev/checkpoint-done=true")
         reported = time.monotonic()

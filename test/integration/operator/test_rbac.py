@@ -132,6 +132,13 @@ class ShippedRbac(OperatorTestCase):
         self.create(make_job("MPIJob", "mpi", self.ns, {"Launcher": (1, run_for(2)), "Worker": (2, run_for(4))}))
         # Elastic PyTorchJob: its HPA.
         self.create(elastic_pytorch_job("elastic", self.ns))
+        # A gang restart (the attempt patched on the job) with a checkpoint notice (the job and
+        # its pods patched): the patches a Gang or notice job needs.
+        gang = make_job("PyTorchJob", "gang", self.ns, {"Master": (1, FOREVER), "Worker": (1, run_for(1, exit_code=1))},
+                        run_policy={"backoffLimit": 1}, restart_policy="OnFailure")
+        gang["metadata"]["annotations"] = {"trainctl.dev/restart-scope": "Gang",
+                                           "trainctl.dev/checkpoint-notice-seconds": "2"}
+        self.create(gang)
 
         self.wait_condition("PyTorchJob", "ok", "Succeeded", timeout=60)
         self.assertIn("SuccessfulCreatePod", {e[1] for e in self.events("ok")})
@@ -155,6 +162,10 @@ class ShippedRbac(OperatorTestCase):
             self.assertIsNotNone(get_json(resource, name, "-n", self.ns), f"{resource} {name}")
         self.assertIn("mpi-worker-1", get_json("configmap", "mpi-config", "-n", self.ns)["data"]["hostfile"])
         wait_for("the HPA", lambda: get_json("horizontalpodautoscalers.v2.autoscaling", "elastic", "-n", self.ns))
+        self.wait_condition("PyTorchJob", "gang", "Failed", timeout=60)
+        gang = self.job("PyTorchJob", "gang")
+        self.assertEqual(gang["metadata"]["annotations"]["trainctl.dev/restart-attempt"], "1")
+        self.assertIn("CheckpointNotice", {e[1] for e in self.events("gang")})
         self.assert_no_forbidden()
 
     def test_what_the_identity_may_not_do(self):
@@ -168,11 +179,10 @@ class ShippedRbac(OperatorTestCase):
         self.assertFalse(can_i("update", "leases", SYSTEM_NS, "kube-scheduler"))
         self.assertFalse(can_i("update", "leases", "kube-system", LEASE))
         self.assertFalse(can_i("update", "validatingwebhookconfigurations", None, "another"))
-        # Children are created and deleted, never patched; the jobs' spec is the user's.
-        self.assertFalse(can_i("patch", "pods", self.ns))
+        # Children are created and deleted, never updated (a pod is patched only for its checkpoint
+        # notice annotation); the jobs are never updated (patched only for trainctl's annotations).
         self.assertFalse(can_i("update", "pods", self.ns))
         self.assertFalse(can_i("update", "pytorchjobs.kubeflow.org", self.ns))
-        self.assertFalse(can_i("patch", "pytorchjobs.kubeflow.org", self.ns))
         self.assertTrue(can_i("update", "pytorchjobs.kubeflow.org", self.ns, subresource="status"))
         self.assertFalse(can_i("delete", "configmaps", self.ns))
 
