@@ -13,9 +13,9 @@ void Requeue(Plan* plan, Duration d) {
   if (!plan->requeue_after || d < *plan->requeue_after) plan->requeue_after = d;
 }
 
-bool Alive(const ReplicaObservation& r) {
-  return !r.terminating && (r.phase == Phase::kPending || r.phase == Phase::kRunning);
-}
+// A replica that can act on a notice: running, not being stopped. A Pending one (unscheduled,
+// pulling its image, in its init containers) has nothing to save; it is told once it runs.
+bool Alive(const ReplicaObservation& r) { return !r.terminating && r.phase == Phase::kRunning; }
 
 bool BeingRemoved(const ReplicaObservation& r, const Plan& plan) {
   return std::any_of(plan.remove.begin(), plan.remove.end(),

@@ -20,8 +20,8 @@ namespace trainctl::engine {
 inline constexpr const char* kCheckpointNoticeReason = "CheckpointNotice";
 
 // Whether the stop of every replica for `reason` (api::kNoticeFor…) may go ahead in this pass:
-// yes without a notice policy, without a replica alive (Pending or Running, not being
-// removed), once the recorded notice for `reason` reached its stopAt, or once every replica
+// yes without a notice policy, without a replica alive (Running, not being removed: a Pending
+// one has nothing to save), once the recorded notice for `reason` reached its stopAt, or once every replica
 // alive reported that it is done. Otherwise the stop is held: the first time, the notice
 // (stopAt = now + its seconds) is recorded with a CheckpointNotice event naming `because`.
 bool NoticeAllowsStop(const api::Job& job, const std::vector<ReplicaObservation>& observed,

@@ -140,6 +140,18 @@ TEST(CheckpointNotice, ResumeTakesTheNoticeBack) {
   EXPECT_TRUE(again.remove.empty());
 }
 
+TEST(CheckpointNotice, ReplicasThatNeverRanAreStoppedAtOnce) {
+  api::Job job = NoticeJob();
+  Step(&job, {}, kT0);
+  std::vector<ReplicaObservation> pending = All(job, Phase::kPending);
+  Step(&job, pending, kT0);
+  job.run_policy.suspend = true;  // e.g. Kueue preempts a job still waiting for its nodes
+  Plan p = Pass(&job, &pending, kT0 + seconds(10));
+  EXPECT_EQ(p.remove.size(), 3u);
+  EXPECT_FALSE(p.notice_record);
+  EXPECT_TRUE(p.notify.empty());
+}
+
 TEST(CheckpointNotice, WithoutAPolicyTheStopIsImmediateAndNobodyIsTold) {
   api::Job job = NoticeJob("", /*seconds=*/"");
   std::vector<ReplicaObservation> pods = Running(&job);
