@@ -91,6 +91,31 @@ std::optional<Notice> DecodeNotice(const std::string& text) {
   return notice;
 }
 
+bool HasNoticeFinalizer(const nlohmann::json& metadata) {
+  if (!metadata.is_object()) return false;
+  auto it = metadata.find("finalizers");
+  if (it == metadata.end() || !it->is_array()) return false;
+  for (const nlohmann::json& f : *it)
+    if (f.is_string() && f.get<std::string>() == kNoticeFinalizer) return true;
+  return false;
+}
+
+bool BeingDeleted(const nlohmann::json& metadata) {
+  if (!metadata.is_object()) return false;
+  auto it = metadata.find("deletionTimestamp");
+  return it != metadata.end() && !it->is_null();
+}
+
+nlohmann::json FinalizersWithNotice(const nlohmann::json& metadata, bool add) {
+  nlohmann::json out = nlohmann::json::array();
+  if (metadata.is_object())
+    if (auto it = metadata.find("finalizers"); it != metadata.end() && it->is_array())
+      for (const nlohmann::json& f : *it)
+        if (!(f.is_string() && f.get<std::string>() == kNoticeFinalizer)) out.push_back(f);
+  if (add) out.push_back(kNoticeFinalizer);
+  return out;
+}
+
 std::string RecordedNoticeText(const Job& job) {
   const nlohmann::json* recorded = AnnotationOf(job, kNoticeAnnotation);
   return recorded ? StringOf(*recorded) : std::string();

@@ -31,6 +31,9 @@ inline constexpr const char* kNoticeSignalAnnotation = "trainctl.dev/checkpoint-
 inline constexpr const char* kNoticeAnnotation = "trainctl.dev/checkpoint-notice";
 // On a pod, set by the replica (or anyone): it has checkpointed; any value but "false".
 inline constexpr const char* kNoticeDoneAnnotation = "trainctl.dev/checkpoint-done";
+// On a cluster: the finalizer that holds a notice job's deletion until its replicas were told
+// and are done (or its seconds ran out).
+inline constexpr const char* kNoticeFinalizer = "trainctl.dev/checkpoint-notice";
 inline constexpr const char* kNoticeFileEnv = "TRAINCTL_NOTICE_FILE";
 inline constexpr const char* kNoticeDoneFileEnv = "TRAINCTL_NOTICE_DONE_FILE";
 // On a cluster: the downward-API volume that shows a pod's notice annotation as a file.
@@ -70,6 +73,12 @@ std::optional<Notice> DecodeNotice(const std::string& text);
 // The job's pending notice (its trainctl.dev/checkpoint-notice annotation) and its raw value.
 std::optional<Notice> RecordedNotice(const Job& job);
 std::string RecordedNoticeText(const Job& job);
+
+// Whether the job (its metadata) carries kNoticeFinalizer / has a deletionTimestamp.
+bool HasNoticeFinalizer(const nlohmann::json& metadata);
+bool BeingDeleted(const nlohmann::json& metadata);
+// metadata.finalizers with kNoticeFinalizer added (`add`) or removed, others kept in order.
+nlohmann::json FinalizersWithNotice(const nlohmann::json& metadata, bool add);
 
 // Whether a signal name is one the notice may send, and its number (0: not one).
 int NoticeSignalNumber(const std::string& name);

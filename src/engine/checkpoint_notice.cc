@@ -89,6 +89,22 @@ void NoticeBeforeDeadline(const api::Job& job, const std::vector<ReplicaObservat
   Record(job, notice, "its activeDeadlineSeconds is reached", /*sooner_when_done=*/false, plan);
 }
 
+void KeepNoticeFinalizer(const api::Job& job, Plan* plan) {
+  bool wants = api::NoticePolicyOf(job).has_value();
+  if (wants != api::HasNoticeFinalizer(job.metadata)) plan->notice_finalizer = wants;
+}
+
+void ReconcileDeletion(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                       Time now, Plan* plan) {
+  if (!api::HasNoticeFinalizer(job.metadata)) return;
+  if (NoticeAllowsStop(job, observed, api::kNoticeForDelete, "the job is being deleted", now,
+                       plan)) {
+    plan->notice_finalizer = false;
+    return;
+  }
+  NotifyReplicas(job, observed, plan);
+}
+
 void ExpireNotice(const api::Job& job, Plan* plan) {
   std::optional<api::Notice> recorded = api::DecodeNotice(EffectiveText(job, *plan));
   if (recorded && recorded->reason == api::kNoticeForSuspend &&

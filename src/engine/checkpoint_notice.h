@@ -21,8 +21,8 @@ inline constexpr const char* kCheckpointNoticeReason = "CheckpointNotice";
 
 // Whether the stop of every replica for `reason` (api::kNoticeFor…) may go ahead in this pass:
 // yes without a notice policy, without a replica alive (Running, not being removed: a Pending
-// one has nothing to save), once the recorded notice for `reason` reached its stopAt, or once every replica
-// alive reported that it is done. Otherwise the stop is held: the first time, the notice
+// one has nothing to save), once the recorded notice for `reason` reached its stopAt, or once every
+// replica alive reported that it is done. Otherwise the stop is held: the first time, the notice
 // (stopAt = now + its seconds) is recorded with a CheckpointNotice event naming `because`.
 bool NoticeAllowsStop(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                       const std::string& reason, const std::string& because, Time now, Plan* plan);
@@ -31,6 +31,15 @@ bool NoticeAllowsStop(const api::Job& job, const std::vector<ReplicaObservation>
 // (once, and not over another notice still pending); before that, a requeue for it.
 void NoticeBeforeDeadline(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                           Time deadline_at, Time now, Plan* plan);
+
+// A job with a notice policy carries the notice finalizer, one without drops it.
+void KeepNoticeFinalizer(const api::Job& job, Plan* plan);
+
+// A job being deleted (deletionTimestamp set) that holds the notice finalizer: its running
+// replicas are told (reason Deleted) and the finalizer is released once NoticeAllowsStop says
+// the stop may go ahead; the garbage collector then deletes the pods. Nothing else is decided.
+void ReconcileDeletion(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                       Time now, Plan* plan);
 
 // Takes back a notice whose reason is over (a Suspended notice once the job is not suspended).
 void ExpireNotice(const api::Job& job, Plan* plan);

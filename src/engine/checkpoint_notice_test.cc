@@ -226,6 +226,42 @@ TEST(CheckpointNotice, AGangRestartWaitsForItsNoticeAndIsDecidedOnce) {
   EXPECT_EQ(Count(restart, kGangRestartReason), 1);
 }
 
+TEST(CheckpointNotice, ANoticeJobCarriesTheFinalizerAndItsDeletionWaitsForTheNotice) {
+  api::Job job = NoticeJob();
+  std::vector<ReplicaObservation> pods = All(job, Phase::kRunning);
+  Plan first = Step(&job, {}, kT0);
+  ASSERT_TRUE(first.notice_finalizer);
+  EXPECT_TRUE(*first.notice_finalizer);
+  job.metadata["finalizers"] = api::FinalizersWithNotice(job.metadata, true);
+  EXPECT_FALSE(Step(&job, pods, kT0).notice_finalizer) << "carried: nothing to change";
+
+  job.metadata["deletionTimestamp"] = "2023-11-14T22:13:30Z";
+  api::JobStatus before = job.status;
+  Plan told = Pass(&job, &pods, kT0 + seconds(10));
+  EXPECT_FALSE(told.notice_finalizer) << "held";
+  ASSERT_TRUE(told.notice_record);
+  EXPECT_EQ(api::DecodeNotice(*told.notice_record)->reason, "Deleted");
+  EXPECT_EQ(told.notify.size(), 3u);
+  EXPECT_TRUE(told.remove.empty() && told.create.empty()) << "the garbage collector deletes";
+  EXPECT_FALSE(told.status_changed);
+  EXPECT_EQ(job.status, before);
+  EXPECT_FALSE(Pass(&job, &pods, kT0 + seconds(20)).notice_finalizer);
+  for (ReplicaObservation& r : pods) r.notice_done = true;
+  Plan released = Pass(&job, &pods, kT0 + seconds(21));
+  ASSERT_TRUE(released.notice_finalizer);
+  EXPECT_FALSE(*released.notice_finalizer);
+
+  // Without a notice policy any more, the finalizer goes at once.
+  job.metadata["annotations"].erase(api::kNoticeSecondsAnnotation);
+  for (ReplicaObservation& r : pods) r.notice_done = false;
+  Plan dropped = Pass(&job, &pods, kT0 + seconds(22));
+  ASSERT_TRUE(dropped.notice_finalizer);
+  EXPECT_FALSE(*dropped.notice_finalizer);
+  // Others' finalizers are kept.
+  job.metadata["finalizers"] = nlohmann::json::array({"a", api::kNoticeFinalizer, "b"});
+  EXPECT_EQ(api::FinalizersWithNotice(job.metadata, false), nlohmann::json::array({"a", "b"}));
+}
+
 TEST(CheckpointNotice, AnnotationsAreValidatedWithTheirFieldPath) {
   struct Case {
     std::string seconds, signal, error;

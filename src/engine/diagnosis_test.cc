@@ -278,8 +278,8 @@ TEST(CrashLoopTest, AKubeletsTerminatedStateDuringTheBackOffStaysInTheLoop) {
       Plan p = Step(&job, {ended}, now);
       events.insert(events.end(), p.events.begin(), p.events.end());
     }
-    Plan p = Step(&job, {Restarted("Master", 0, restart, 2, t, backoff_over, "boom\n")},
-                  backoff_over);
+    Plan p =
+        Step(&job, {Restarted("Master", 0, restart, 2, t, backoff_over, "boom\n")}, backoff_over);
     events.insert(events.end(), p.events.begin(), p.events.end());
     t = backoff_over + seconds(1);
   }

@@ -31,9 +31,9 @@ TEST(DecideFailures, EveryPolicyExitCodeAndBackoffState) {
       {"Always", 0, true, "", 2, V::kRestart, 3},
       {"OnFailure", 1, true, "{backoffLimit: 3}", 3, V::kBackoffExceeded, 3},
       {"OnFailure", 1, true, "{backoffLimit: 3}", 2, V::kRestart, 3},
-      {"ExitCode", 137, true, "", 0, V::kRestart, 1},     // killed by a signal: retryable
+      {"ExitCode", 137, true, "", 0, V::kRestart, 1},           // killed by a signal: retryable
       {"ExitCode", std::nullopt, true, "", 0, V::kRestart, 1},  // unknown: retryable
-      {"ExitCode", 1, true, "", 0, V::kPermanent, 0},     // 1–127: permanent
+      {"ExitCode", 1, true, "", 0, V::kPermanent, 0},           // 1–127: permanent
       {"ExitCode", 127, true, "", 0, V::kPermanent, 0},
       {"ExitCode", 128, true, "{backoffLimit: 0}", 0, V::kBackoffExceeded, 0},
       {"ExitCode", 137, false, "", 0, V::kPermanent, 0},  // scaled away: fails the job, as before
@@ -41,10 +41,10 @@ TEST(DecideFailures, EveryPolicyExitCodeAndBackoffState) {
   for (const Row& row : rows) {
     SCOPED_TRACE(row.policy + " exit " + (row.exit_code ? std::to_string(*row.exit_code) : "?") +
                  (row.in_spec ? "" : " scaled away") + " " + row.backoff);
-    api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "Never"}, {"Worker", 2, row.policy}}, "",
-                           row.backoff);
-    FailureDecision d = DecideFailures(job, {{"Worker", 1, row.exit_code, row.in_spec}},
-                                       row.retries_before);
+    api::Job job =
+        MakeJob("PyTorchJob", {{"Master", 1, "Never"}, {"Worker", 2, row.policy}}, "", row.backoff);
+    FailureDecision d =
+        DecideFailures(job, {{"Worker", 1, row.exit_code, row.in_spec}}, row.retries_before);
     ASSERT_EQ(d.verdicts.size(), 1u);
     EXPECT_EQ(d.verdicts[0], row.verdict);
     EXPECT_EQ(d.retries, row.retries_after);
@@ -54,8 +54,8 @@ TEST(DecideFailures, EveryPolicyExitCodeAndBackoffState) {
 }
 
 TEST(DecideFailures, RetriesCountInOrderAndTheFirstFatalVerdictIsKept) {
-  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "ExitCode"}, {"Worker", 3, "OnFailure"}},
-                         "", "{backoffLimit: 2}");
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, "ExitCode"}, {"Worker", 3, "OnFailure"}}, "",
+                         "{backoffLimit: 2}");
   FailureDecision d = DecideFailures(job,
                                      {{"Master", 0, 2, true},
                                       {"Worker", 0, 1, true},

@@ -98,6 +98,10 @@ struct Plan {
   // Replicas to tell the job's notice as it stands after notice_record ("" : take a notice
   // back): locally its file and signal, on a cluster its pod annotation.
   std::vector<ReplicaRef> notify;
+  // On a cluster: add (true) or remove (false) the finalizer api::kNoticeFinalizer, recorded
+  // with notice_record. A job with a notice policy carries it, so that its deletion waits for
+  // the notice; a local run has no deletion to hold and ignores it.
+  std::optional<bool> notice_finalizer;
   std::vector<Metric> metrics;
 };
 

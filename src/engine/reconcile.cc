@@ -446,6 +446,12 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
     return plan;
   }
   plan.status = job.status;
+  if (api::BeingDeleted(job.metadata)) {
+    // Only a notice finalizer keeps a deleted job here (the operator); no status is written.
+    ReconcileDeletion(job, observed, now, &plan);
+    return plan;
+  }
+  KeepNoticeFinalizer(job, &plan);
   const std::string kind = job.info().name;
   if (!FindCondition(plan.status, kCreated)) {
     SetCondition(&plan.status, kCreated, "True", Reason(job, "Created"),

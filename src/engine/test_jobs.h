@@ -25,7 +25,7 @@ struct TypeSpec {
 };
 
 inline api::Job MakeJob(const std::string& kind, const std::vector<TypeSpec>& types,
-                 const std::string& extra_spec = "", const std::string& run_policy = "") {
+                        const std::string& extra_spec = "", const std::string& run_policy = "") {
   const api::KindInfo& info = api::Info(*api::KindFromName(kind));
   std::string yaml = "apiVersion: kubeflow.org/v1\nkind: " + kind +
                      "\nmetadata: {name: job, namespace: ns}\nspec:\n" + extra_spec;
@@ -43,7 +43,7 @@ inline api::Job MakeJob(const std::string& kind, const std::vector<TypeSpec>& ty
 }
 
 inline ReplicaObservation Pod(const std::string& type, int index, Phase phase,
-                       std::optional<int> exit_code = std::nullopt, int restarts = 0) {
+                              std::optional<int> exit_code = std::nullopt, int restarts = 0) {
   ReplicaObservation r;
   r.type = type;
   r.index = index;

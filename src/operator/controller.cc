@@ -374,9 +374,12 @@ Status Controller::RecordOnJob(const KindInformer& informer, nlohmann::json* obj
     annotations[api::kNoticeAnnotation] =
         plan.notice_record->empty() ? nlohmann::json() : nlohmann::json(*plan.notice_record);
   // resourceVersion makes the patch conditional: a job changed meanwhile is decided again.
-  nlohmann::json patch = {{"metadata",
-                           {{"resourceVersion", api::StringAt(meta, "resourceVersion")},
-                            {"annotations", annotations}}}};
+  nlohmann::json metadata = {{"resourceVersion", api::StringAt(meta, "resourceVersion")}};
+  if (!annotations.empty()) metadata["annotations"] = annotations;
+  // The whole list, made from the version decided on: the resourceVersion keeps others' safe.
+  if (plan.notice_finalizer)
+    metadata["finalizers"] = api::FinalizersWithNotice(meta, *plan.notice_finalizer);
+  nlohmann::json patch = {{"metadata", metadata}};
   StatusOr<nlohmann::json> written =
       client_->Patch(JobResource(informer.kind), ns, name, kube::PatchType::kMerge, patch.dump());
   if (metrics_) metrics_->CountRequest("patch", api::Info(informer.kind).plural, written.ok());
@@ -385,6 +388,49 @@ Status Controller::RecordOnJob(const KindInformer& informer, nlohmann::json* obj
   *object = *written;  // the status written next goes on top of this version
   Remember(informer, ns, name, std::move(*written));
   return Status::Ok();
+}
+
+void Controller::RecordEvents(const api::Job& job, const std::string& uid,
+                              const std::vector<engine::Event>& events) {
+  if (!recorder_) return;
+  for (const engine::Event& e : events) {
+    kube::EventInput event;
+    event.object = {api::kApiVersion, job.info().name, job.namespace_, job.name, uid};
+    event.type = e.type;
+    event.reason = e.reason;
+    event.message = e.message;
+    recorder_->Record(std::move(event));
+  }
+}
+
+SyncResult Controller::SyncDeletion(const KindInformer& informer, nlohmann::json object,
+                                    const std::string& qkey) {
+  SyncResult result;
+  engine::Plan plan;
+  StatusOr<api::LoadedJob> prepared = api::PrepareJob(object);
+  if (!prepared.ok()) {
+    plan.notice_finalizer = false;  // nothing to tell: never hold a deletion on a bad object
+    result.status = RecordOnJob(informer, &object, plan);
+    return result;
+  }
+  const api::Job& job = prepared->job;
+  const std::string uid = api::StringAt(object["metadata"], "uid");
+  const Time now = clock_->Now();
+  plan = engine::Reconcile(job, expectations_.Overlay(qkey, ObservePods(job, uid), now), now);
+  if (plan.notice_record || plan.notice_finalizer) {
+    if (Status recorded = RecordOnJob(informer, &object, plan); !recorded.ok()) {
+      result.status = recorded;
+      return result;
+    }
+  }
+  if (!plan.notify.empty()) {
+    std::string notice = plan.notice_record ? *plan.notice_record : api::RecordedNoticeText(job);
+    if (Status told = writer_.TellNotice(job, plan.notify, notice); !told.ok())
+      result.status = told;
+  }
+  RecordEvents(job, uid, plan.events);
+  result.requeue_after = plan.requeue_after;
+  return result;
 }
 
 SyncResult Controller::SyncInvalid(const KindInformer& informer, const nlohmann::json& object,
@@ -432,7 +478,10 @@ SyncResult Controller::Sync(const std::string& qkey) {
     return result;
   }
   const nlohmann::json& meta = (*object)["metadata"];
-  if (meta.contains("deletionTimestamp")) return result;
+  if (api::BeingDeleted(meta)) {
+    if (!api::HasNoticeFinalizer(meta)) return result;
+    return SyncDeletion(*informer, std::move(*object), qkey);
+  }
   if (!api::ObjectManagedByUs(*object)) return result;
 
   StatusOr<api::LoadedJob> prepared = api::PrepareJob(*object);
@@ -485,7 +534,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   // A gang restart: the next attempt is recorded on the job before any pod is deleted, so it
   // survives an operator restart and no pod is created for the old attempt meanwhile. A
   // checkpoint notice too, before any pod is told it: the stop it announces keeps its time.
-  if (plan.restart_attempt || plan.notice_record) {
+  if (plan.restart_attempt || plan.notice_record || plan.notice_finalizer) {
     Status recorded = RecordOnJob(*informer, &*object, plan);
     if (!recorded.ok()) {
       result.status = recorded;  // retried; nothing of the restart or notice is done yet
@@ -559,17 +608,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
   std::string framework = job.info().framework_label;
   if (metrics_)
     for (engine::Metric m : counted) metrics_->CountJob(m, job.namespace_, framework);
-  if (recorder_) {
-    events.insert(events.end(), status.events.begin(), status.events.end());
-    for (const engine::Event& e : events) {
-      kube::EventInput event;
-      event.object = {api::kApiVersion, job.info().name, job.namespace_, job.name, uid};
-      event.type = e.type;
-      event.reason = e.reason;
-      event.message = e.message;
-      recorder_->Record(std::move(event));
-    }
-  }
+  events.insert(events.end(), status.events.begin(), status.events.end());
+  RecordEvents(job, uid, events);
   result.requeue_after = plan.requeue_after;
   if (engine::IsFinished(plan.status)) probe_again.reset();
   for (const std::optional<Duration>& also : {gang_requeue, status.requeue_after, probe_again})

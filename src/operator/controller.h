@@ -104,6 +104,14 @@ class Controller {
   // `urgent`: ahead of routine syncs (a failed or lost pod), unless the job's syncs are spaced.
   void EnqueueOwner(const kube::Uid& owner, bool urgent = false);
   std::optional<nlohmann::json> LatestJob(const KindInformer& informer, const std::string& key);
+  // A job being deleted that holds the checkpoint-notice finalizer: tells its running pods
+  // (engine::ReconcileDeletion) and releases the finalizer once they are done or the notice ran
+  // out. A job that cannot be read any more has its finalizer released at once.
+  SyncResult SyncDeletion(const KindInformer& informer, nlohmann::json object,
+                          const std::string& qkey);
+  // Records the engine's events on the job.
+  void RecordEvents(const api::Job& job, const std::string& uid,
+                    const std::vector<engine::Event>& events);
   SyncResult SyncInvalid(const KindInformer& informer, const nlohmann::json& object,
                          const std::string& message);
   Status WriteStatus(const KindInformer& informer, nlohmann::json object,

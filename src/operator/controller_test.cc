@@ -480,6 +480,52 @@ TEST_F(SyncTest, ASuspendWithANoticeTellsEveryPodAndDeletesThemOnceAllAreDone) {
   EXPECT_EQ(api_->Requests("DELETE", kPods).size(), 3u);
 }
 
+// Deleting a notice job (api/checkpoint_notice.h): its finalizer, added at its first sync, holds
+// the deletion while the pods are told; released once they are done.
+TEST_F(SyncTest, ADeletedNoticeJobTellsItsPodsBeforeItsFinalizerIsReleased) {
+  Make();
+  std::string yaml = kPyTorch;
+  const std::string metadata = "metadata: {name: pt, namespace: ns}";
+  yaml.replace(yaml.find(metadata), metadata.size(),
+               "metadata: {name: pt, namespace: ns, finalizers: [example.com/keep], "
+               "annotations: {trainctl.dev/checkpoint-notice-seconds: \"60\"}}");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  json job = CatchUp(path);
+  EXPECT_EQ(job["metadata"]["finalizers"],
+            json::array({"example.com/keep", "trainctl.dev/checkpoint-notice"}));
+  ServicesCaughtUp();
+  PodsAre("Running");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+
+  job = CatchUp(path);
+  job["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:30Z";
+  api_->Seed(path, job);
+  CatchUp(path);
+  api_->ClearRequests();
+  SyncResult told = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(told.status.ok()) << told.status.message();
+  EXPECT_EQ(api_->Requests("PATCH", kPods).size(), 3u);
+  EXPECT_TRUE(api_->Requests("DELETE", kPods).empty()) << "the garbage collector deletes them";
+  EXPECT_TRUE(api_->Requests("PUT", path + "/status").empty()) << "no status for a deleted job";
+  job = *api_->Object(path);
+  EXPECT_EQ(job["metadata"]["finalizers"].size(), 2u) << "held";
+  ASSERT_TRUE(told.requeue_after);
+
+  for (const char* name : {"pt-master-0", "pt-worker-0", "pt-worker-1"}) {
+    json done = *api_->Object(std::string(kPods) + "/" + name);
+    done["metadata"]["annotations"]["trainctl.dev/checkpoint-done"] = "true";
+    api_->Seed(std::string(kPods) + "/" + name, done);
+  }
+  PodsAre("Running");
+  CatchUp(path);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  job = *api_->Object(path);
+  EXPECT_EQ(job["metadata"]["finalizers"], json::array({"example.com/keep"}))
+      << "ours released, the other kept";
+}
+
 // The cache still shows an old incarnation of pt-master-0 while the API already has a newer one
 // under the same name (the soak in bench/soak.py looks for exactly this): the delete names the
 // incarnation the decision was made on, so the newer pod stays.

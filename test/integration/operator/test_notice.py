@@ -22,6 +22,12 @@ def notice_job(name, ns, seconds, replicas=None, **kw):
 
 class CheckpointNoticeOnTheOperator(OperatorTestCase):
 
+    @classmethod
+    def tearDownClass(cls):
+        # Jobs that hold the notice finalizer go while the operator still runs to release it.
+        kubectl("delete", "pytorchjobs", "--all", "-n", cls.ns, "--timeout=60s", check=False)
+        super().tearDownClass()
+
     def running(self, name, count):
         return wait_for(f"{name}: {count} pods Running", lambda: (
             len(pods := self.live_pods(name)) == count
@@ -74,6 +80,34 @@ class CheckpointNoticeOnTheOperator(OperatorTestCase):
         self.assertFalse(any(NOTICE in p["metadata"].get("annotations", {}) for p in pods))
         wait_for("the notice taken back", lambda: NOTICE not in self.job("PyTorchJob", "sus-wait")["metadata"].get(
             "annotations", {}), timeout=30)
+
+    def test_a_deleted_job_tells_its_pods_and_goes_once_they_are_done(self):
+        self.create(notice_job("del-done", self.ns, 120))
+        self.running("del-done", 2)
+        wait_for("the finalizer", lambda: "trainctl.dev/checkpoint-notice" in (
+            self.job("PyTorchJob", "del-done")["metadata"].get("finalizers", [])), timeout=30)
+        kubectl("delete", "pytorchjob", "del-done", "-n", self.ns, "--wait=false")
+        pods = wait_for("every pod told", lambda: self.told("del-done"), timeout=30)
+        self.assertEqual(json.loads(pods[0]["metadata"]["annotations"][NOTICE])["reason"], "Deleted")
+        time.sleep(2)
+        self.assertIsNotNone(self.job("PyTorchJob", "del-done"), "held for the notice")
+        self.assertEqual(len(self.live_pods("del-done")), 2)
+        for p in pods:
+            kubectl("annotate", "pod", p["metadata"]["name"], "-n", self.ns, "trainctl.dev/checkpoint-done=true")
+        reported = time.monotonic()
+        wait_for("the job gone", lambda: self.job("PyTorchJob", "del-done") is None, timeout=60)
+        self.assertLess(time.monotonic() - reported, 60, "well before the notice's 120 s")
+
+    def test_a_deleted_job_without_done_reports_goes_after_the_notice(self):
+        self.create(notice_job("del-wait", self.ns, 5))
+        self.running("del-wait", 2)
+        wait_for("the finalizer", lambda: self.job("PyTorchJob", "del-wait")["metadata"].get("finalizers"),
+                 timeout=30)
+        kubectl("delete", "pytorchjob", "del-wait", "-n", self.ns, "--wait=false")
+        wait_for("every pod told", lambda: self.told("del-wait"), timeout=30)
+        told = time.monotonic()
+        wait_for("the job gone", lambda: self.job("PyTorchJob", "del-wait") is None, timeout=60)
+        self.assertGreaterEqual(time.monotonic() - told, 3.5, "not before the notice ran out")
 
     def test_a_gang_restart_waits_for_its_notice(self):
         job = notice_job("gang-notice", self.ns, 5,

@@ -166,6 +166,8 @@ class ShippedRbac(OperatorTestCase):
         gang = self.job("PyTorchJob", "gang")
         self.assertEqual(gang["metadata"]["annotations"]["trainctl.dev/restart-attempt"], "1")
         self.assertIn("CheckpointNotice", {e[1] for e in self.events("gang")})
+        # Its finalizer (patched on) is released when it is deleted, by the shipped identity.
+        kubectl("delete", "pytorchjob", "gang", "-n", self.ns, "--timeout=60s")
         self.assert_no_forbidden()
 
     def test_what_the_identity_may_not_do(self):
