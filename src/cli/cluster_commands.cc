@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "api/checkpoint_notice.h"
 #include "api/job.h"
 #include "api/json_fields.h"
 #include "cli/commands.h"
@@ -81,8 +82,13 @@ int ClusterBackend::Delete(const std::vector<std::string>& args, bool delete_wor
   Status st = source->client().Delete(jobs::JobResource(kind), ns, name, options);
   if (!st.ok()) return Fail(st.message(), 1);
   std::cout << jobs::ResourceName(kind) << " \"" << name << "\" deleted\n";
-  if (!delete_workspace) return 0;
   StatusOr<api::Job> decoded = api::DecodeJob(*job);
+  if (decoded.ok() && api::HasNoticeFinalizer(md))
+    if (std::optional<api::NoticePolicy> notice = api::NoticePolicyOf(*decoded))
+      std::cout << "its replicas are told to checkpoint: it goes within " << notice->seconds
+                << " s, sooner once every one reports done (finalizer " << api::kNoticeFinalizer
+                << ")\n";
+  if (!delete_workspace) return 0;
   if (!decoded.ok()) return Fail("--delete-workspace: " + decoded.status().message(), 1);
   for (const api::ClaimRef& claim : api::JobClaims(*decoded)) {
     Status gone = source->client().Delete(kube::kPersistentVolumeClaims, ns, claim.claim);
