@@ -5,10 +5,11 @@ notice's seconds ran out; each pod is told by its trainctl.dev/checkpoint-notice
 which its downward-API volume shows to its containers; the job records the notice and gets a
 CheckpointNotice event. A gang restart with a notice stops the survivors only after it."""
 import json
+import subprocess
 import time
 import unittest
 
-from harness import FOREVER, OperatorTestCase, kubectl, make_job, run_for, wait_for
+from harness import FOREVER, KUBECONFIG, TRAINCTL, OperatorTestCase, kubectl, make_job, run_for, wait_for
 
 NOTICE = "trainctl.dev/checkpoint-notice"
 SECONDS = "trainctl.dev/checkpoint-notice-seconds"
@@ -103,7 +104,10 @@ class CheckpointNoticeOnTheOperator(OperatorTestCase):
         self.running("del-wait", 2)
         wait_for("the finalizer", lambda: self.job("PyTorchJob", "del-wait")["metadata"].get("finalizers"),
                  timeout=30)
-        kubectl("delete", "pytorchjob", "del-wait", "-n", self.ns, "--wait=false")
+        deleted = subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, "delete", "pytorchjob",
+                                  "del-wait"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(deleted.returncode, 0, deleted.stderr)
+        self.assertIn("its replicas are told to checkpoint: it goes within 5 s", deleted.stdout)
         wait_for("every pod told", lambda: self.told("del-wait"), timeout=30)
         told = time.monotonic()
         wait_for("the job gone", lambda: self.job("PyTorchJob", "del-wait") is None, timeout=60)
