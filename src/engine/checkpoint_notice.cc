@@ -38,7 +38,38 @@ void Record(const api::Job& job, const api::Notice& notice, const std::string& b
   plan->events.push_back({"Normal", kCheckpointNoticeReason, message + "."});
 }
 
+// The job's notice as recorded, when it can be true: a stopAt later than now + the policy's
+// seconds was not written by trainctl (a hand-edited annotation) and is ignored, so that no
+// stop is held past what the policy allows.
+std::optional<api::Notice> Pending(const api::Job& job, const Plan& plan, int seconds, Time now) {
+  std::optional<api::Notice> recorded = api::DecodeNotice(EffectiveText(job, plan));
+  if (recorded && recorded->stop_at > now + std::chrono::seconds(seconds)) return std::nullopt;
+  return recorded;
+}
+
+// When a stop announced now comes at the latest: `seconds` from now, never after a notice of the
+// same attempt already told (its replicas were promised that time) nor after the job's active
+// deadline (which never moves).
+Time StopAt(const api::Job& job, const Plan& plan, const std::optional<api::Notice>& pending,
+            int attempt, int seconds, Time now) {
+  Time stop_at = now + std::chrono::seconds(seconds);
+  if (pending && pending->attempt == attempt && pending->stop_at > now)
+    stop_at = std::min(stop_at, pending->stop_at);
+  const std::optional<int64_t>& deadline = job.run_policy.active_deadline_seconds;
+  if (deadline && plan.status.start_time)
+    stop_at = std::min(stop_at, *plan.status.start_time + std::chrono::seconds(*deadline));
+  return std::max(stop_at, now);
+}
+
 }  // namespace
+
+bool PendingGangRestart(const api::Job& job, const Plan& plan, Time now) {
+  std::optional<api::NoticePolicy> policy = api::NoticePolicyOf(job);
+  if (!policy || api::RestartScopeOf(job) != api::RestartScope::kGang) return false;
+  std::optional<api::Notice> pending = Pending(job, plan, policy->seconds, now);
+  return pending && pending->reason == api::kNoticeForGangRestart &&
+         pending->attempt == api::RestartAttemptOf(job);
+}
 
 bool NoticeAllowsStop(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                       const std::string& reason, const std::string& because, Time now, Plan* plan) {
@@ -50,12 +81,14 @@ bool NoticeAllowsStop(const api::Job& job, const std::vector<ReplicaObservation>
   if (alive.empty()) return true;
   const int attempt = api::RestartAttemptOf(job);
   const std::string text = EffectiveText(job, *plan);
-  std::optional<api::Notice> recorded = api::DecodeNotice(text);
+  std::optional<api::Notice> recorded = Pending(job, *plan, policy->seconds, now);
   if (!recorded || recorded->reason != reason || recorded->attempt != attempt) {
-    api::Notice notice{reason, now + std::chrono::seconds(policy->seconds), attempt,
-                       policy->seconds};
-    Record(job, notice, because, /*sooner_when_done=*/true, plan);
-    Requeue(plan, std::chrono::seconds(policy->seconds));
+    Time stop_at = StopAt(job, *plan, recorded, attempt, policy->seconds, now);
+    if (stop_at <= now) return true;  // the deadline, or a stop already told, is due
+    int seconds =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(stop_at - now).count());
+    Record(job, {reason, stop_at, attempt, seconds}, because, /*sooner_when_done=*/true, plan);
+    Requeue(plan, std::chrono::duration_cast<Duration>(stop_at - now));
     return false;
   }
   if (now >= recorded->stop_at) return true;
@@ -74,13 +107,19 @@ void NoticeBeforeDeadline(const api::Job& job, const std::vector<ReplicaObservat
   Time notice_at = deadline_at - std::chrono::seconds(policy->seconds);
   if (now < notice_at) {
     Requeue(plan, std::chrono::duration_cast<Duration>(notice_at - now));
+    // A deadline notice given for another deadline (activeDeadlineSeconds was raised, or the
+    // job resumed): taken back.
+    std::optional<api::Notice> recorded = api::DecodeNotice(EffectiveText(job, *plan));
+    if (recorded && recorded->reason == api::kNoticeForDeadline) plan->notice_record = "";
     return;
   }
   const int attempt = api::RestartAttemptOf(job);
-  std::optional<api::Notice> recorded = api::DecodeNotice(EffectiveText(job, *plan));
+  std::optional<api::Notice> recorded = Pending(job, *plan, policy->seconds, now);
   if (recorded && recorded->attempt == attempt) {
     if (recorded->reason == api::kNoticeForDeadline && recorded->stop_at == deadline_at) return;
-    if (recorded->reason != api::kNoticeForDeadline && recorded->stop_at > now) return;
+    // Another stop was announced for this attempt (a gang restart): it comes no later than the
+    // deadline (StopAt), and its own pass carries it out.
+    if (recorded->reason != api::kNoticeForDeadline) return;
   }
   if (std::none_of(observed.begin(), observed.end(), Alive)) return;
   int left =
@@ -114,6 +153,7 @@ void ExpireNotice(const api::Job& job, Plan* plan) {
 
 void NotifyReplicas(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                     Plan* plan) {
+  if (!api::NoticePolicyOf(job)) return;
   const std::string text = EffectiveText(job, *plan);
   for (const ReplicaObservation& r : observed)
     if (Alive(r) && r.notice != text && !BeingRemoved(r, *plan))

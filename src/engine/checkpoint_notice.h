@@ -23,9 +23,16 @@ inline constexpr const char* kCheckpointNoticeReason = "CheckpointNotice";
 // yes without a notice policy, without a replica alive (Running, not being removed: a Pending
 // one has nothing to save), once the recorded notice for `reason` reached its stopAt, or once every
 // replica alive reported that it is done. Otherwise the stop is held: the first time, the notice
-// (stopAt = now + its seconds) is recorded with a CheckpointNotice event naming `because`.
+// is recorded with a CheckpointNotice event naming `because`; its stopAt is now + its seconds,
+// but never after the stop of a notice already told for this attempt nor after the active
+// deadline. A recorded stopAt beyond now + the policy's seconds (not trainctl's) is ignored.
 bool NoticeAllowsStop(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                       const std::string& reason, const std::string& because, Time now, Plan* plan);
+
+// Whether a gang restart of the job's current attempt was announced (a GangRestart notice is
+// pending): it is then decided, even once the failed replica is gone from view (its pod
+// deleted meanwhile): nothing is created in its slot and the restart goes ahead at stopAt.
+bool PendingGangRestart(const api::Job& job, const Plan& plan, Time now);
 
 // The active deadline's notice: from `deadline_at` − its seconds on, the notice is recorded
 // (once, and not over another notice still pending); before that, a requeue for it.

@@ -262,6 +262,64 @@ TEST(CheckpointNotice, ANoticeJobCarriesTheFinalizerAndItsDeletionWaitsForTheNot
   EXPECT_EQ(api::FinalizersWithNotice(job.metadata, false), nlohmann::json::array({"a", "b"}));
 }
 
+TEST(CheckpointNotice, AnAnnouncedGangRestartGoesAheadWhenTheFailedPodIsGoneMeanwhile) {
+  api::Job job = NoticeJob();
+  job.metadata["annotations"][api::kRestartScopeAnnotation] = "Gang";
+  std::vector<ReplicaObservation> pods = Running(&job);
+  pods[2] = Pod("Worker", 1, Phase::kFailed, 1);
+  Pass(&job, &pods, kT0 + seconds(5));
+  pods.pop_back();  // its pod deleted while the notice runs
+  Plan held = Pass(&job, &pods, kT0 + seconds(10));
+  EXPECT_TRUE(held.create.empty()) << "nothing refills the slot of an announced restart";
+  EXPECT_FALSE(held.restart_attempt);
+  EXPECT_FALSE(held.notice_record);
+  Plan restart = Pass(&job, &pods, kT0 + seconds(35));
+  ASSERT_TRUE(restart.restart_attempt);
+  EXPECT_EQ(*restart.restart_attempt, 1);
+  EXPECT_EQ(restart.remove.size(), 2u);
+}
+
+TEST(CheckpointNotice, NoStopIsAnnouncedAfterTheDeadlineOrAStopAlreadyTold) {
+  api::Job job = NoticeJob("{activeDeadlineSeconds: 100}");
+  job.metadata["annotations"][api::kRestartScopeAnnotation] = "Gang";
+  std::vector<ReplicaObservation> pods = Running(&job);
+  Pass(&job, &pods, kT0 + seconds(80));  // the deadline's notice: stop at 100
+  pods[2] = Pod("Worker", 1, Phase::kFailed, 1);
+  Plan gang = Pass(&job, &pods, kT0 + seconds(85));
+  ASSERT_TRUE(gang.notice_record);
+  std::optional<api::Notice> notice = api::DecodeNotice(*gang.notice_record);
+  EXPECT_EQ(notice->reason, "GangRestart");
+  EXPECT_EQ(notice->stop_at, kT0 + seconds(100)) << "not 85 + 30: the deadline never moves";
+  EXPECT_FALSE(Pass(&job, &pods, kT0 + seconds(90)).notice_record) << "no flip-flop";
+  Pass(&job, &pods, kT0 + seconds(100));
+  EXPECT_TRUE(HasCondition(job.status, kFailed));
+}
+
+TEST(CheckpointNotice, ARecordedStopAtBeyondThePolicyIsIgnored) {
+  api::Job job = NoticeJob();
+  std::vector<ReplicaObservation> pods = Running(&job);
+  job.run_policy.suspend = true;
+  job.metadata["annotations"][api::kNoticeAnnotation] =
+      R"({"reason":"Suspended","stopAt":"9999-12-31T00:00:00Z","attempt":0,"seconds":30})";
+  Plan p = Pass(&job, &pods, kT0 + seconds(10));
+  ASSERT_TRUE(p.notice_record);
+  EXPECT_EQ(api::DecodeNotice(*p.notice_record)->stop_at, kT0 + seconds(40));
+  EXPECT_EQ(Pass(&job, &pods, kT0 + seconds(40)).remove.size(), 3u);
+}
+
+TEST(CheckpointNotice, ADeadlineNoticeForAnotherDeadlineIsTakenBack) {
+  api::Job job = NoticeJob("{activeDeadlineSeconds: 100}");
+  std::vector<ReplicaObservation> pods = Running(&job);
+  Pass(&job, &pods, kT0 + seconds(75));
+  ASSERT_FALSE(api::RecordedNoticeText(job).empty());
+  job.run_policy.active_deadline_seconds = 1000;  // raised
+  Plan p = Pass(&job, &pods, kT0 + seconds(80));
+  ASSERT_TRUE(p.notice_record);
+  EXPECT_EQ(*p.notice_record, "");
+  EXPECT_EQ(p.notify.size(), 3u);
+  for (const ReplicaObservation& r : pods) EXPECT_EQ(r.notice, "");
+}
+
 TEST(CheckpointNotice, AnnotationsAreValidatedWithTheirFieldPath) {
   struct Case {
     std::string seconds, signal, error;

@@ -302,6 +302,15 @@ bool ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
       return true;
     }
     RestartAll(job, observed, f.type, because, "", now, plan);
+  } else if (!decision.fatal && PendingGangRestart(job, *plan, now)) {
+    // Announced before, and the replica that failed is gone from view since (its pod deleted
+    // while the notice ran): still decided. Nothing refills its slot meanwhile.
+    const std::string because = "a replica failed (announced by the checkpoint notice)";
+    if (!NoticeAllowsStop(job, observed, api::kNoticeForGangRestart, because, now, plan)) {
+      plan->create.clear();
+      return true;
+    }
+    RestartAll(job, observed, "", because, "", now, plan);
   }
   return false;
 }
@@ -446,7 +455,7 @@ Plan Reconcile(const Job& job, const std::vector<ReplicaObservation>& observed, 
     return plan;
   }
   plan.status = job.status;
-  if (api::BeingDeleted(job.metadata)) {
+  if (api::BeingDeleted(job.metadata) && api::HasNoticeFinalizer(job.metadata)) {
     // Only a notice finalizer keeps a deleted job here (the operator); no status is written.
     ReconcileDeletion(job, observed, now, &plan);
     return plan;

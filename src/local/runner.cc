@@ -394,6 +394,11 @@ bool Run::NoticeBeforeInterrupt(Time now) {
       told = true;
     }
   if (!told) return false;
+  // Recorded on the job as the engine's notices are (describe shows it).
+  if (!job_.metadata.contains("annotations") || !job_.metadata["annotations"].is_object())
+    job_.metadata["annotations"] = json::object();
+  job_.metadata["annotations"][api::kNoticeAnnotation] = text;
+  Report(dir_.WriteJob(api::EncodeJob(job_)), "the job's checkpoint notice");
   Emit({"Normal", engine::kCheckpointNoticeReason,
         "every replica of " + std::string(job_.info().name) + " " + job_.name + " stops at " +
             FormatRfc3339(notice.stop_at) +

@@ -287,6 +287,8 @@ void Controller::Worker() {
     if (!result.status.ok()) {
       LogError("sync {}: {}", *key, result.status.message());
       queue_.AddRateLimited(*key);
+      // A time the decision depends on (a notice's stopAt, a deadline) still wakes it.
+      if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after + Duration(50));
       if (metrics_) metrics_->CountReconcile(controller, "error");
     } else {
       queue_.Forget(*key);
@@ -538,7 +540,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
     Status recorded = RecordOnJob(*informer, &*object, plan);
     if (!recorded.ok()) {
       result.status = recorded;  // retried; nothing of the restart or notice is done yet
-      return result;
+      // The finalizer alone (a new notice job) does not hold the job's start: only its deletion
+      // would go without a notice meanwhile.
+      if (plan.restart_attempt || plan.notice_record) return result;
     }
   }
   if (!plan.notify.empty()) {

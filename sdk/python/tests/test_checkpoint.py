@@ -91,5 +91,40 @@ class CheckpointOnNoticeTest(unittest.TestCase):
         self.assertTrue(os.path.exists(self.env[checkpoint.NOTICE_DONE_FILE_ENV]))
 
 
+
+def _two_ranks(rank, world, store, folder, out):
+    """One rank of CheckpointOnNotice over gloo: rank 0 reads the notice before step 2, rank 1
+    only before step 3 (its file refreshed later); records the steps it saved at."""
+    import torch.distributed as dist
+    from transformers import TrainerControl
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+    env = {checkpoint.NOTICE_FILE_ENV: os.path.join(folder, f"notice-{rank}.json"),
+           checkpoint.NOTICE_DONE_FILE_ENV: os.path.join(folder, f"done-{rank}")}
+    callback = checkpoint.CheckpointOnNotice(env, log=lambda *a, **k: None)
+    saved = []
+    for step in range(1, 6):
+        if step == 2 + rank:
+            with open(env[checkpoint.NOTICE_FILE_ENV], "w") as f:
+                f.write(json.dumps(NOTICE))
+        control = TrainerControl()
+        state = types.SimpleNamespace(global_step=step, is_world_process_zero=rank == 0)
+        callback.on_step_end(None, state, control)
+        if control.should_save:
+            saved.append(step)
+            callback.on_save(None, state, control)
+    with open(os.path.join(out, f"rank-{rank}.json"), "w") as f:
+        json.dump(saved, f)
+    dist.destroy_process_group()
+
+
+class TwoRanksTest(unittest.TestCase):
+    def test_every_rank_saves_together_once_when_one_reads_the_notice_first(self):
+        import torch.multiprocessing as mp
+        with tempfile.TemporaryDirectory() as folder:
+            mp.spawn(_two_ranks, args=(2, os.path.join(folder, "store"), folder, folder), nprocs=2)
+            saved = [json.load(open(os.path.join(folder, f"rank-{r}.json"))) for r in (0, 1)]
+        self.assertEqual(saved, [[2], [2]], "both at step 2, and rank 1 not again at step 3")
+
+
 if __name__ == "__main__":
     unittest.main()

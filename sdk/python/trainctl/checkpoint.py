@@ -86,22 +86,29 @@ def resume_from(output_dir):
     return None
 
 
-def _any_rank(flag):
-    """Whether `flag` is true on any rank of the default process group (itself when there is
-    none): every rank must take the same decision to save, since saving is collective."""
+def _agreed_notice(fresh):
+    """The fresh notice some rank of the default process group read (this rank's own when there
+    is no group), or None when no rank has one: every rank must take the same decision to save,
+    since saving is collective, and remember the same notice as handled (a rank whose file is
+    refreshed later must not save for it again). One tiny all-reduce per check; the notice
+    itself is gathered only when some rank has one."""
     try:
         import torch
         import torch.distributed as dist
     except ImportError:
-        return flag
+        return fresh
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
-        return flag
+        return fresh
     device = "cpu"
     if dist.get_backend() == "nccl":
         device = torch.device("cuda", torch.cuda.current_device())
-    t = torch.tensor([1 if flag else 0], device=device)
+    t = torch.tensor([1 if fresh is not None else 0], device=device)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return bool(t.item())
+    if not t.item():
+        return None
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, fresh)
+    return next(n for n in gathered if n is not None)
 
 
 def _make_callback_class():
@@ -124,15 +131,14 @@ def _make_callback_class():
             if state.global_step % self._every:
                 return control
             current = notice(self._environ)
-            fresh = current is not None and current != self._handled
-            if _any_rank(fresh):
-                self._saving_for = current or {}
+            agreed = _agreed_notice(current if current != self._handled else None)
+            if agreed is not None:
+                self._saving_for = agreed
                 control.should_save = True
                 if state.is_world_process_zero:
-                    what = current or {}
-                    self._log(f"trainctl: checkpoint notice ({what.get('reason', '?')}, stop at "
-                              f"{what.get('stopAt', '?')}): saving at step {state.global_step}",
-                              flush=True)
+                    self._log(f"trainctl: checkpoint notice ({agreed.get('reason', '?')}, stop "
+                              f"at {agreed.get('stopAt', '?')}): saving at step "
+                              f"{state.global_step}", flush=True)
             return control
 
         def on_save(self, args, state, control, **kwargs):
