@@ -11,6 +11,8 @@
 # --impl upstream builds the upstream operator first (hack/upstream/build.sh, cached).
 # --impl baseline --baseline PATH runs another trainctl build as one more side, for a before and
 # after in one run (e.g. a copy of build/release/trainctl taken before a change).
+# --repeat N runs every side N times (odd rounds in reverse order) and adds a table of per-side
+# medians and ranges, "vs floor" paired by round (bench/run_summary.h).
 # --settle-seconds N keeps each operator running N s after its last job succeeded before its
 # CPU, memory and requests are read (the work after a job's end: history records, TTL).
 set -euo pipefail

@@ -35,6 +35,7 @@
 #include "api/replica_env.h"
 #include "operator/pod_builder.h"
 #include "operator_harness.h"
+#include "run_summary.h"
 #include "scale_audit.h"
 
 namespace trainctl::bench {
@@ -90,6 +91,7 @@ Timing WaitPods(PodWatch& watch, size_t expected, Steady::time_point start, doub
 
 struct RunResult {
   std::string impl;
+  int round = 0;
   Timing t;
   double rss_mib = -1, cpu = -1, reconciles = -1;
   std::map<std::string, double> cpu_by_thread;
@@ -272,6 +274,49 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
   std::fflush(stdout);
 }
 
+// Per side, the median and range of every column over its --repeat runs; "vs floor" pairs each
+// run with the floor of its own round.
+void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
+  std::vector<double> floor_running(a.repeat, -1);
+  for (const RunResult& r : runs)
+    if (r.impl == "floor") floor_running[r.round] = r.t.all_running;
+  std::printf(
+      "\nMedians of %d alternated runs per side (lowest–highest in brackets)\n\n"
+      "| side | all pods created | all Running | vs floor (paired by round) | all jobs Succeeded "
+      "| peak RSS | CPU s | API requests | job status writes per job | events created |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n",
+      a.repeat);
+  for (const std::string& impl : a.impls) {
+    std::vector<double> created, running, paired, jobs, rss, cpu, requests, writes, events;
+    std::vector<double> side_running(a.repeat, -1);
+    for (const RunResult& r : runs) {
+      if (r.impl != impl) continue;
+      created.push_back(r.t.all_created);
+      running.push_back(r.t.all_running);
+      side_running[r.round] = r.t.all_running;
+      jobs.push_back(r.t.jobs_succeeded);
+      rss.push_back(r.rss_mib);
+      cpu.push_back(r.cpu);
+      if (impl == "floor") continue;
+      requests.push_back(static_cast<double>(r.api.total));
+      writes.push_back(static_cast<double>(r.api.job_status_writes) / a.jobs);
+      auto it = r.api.by_request.find("create events");
+      events.push_back(it == r.api.by_request.end() ? 0.0 : static_cast<double>(it->second));
+    }
+    paired = PairedRatios(side_running, floor_running);
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
+                FormatSpread(SpreadOf(created), 1, " s").c_str(),
+                FormatSpread(SpreadOf(running), 1, " s").c_str(),
+                impl == "floor" ? "1.00" : FormatSpread(SpreadOf(paired), 2).c_str(),
+                FormatSpread(SpreadOf(jobs), 1, " s").c_str(),
+                FormatSpread(SpreadOf(rss), 1, " MiB").c_str(),
+                FormatSpread(SpreadOf(cpu), 1).c_str(), FormatSpread(SpreadOf(requests), 0).c_str(),
+                FormatSpread(SpreadOf(writes), 2).c_str(),
+                FormatSpread(SpreadOf(events), 0).c_str());
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 }  // namespace trainctl::bench
 
@@ -336,14 +381,14 @@ int main(int argc, char** argv) {
   auto admin = trainctl::bench::MakeClient(&clock, trainctl::bench::AdminKubeconfig(), -1, 0);
   std::vector<trainctl::bench::RunResult> runs;
   for (int round = 0; round < a.repeat; ++round) {
-    std::vector<std::string> order = a.impls;
-    if (round % 2 == 1) std::reverse(order.begin(), order.end());  // alternate when repeated
-    for (const std::string& impl : order) {
+    for (const std::string& impl : trainctl::bench::RoundOrder(a.impls, round)) {
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
       runs.push_back(impl == "floor" ? trainctl::bench::RunFloor(a, admin.get(), &clock)
                                      : trainctl::bench::RunOperator(a, impl, admin.get(), &clock));
+      runs.back().round = round;
     }
   }
   trainctl::bench::PrintTables(a, runs);
+  if (a.repeat > 1) trainctl::bench::PrintMedians(a, runs);
   return 0;
 }
