@@ -99,6 +99,13 @@ class FineTuneLocalTest(unittest.TestCase):
         job = c.wait_for_job_conditions("tiny", wait_timeout=600, polling_interval=1)
         self.assertTrue(c.is_job_succeeded(job=job), job.status.conditions)
         logs, _ = c.get_job_logs("tiny", is_master=False)
+        # The trainer leaves a process group stuck after the save (a hang seen twice on
+        # 2026-11-27, cause unknown) with every thread's stack: shown here, so a run that hit it
+        # tells where it waited.
+        for replica, text in logs.items():
+            if "did not close within" in text:
+                print(f"\n--- {replica}: the final barrier hung; its log:\n{text[-20000:]}",
+                      file=sys.stderr)
         self.assertRegex(logs["tiny-master-0"],
                          r"trainer: 4 process\(es\), device cpu(:0)?, process group gloo")
         self.assertIn("already there", logs["tiny-master-0"] + logs["tiny-worker-0"],
