@@ -66,6 +66,11 @@ void AddEnd(const Node& status, PodDetail* d) {
 template <typename Node>
 std::shared_ptr<const PodDetail> DetailOf(const Node& pod, const Node& status, PodPhase phase) {
   auto d = std::make_shared<PodDetail>();
+  if (Node annotations = pod["metadata"]["annotations"]; annotations.is_object()) {
+    if (Node v = annotations[kPodNoticeAnnotation]; v.is_string()) d->notice = v.str();
+    if (Node v = annotations[kPodNoticeDoneAnnotation]; v.is_string())
+      d->notice_done = v.str() != "false";
+  }
   if (Node spec = pod["spec"]) {
     std::string scheduler = spec["schedulerName"].str();
     if (scheduler != "default-scheduler") d->scheduler_name = scheduler;
@@ -120,6 +125,7 @@ std::shared_ptr<const PodDetail> DetailOf(const Node& pod, const Node& status, P
   // A running pod keeps its detail while a container waits (CrashLoopBackOff) or runs again
   // after a failed run (its last end: the crash loop's exit code, time and termination message,
   // engine::InCrashLoop). A pod that never restarted after a failure costs nothing here.
+  if (!d->notice.empty() || d->notice_done) return d;  // told a checkpoint notice
   bool waiting = !d->unschedulable.empty() || !d->waiting_reason.empty();
   if (phase == PodPhase::kRunning && !waiting && !failed_before && d->pod_reason.empty())
     return nullptr;
@@ -156,11 +162,6 @@ std::optional<PodSummary> Project(const Node& pod, const std::vector<std::string
       }
     }
     if (any) s.label_values = std::move(values);
-  }
-  if (Node annotations = md["annotations"]; annotations.is_object()) {
-    if (Node v = annotations[kPodNoticeAnnotation]; v.is_string()) s.notice = v.str();
-    if (Node v = annotations[kPodNoticeDoneAnnotation]; v.is_string())
-      s.notice_done = v.str() != "false";
   }
   if (Node spec = pod["spec"]) s.node_name = spec["nodeName"].str();
   if (Node status = pod["status"]) {

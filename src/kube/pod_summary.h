@@ -64,6 +64,11 @@ struct PodDetail {
   std::string pod_reason;  // status.reason: Evicted, NodeLost, DeadlineExceeded, …
   std::string pod_message;
   std::vector<ContainerEnd> ends;  // containers with a terminated (current or last) state
+  // The checkpoint notice it was told (annotation kPodNoticeAnnotation, "" : none) and its done
+  // report (kPodNoticeDoneAnnotation, set and not "false"): a told pod keeps its detail, so
+  // that the pods of jobs without a notice cost no more.
+  std::string notice;
+  bool notice_done = false;
 };
 
 // The checkpoint notice's pod annotations (the values of api/checkpoint_notice.h's constants):
@@ -83,8 +88,6 @@ struct PodSummary {
   // Values of the kept labels, in the order of ProjectPod's `keep_labels` ("" = absent); the
   // keys are not stored per pod.
   std::vector<std::string> label_values;
-  std::string notice;        // annotation kPodNoticeAnnotation ("" : none)
-  bool notice_done = false;  // annotation kPodNoticeDoneAnnotation, set and not "false"
   std::vector<ContainerSummary> containers;
   std::shared_ptr<const PodDetail> detail;  // null when the pod runs with nothing to explain
 

@@ -115,8 +115,10 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     if (ec == std::errc() && ptr == attempt->data() + attempt->size() && value >= 0)
       o.attempt = value;  // a Gang job's replica (api/restart_scope.h)
   }
-  o.notice = pod.notice;
-  o.notice_done = pod.notice_done;
+  if (pod.detail) {
+    o.notice = pod.detail->notice;
+    o.notice_done = pod.detail->notice_done;
+  }
   o.terminating = pod.terminating;
   if (pod.detail) Explain(*pod.detail, default_container_, &o);
   return o;
