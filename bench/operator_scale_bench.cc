@@ -206,9 +206,12 @@ std::string Ratio(double v, double floor) {
 }
 
 void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
-  const RunResult* floor = nullptr;
-  for (const RunResult& r : runs)
-    if (r.impl == "floor") floor = &r;
+  // Each run against the floor of its own round (--repeat).
+  auto floor_of = [&](const RunResult& run) -> const RunResult* {
+    for (const RunResult& r : runs)
+      if (r.impl == "floor" && r.round == run.round) return &r;
+    return nullptr;
+  };
   std::printf("\n%d jobs × %d replicas, QPS %s, burst %d, %d threads, pods run %d s\n\n", a.jobs,
               a.replicas, Number(a.qps).c_str(), a.burst, a.threads, a.run_seconds);
   std::printf(
@@ -227,7 +230,7 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
     }
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %ld | %s | %ld |\n", r.impl.c_str(),
                 Seconds(r.t.all_created).c_str(), Seconds(r.t.all_running).c_str(),
-                floor ? Ratio(r.t.all_running, floor->t.all_running).c_str() : "—",
+                floor_of(r) ? Ratio(r.t.all_running, floor_of(r)->t.all_running).c_str() : "—",
                 Seconds(r.t.all_succeeded).c_str(), Seconds(r.t.jobs_succeeded).c_str(), rss, cpu,
                 reconciles, r.api.total, writes, r.api.conflicts);
   }
