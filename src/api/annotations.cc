@@ -10,6 +10,10 @@ const nlohmann::json* AnnotationOf(const Job& job, const char* key) {
   return it == annotations->end() ? nullptr : &*it;
 }
 
+std::string AnnotationText(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
 std::string AnnotationPath(const char* key) {
   return std::string("metadata.annotations[") + key + "]";
 }

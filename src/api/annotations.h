@@ -12,6 +12,9 @@ namespace trainctl::api {
 // metadata.annotations[key] of the job as written (a string when valid), or nullptr.
 const nlohmann::json* AnnotationOf(const Job& job, const char* key);
 
+// An annotation's value as text: "" when it is not a string.
+std::string AnnotationText(const nlohmann::json& value);
+
 // "metadata.annotations[<key>]"
 std::string AnnotationPath(const char* key);
 

@@ -9,10 +9,6 @@ namespace {
 
 constexpr int kMaxNoticeSeconds = 86400;
 
-std::string StringOf(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
 }  // namespace
 
 int NoticeSignalNumber(const std::string& name) {
@@ -29,7 +25,7 @@ std::optional<NoticePolicy> NoticePolicyOf(const Job& job, FieldErrorList* error
   NoticePolicy policy;
   bool valid = true;
   if (signal) {
-    policy.signal_name = StringOf(*signal);
+    policy.signal_name = AnnotationText(*signal);
     policy.signal = NoticeSignalNumber(policy.signal_name);
     if (policy.signal == 0) {
       valid = false;
@@ -42,7 +38,7 @@ std::optional<NoticePolicy> NoticePolicyOf(const Job& job, FieldErrorList* error
     }
   }
   if (!seconds) return std::nullopt;
-  std::string text = StringOf(*seconds);
+  std::string text = AnnotationText(*seconds);
   size_t used = 0;
   long value = 0;
   try {
@@ -118,7 +114,7 @@ nlohmann::json FinalizersWithNotice(const nlohmann::json& metadata, bool add) {
 
 std::string RecordedNoticeText(const Job& job) {
   const nlohmann::json* recorded = AnnotationOf(job, kNoticeAnnotation);
-  return recorded ? StringOf(*recorded) : std::string();
+  return recorded ? AnnotationText(*recorded) : std::string();
 }
 
 std::optional<Notice> RecordedNotice(const Job& job) {

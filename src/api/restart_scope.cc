@@ -9,16 +9,12 @@ namespace {
 
 constexpr int kMaxAttempt = 1000000;
 
-std::string StringOf(const nlohmann::json& value) {
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
 }  // namespace
 
 RestartScope RestartScopeOf(const Job& job, FieldErrorList* errors) {
   const nlohmann::json* scope = AnnotationOf(job, kRestartScopeAnnotation);
   if (!scope) return RestartScope::kReplica;
-  std::string text = StringOf(*scope);
+  std::string text = AnnotationText(*scope);
   if (text == "Replica") return RestartScope::kReplica;
   if (text != "Gang") {
     if (errors)
@@ -39,7 +35,7 @@ RestartScope RestartScopeOf(const Job& job, FieldErrorList* errors) {
 int RestartAttemptOf(const Job& job, FieldErrorList* errors) {
   const nlohmann::json* attempt = AnnotationOf(job, kRestartAttemptAnnotation);
   if (!attempt) return 0;
-  std::string text = StringOf(*attempt);
+  std::string text = AnnotationText(*attempt);
   int value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0 ||
