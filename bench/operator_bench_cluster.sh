@@ -8,7 +8,8 @@
 # Sets `upstream` to the flags that pass the upstream binary on (empty when not asked for).
 # The cluster: state in build/release/bench-cluster, ports 29800+, made afresh each time (what a
 # run cut short left there is purged first). Its API server writes an audit log of one
-# identity's requests (Metadata level); manifests/crds are installed; that identity is the
+# identity's requests (Metadata level; job status writes and events with their bodies, which
+# bench/audit_writes.py reads); manifests/crds are installed; that identity is the
 # ServiceAccount trainctl-bench/operator (cluster-admin), with a kubeconfig. When upstream runs,
 # also what it needs to start outside a pod: the namespace kubeflow, its webhook certificate
 # Secret and a ValidatingWebhookConfiguration for it to fill (rules that match no kubeflow.org
@@ -42,6 +43,14 @@ apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+- level: Request
+  users: ["$_bench_user"]
+  verbs: [update, patch]
+  resources: [{group: kubeflow.org, resources: ["*/status"]}]
+- level: Request
+  users: ["$_bench_user"]
+  verbs: [create, patch]
+  resources: [{group: "", resources: ["events"]}]
 - level: Metadata
   users: ["$_bench_user"]
 - level: None

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -168,8 +169,13 @@ void PodWatch::Note(const kube::PodSummary& p) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     created_.insert(p.name);
-    if (p.phase == kube::PodPhase::kRunning || p.phase == kube::PodPhase::kSucceeded)
+    Stages& stages = stages_[p.name];
+    if (stages.created == Steady::time_point{}) stages.created = now;
+    if (!p.node_name.empty() && stages.bound == Steady::time_point{}) stages.bound = now;
+    if (p.phase == kube::PodPhase::kRunning || p.phase == kube::PodPhase::kSucceeded) {
       running_.insert(p.name);
+      if (stages.running == Steady::time_point{}) stages.running = now;
+    }
     if (p.phase == kube::PodPhase::kSucceeded) succeeded_.insert(p.name);
   }
   if (on_pod_) on_pod_(p, now);
@@ -178,6 +184,30 @@ void PodWatch::Note(const kube::PodSummary& p) {
 PodWatch::Counts PodWatch::counts() {
   std::lock_guard<std::mutex> lock(mu_);
   return {created_.size(), running_.size(), succeeded_.size()};
+}
+
+std::map<std::string, PodWatch::Stages> PodWatch::stages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stages_;
+}
+
+std::map<std::string, double> ControlPlaneCpu() {
+  std::map<std::string, double> cpu;
+  const std::string cluster = Env("TRAINCTL_CLUSTER_DIR");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(cluster) == std::string::npos) continue;
+    std::string program = cmdline.substr(0, cmdline.find('\0'));
+    program = program.substr(program.rfind('/') + 1);
+    for (const char* known :
+         {"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kwok"})
+      if (program == known) cpu[program] += op::CpuSeconds(pid);
+  }
+  return cpu;
 }
 
 void CreateNamespace(kube::Client* admin, const std::string& ns) {

@@ -68,12 +68,19 @@ class PodWatch {
     size_t created = 0, running = 0, succeeded = 0;
   };
   Counts counts();
+  // When each pod was first seen, first seen bound to a node (spec.nodeName: the scheduler's
+  // part) and first seen Running or past it (kwok's part); a stage not seen is time_point{}.
+  struct Stages {
+    Steady::time_point created, bound, running;
+  };
+  std::map<std::string, Stages> stages();
 
  private:
   void Note(const kube::PodSummary& p);
   OnPod on_pod_;
   std::mutex mu_;
   std::set<std::string> created_, running_, succeeded_;
+  std::map<std::string, Stages> stages_;
   kube::Store<kube::PodSummary> store_;
   std::unique_ptr<kube::Reflector> reflector_;
 };
@@ -81,6 +88,11 @@ class PodWatch {
 void CreateNamespace(kube::Client* admin, const std::string& ns);
 // Deletes it and waits until it is gone (its pods' garbage collection would load the next run).
 void DeleteNamespace(kube::Client* admin, const std::string& ns);
+
+// CPU seconds used so far by each process of the private cluster (etcd, kube-apiserver,
+// kube-scheduler, kube-controller-manager, kwok): those whose command line names
+// $TRAINCTL_CLUSTER_DIR, by program name. A difference of two readings is what a run cost them.
+std::map<std::string, double> ControlPlaneCpu();
 
 struct OperatorFlags {
   std::string impl;  // "trainctl", "baseline" (another trainctl build) or "upstream"

@@ -97,7 +97,29 @@ struct RunResult {
   std::map<std::string, double> cpu_by_thread;
   double history_shared_cpu = -1;
   bench::AuditCounts api;
+  StageLags lags;
+  std::map<std::string, double> plane_cpu;  // what the run cost each control-plane process
 };
+
+// The stages the watch saw, in seconds from `start`.
+StageLags LagsOf(PodWatch& watch, Steady::time_point start) {
+  std::vector<PodStages> pods;
+  auto at = [&](Steady::time_point t) {
+    return t == Steady::time_point{} ? -1.0 : std::chrono::duration<double>(t - start).count();
+  };
+  for (const auto& [name, s] : watch.stages())
+    pods.push_back({at(s.created), at(s.bound), at(s.running)});
+  return SummarizeStages(pods);
+}
+
+std::map<std::string, double> CpuSince(const std::map<std::string, double>& before) {
+  std::map<std::string, double> now = ControlPlaneCpu();
+  for (auto& [program, seconds] : now) {
+    auto it = before.find(program);
+    if (it != before.end()) seconds -= it->second;
+  }
+  return now;
+}
 
 RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admin,
                       const Clock* clock) {
@@ -118,6 +140,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   Operator op = StartOperator(flags);
   WaitReady(op, admin);
 
+  const std::map<std::string, double> plane_before = ControlPlaneCpu();
   auto start = Steady::now();
   std::atomic<int> next{0}, failed{0};
   std::vector<std::thread> submitters;
@@ -134,6 +157,8 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   RunResult r;
   r.impl = impl;
   r.t = WaitPods(watch, expected, start, 3600, jobs_done);
+  r.lags = LagsOf(watch, start);
+  r.plane_cpu = CpuSince(plane_before);
   std::this_thread::sleep_for(std::chrono::seconds(a.settle_seconds));
   ProcessFigures figures = StopOperator(op);
   r.rss_mib = figures.peak_rss_mib;
@@ -177,6 +202,7 @@ RunResult RunFloor(const Args& a, kube::Client* admin, const Clock* clock) {
   const std::string audit_log = Env("TRAINCTL_BENCH_AUDIT_LOG");
   const uint64_t audit_from = bench::AuditLogSize(audit_log);
 
+  const std::map<std::string, double> plane_before = ControlPlaneCpu();
   auto start = Steady::now();
   std::atomic<size_t> next{0};
   std::atomic<int> failed{0};
@@ -192,6 +218,8 @@ RunResult RunFloor(const Args& a, kube::Client* admin, const Clock* clock) {
   RunResult r;
   r.impl = "floor";
   r.t = WaitPods(watch, expected, start, 3600);
+  r.lags = LagsOf(watch, start);
+  r.plane_cpu = CpuSince(plane_before);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   r.api = bench::CountAudit(audit_log, audit_from, Env("TRAINCTL_BENCH_AUDIT_USER"));
   DeleteNamespace(admin, ns);
@@ -233,6 +261,33 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
                 floor_of(r) ? Ratio(r.t.all_running, floor_of(r)->t.all_running).c_str() : "—",
                 Seconds(r.t.all_succeeded).c_str(), Seconds(r.t.jobs_succeeded).c_str(), rss, cpu,
                 reconciles, r.api.total, writes, r.api.conflicts);
+  }
+  // Between "all pods created" and "all Running": the scheduler's binding or the node's start,
+  // and what the control plane spent meanwhile.
+  std::printf(
+      "\nWhere the pods waited (seen by the benchmark's watch) and the control plane's CPU seconds "
+      "until all jobs Succeeded\n\n"
+      "| run | all bound | created → bound p50 / p99 / max | bound → Running p50 / p99 / max | "
+      "kube-apiserver | etcd | kube-scheduler | kwok | kube-controller-manager |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
+  for (const RunResult& r : runs) {
+    auto cpu = [&](const char* program) {
+      auto it = r.plane_cpu.find(program);
+      char buf[32] = "—";
+      if (it != r.plane_cpu.end()) std::snprintf(buf, sizeof buf, "%.1f", it->second);
+      return std::string(buf);
+    };
+    auto three = [](double a, double b, double c) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.2f / %.2f / %.2f s", a, b, c);
+      return std::string(buf);
+    };
+    const StageLags& l = r.lags;
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
+                Seconds(l.all_bound).c_str(), three(l.bind_p50, l.bind_p99, l.bind_max).c_str(),
+                three(l.start_p50, l.start_p99, l.start_max).c_str(), cpu("kube-apiserver").c_str(),
+                cpu("etcd").c_str(), cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
+                cpu("kube-controller-manager").c_str());
   }
   // CPU by thread name, where an operator names its threads (trainctl's history: "hist-").
   bool named = false;
@@ -285,17 +340,22 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
     if (r.impl == "floor") floor_running[r.round] = r.t.all_running;
   std::printf(
       "\nMedians of %d alternated runs per side (lowest–highest in brackets)\n\n"
-      "| side | all pods created | all Running | vs floor (paired by round) | all jobs Succeeded "
-      "| peak RSS | CPU s | API requests | job status writes per job | events created |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n",
+      "| side | all pods created | all bound | all Running | vs floor (paired by round) | all jobs "
+      "Succeeded | peak RSS | CPU s | API requests | job status writes per job | events created | "
+      "kube-apiserver CPU s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
       a.repeat);
   for (const std::string& impl : a.impls) {
-    std::vector<double> created, running, paired, jobs, rss, cpu, requests, writes, events;
+    std::vector<double> created, bound, running, paired, jobs, rss, cpu, requests, writes, events,
+        apiserver;
     std::vector<double> side_running(a.repeat, -1);
     for (const RunResult& r : runs) {
       if (r.impl != impl) continue;
       created.push_back(r.t.all_created);
+      bound.push_back(r.lags.all_bound);
       running.push_back(r.t.all_running);
+      auto plane = r.plane_cpu.find("kube-apiserver");
+      apiserver.push_back(plane == r.plane_cpu.end() ? -1 : plane->second);
       side_running[r.round] = r.t.all_running;
       jobs.push_back(r.t.jobs_succeeded);
       rss.push_back(r.rss_mib);
@@ -307,15 +367,16 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       events.push_back(it == r.api.by_request.end() ? 0.0 : static_cast<double>(it->second));
     }
     paired = PairedRatios(side_running, floor_running);
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
-                FormatSpread(SpreadOf(created), 1, " s").c_str(),
-                FormatSpread(SpreadOf(running), 1, " s").c_str(),
-                impl == "floor" ? "1.00" : FormatSpread(SpreadOf(paired), 2).c_str(),
-                FormatSpread(SpreadOf(jobs), 1, " s").c_str(),
-                FormatSpread(SpreadOf(rss), 1, " MiB").c_str(),
-                FormatSpread(SpreadOf(cpu), 1).c_str(), FormatSpread(SpreadOf(requests), 0).c_str(),
-                FormatSpread(SpreadOf(writes), 2).c_str(),
-                FormatSpread(SpreadOf(events), 0).c_str());
+    std::printf(
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
+        FormatSpread(SpreadOf(created), 1, " s").c_str(),
+        FormatSpread(SpreadOf(bound), 1, " s").c_str(),
+        FormatSpread(SpreadOf(running), 1, " s").c_str(),
+        impl == "floor" ? "1.00" : FormatSpread(SpreadOf(paired), 2).c_str(),
+        FormatSpread(SpreadOf(jobs), 1, " s").c_str(),
+        FormatSpread(SpreadOf(rss), 1, " MiB").c_str(), FormatSpread(SpreadOf(cpu), 1).c_str(),
+        FormatSpread(SpreadOf(requests), 0).c_str(), FormatSpread(SpreadOf(writes), 2).c_str(),
+        FormatSpread(SpreadOf(events), 0).c_str(), FormatSpread(SpreadOf(apiserver), 1).c_str());
   }
   std::fflush(stdout);
 }

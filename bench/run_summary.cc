@@ -1,6 +1,7 @@
 #include "run_summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace trainctl::bench {
@@ -44,6 +45,33 @@ std::vector<double> PairedRatios(const std::vector<double>& value,
     bool known = i < floor.size() && value[i] >= 0 && floor[i] > 0;
     out.push_back(known ? value[i] / floor[i] : -1);
   }
+  return out;
+}
+
+double Percentile(std::vector<double> values, double p) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return v < 0; }),
+               values.end());
+  if (values.empty()) return -1;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+StageLags SummarizeStages(const std::vector<PodStages>& pods) {
+  std::vector<double> bound, bind, start;
+  for (const PodStages& pod : pods) {
+    bound.push_back(pod.bound);
+    if (pod.created >= 0 && pod.bound >= 0) bind.push_back(pod.bound - pod.created);
+    if (pod.bound >= 0 && pod.running >= 0) start.push_back(pod.running - pod.bound);
+  }
+  StageLags out;
+  out.all_bound = Percentile(bound, 1);
+  out.bind_p50 = Percentile(bind, 0.5);
+  out.bind_p99 = Percentile(bind, 0.99);
+  out.bind_max = Percentile(bind, 1);
+  out.start_p50 = Percentile(start, 0.5);
+  out.start_p99 = Percentile(start, 0.99);
+  out.start_max = Percentile(start, 1);
   return out;
 }
 

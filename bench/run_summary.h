@@ -32,4 +32,22 @@ std::vector<std::string> RoundOrder(const std::vector<std::string>& sides, int r
 std::vector<double> PairedRatios(const std::vector<double>& value,
                                  const std::vector<double>& floor);
 
+// The value at or below which `p` (0–1) of the known values lie (nearest rank; -1 for none).
+double Percentile(std::vector<double> values, double p);
+
+// One pod's stages in seconds from a run's start (-1: not seen): first seen, first seen bound
+// to a node (the scheduler's part), first seen Running (kwok's part).
+struct PodStages {
+  double created = -1, bound = -1, running = -1;
+};
+
+// Where a run's time went between "all pods created" and "all Running": when the last pod was
+// bound, and per pod the waits created → bound and bound → Running (p50, p99, max).
+struct StageLags {
+  double all_bound = -1;
+  double bind_p50 = -1, bind_p99 = -1, bind_max = -1;
+  double start_p50 = -1, start_p99 = -1, start_max = -1;
+};
+StageLags SummarizeStages(const std::vector<PodStages>& pods);
+
 }  // namespace trainctl::bench

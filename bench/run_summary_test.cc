@@ -52,5 +52,30 @@ TEST(RunSummary, RatiosArePairedByRound) {
   EXPECT_DOUBLE_EQ(PairedRatios({-1, 5}, {10, 0})[1], -1) << "no floor";
 }
 
+TEST(RunSummary, PercentilesByNearestRank) {
+  std::vector<double> hundred;
+  for (int i = 100; i >= 1; --i) hundred.push_back(i);
+  EXPECT_DOUBLE_EQ(Percentile(hundred, 0.5), 50);
+  EXPECT_DOUBLE_EQ(Percentile(hundred, 0.99), 99);
+  EXPECT_DOUBLE_EQ(Percentile(hundred, 1), 100);
+  EXPECT_DOUBLE_EQ(Percentile({-1, 3, -1}, 0.5), 3);
+  EXPECT_DOUBLE_EQ(Percentile({}, 0.5), -1);
+  EXPECT_DOUBLE_EQ(Percentile({7}, 0), 7);
+}
+
+TEST(RunSummary, StageLagsSplitTheWaitBetweenSchedulerAndNode) {
+  // Created at 0, 1, 2; bound 0.5, 4, 2.1 s later; Running 0.2, 0.2, 3 s after binding.
+  StageLags lags = SummarizeStages({{0, 0.5, 0.7}, {1, 5, 5.2}, {2, 4.1, 7.1}});
+  EXPECT_DOUBLE_EQ(lags.all_bound, 5);
+  EXPECT_DOUBLE_EQ(lags.bind_p50, 2.1);
+  EXPECT_DOUBLE_EQ(lags.bind_max, 4);
+  EXPECT_NEAR(lags.start_p50, 0.2, 1e-9);
+  EXPECT_NEAR(lags.start_max, 3, 1e-9);
+  // A pod never seen bound counts in no lag.
+  StageLags unbound = SummarizeStages({{0, -1, -1}, {1, 2, 3}});
+  EXPECT_DOUBLE_EQ(unbound.bind_max, 1);
+  EXPECT_DOUBLE_EQ(unbound.all_bound, 2);
+}
+
 }  // namespace
 }  // namespace trainctl::bench

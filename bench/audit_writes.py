@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""What each benchmark run wrote, from the API server's audit log of bench/operator_scale.sh:
+job status writes by cause and events by reason, one table per run.
+
+    bench/audit_writes.py [build/release/bench-cluster/audit.log]
+
+The benchmark's audit policy logs the audited identity's job status writes and event writes
+with their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace, in log
+order (each side runs in its own namespace, one after another). A status write's cause is what
+it changed against the same job's previous write: the condition types that became True
+("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
+other fields changed. Events: per reason, the creates, the occurrences they carry (their
+`count`) and the count patches.
+"""
+import collections
+import json
+import sys
+
+
+def true_conditions(status):
+    return tuple(sorted(c.get("type", "") for c in status.get("conditions") or []
+                        if c.get("status") == "True"))
+
+
+def body_status(event):
+    body = event.get("requestObject") or {}
+    return body.get("status") if isinstance(body.get("status"), dict) else None
+
+
+def new_run(namespace):
+    return {"namespace": namespace, "writes": collections.Counter(),
+            "per_job": collections.Counter(), "last": {},
+            "events": collections.defaultdict(lambda: [0, 0, 0])}
+
+
+def read_runs(path):
+    runs, seen = [], set()
+    with open(path) as log:
+        for line in log:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("kind") != "Event" or event.get("auditID") in seen:
+                continue
+            ref = event.get("objectRef") or {}
+            namespace = ref.get("namespace")
+            if not namespace:
+                continue
+            if event.get("stage") not in (None, "ResponseComplete"):
+                continue
+            seen.add(event.get("auditID"))
+            if not runs or runs[-1]["namespace"] != namespace:
+                runs.append(new_run(namespace))
+            run, verb = runs[-1], event.get("verb")
+            if ref.get("apiGroup") == "kubeflow.org" and ref.get("subresource") == "status" and \
+                    verb in ("update", "patch"):
+                status = body_status(event)
+                job = ref.get("name", "")
+                run["per_job"][job] += 1
+                if status is None:
+                    run["writes"]["(no body)"] += 1
+                    continue
+                before = run["last"].get(job, ())
+                now = true_conditions(status) if "conditions" in status else before
+                added = [c for c in now if c not in before]
+                run["writes"]["+".join(added) if added else "counts"] += 1
+                run["last"][job] = now
+            elif ref.get("resource") == "events" and verb in ("create", "patch"):
+                body = event.get("requestObject") or {}
+                reason = body.get("reason", "(patch)" if verb == "patch" else "?")
+                row = run["events"][reason]
+                if verb == "create":
+                    row[0] += 1
+                    row[1] += int(body.get("count") or 1)
+                else:
+                    row[2] += 1
+    return runs
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "build/release/bench-cluster/audit.log"
+    runs = [r for r in read_runs(path) if r["per_job"] or r["events"]]
+    for i, run in enumerate(runs, 1):
+        jobs = len(run["per_job"])
+        total = sum(run["per_job"].values())
+        print(f"\n### run {i}: {run['namespace']}\n")
+        if jobs:
+            spread = sorted(collections.Counter(run["per_job"].values()).items())
+            print(f"job status writes: {total} for {jobs} jobs ({total / jobs:.2f} a job); "
+                  "jobs by writes: " + ", ".join(f"{n}: {count}" for n, count in spread))
+            print("\n| cause | writes | per job |\n|---|---|---|")
+            for cause, n in run["writes"].most_common():
+                print(f"| {cause} | {n} | {n / jobs:.2f} |")
+        if run["events"]:
+            creates = sum(r[0] for r in run["events"].values())
+            carried = sum(r[1] for r in run["events"].values())
+            print(f"\nevents: {creates} created carrying {carried} occurrences\n")
+            print("| reason | created | occurrences | count patches |\n|---|---|---|---|")
+            for reason, (created, occurrences, patches) in sorted(
+                    run["events"].items(), key=lambda kv: -kv[1][0]):
+                print(f"| {reason} | {created} | {occurrences} | {patches} |")
+
+
+if __name__ == "__main__":
+    main()

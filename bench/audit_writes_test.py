@@ -1,0 +1,70 @@
+"""Unit tests of bench/audit_writes.py on a hand-made audit log: runs told apart by namespace,
+status writes by what they changed, events by reason with their counts."""
+import json
+import os
+import tempfile
+import unittest
+
+import audit_writes
+
+
+def status_write(ns, job, conditions, active=0, verb="update", audit_id=None):
+    return {"kind": "Event", "auditID": audit_id or f"{ns}-{job}-{len(conditions)}-{active}",
+            "stage": "ResponseComplete", "verb": verb,
+            "objectRef": {"apiGroup": "kubeflow.org", "resource": "pytorchjobs",
+                          "subresource": "status", "namespace": ns, "name": job},
+            "requestObject": {"status": {
+                "conditions": [{"type": c, "status": "True"} for c in conditions],
+                "replicaStatuses": {"Worker": {"active": active}}}}}
+
+
+def event_write(ns, reason, count=1, verb="create", audit_id=None):
+    return {"kind": "Event", "auditID": audit_id or f"{ns}-{reason}-{count}-{verb}",
+            "stage": "ResponseComplete", "verb": verb,
+            "objectRef": {"resource": "events", "namespace": ns},
+            "requestObject": {"reason": reason, "count": count} if verb == "create" else
+            {"count": count}}
+
+
+class AuditWritesTest(unittest.TestCase):
+    def runs(self, lines):
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+            f.write("not json\n")
+        self.addCleanup(os.unlink, f.name)
+        return audit_writes.read_runs(f.name)
+
+    def test_writes_are_told_by_what_they_changed(self):
+        runs = self.runs([
+            status_write("a", "j1", ["Created"]),
+            status_write("a", "j1", ["Created", "Running"]),
+            status_write("a", "j1", ["Created", "Running"], active=1),
+            status_write("a", "j2", ["Created", "Running"]),
+            status_write("a", "j2", ["Created", "Running"]),  # the same auditID: counted once
+            status_write("a", "j2", ["Created", "Succeeded"], active=0, audit_id="x"),
+            event_write("a", "SuccessfulCreatePod", count=3),
+            event_write("a", "SuccessfulCreatePod", count=1, audit_id="y"),
+            event_write("a", "SuccessfulCreatePod", count=4, verb="patch"),
+            status_write("b", "j1", ["Created", "Running"]),
+        ])
+        self.assertEqual([r["namespace"] for r in runs], ["a", "b"])
+        a = runs[0]
+        self.assertEqual(dict(a["per_job"]), {"j1": 3, "j2": 2})
+        self.assertEqual(dict(a["writes"]),
+                         {"Created": 1, "Running": 1, "counts": 1, "Created+Running": 1,
+                          "Succeeded": 1})
+        self.assertEqual(a["events"]["SuccessfulCreatePod"], [2, 4, 0])
+        self.assertEqual(a["events"]["(patch)"], [0, 0, 1])
+        self.assertEqual(dict(runs[1]["writes"]), {"Created+Running": 1})
+
+    def test_the_same_namespace_later_is_another_run(self):
+        runs = self.runs([status_write("a", "j", ["Created"]),
+                          status_write("b", "j", ["Created"]),
+                          status_write("a", "j", ["Created"], audit_id="again")])
+        self.assertEqual([r["namespace"] for r in runs], ["a", "b", "a"])
+        self.assertEqual(dict(runs[2]["writes"]), {"Created": 1})
+
+
+if __name__ == "__main__":
+    unittest.main()
