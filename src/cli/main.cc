@@ -186,9 +186,15 @@ int main(int argc, char** argv) {
                            "conditions are never held (default 1000; 0 = every change)");
   operator_cmd->add_option("--kube-api-qps", op.kube_api_qps,
                            "Client QPS for jobs, pods and services (default 20); events have "
-                           "a limiter of their own at the same rate");
-  operator_cmd->add_option("--kube-api-burst", op.kube_api_burst,
-                           "Client burst (default 30), for each of the two limiters");
+                           "a budget of their own (--event-qps)");
+  operator_cmd->add_option("--kube-api-burst", op.kube_api_burst, "Client burst (default 30)");
+  operator_cmd->add_option("--event-qps", op.event_qps,
+                           "Events written per second at most; over it, events of the same "
+                           "reason for the same job are folded into one (default 0 = a fifth "
+                           "of --kube-api-qps, at least 5)");
+  operator_cmd->add_option("--event-burst", op.event_burst,
+                           "Events saved up for a burst (default 0 = a fifth of "
+                           "--kube-api-burst, at least 25)");
   operator_cmd->add_option("--gang-scheduler-name", op.gang_scheduler_name,
                            "volcano or a scheduler-plugins scheduler name");
   operator_cmd->add_option("--pytorch-init-container-image", op.pytorch_init_container_image);

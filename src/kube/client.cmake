@@ -11,7 +11,8 @@ add_library(trainctl_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/store.cc ${CMAKE_CURRENT_LIST_DIR}/pod_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/object_identity.cc ${CMAKE_CURRENT_LIST_DIR}/list_parse_scope.cc
   ${CMAKE_CURRENT_LIST_DIR}/leader_election.cc ${CMAKE_CURRENT_LIST_DIR}/event_correlator.cc
-  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/connect.cc
+  ${CMAKE_CURRENT_LIST_DIR}/event_recorder.cc ${CMAKE_CURRENT_LIST_DIR}/event_queue.cc
+  ${CMAKE_CURRENT_LIST_DIR}/connect.cc
   ${CMAKE_CURRENT_LIST_DIR}/work_queue.cc)
 trainctl_pch(trainctl_kube)
 target_link_libraries(trainctl_kube PUBLIC trainctl_kube_config trainctl_common
@@ -26,7 +27,7 @@ if(BUILD_TESTING)
   trainctl_test(kube_leader_election_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/leader_election_test.cc DEPS trainctl_kube)
   trainctl_test(kube_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/event_correlator_test.cc
-    DEPS trainctl_kube)
+    ${CMAKE_CURRENT_LIST_DIR}/event_queue_test.cc DEPS trainctl_kube)
   trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/pod_summary_test.cc ${CMAKE_CURRENT_LIST_DIR}/work_queue_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/list_parse_scope_test.cc

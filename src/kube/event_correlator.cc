@@ -1,5 +1,6 @@
 #include "kube/event_correlator.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace trainctl::kube {
@@ -76,7 +77,7 @@ EventWrite EventCorrelator::Correlate(const EventInput& input, Time now) {
   Seen& seen = seen_.Touch(dedupe_key, options_.max_entries, &created);
   std::string stamp = FormatRfc3339(now);
   if (!created && !seen.name.empty()) {
-    seen.count++;
+    seen.count += std::max(1, input.count);
     out.kind = EventWrite::Kind::kPatch;
     out.name = seen.name;
     out.event = {{"count", seen.count}, {"lastTimestamp", stamp}, {"message", message}};
@@ -89,8 +90,10 @@ EventWrite EventCorrelator::Correlate(const EventInput& input, Time now) {
           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() +
           sequence_++));
   seen.name = input.object.name + suffix;
-  seen.count = 1;
+  seen.count = std::max(1, input.count);
   seen.first = now;
+  const std::string first_stamp =
+      input.first == Time{} || input.first > now ? stamp : FormatRfc3339(input.first);
   out.kind = EventWrite::Kind::kCreate;
   out.name = seen.name;
   out.event = {{"apiVersion", "v1"},
@@ -100,8 +103,8 @@ EventWrite EventCorrelator::Correlate(const EventInput& input, Time now) {
                {"type", input.type},
                {"reason", input.reason},
                {"message", message},
-               {"count", 1},
-               {"firstTimestamp", stamp},
+               {"count", seen.count},
+               {"firstTimestamp", first_stamp},
                {"lastTimestamp", stamp},
                {"source", {{"component", options_.component}}},
                {"reportingComponent", options_.component}};

@@ -32,6 +32,8 @@ struct EventInput {
   std::string type;  // Normal | Warning
   std::string reason;
   std::string message;
+  int count = 1;  // occurrences it stands for (more than 1 once folded: kube/event_queue.h)
+  Time first{};   // when the first occurrence was recorded; unset: when it is written
 };
 
 struct CorrelatorOptions {

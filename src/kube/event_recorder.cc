@@ -1,10 +1,16 @@
 #include "kube/event_recorder.h"
 
+#include <algorithm>
+
 namespace trainctl::kube {
 
 EventRecorder::EventRecorder(Client* client, const Clock* clock, CorrelatorOptions options,
-                             size_t max_queue)
-    : client_(client), clock_(clock), correlator_(std::move(options)), max_queue_(max_queue) {
+                             RecorderBudget budget)
+    : client_(client),
+      clock_(clock),
+      correlator_(std::move(options)),
+      budget_(budget.qps, std::max(1, budget.burst), clock),
+      queue_(budget.max_queue) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -19,13 +25,11 @@ EventRecorder::~EventRecorder() {
 
 void EventRecorder::Record(EventInput event) {
   if (tap_) tap_(event);
+  if (event.first == Time{}) event.first = clock_->Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (queue_.size() >= max_queue_) {
-      queue_.pop_front();
-      stats_.dropped_queue_full++;
-    }
-    queue_.push_back(std::move(event));
+    if (queue_.Push(std::move(event), /*fold=*/over_budget_)) stats_.dropped_queue_full++;
+    stats_.folded = queue_.folded();
   }
   cv_.notify_all();
 }
@@ -72,14 +76,31 @@ void EventRecorder::Write(const EventInput& input) {
 
 void EventRecorder::Loop() {
   for (;;) {
-    EventInput next;
+    bool stopping = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
-      next = std::move(queue_.front());
-      queue_.pop_front();
       busy_ = true;
+      stopping = stopping_;
+    }
+    // The next Event leaves the queue only once the budget allows it; if it had to wait, every
+    // event of its job and reason recorded meanwhile, or queued behind it, is folded into it. What
+    // is left at shutdown is written without waiting.
+    const Duration wait = stopping ? Duration::zero() : budget_.Reserve();
+    if (wait > Duration::zero()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        over_budget_ = true;
+      }
+      clock_->SleepFor(wait);
+    }
+    EventInput next;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      over_budget_ = false;
+      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero()));
+      stats_.folded = queue_.folded();
     }
     Write(next);
     {

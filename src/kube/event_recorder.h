@@ -3,27 +3,41 @@
 // runs them through the EventCorrelator (dedupe, aggregation, spam filter) and creates or
 // patches Events through the Client. An Event that expired before it could be patched is
 // created again. Thread-safe; Flush() waits until the queue is empty (for tests and shutdown).
+//
+// Budget: with `qps` > 0 the worker writes at most `qps` Events a second (`burst` saved up).
+// When the next Event had to wait for its budget, every event for the same object, type and
+// reason queued or recorded meanwhile is folded into it (kube/event_queue.h: "Created pod:
+// a-0, a-1, a-2", count 3), so a burst costs fewer writes and loses nothing. Under the budget
+// nothing is folded: each event is its own Event, as without a budget.
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
 
 #include "kube/client.h"
 #include "kube/event_correlator.h"
+#include "kube/event_queue.h"
+#include "kube/rate_limiter.h"
 
 namespace trainctl::kube {
 
 struct RecorderStats {
   long created = 0, patched = 0, dropped_by_filter = 0, dropped_queue_full = 0, failed = 0;
+  long folded = 0;  // events carried by another's write (over budget)
+};
+
+struct RecorderBudget {
+  double qps = 0;  // Events written a second at most; <= 0: no budget (nothing folded)
+  int burst = 1;
+  size_t max_queue = 1000;
 };
 
 class EventRecorder {
  public:
   EventRecorder(Client* client, const Clock* clock, CorrelatorOptions options,
-                size_t max_queue = 1000);
+                RecorderBudget budget = {});
   ~EventRecorder();
 
   void Record(EventInput event);
@@ -41,13 +55,14 @@ class EventRecorder {
   Client* client_;
   const Clock* clock_;
   EventCorrelator correlator_;  // worker thread only
-  size_t max_queue_;
+  RateLimiter budget_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<EventInput> queue_;  // guarded by mu_
-  bool busy_ = false;             // guarded by mu_
-  bool stopping_ = false;         // guarded by mu_
-  RecorderStats stats_;           // guarded by mu_
+  EventQueue queue_;          // guarded by mu_
+  bool busy_ = false;         // guarded by mu_
+  bool over_budget_ = false;  // guarded by mu_: the worker waits for its budget
+  bool stopping_ = false;     // guarded by mu_
+  RecorderStats stats_;       // guarded by mu_
   std::function<void(const EventInput&)> tap_;
   std::thread thread_;
 };

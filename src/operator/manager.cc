@@ -165,15 +165,16 @@ int Manager::Run(std::atomic<bool>* stop) {
   kube::CorrelatorOptions events;
   events.component = "training-operator";
   events.host = o.host;
-  // Events go through their own client (and rate limiter), so a burst of events never delays
-  // the pods and services of a job (upstream v1.9.4 shares one limiter with its recorder, and
-  // its events queue behind its creates: docs/compatibility.md).
+  // Events go through their own client, so a burst of events never delays the pods and services
+  // of a job (upstream v1.9.4 shares one limiter with its recorder, and its events queue behind
+  // its creates: docs/compatibility.md), and within their own budget (o.events): over it, the
+  // same reason for the same job is folded into one Event rather than dropped.
   StatusOr<std::unique_ptr<kube::Client>> event_client = kube::Connect(o.config, &clock, o.client);
   if (!event_client.ok()) {
     LogError("cannot connect to {}: {}", o.config.server, event_client.status().message());
     return 2;
   }
-  kube::EventRecorder recorder(event_client->get(), &clock, events);
+  kube::EventRecorder recorder(event_client->get(), &clock, events, o.events);
 
   ControllerOptions controller_options = o.controller;
   if (Status served = ProbeServed(**client, o, &controller_options); !served.ok()) {

@@ -14,6 +14,7 @@
 
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/event_recorder.h"
 #include "kube/leader_election.h"
 #include "operator/controller.h"
 #include "operator/webhook_certs.h"
@@ -23,6 +24,7 @@ namespace trainctl::op {
 struct ManagerOptions {
   kube::RestConfig config;
   kube::ClientOptions client;
+  kube::RecorderBudget events;       // the events' budget (--event-qps, --event-burst)
   ControllerOptions controller;      // kinds: the enabled ones; probed against the server
   std::string gang_scheduler_name;   // as given (for messages)
   std::string metrics_bind_address;  // "0": off

@@ -61,6 +61,19 @@ Status LoadInitContainerTemplate(const OperatorFlags& flags, PodSettings* settin
   return Status::Ok();
 }
 
+// The events' budget from --event-qps/--event-burst, defaulting to a share of the API budget.
+StatusOr<kube::RecorderBudget> EventBudget(const OperatorFlags& flags) {
+  if (flags.event_qps < 0)
+    return InvalidError("--event-qps must not be negative, got " + std::to_string(flags.event_qps));
+  if (flags.event_burst < 0)
+    return InvalidError("--event-burst must not be negative, got " +
+                        std::to_string(flags.event_burst));
+  kube::RecorderBudget budget;
+  budget.qps = flags.event_qps > 0 ? flags.event_qps : std::max(5.0, flags.kube_api_qps / 5);
+  budget.burst = flags.event_burst > 0 ? flags.event_burst : std::max(25, flags.kube_api_burst / 5);
+  return budget;
+}
+
 // Flags (and the environment upstream's Deployment sets) → what the Manager runs with. Reads
 // the kubeconfig and the init-container template file; every error is a start-up error.
 StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
@@ -70,6 +83,9 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
   if (flags.controller_threads < 1)
     return InvalidError("--controller-threads must be at least 1, got " +
                         std::to_string(flags.controller_threads));
+  StatusOr<kube::RecorderBudget> events = EventBudget(flags);
+  if (!events.ok()) return events.status();
+  o.events = *events;
   StatusOr<kube::RestConfig> config = kube::LoadClientConfig(flags.kubeconfig);
   if (!config.ok())
     return InvalidError("cannot load the cluster configuration: " + config.status().message());

@@ -32,6 +32,10 @@ struct OperatorFlags {
   int status_count_window_ms = 1000;
   double kube_api_qps = 20;
   int kube_api_burst = 30;
+  // The events' budget (kube/event_recorder.h): Events written a second and saved up; 0 = a
+  // fifth of kube_api_qps (at least 5) and of kube_api_burst (at least 25).
+  double event_qps = 0;
+  int event_burst = 0;
   std::string gang_scheduler_name;
   std::string pytorch_init_container_image = "alpine:3.10";
   int pytorch_init_container_max_tries = 100;

@@ -148,6 +148,13 @@ class CliTest(TrainctlTestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("unknown kind", proc.stderr)
 
+    def test_operator_rejects_a_negative_event_budget(self):
+        # Checked before the cluster is looked for: the flag is named, nothing starts.
+        for flag in ("--event-qps", "--event-burst"):
+            proc = self.trainctl("operator", flag, "-1", "--kubeconfig", "/nonexistent")
+            self.assertEqual(proc.returncode, 2, self.explain(proc))
+            self.assertIn(flag + " must not be negative, got -1", proc.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -442,6 +442,39 @@ TEST_F(ClusterTest, EventsAreRecordedAndDeduplicated) {
   EXPECT_EQ(counts["Exited"], 1);
 }
 
+TEST_F(ClusterTest, OverItsBudgetTheRecorderFoldsEventsAndLosesNone) {
+  // 2 Events a second, none saved up: the first goes at once, the other 39 arrive while the
+  // writer waits for its budget and are folded by reason.
+  EventRecorder recorder(client_.get(), TheClock(), {}, RecorderBudget{2, 1, 1000});
+  ObjectReference job{"kubeflow.org/v1", "PyTorchJob", ns_, "burst", "5678"};
+  for (int i = 0; i < 40; ++i)
+    recorder.Record(
+        {job, "Normal", "SuccessfulCreatePod", "Created pod: burst-" + std::to_string(i)});
+  ASSERT_TRUE(recorder.Flush(Duration(30000)));
+  RecorderStats stats = recorder.stats();
+  EXPECT_EQ(stats.failed, 0);
+  EXPECT_LE(stats.created, 10) << "over the budget, events should fold";
+  EXPECT_EQ(stats.created + stats.folded, 40);
+  StatusOr<json> events = client_->List(kEvents, ns_, {});
+  ASSERT_TRUE(events.ok());
+  int counted = 0;
+  std::set<std::string> named;
+  std::string messages;
+  for (const json& e : (*events)["items"]) {
+    if (e["involvedObject"]["name"] != "burst") continue;
+    counted += e["count"].get<int>();
+    std::string message = e["message"].get<std::string>();
+    messages += message + "\n";
+    ASSERT_EQ(message.rfind("Created pod: ", 0), 0u) << message;
+    std::stringstream names(message.substr(13));
+    for (std::string name; std::getline(names, name, ',');)
+      named.insert(name.substr(name.find_first_not_of(' ')));
+  }
+  EXPECT_EQ(counted, 40) << messages;
+  EXPECT_EQ(named.size(), 40u) << messages;  // every pod named once, alone or folded
+  EXPECT_TRUE(named.count("burst-0") && named.count("burst-39")) << messages;
+}
+
 TEST_F(ClusterTest, WarningsAreSurfacedAndBadCredentialsAreUnauthorized) {
   std::vector<std::string> warnings;
   std::mutex mu;

@@ -1,0 +1,119 @@
+#include "kube/event_queue.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace trainctl::kube {
+namespace {
+
+constexpr size_t kMaxMessageBytes = 1024;
+// Room kept at the end of a folded message for " and 123456 more".
+constexpr size_t kSuffixRoom = 24;
+
+}  // namespace
+
+std::string FoldMessages(const std::vector<std::string>& messages, size_t total, size_t max_bytes) {
+  if (messages.empty()) return "";
+  if (messages.size() == 1 && total <= 1) return messages.front();
+  const size_t colon = messages.front().find(": ");
+  std::string prefix = colon == std::string::npos ? "" : messages.front().substr(0, colon + 2);
+  bool shared = !prefix.empty() && std::all_of(messages.begin(), messages.end(), [&](auto& m) {
+    return m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0;
+  });
+  const std::string separator = shared ? ", " : "; ";
+  std::string out = shared ? prefix : "";
+  size_t kept = 0;
+  for (const std::string& message : messages) {
+    std::string item = shared ? message.substr(prefix.size()) : message;
+    size_t grown = out.size() + (kept ? separator.size() : 0) + item.size();
+    if (kept > 0 && grown + kSuffixRoom > max_bytes) break;
+    out += (kept ? separator : "") + item;
+    ++kept;
+  }
+  total = std::max(total, messages.size());
+  if (kept < total) out += " and " + std::to_string(total - kept) + " more";
+  return out;
+}
+
+std::string EventQueue::KeyOf(const EventInput& e) {
+  const ObjectReference& o = e.object;
+  return o.kind + "/" + o.namespace_ + "/" + o.name + "/" + o.uid + "/" + e.type + "/" + e.reason;
+}
+
+EventQueue::Waiting EventQueue::Wrap(EventInput event) {
+  Waiting waiting;
+  waiting.key = KeyOf(event);
+  waiting.bytes = event.message.size();
+  waiting.messages.push_back(event.message);
+  waiting.event = std::move(event);
+  return waiting;
+}
+
+void EventQueue::Fold(Waiting* into, Waiting from) {
+  into->event.count += from.event.count;
+  const Time first = from.event.first;
+  if (into->event.first == Time{} || (first != Time{} && first < into->event.first))
+    into->event.first = first;
+  // Distinct messages only; those past one message's worth are counted, not kept.
+  size_t unkept = from.distinct - from.messages.size();
+  for (std::string& message : from.messages) {
+    if (std::find(into->messages.begin(), into->messages.end(), message) != into->messages.end())
+      continue;
+    ++into->distinct;
+    if (into->bytes < kMaxMessageBytes) {
+      into->bytes += message.size();
+      into->messages.push_back(std::move(message));
+    }
+  }
+  into->distinct += unkept;
+}
+
+bool EventQueue::Push(EventInput event, bool fold) {
+  Waiting waiting = Wrap(std::move(event));
+  if (fold) {
+    auto it = by_key_.find(waiting.key);
+    if (it != by_key_.end()) {
+      Fold(&*it->second, std::move(waiting));
+      ++folded_;
+      return false;
+    }
+  }
+  bool dropped = false;
+  if (order_.size() >= max_events_ && !order_.empty()) {
+    auto oldest = by_key_.find(order_.front().key);
+    if (oldest != by_key_.end() && oldest->second == order_.begin()) by_key_.erase(oldest);
+    order_.pop_front();
+    dropped = true;
+  }
+  std::string key = waiting.key;
+  order_.push_back(std::move(waiting));
+  by_key_[key] = std::prev(order_.end());
+  return dropped;
+}
+
+std::optional<EventInput> EventQueue::Pop(bool absorb) {
+  if (order_.empty()) return std::nullopt;
+  Waiting& front = order_.front();
+  if (absorb) {
+    for (auto it = std::next(order_.begin()); it != order_.end();) {
+      if (it->key != front.key) {
+        ++it;
+        continue;
+      }
+      Fold(&front, std::move(*it));
+      ++folded_;
+      it = order_.erase(it);
+    }
+  }
+  auto newest = by_key_.find(front.key);
+  if (newest != by_key_.end() &&
+      (absorb || newest->second == order_.begin()))  // absorbed: the front was the last of its key
+    by_key_.erase(newest);
+  EventInput out = std::move(front.event);
+  if (front.messages.size() > 1 || front.distinct > 1)
+    out.message = FoldMessages(front.messages, front.distinct);
+  order_.pop_front();
+  return out;
+}
+
+}  // namespace trainctl::kube

@@ -1,0 +1,110 @@
+// Unit tests of the events a recorder holds over its budget: folding by object, type and
+// reason, the folded message, the bound on what waits.
+#include "kube/event_queue.h"
+
+#include <gtest/gtest.h>
+
+namespace trainctl::kube {
+namespace {
+
+const Time kT0 = Time(std::chrono::seconds(1'800'000'000));
+
+EventInput Created(const std::string& job, const std::string& pod, Time at = kT0) {
+  EventInput e{{"kubeflow.org/v1", "PyTorchJob", "ns", job, "uid-" + job},
+               "Normal",
+               "SuccessfulCreatePod",
+               "Created pod: " + pod};
+  e.first = at;
+  return e;
+}
+
+TEST(FoldMessagesTest, SharedPrefixIsWrittenOnce) {
+  EXPECT_EQ(FoldMessages({"Created pod: a-0"}, 1), "Created pod: a-0");
+  EXPECT_EQ(FoldMessages({"Created pod: a-0", "Created pod: a-1", "Created pod: a-2"}, 3),
+            "Created pod: a-0, a-1, a-2");
+  EXPECT_EQ(FoldMessages({"job-0 exited with code 1", "job-1 exited with code 2"}, 2),
+            "job-0 exited with code 1; job-1 exited with code 2");
+  // Different prefixes are not merged into the first one's.
+  EXPECT_EQ(FoldMessages({"Error pod a: x", "Other: y"}, 2), "Error pod a: x; Other: y");
+}
+
+TEST(FoldMessagesTest, WhatDoesNotFitIsCounted) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 200; ++i) many.push_back("Created pod: job-worker-" + std::to_string(i));
+  std::string folded = FoldMessages(many, 2000, 256);
+  EXPECT_LE(folded.size(), 256u);
+  EXPECT_EQ(folded.rfind("Created pod: job-worker-0, job-worker-1, ", 0), 0u);
+  size_t kept = std::count(folded.begin(), folded.end(), ',') + 1;
+  EXPECT_NE(folded.find(" and " + std::to_string(2000 - kept) + " more"), std::string::npos)
+      << folded;
+}
+
+TEST(EventQueueTest, UnderBudgetEveryEventIsItsOwn) {
+  EventQueue q;
+  for (int i = 0; i < 3; ++i) q.Push(Created("j", "j-" + std::to_string(i)), /*fold=*/false);
+  EXPECT_EQ(q.size(), 3u);
+  EXPECT_EQ(q.Pop()->message, "Created pod: j-0");
+  EXPECT_EQ(q.folded(), 0);
+}
+
+TEST(EventQueueTest, OverBudgetTheSameObjectAndReasonFoldInArrivalOrder) {
+  EventQueue q;
+  q.Push(Created("a", "a-0", kT0 + Duration(1000)), true);
+  q.Push(Created("b", "b-0"), true);
+  q.Push(Created("a", "a-1", kT0), true);
+  q.Push(Created("a", "a-1"), true);  // a repeat: counted, its message once
+  EventInput warning = Created("a", "a-2");
+  warning.type = "Warning";
+  q.Push(warning, true);  // another type: its own Event
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_EQ(q.folded(), 2);
+  std::optional<EventInput> a = q.Pop();
+  EXPECT_EQ(a->object.name, "a");
+  EXPECT_EQ(a->message, "Created pod: a-0, a-1");
+  EXPECT_EQ(a->count, 3);
+  EXPECT_EQ(a->first, kT0);  // the earliest of those folded
+  EXPECT_EQ(q.Pop()->object.name, "b");
+  EXPECT_EQ(q.Pop()->type, "Warning");
+  EXPECT_FALSE(q.Pop().has_value());
+  // Once popped, a new event of the same key waits on its own.
+  q.Push(Created("a", "a-3"), true);
+  EXPECT_EQ(q.Pop()->message, "Created pod: a-3");
+}
+
+TEST(EventQueueTest, APopAfterAWaitAbsorbsWhatQueuedBehindIt) {
+  EventQueue q;
+  for (int i = 0; i < 3; ++i) {  // queued under the budget: each on its own
+    q.Push(Created("a", "a-" + std::to_string(i)), false);
+    q.Push(Created("b", "b-" + std::to_string(i)), false);
+  }
+  std::optional<EventInput> a = q.Pop(/*absorb=*/true);
+  EXPECT_EQ(a->message, "Created pod: a-0, a-1, a-2");
+  EXPECT_EQ(a->count, 3);
+  EXPECT_EQ(q.size(), 3u);
+  EXPECT_EQ(q.folded(), 2);
+  EXPECT_EQ(q.Pop()->message, "Created pod: b-0");  // without absorbing: as queued
+  // The key's index still points at b-2, the newest: a later fold lands there.
+  q.Push(Created("b", "b-3"), true);
+  EXPECT_EQ(q.Pop()->message, "Created pod: b-1");
+  std::optional<EventInput> last = q.Pop();
+  EXPECT_EQ(last->message, "Created pod: b-2, b-3");
+  EXPECT_TRUE(q.empty());
+  // After an absorbing pop, nothing of the key is indexed: a new event waits on its own.
+  q.Push(Created("a", "a-9"), true);
+  EXPECT_EQ(q.size(), 1u);
+}
+
+TEST(EventQueueTest, WhatWaitsIsBoundedOldestDroppedFirst) {
+  EventQueue q(2);
+  EXPECT_FALSE(q.Push(Created("a", "a-0"), false));
+  EXPECT_FALSE(q.Push(Created("b", "b-0"), false));
+  EXPECT_TRUE(q.Push(Created("c", "c-0"), true));
+  EXPECT_EQ(q.size(), 2u);
+  // "a" was dropped: a later "a" event is not folded into anything.
+  EXPECT_TRUE(q.Push(Created("a", "a-1"), true));
+  EXPECT_EQ(q.Pop()->object.name, "c");
+  EXPECT_EQ(q.Pop()->message, "Created pod: a-1");
+}
+
+}  // namespace
+}  // namespace trainctl::kube
