@@ -6,7 +6,8 @@ job status writes by cause and events by reason, one table per run.
 
 The benchmark's audit policy logs the audited identity's job status writes and event writes
 with their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace, in log
-order (each side runs in its own namespace, one after another). A status write's cause is what
+order (each side runs in its own namespace, one after another), and by a pause of more than
+GAP_SECONDS in one namespace (a namespace deleted and made again between rounds). A status write's cause is what
 it changed against the same job's previous write: the condition types that became True
 ("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
 other fields changed. Events: per reason, the creates, the occurrences they carry (their
@@ -15,6 +16,16 @@ other fields changed. Events: per reason, the creates, the occurrences they carr
 import collections
 import json
 import sys
+from datetime import datetime
+
+GAP_SECONDS = 45
+
+
+def stamp(text):
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except (AttributeError, ValueError):
+        return None
 
 
 def true_conditions(status):
@@ -34,7 +45,7 @@ def new_run(namespace):
 
 
 def read_runs(path):
-    runs, seen = [], set()
+    runs, seen, last_time = [], set(), None
     with open(path) as log:
         for line in log:
             try:
@@ -50,7 +61,10 @@ def read_runs(path):
             if event.get("stage") not in (None, "ResponseComplete"):
                 continue
             seen.add(event.get("auditID"))
-            if not runs or runs[-1]["namespace"] != namespace:
+            when = stamp(event.get("requestReceivedTimestamp"))
+            paused = when is not None and last_time is not None and when - last_time > GAP_SECONDS
+            last_time = when if when is not None else last_time
+            if not runs or runs[-1]["namespace"] != namespace or paused:
                 runs.append(new_run(namespace))
             run, verb = runs[-1], event.get("verb")
             if ref.get("apiGroup") == "kubeflow.org" and ref.get("subresource") == "status" and \

@@ -58,6 +58,16 @@ class AuditWritesTest(unittest.TestCase):
         self.assertEqual(a["events"]["(patch)"], [0, 0, 1])
         self.assertEqual(dict(runs[1]["writes"]), {"Created+Running": 1})
 
+    def test_a_pause_in_one_namespace_starts_another_run(self):
+        first = status_write("a", "j", ["Created"])
+        first["requestReceivedTimestamp"] = "2026-11-27T09:00:00.5Z"
+        close = status_write("a", "k", ["Created"])
+        close["requestReceivedTimestamp"] = "2026-11-27T09:00:40Z"
+        later = status_write("a", "j", ["Created"], audit_id="later")
+        later["requestReceivedTimestamp"] = "2026-11-27T09:01:30Z"
+        runs = self.runs([first, close, later])
+        self.assertEqual([len(r["per_job"]) for r in runs], [2, 1])
+
     def test_the_same_namespace_later_is_another_run(self):
         runs = self.runs([status_write("a", "j", ["Created"]),
                           status_write("b", "j", ["Created"]),

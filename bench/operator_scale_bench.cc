@@ -121,9 +121,15 @@ std::map<std::string, double> CpuSince(const std::map<std::string, double>& befo
   return now;
 }
 
-RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admin,
+// Each run has a namespace of its own (side, process, round), so the audit log tells them apart
+// (bench/audit_writes.py).
+std::string RunNamespace(const std::string& impl, int round) {
+  return "scale-" + impl + "-" + std::to_string(getpid()) + "-" + std::to_string(round + 1);
+}
+
+RunResult RunOperator(const Args& a, const std::string& impl, int round, kube::Client* admin,
                       const Clock* clock) {
-  std::string ns = "scale-" + impl + "-" + std::to_string(getpid());
+  std::string ns = RunNamespace(impl, round);
   CreateNamespace(admin, ns);
   size_t expected = static_cast<size_t>(a.jobs) * a.replicas;
   auto watch_client = MakeClient(clock, AdminKubeconfig(), -1, 0);
@@ -172,8 +178,8 @@ RunResult RunOperator(const Args& a, const std::string& impl, kube::Client* admi
   return r;
 }
 
-RunResult RunFloor(const Args& a, kube::Client* admin, const Clock* clock) {
-  std::string ns = "scale-floor-" + std::to_string(getpid());
+RunResult RunFloor(const Args& a, int round, kube::Client* admin, const Clock* clock) {
+  std::string ns = RunNamespace("floor", round);
   CreateNamespace(admin, ns);
   size_t expected = static_cast<size_t>(a.jobs) * a.replicas;
   auto watch_client = MakeClient(clock, AdminKubeconfig(), -1, 0);
@@ -447,8 +453,9 @@ int main(int argc, char** argv) {
   for (int round = 0; round < a.repeat; ++round) {
     for (const std::string& impl : trainctl::bench::RoundOrder(a.impls, round)) {
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
-      runs.push_back(impl == "floor" ? trainctl::bench::RunFloor(a, admin.get(), &clock)
-                                     : trainctl::bench::RunOperator(a, impl, admin.get(), &clock));
+      runs.push_back(impl == "floor"
+                         ? trainctl::bench::RunFloor(a, round, admin.get(), &clock)
+                         : trainctl::bench::RunOperator(a, impl, round, admin.get(), &clock));
       runs.back().round = round;
     }
   }

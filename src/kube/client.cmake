@@ -27,7 +27,8 @@ if(BUILD_TESTING)
   trainctl_test(kube_leader_election_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/leader_election_test.cc DEPS trainctl_kube)
   trainctl_test(kube_events_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/event_correlator_test.cc
-    ${CMAKE_CURRENT_LIST_DIR}/event_queue_test.cc DEPS trainctl_kube)
+    ${CMAKE_CURRENT_LIST_DIR}/event_queue_test.cc ${CMAKE_CURRENT_LIST_DIR}/event_recorder_test.cc
+    DEPS trainctl_kube)
   trainctl_test(kube_store_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/store_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/pod_summary_test.cc ${CMAKE_CURRENT_LIST_DIR}/work_queue_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/list_parse_scope_test.cc

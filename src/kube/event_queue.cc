@@ -6,7 +6,6 @@
 namespace trainctl::kube {
 namespace {
 
-constexpr size_t kMaxMessageBytes = 1024;
 // Room kept at the end of a folded message for " and 123456 more".
 constexpr size_t kSuffixRoom = 24;
 
@@ -17,12 +16,19 @@ std::string FoldMessages(const std::vector<std::string>& messages, size_t total,
   if (messages.size() == 1 && total <= 1) return messages.front();
   const size_t colon = messages.front().find(": ");
   std::string prefix = colon == std::string::npos ? "" : messages.front().substr(0, colon + 2);
-  bool shared = !prefix.empty() && std::all_of(messages.begin(), messages.end(), [&](auto& m) {
-    return m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0;
-  });
+  bool shared =
+      !prefix.empty() && std::all_of(messages.begin(), messages.end(), [&](const auto& m) {
+        return m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0;
+      });
   const std::string separator = shared ? ", " : "; ";
   std::string out = shared ? prefix : "";
   size_t kept = 0;
+  total = std::max(total, messages.size());
+  std::string all = out;
+  for (size_t i = 0; i < messages.size(); ++i)
+    all += (i ? separator : "") + (shared ? messages[i].substr(prefix.size()) : messages[i]);
+  if (messages.size() == total && all.size() <= max_bytes) return all;
+  // Not all of them: as many as fit with room left for the count of the rest.
   for (const std::string& message : messages) {
     std::string item = shared ? message.substr(prefix.size()) : message;
     size_t grown = out.size() + (kept ? separator.size() : 0) + item.size();
@@ -30,7 +36,6 @@ std::string FoldMessages(const std::vector<std::string>& messages, size_t total,
     out += (kept ? separator : "") + item;
     ++kept;
   }
-  total = std::max(total, messages.size());
   if (kept < total) out += " and " + std::to_string(total - kept) + " more";
   return out;
 }
@@ -60,7 +65,7 @@ void EventQueue::Fold(Waiting* into, Waiting from) {
     if (std::find(into->messages.begin(), into->messages.end(), message) != into->messages.end())
       continue;
     ++into->distinct;
-    if (into->bytes < kMaxMessageBytes) {
+    if (into->bytes < kFoldedMessageBytes) {
       into->bytes += message.size();
       into->messages.push_back(std::move(message));
     }
@@ -68,22 +73,22 @@ void EventQueue::Fold(Waiting* into, Waiting from) {
   into->distinct += unkept;
 }
 
-bool EventQueue::Push(EventInput event, bool fold) {
+int EventQueue::Push(EventInput event, bool fold) {
   Waiting waiting = Wrap(std::move(event));
   if (fold) {
     auto it = by_key_.find(waiting.key);
     if (it != by_key_.end()) {
       Fold(&*it->second, std::move(waiting));
       ++folded_;
-      return false;
+      return 0;
     }
   }
-  bool dropped = false;
-  if (order_.size() >= max_events_ && !order_.empty()) {
+  int dropped = 0;
+  if (order_.size() >= std::max<size_t>(1, max_events_) && !order_.empty()) {
     auto oldest = by_key_.find(order_.front().key);
     if (oldest != by_key_.end() && oldest->second == order_.begin()) by_key_.erase(oldest);
+    dropped = std::max(1, order_.front().event.count);
     order_.pop_front();
-    dropped = true;
   }
   std::string key = waiting.key;
   order_.push_back(std::move(waiting));

@@ -6,7 +6,7 @@
 //   it instead: one Event carries both, its count is the number folded, its first time the
 //   earliest, its message both messages (FoldMessages). Nothing a user would read is lost; only
 //   writes are saved.
-// - At most `max_events` wait; when full, the oldest is dropped and counted.
+// - At most `max_events` wait (at least 1); when full, the oldest is dropped.
 // - Pop() takes the oldest waiting event; Pop(/*absorb=*/true) folds every later event with its
 //   object, type and reason into it first (the writer waited for its budget: all of them
 //   waited).
@@ -30,15 +30,17 @@ namespace trainctl::kube {
 // "<words>: ", else the messages joined with "; ". Items that do not fit are counted at the
 // end: "Created pod: a-0, a-1 and 6 more". `total` is how many messages were folded, of which
 // `messages` are the first ones kept.
+inline constexpr size_t kFoldedMessageBytes = 1024;
 std::string FoldMessages(const std::vector<std::string>& messages, size_t total,
-                         size_t max_bytes = 1024);
+                         size_t max_bytes = kFoldedMessageBytes);
 
 class EventQueue {
  public:
   explicit EventQueue(size_t max_events = 1000) : max_events_(max_events) {}
 
-  // Returns true when the queue was full and its oldest event was dropped to make room.
-  bool Push(EventInput event, bool fold);
+  // Returns the occurrences dropped to make room (the oldest waiting Event's count; 0 when the
+  // queue had room or the event was folded).
+  int Push(EventInput event, bool fold);
   std::optional<EventInput> Pop(bool absorb = false);
   bool empty() const { return order_.empty(); }
   size_t size() const { return order_.size(); }

@@ -28,6 +28,14 @@ TEST(FoldMessagesTest, SharedPrefixIsWrittenOnce) {
   EXPECT_EQ(FoldMessages({"Error pod a: x", "Other: y"}, 2), "Error pod a: x; Other: y");
 }
 
+TEST(FoldMessagesTest, TheLastItemNeedsNoRoomForACount) {
+  // 13 + 3 × 10 bytes, 2 bytes of separator each: 49 fit in 49 when nothing is left to count.
+  std::vector<std::string> three = {"Created pod: aaaaaaaaaa", "Created pod: bbbbbbbbbb",
+                                    "Created pod: cccccccccc"};
+  EXPECT_EQ(FoldMessages(three, 3, 47), "Created pod: aaaaaaaaaa, bbbbbbbbbb, cccccccccc");
+  EXPECT_EQ(FoldMessages(three, 4, 47), "Created pod: aaaaaaaaaa and 3 more");
+}
+
 TEST(FoldMessagesTest, WhatDoesNotFitIsCounted) {
   std::vector<std::string> many;
   for (int i = 0; i < 200; ++i) many.push_back("Created pod: job-worker-" + std::to_string(i));
@@ -96,12 +104,13 @@ TEST(EventQueueTest, APopAfterAWaitAbsorbsWhatQueuedBehindIt) {
 
 TEST(EventQueueTest, WhatWaitsIsBoundedOldestDroppedFirst) {
   EventQueue q(2);
-  EXPECT_FALSE(q.Push(Created("a", "a-0"), false));
-  EXPECT_FALSE(q.Push(Created("b", "b-0"), false));
-  EXPECT_TRUE(q.Push(Created("c", "c-0"), true));
+  EXPECT_EQ(q.Push(Created("a", "a-0"), false), 0);
+  EXPECT_EQ(q.Push(Created("b", "b-0"), false), 0);
+  EXPECT_EQ(q.Push(Created("b", "b-1"), true), 0);  // folded: b carries 2
+  EXPECT_EQ(q.Push(Created("c", "c-0"), true), 1);  // "a" dropped, 1 occurrence
   EXPECT_EQ(q.size(), 2u);
-  // "a" was dropped: a later "a" event is not folded into anything.
-  EXPECT_TRUE(q.Push(Created("a", "a-1"), true));
+  // "a" was dropped: a later "a" event is not folded into anything; "b" goes with its 2.
+  EXPECT_EQ(q.Push(Created("a", "a-1"), true), 2);
   EXPECT_EQ(q.Pop()->object.name, "c");
   EXPECT_EQ(q.Pop()->message, "Created pod: a-1");
 }

@@ -9,7 +9,8 @@ EventRecorder::EventRecorder(Client* client, const Clock* clock, CorrelatorOptio
     : client_(client),
       clock_(clock),
       correlator_(std::move(options)),
-      budget_(budget.qps, std::max(1, budget.burst), clock),
+      budget_(budget.qps, budget.burst, clock),
+      drain_limit_(budget.drain_limit),
       queue_(budget.max_queue) {
   thread_ = std::thread([this] { Loop(); });
 }
@@ -26,9 +27,11 @@ EventRecorder::~EventRecorder() {
 void EventRecorder::Record(EventInput event) {
   if (tap_) tap_(event);
   if (event.first == Time{}) event.first = clock_->Now();
+  // Over the budget the event waits anyway: folded into one of its kind that waits too.
+  const bool over = budget_.enabled() && !budget_.WouldGoNow();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (queue_.Push(std::move(event), /*fold=*/over_budget_)) stats_.dropped_queue_full++;
+    stats_.dropped_queue_full += queue_.Push(std::move(event), /*fold=*/over || over_budget_);
     stats_.folded = queue_.folded();
   }
   cv_.notify_all();
@@ -50,7 +53,7 @@ void EventRecorder::Write(const EventInput& input) {
   bool patched = false;
   if (write.kind == EventWrite::Kind::kDrop) {
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.dropped_by_filter++;
+    stats_.dropped_by_filter += std::max(1, input.count);
     return;
   }
   if (write.kind == EventWrite::Kind::kPatch) {
@@ -85,24 +88,26 @@ void EventRecorder::Loop() {
       stopping = stopping_;
     }
     // The next Event leaves the queue only once the budget allows it; if it had to wait, every
-    // event of its job and reason recorded meanwhile, or queued behind it, is folded into it. What
-    // is left at shutdown is written without waiting.
+    // event of its job and reason queued behind it is folded into it. The wait ends early when
+    // the recorder stops; then the rest is folded and written without the budget.
     const Duration wait = stopping ? Duration::zero() : budget_.Reserve();
     if (wait > Duration::zero()) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        over_budget_ = true;
-      }
-      clock_->SleepFor(wait);
+      std::unique_lock<std::mutex> lock(mu_);
+      over_budget_ = true;
+      cv_.wait_for(lock, wait, [this] { return stopping_; });
     }
     EventInput next;
+    bool drop = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       over_budget_ = false;
-      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero()));
+      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero() || stopping_));
       stats_.folded = queue_.folded();
+      if (stopping_ && !drain_until_) drain_until_ = clock_->Monotonic() + drain_limit_;
+      drop = drain_until_ && clock_->Monotonic() > *drain_until_;
+      if (drop) stats_.dropped_at_stop += std::max(1, next.count);
     }
-    Write(next);
+    if (!drop) Write(next);
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_ = false;

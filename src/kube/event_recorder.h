@@ -5,15 +5,19 @@
 // created again. Thread-safe; Flush() waits until the queue is empty (for tests and shutdown).
 //
 // Budget: with `qps` > 0 the worker writes at most `qps` Events a second (`burst` saved up).
-// When the next Event had to wait for its budget, every event for the same object, type and
-// reason queued or recorded meanwhile is folded into it (kube/event_queue.h: "Created pod:
-// a-0, a-1, a-2", count 3), so a burst costs fewer writes and loses nothing. Under the budget
-// nothing is folded: each event is its own Event, as without a budget.
+// Over it (no token left when an event is recorded, or the writer waiting for one) an event is
+// folded into a queued one for the same object, type and reason, and an Event that had to wait
+// absorbs every such event queued behind it (kube/event_queue.h: "Created pod: a-0, a-1, a-2",
+// count 3), so a burst costs fewer writes and loses nothing while fewer than `max_queue`
+// distinct ones wait. Under the budget nothing is folded: each event is its own Event, as
+// without a budget. At shutdown the queue is folded and written without the budget, for at
+// most `drain_limit`; the budget's wait ends early when the recorder stops.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "kube/client.h"
@@ -23,15 +27,18 @@
 
 namespace trainctl::kube {
 
+// Writes, and occurrences lost (a folded Event lost counts all it carried).
 struct RecorderStats {
   long created = 0, patched = 0, dropped_by_filter = 0, dropped_queue_full = 0, failed = 0;
-  long folded = 0;  // events carried by another's write (over budget)
+  long folded = 0;           // events carried by another's write (over budget)
+  long dropped_at_stop = 0;  // still queued when the shutdown's drain time ran out
 };
 
 struct RecorderBudget {
   double qps = 0;  // Events written a second at most; <= 0: no budget (nothing folded)
   int burst = 1;
   size_t max_queue = 1000;
+  Duration drain_limit{10000};  // at shutdown, what is queued is written for this long at most
 };
 
 class EventRecorder {
@@ -58,11 +65,13 @@ class EventRecorder {
   RateLimiter budget_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  EventQueue queue_;          // guarded by mu_
-  bool busy_ = false;         // guarded by mu_
-  bool over_budget_ = false;  // guarded by mu_: the worker waits for its budget
-  bool stopping_ = false;     // guarded by mu_
-  RecorderStats stats_;       // guarded by mu_
+  const Duration drain_limit_;
+  std::optional<MonoTime> drain_until_;  // guarded by mu_: set once stopping
+  EventQueue queue_;                     // guarded by mu_
+  bool busy_ = false;                    // guarded by mu_
+  bool over_budget_ = false;             // guarded by mu_: the worker waits for its budget
+  bool stopping_ = false;                // guarded by mu_
+  RecorderStats stats_;                  // guarded by mu_
   std::function<void(const EventInput&)> tap_;
   std::thread thread_;
 };

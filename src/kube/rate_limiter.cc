@@ -29,6 +29,15 @@ Duration RateLimiter::Reserve() {
   return std::max(wait, pause);
 }
 
+bool RateLimiter::WouldGoNow() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Time now = clock_->Now();
+  if (paused_until_ > now) return false;
+  if (!enabled()) return true;
+  double elapsed = std::max(0.0, std::chrono::duration<double>(now - last_).count());
+  return std::min(burst_, tokens_ + elapsed * qps_) >= 1;
+}
+
 void RateLimiter::PauseFor(Duration after) {
   std::lock_guard<std::mutex> lock(mu_);
   paused_until_ = std::max(paused_until_, clock_->Now() + after);

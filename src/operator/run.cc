@@ -65,11 +65,17 @@ Status LoadInitContainerTemplate(const OperatorFlags& flags, PodSettings* settin
 StatusOr<kube::RecorderBudget> EventBudget(const OperatorFlags& flags) {
   if (flags.event_qps < 0)
     return InvalidError("--event-qps must not be negative, got " + std::to_string(flags.event_qps));
+  if (flags.event_qps > 0 && flags.event_qps < 0.1)
+    return InvalidError("--event-qps must be 0 (a share of --kube-api-qps) or at least 0.1, got " +
+                        std::to_string(flags.event_qps));
   if (flags.event_burst < 0)
     return InvalidError("--event-burst must not be negative, got " +
                         std::to_string(flags.event_burst));
   kube::RecorderBudget budget;
-  budget.qps = flags.event_qps > 0 ? flags.event_qps : std::max(5.0, flags.kube_api_qps / 5);
+  // An unthrottled client (--kube-api-qps 0) leaves the events unthrottled too.
+  budget.qps = flags.event_qps > 0      ? flags.event_qps
+               : flags.kube_api_qps > 0 ? std::max(5.0, flags.kube_api_qps / 5)
+                                        : 0;
   budget.burst = flags.event_burst > 0 ? flags.event_burst : std::max(25, flags.kube_api_burst / 5);
   return budget;
 }

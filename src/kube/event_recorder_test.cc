@@ -1,0 +1,88 @@
+// Unit tests of the event recorder's budget over the in-memory API (kube::FakeApi): events
+// recorded over it are folded by job and reason as they arrive, every occurrence is in one
+// Event, under it each event is its own; a recorder that stops while over its budget does not
+// wait the budget out.
+#include "kube/event_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "kube/fake_api.h"
+
+namespace trainctl::kube {
+namespace {
+
+constexpr const char* kEventsPath = "/api/v1/namespaces/ns/events";
+
+class EventRecorderTest : public ::testing::Test {
+ protected:
+  EventRecorderTest() {
+    auto api = std::make_unique<FakeApi>();
+    api_ = api.get();
+    ClientOptions options;
+    options.qps = -1;
+    options.max_retries = 0;
+    client_ = std::make_unique<Client>(std::move(api), options, &clock_);
+  }
+
+  static EventInput Created(const std::string& job, const std::string& pod) {
+    return {{"kubeflow.org/v1", "PyTorchJob", "ns", job, "uid-" + job},
+            "Normal",
+            "SuccessfulCreatePod",
+            "Created pod: " + pod};
+  }
+
+  RealClock clock_;
+  FakeApi* api_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(EventRecorderTest, OverTheBudgetEventsFoldAsTheyArriveAndNoneIsLost) {
+  // One Event a second, none saved up beyond the first: "a" takes it, and the ten "b" events
+  // that follow at once are over the budget.
+  EventRecorder recorder(client_.get(), &clock_, {}, RecorderBudget{1, 1, 1000});
+  recorder.Record(Created("a", "a-0"));
+  for (int i = 0; i < 10; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
+  ASSERT_TRUE(recorder.Flush(Duration(10000)));
+  RecorderStats stats = recorder.stats();
+  EXPECT_EQ(stats.created, 2);
+  EXPECT_EQ(stats.folded, 9);
+  std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
+  ASSERT_EQ(events.size(), 2u);
+  int total = 0;
+  std::string folded;
+  for (const nlohmann::json& e : events) {
+    total += e["count"].get<int>();
+    if (e["involvedObject"]["name"] == "b") folded = e["message"];
+  }
+  EXPECT_EQ(total, 11);
+  EXPECT_EQ(folded, "Created pod: b-0, b-1, b-2, b-3, b-4, b-5, b-6, b-7, b-8, b-9");
+}
+
+TEST_F(EventRecorderTest, UnderTheBudgetEveryEventIsItsOwn) {
+  EventRecorder recorder(client_.get(), &clock_, {}, RecorderBudget{1000, 100, 1000});
+  for (int i = 0; i < 10; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
+  ASSERT_TRUE(recorder.Flush(Duration(10000)));
+  EXPECT_EQ(recorder.stats().created, 10);
+  EXPECT_EQ(recorder.stats().folded, 0);
+  EXPECT_EQ(api_->Objects(kEventsPath).size(), 10u);
+}
+
+TEST_F(EventRecorderTest, StoppingOverTheBudgetWritesTheRestWithoutWaitingItOut) {
+  {
+    // One Event every 1,000 s: without an early end the recorder's destructor would wait that
+    // long, past the test's time limit.
+    EventRecorder recorder(client_.get(), &clock_, {}, RecorderBudget{0.001, 1, 1000});
+    recorder.Record(Created("a", "a-0"));
+    recorder.Record(Created("b", "b-0"));
+    recorder.Record(Created("b", "b-1"));
+  }
+  std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["count"].get<int>() + events[1]["count"].get<int>(), 3);
+}
+
+}  // namespace
+}  // namespace trainctl::kube
