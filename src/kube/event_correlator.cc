@@ -21,6 +21,10 @@ json Involved(const ObjectReference& o) {
 
 }  // namespace
 
+std::string SimilarKeyOf(const EventInput& input) {
+  return ObjectKeyOf(input.object) + "/" + input.type + "/" + input.reason;
+}
+
 template <typename V>
 V& EventCorrelator::Lru<V>::Touch(const std::string& key, size_t max, bool* created) {
   auto it = items.find(key);
@@ -60,7 +64,7 @@ EventWrite EventCorrelator::Correlate(const EventInput& input, Time now) {
 
   // Aggregation of similar events (same object, type, reason; different messages).
   std::string message = input.message;
-  std::string similar_key = object_key + "/" + input.type + "/" + input.reason;
+  std::string similar_key = SimilarKeyOf(input);
   Similar& similar = similar_.Touch(similar_key, options_.max_entries, &created);
   if (created || now - similar.window_start > options_.aggregation_window) {
     similar.messages.clear();

@@ -53,6 +53,10 @@ struct EventWrite {
   std::string namespace_;
 };
 
+// The key of "similar" events: the same object, type and reason (messages may differ). The
+// correlator aggregates by it; the recorder's queue folds by it (kube/event_queue.h).
+std::string SimilarKeyOf(const EventInput& input);
+
 class EventCorrelator {
  public:
   explicit EventCorrelator(CorrelatorOptions options) : options_(std::move(options)) {}

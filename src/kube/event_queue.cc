@@ -21,33 +21,33 @@ std::string FoldMessages(const std::vector<std::string>& messages, size_t total,
         return m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0;
       });
   const std::string separator = shared ? ", " : "; ";
-  std::string out = shared ? prefix : "";
-  size_t kept = 0;
+  std::vector<std::string> items;
+  for (const std::string& message : messages)
+    items.push_back(shared ? message.substr(prefix.size()) : message);
+  auto join = [&](size_t n) {
+    std::string out = shared ? prefix : "";
+    for (size_t i = 0; i < n; ++i) out += (i ? separator : "") + items[i];
+    return out;
+  };
   total = std::max(total, messages.size());
-  std::string all = out;
-  for (size_t i = 0; i < messages.size(); ++i)
-    all += (i ? separator : "") + (shared ? messages[i].substr(prefix.size()) : messages[i]);
-  if (messages.size() == total && all.size() <= max_bytes) return all;
-  // Not all of them: as many as fit with room left for the count of the rest.
-  for (const std::string& message : messages) {
-    std::string item = shared ? message.substr(prefix.size()) : message;
-    size_t grown = out.size() + (kept ? separator.size() : 0) + item.size();
-    if (kept > 0 && grown + kSuffixRoom > max_bytes) break;
-    out += (kept ? separator : "") + item;
-    ++kept;
+  if (messages.size() == total) {
+    std::string all = join(items.size());
+    if (all.size() <= max_bytes) return all;
   }
+  // Not all of them: as many as fit with room left for the count of the rest.
+  size_t kept = 1;
+  for (size_t length = join(1).size(); kept < items.size(); ++kept) {
+    length += separator.size() + items[kept].size();
+    if (length + kSuffixRoom > max_bytes) break;
+  }
+  std::string out = join(kept);
   if (kept < total) out += " and " + std::to_string(total - kept) + " more";
   return out;
 }
 
-std::string EventQueue::KeyOf(const EventInput& e) {
-  const ObjectReference& o = e.object;
-  return o.kind + "/" + o.namespace_ + "/" + o.name + "/" + o.uid + "/" + e.type + "/" + e.reason;
-}
-
 EventQueue::Waiting EventQueue::Wrap(EventInput event) {
   Waiting waiting;
-  waiting.key = KeyOf(event);
+  waiting.key = SimilarKeyOf(event);
   waiting.bytes = event.message.size();
   waiting.messages.push_back(event.message);
   waiting.event = std::move(event);

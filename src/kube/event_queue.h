@@ -54,7 +54,6 @@ class EventQueue {
     size_t distinct = 1;  // distinct messages folded, kept or not
     std::string key;
   };
-  static std::string KeyOf(const EventInput& e);
   static Waiting Wrap(EventInput event);
   static void Fold(Waiting* into, Waiting from);
 
