@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <mutex>
 #include <vector>
 
 #include "api/checkpoint_notice.h"
@@ -150,14 +151,27 @@ WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,
       if (out.services.ok()) out.services = st;
     }
   }
-  // Services first: a pod's peers resolve its name as soon as it runs.
-  Status services = SlowStart(actions.create_services.size(), [&](size_t i) {
-    return CreateService(job_key, job, actions.create_services[i]);
+  // Each replica's service, then its pod (PairCreates), in one slow start. A failed service
+  // stops further services, not the pods (the next sync creates the rest); a failed pod stops
+  // further batches.
+  const std::vector<ChildCreate> steps = PairCreates(actions);
+  std::mutex mu;
+  Status services = Status::Ok();
+  Status pods = SlowStart(steps.size(), [&](size_t i) {
+    const ChildCreate& step = steps[i];
+    bool services_stopped;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      services_stopped = !services.ok();
+    }
+    if (step.service && !services_stopped) {
+      Status st = CreateService(job_key, job, *step.service);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!st.ok() && services.ok()) services = st;
+    }
+    return step.pod ? CreatePod(job_key, job, *step.pod) : Status::Ok();
   });
   if (!services.ok() && out.services.ok()) out.services = services;
-  Status pods = SlowStart(actions.create_pods.size(), [&](size_t i) {
-    return CreatePod(job_key, job, actions.create_pods[i]);
-  });
   if (!pods.ok() && out.pods.ok()) out.pods = pods;
   out.created = static_cast<int>(actions.create_pods.size());
   return out;

@@ -1,7 +1,8 @@
 // ChildWriter: carries out ChildActions against the API server for one job: deletes first, then
-// creates pods and services in slow-start batches (1, 2, 4, … requests in parallel, as the Job
-// controller does) so a job whose template the API rejects costs one failed request, not N. A
-// batch with a failure stops further creates. Every write is announced to Expectations first
+// creates each replica's service and pod (PairCreates: the service, then the pod) in slow-start
+// batches (1, 2, 4, … replicas in parallel, as the Job controller does) so a job whose template
+// the API rejects costs one failed request, not N. A batch with a failed pod stops further
+// creates; a failed service stops further services. Every write is announced to Expectations first
 // and cancelled when it fails; every outcome is recorded as upstream's event
 // (SuccessfulCreatePod "Created pod: <name>", FailedCreatePod "Error creating: <err>", …).
 //

@@ -1,7 +1,10 @@
 #include "operator/decide.h"
 
 #include <charconv>
+#include <iterator>
+#include <map>
 #include <set>
+#include <utility>
 
 #include "api/json_fields.h"
 #include "api/replica_env.h"
@@ -80,6 +83,28 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
     }
   }
   out.delete_services.assign(removing.begin(), removing.end());
+  return out;
+}
+
+std::vector<ChildCreate> PairCreates(const ChildActions& actions) {
+  std::map<std::pair<std::string, int>, const engine::ReplicaRef*> unpaired;
+  for (const engine::ReplicaRef& service : actions.create_services)
+    unpaired.emplace(std::make_pair(service.type, service.index), &service);
+  std::vector<ChildCreate> pods;
+  pods.reserve(actions.create_pods.size());
+  for (const engine::ReplicaRef& pod : actions.create_pods) {
+    ChildCreate step{std::nullopt, pod};
+    if (auto it = unpaired.find({pod.type, pod.index}); it != unpaired.end()) {
+      step.service = *it->second;
+      unpaired.erase(it);
+    }
+    pods.push_back(std::move(step));
+  }
+  std::vector<ChildCreate> out;
+  out.reserve(unpaired.size() + pods.size());
+  for (const engine::ReplicaRef& service : actions.create_services)
+    if (unpaired.count({service.type, service.index})) out.push_back({service, std::nullopt});
+  out.insert(out.end(), std::make_move_iterator(pods.begin()), std::make_move_iterator(pods.end()));
   return out;
 }
 

@@ -38,6 +38,20 @@ struct ChildActions {
   bool launcher_held = false;  // MPIJob: the launcher waits for its workers to be Running
 };
 
+// One step of creating a job's children: a replica's service (when it is to be created), then
+// its pod (when it is). See PairCreates.
+struct ChildCreate {
+  std::optional<engine::ReplicaRef> service;
+  std::optional<engine::ReplicaRef> pod;
+  bool operator==(const ChildCreate&) const = default;
+};
+
+// The creates of `actions` in the order they are made: services whose pod is not created now
+// come first, each alone; then each pod in plan order, paired with its own service (same type
+// and index) when that is created too. Each pod's name resolves as soon as it runs, and the
+// scheduler gets a job's first pod after one service rather than after all of them.
+std::vector<ChildCreate> PairCreates(const ChildActions& actions);
+
 struct ChildOptions {
   // MPIJob: create the launcher only once every worker pod is Running (or has already ended);
   // upstream creates it at once, and mpirun then fails against workers that are not up yet.

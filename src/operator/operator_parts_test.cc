@@ -209,6 +209,38 @@ TEST(PlanChildren, SuspendedJobDeletesEveryService) {
   EXPECT_EQ(a.delete_services.size(), 2u);
 }
 
+TEST(PairCreates, EachPodAfterItsOwnServiceAndLoneServicesFirst) {
+  ChildActions a;
+  a.create_pods = {{"Master", 0, "pt-master-0"}, {"Worker", 1, "pt-worker-1"}};
+  a.create_services = {
+      {"Master", 0, "pt-master-0"}, {"Worker", 0, "pt-worker-0"}, {"Worker", 1, "pt-worker-1"}};
+  std::vector<ChildCreate> steps = PairCreates(a);
+  ASSERT_EQ(steps.size(), 3u);
+  // worker-0's pod is not created now (it runs): its service comes first, alone.
+  EXPECT_EQ(steps[0], (ChildCreate{a.create_services[1], std::nullopt}));
+  EXPECT_EQ(steps[1], (ChildCreate{a.create_services[0], a.create_pods[0]}));
+  EXPECT_EQ(steps[2], (ChildCreate{a.create_services[2], a.create_pods[1]}));
+
+  // A pod whose service exists goes alone; nothing to create is no step.
+  a.create_services.clear();
+  steps = PairCreates(a);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0], (ChildCreate{std::nullopt, a.create_pods[0]}));
+  EXPECT_TRUE(PairCreates(ChildActions{}).empty());
+}
+
+TEST(PairCreates, AJobsFirstCreationPairsEveryReplica) {
+  api::Job job = LoadJob(kPyTorch);
+  ChildActions a = PlanChildren(job, engine::Reconcile(job, {}, T0()), {});
+  std::vector<ChildCreate> steps = PairCreates(a);
+  ASSERT_EQ(steps.size(), 3u);
+  for (const ChildCreate& step : steps) {
+    ASSERT_TRUE(step.service && step.pod);
+    EXPECT_EQ(step.service->name, step.pod->name);
+  }
+  EXPECT_EQ(steps[0].pod->name, "pt-master-0");
+}
+
 TEST(CreateFailure, MarkedOnCreatedAndUndoneWithoutCountingTwice) {
   api::Job job = LoadJob(kPyTorch);
   engine::Plan first = engine::Reconcile(job, {}, T0());
