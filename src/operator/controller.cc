@@ -573,7 +573,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
 
   // Decide the status, then write it.
-  CountCoalescing coalescing{options_.status_count_window, std::nullopt};
+  CountCoalescing coalescing{CountWindowFor(options_.status_count_window, job.TotalReplicas()),
+                             std::nullopt};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto held = counts_held_.find(qkey); held != counts_held_.end())

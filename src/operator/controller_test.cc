@@ -237,6 +237,45 @@ TEST_F(SyncTest, NewJobGetsPodsServicesCreatedStatusEventsAndOneMetric) {
   EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
 }
 
+TEST_F(SyncTest, EachReplicasServiceIsCreatedJustBeforeItsPod) {
+  Make();
+  AddJob(kPyTorch);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  // The creates in the order the API got them, as "services/<name>" and "pods/<name>".
+  std::vector<std::string> creates;
+  for (const kube::HttpRequest& r : api_->Requests()) {
+    const bool service = r.path.rfind(kServices, 0) == 0;
+    if (r.method != "POST" || (!service && r.path.rfind(kPods, 0) != 0)) continue;  // events
+    const std::string kind = service ? "services/" : "pods/";
+    creates.push_back(kind + json::parse(r.body)["metadata"].value("name", ""));
+  }
+  ASSERT_EQ(creates.size(), 6u);
+  // The slow start's first batch is one replica: the master's service, then its pod — the
+  // scheduler gets the first pod after one service, not after all three.
+  EXPECT_EQ(creates[0], "services/pt-master-0");
+  EXPECT_EQ(creates[1], "pods/pt-master-0");
+  for (const std::string name : {"pt-worker-0", "pt-worker-1"}) {
+    auto service = std::find(creates.begin(), creates.end(), "services/" + name);
+    auto pod = std::find(creates.begin(), creates.end(), "pods/" + name);
+    ASSERT_NE(service, creates.end()) << name;
+    EXPECT_LT(service, pod) << name;  // its own name resolves once it runs
+  }
+}
+
+TEST_F(SyncTest, AFailedServiceStopsFurtherServicesButNotThePods) {
+  Make();
+  api_->Fail("POST", kServices, 403, "Forbidden",
+             "services \"pt-master-0\" is forbidden: exceeded quota: q, requested: services=1");
+  AddJob(kPyTorch);
+  SyncResult result = Sync("pytorchjobs/ns/pt");
+  EXPECT_FALSE(result.status.ok());                         // retried with back-off
+  EXPECT_EQ(api_->Requests("POST", kServices).size(), 1u);  // no more after the refusal
+  EXPECT_EQ(Names(api_->Objects(kPods)),
+            (std::vector<std::string>{"pt-master-0", "pt-worker-0", "pt-worker-1"}));
+  json job = *api_->Object(std::string(kPyTorchJobs) + "/pt");
+  EXPECT_EQ(Condition(job, "Created").value("reason", ""), "FailedCreateService");
+}
+
 TEST_F(SyncTest, SyncAgainBeforeTheCacheCatchesUpWritesNothing) {
   Make();
   AddJob(kPyTorch);
@@ -354,6 +393,60 @@ TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
   ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
   ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
   EXPECT_EQ(Condition(*api_->Object(path), "Running").value("status", ""), "True");
+}
+
+// A whole lifecycle of a 300-replica job, synced on every pod change (the worst case): its
+// status is written for Created, for the counts once per window (3 s: the window grows with the
+// job), for Running and for Succeeded — 5 writes, where a flat 1-s window would make 9. (It
+// reaches Running 9 s in, before ReplicasReady's message is refreshed at 10 s: a longer start
+// would add that write.)
+TEST_F(SyncTest, ABigJobsLifecycleWritesItsStatusOncePerConditionAndFewCountWindows) {
+  options_.status_count_window = Duration(1000);
+  Make();
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 299");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  const std::string status_path = path + "/status";
+  auto writes = [&] { return api_->Requests("PUT", status_path).size(); };
+  auto sync = [&] {
+    ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+    CatchUp(path);
+  };
+  sync();
+  ASSERT_EQ(api_->Objects(kPods).size(), 300u);
+  EXPECT_EQ(writes(), 1u);  // Created
+  ServicesCaughtUp();
+
+  // The workers start one every 20 ms (6 s), each change synced at once.
+  for (int i = 0; i < 299; ++i) {
+    clock_.Advance(Duration(20));
+    json pod = *api_->Object(std::string(kPods) + "/pt-worker-" + std::to_string(i));
+    pod["status"]["phase"] = "Running";
+    pod["status"]["containerStatuses"] =
+        json::array({{{"name", "pytorch"},
+                      {"restartCount", 0},
+                      {"state", {{"running", {{"startedAt", "2023-11-14T22:13:20Z"}}}}}}});
+    controller_->PodCache()->Apply(kube::WatchEventType::kModified, pod);
+    sync();
+  }
+  EXPECT_EQ(writes(), 2u);  // the first 3-s window's counts; the rest is held
+  clock_.Advance(Duration(3000));
+  sync();  // the held counts are due
+  EXPECT_EQ(writes(), 3u);
+  EXPECT_EQ((*api_->Object(path))["status"]["replicaStatuses"]["Worker"].value("active", 0), 299);
+  sync();  // nothing new: no write
+  EXPECT_EQ(writes(), 3u);
+
+  PodsAre("Running", 0, "pt-master");
+  sync();
+  EXPECT_EQ(writes(), 4u);  // Running, at once
+  EXPECT_EQ(Condition(*api_->Object(path), "Running").value("status", ""), "True");
+
+  PodsAre("Succeeded", 0);
+  sync();
+  EXPECT_EQ(writes(), 5u);  // Succeeded, at once
+  EXPECT_EQ(Condition(*api_->Object(path), "Succeeded").value("status", ""), "True");
 }
 
 TEST_F(SyncTest, FinishedJobWithTtlIsDeletedWhenItRunsOut) {

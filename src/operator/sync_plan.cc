@@ -1,5 +1,7 @@
 #include "operator/sync_plan.h"
 
+#include <algorithm>
+
 #include "engine/conditions.h"
 #include "engine/diagnosis.h"
 #include "engine/reconcile.h"
@@ -77,6 +79,14 @@ void KeepStoredTimes(const api::JobStatus& stored, const char* type, api::JobSta
 }
 
 }  // namespace
+
+Duration CountWindowFor(Duration base, int32_t replicas) {
+  if (base <= Duration(0)) return Duration(0);
+  const int64_t steps = std::max<int64_t>(
+      1, (int64_t{replicas} + kReplicasPerCountWindow - 1) / kReplicasPerCountWindow);
+  const Duration grown = base * steps;
+  return std::max(base, std::min(grown, kMaxCountWindow));
+}
 
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,

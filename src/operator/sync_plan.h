@@ -17,9 +17,10 @@
 // - DecideStatus: after the writes, the status to store: the planned status with a
 //   FailedCreatePod/FailedCreateService mark when a child write failed, written only when it
 //   differs from what is stored (lastReconcileTime aside), and a change of replica counts alone
-//   held back for a bounded window (CountCoalescing).
+//   held back for a bounded window that grows with the job (CountCoalescing, CountWindowFor).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,14 @@ struct CountCoalescing {
   Duration window{0};              // 0: every change is written at once
   std::optional<Time> held_since;  // when the change still held back was first seen
 };
+
+// The window grows with the job: `base` (--status-count-window-ms) for every
+// kReplicasPerCountWindow replicas begun, at most kMaxCountWindow (and never below `base`). A
+// job's pods start about as fast as the scheduler binds them whatever its size, so a start-up
+// costs a few count writes whatever the size: 2,000 replicas hold their counts 20 × `base`.
+inline constexpr int32_t kReplicasPerCountWindow = 100;
+inline constexpr Duration kMaxCountWindow{60000};
+Duration CountWindowFor(Duration base, int32_t replicas);
 
 struct StatusDecision {
   std::optional<api::JobStatus> write;  // nullopt: the stored status already says this (or held)

@@ -226,6 +226,22 @@ TEST(DecideStatus, AHeldGangIsTheReasonAndAnUnchangedReasonIsNoWrite) {
   EXPECT_TRUE(again.events.empty());
 }
 
+TEST(CountWindowFor, GrowsWithTheJobByHundredsOfReplicasUpToAMinute) {
+  using std::chrono::milliseconds;
+  const milliseconds base(1000);
+  EXPECT_EQ(CountWindowFor(base, 1), base);
+  EXPECT_EQ(CountWindowFor(base, 8), base);
+  EXPECT_EQ(CountWindowFor(base, 100), base);
+  EXPECT_EQ(CountWindowFor(base, 101), milliseconds(2000));
+  EXPECT_EQ(CountWindowFor(base, 2000), milliseconds(20000));
+  EXPECT_EQ(CountWindowFor(base, 100000), kMaxCountWindow);
+  EXPECT_EQ(CountWindowFor(base, INT32_MAX), kMaxCountWindow);        // no overflow
+  EXPECT_EQ(CountWindowFor(base, 0), base);                           // never below the base
+  EXPECT_EQ(CountWindowFor(base, -5), base);                          // unvalidated counts
+  EXPECT_EQ(CountWindowFor(milliseconds(0), 2000), milliseconds(0));  // 0 still holds nothing
+  EXPECT_EQ(CountWindowFor(milliseconds(60000), 2000), milliseconds(60000));
+}
+
 TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrARestart) {
   using std::chrono::milliseconds;
   api::Job job = LoadJob(kPyTorch);
