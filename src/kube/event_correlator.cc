@@ -42,7 +42,25 @@ V& EventCorrelator::Lru<V>::Touch(const std::string& key, size_t max, bool* crea
   return items.emplace(key, std::make_pair(V{}, order.begin())).first->second.first;
 }
 
-EventWrite EventCorrelator::Correlate(const EventInput& input, Time now) {
+double EventCorrelator::TokensAt(const Bucket& bucket, Time now) const {
+  const double elapsed = std::chrono::duration<double>(now - bucket.last).count();
+  const double refill =
+      std::max(0.0, elapsed) / std::chrono::duration<double>(options_.spam_refill).count();
+  return std::min<double>(options_.spam_burst, bucket.tokens + refill);
+}
+
+Duration EventCorrelator::WaitFor(double tokens) const {
+  return std::max(Duration(1), std::chrono::ceil<Duration>((1 - tokens) * options_.spam_refill));
+}
+
+Duration EventCorrelator::SpamWait(const ObjectReference& object, Time now) const {
+  auto it = buckets_.items.find(ObjectKeyOf(object));
+  if (it == buckets_.items.end()) return Duration(0);  // a new object has its whole burst
+  const double tokens = TokensAt(it->second.first, now);
+  return tokens >= 1 ? Duration(0) : WaitFor(tokens);
+}
+
+EventWrite EventCorrelator::Correlate(const EventInput& input, Time now, bool filter) {
   EventWrite out;
   out.namespace_ = input.object.namespace_.empty() ? "default" : input.object.namespace_;
   std::string object_key = ObjectKeyOf(input.object);
@@ -54,13 +72,14 @@ EventWrite EventCorrelator::Correlate(const EventInput& input, Time now) {
     bucket.tokens = options_.spam_burst;
     bucket.last = now;
   } else {
-    double refill = std::chrono::duration<double>(now - bucket.last).count() /
-                    std::chrono::duration<double>(options_.spam_refill).count();
-    bucket.tokens = std::min<double>(options_.spam_burst, bucket.tokens + refill);
+    bucket.tokens = TokensAt(bucket, now);
     bucket.last = now;
   }
-  if (bucket.tokens < 1) return out;  // kDrop
-  bucket.tokens -= 1;
+  if (filter && bucket.tokens < 1) {
+    out.wait = WaitFor(bucket.tokens);
+    return out;  // kRefused
+  }
+  if (filter) bucket.tokens -= 1;
 
   // Aggregation of similar events (same object, type, reason; different messages).
   std::string message = input.message;

@@ -8,7 +8,9 @@
 //   different messages arrive within `aggregation_window`, further ones are folded into one
 //   Event whose message starts with "(combined from similar events): ".
 // - Spam filter: per involved object a token bucket (burst `spam_burst`, one token per
-//   `spam_refill`); events beyond it are dropped.
+//   `spam_refill`); an event beyond it is refused (kRefused) with the time until the object has
+//   a token again. client-go drops such events; the recorder holds them, folded, and writes
+//   them then (kube/event_recorder.h), so a big job's events are late, never lost.
 //
 // Pure bookkeeping against the time it is given; thread-compatible (one owner). Memory is
 // bounded: at most `max_entries` keys are remembered (oldest forgotten first).
@@ -47,10 +49,11 @@ struct CorrelatorOptions {
 };
 
 struct EventWrite {
-  enum class Kind { kCreate, kPatch, kDrop } kind = Kind::kDrop;
+  enum class Kind { kCreate, kPatch, kRefused } kind = Kind::kRefused;
   nlohmann::json event;  // kCreate: the Event to create; kPatch: the merge patch
   std::string name;      // the Event's name (for kPatch: which one to patch)
   std::string namespace_;
+  Duration wait{0};  // kRefused: until the spam filter has a token for the object again
 };
 
 // The key of "similar" events: the same object, type and reason (messages may differ). The
@@ -61,7 +64,10 @@ class EventCorrelator {
  public:
   explicit EventCorrelator(CorrelatorOptions options) : options_(std::move(options)) {}
 
-  EventWrite Correlate(const EventInput& input, Time now);
+  // `filter` false: the spam filter is not asked (a recorder's last writes at shutdown).
+  EventWrite Correlate(const EventInput& input, Time now, bool filter = true);
+  // How long until the spam filter lets an Event of `object` through (zero: now). Asks only.
+  Duration SpamWait(const ObjectReference& object, Time now) const;
   // The API said the Event to patch is gone (expired): forget it so the next one creates.
   void Forget(const std::string& event_name);
 
@@ -85,6 +91,11 @@ class EventCorrelator {
     std::unordered_map<std::string, std::pair<V, std::list<std::string>::iterator>> items;
     V& Touch(const std::string& key, size_t max, bool* created);
   };
+
+  // The bucket's tokens at `now` (never fewer than it had: a clock stepped back adds none).
+  double TokensAt(const Bucket& bucket, Time now) const;
+  // The wait for one token with `tokens` left (at least 1 ms).
+  Duration WaitFor(double tokens) const;
 
   CorrelatorOptions options_;
   Lru<Seen> seen_;

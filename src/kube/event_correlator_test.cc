@@ -52,10 +52,23 @@ TEST(EventCorrelatorTest, SpamFilterPerObject) {
   o.spam_refill = Duration(10000);
   EventCorrelator c(o);
   for (int i = 0; i < 3; ++i)
-    EXPECT_NE(c.Correlate(Input("j", "R", "m"), kT0).kind, EventWrite::Kind::kDrop);
-  EXPECT_EQ(c.Correlate(Input("j", "R", "m"), kT0).kind, EventWrite::Kind::kDrop);
-  EXPECT_NE(c.Correlate(Input("other", "R", "m"), kT0).kind, EventWrite::Kind::kDrop);
-  EXPECT_NE(c.Correlate(Input("j", "R", "m"), kT0 + Duration(10000)).kind, EventWrite::Kind::kDrop);
+    EXPECT_NE(c.Correlate(Input("j", "R", "m"), kT0).kind, EventWrite::Kind::kRefused);
+  const ObjectReference j = Input("j", "R", "m").object;
+  EXPECT_EQ(c.SpamWait(j, kT0), Duration(10000));  // asking takes nothing
+  EXPECT_EQ(c.SpamWait(j, kT0), Duration(10000));
+  EXPECT_EQ(c.SpamWait(Input("new", "R", "m").object, kT0), Duration(0));
+  EventWrite refused = c.Correlate(Input("j", "R", "m"), kT0);
+  EXPECT_EQ(refused.kind, EventWrite::Kind::kRefused);
+  EXPECT_EQ(refused.wait, Duration(10000));  // one token per 10 s, none left
+  EXPECT_EQ(c.SpamWait(j, kT0 - Duration(60000)), Duration(10000));  // a clock stepped back
+  EXPECT_EQ(c.Correlate(Input("j", "R", "m"), kT0 + Duration(2500)).wait, Duration(7500));
+  EXPECT_NE(c.Correlate(Input("other", "R", "m"), kT0).kind, EventWrite::Kind::kRefused);
+  // Without the filter (a recorder's last writes at shutdown) nothing is refused, and no token
+  // is taken.
+  EXPECT_NE(c.Correlate(Input("j", "R", "m"), kT0 + Duration(2500), false).kind,
+            EventWrite::Kind::kRefused);
+  EXPECT_NE(c.Correlate(Input("j", "R", "m"), kT0 + Duration(10000)).kind,
+            EventWrite::Kind::kRefused);
 }
 
 TEST(EventCorrelatorTest, ForgottenEventIsCreatedAgain) {

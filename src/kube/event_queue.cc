@@ -84,11 +84,17 @@ int EventQueue::Push(EventInput event, bool fold) {
     }
   }
   int dropped = 0;
-  if (order_.size() >= std::max<size_t>(1, max_events_) && !order_.empty()) {
-    auto oldest = by_key_.find(order_.front().key);
-    if (oldest != by_key_.end() && oldest->second == order_.begin()) by_key_.erase(oldest);
-    dropped = std::max(1, order_.front().event.count);
-    order_.pop_front();
+  if (order_.size() + deferred_.size() >= std::max<size_t>(1, max_events_)) {
+    if (!order_.empty()) {
+      auto oldest = by_key_.find(order_.front().key);
+      if (oldest != by_key_.end() && oldest->second == order_.begin()) by_key_.erase(oldest);
+      dropped = std::max(1, order_.front().event.count);
+      order_.pop_front();
+    } else if (!deferred_.empty()) {
+      deferred_by_key_.erase(deferred_.front().key);
+      dropped = std::max(1, deferred_.front().event.count);
+      deferred_.pop_front();
+    }
   }
   std::string key = waiting.key;
   order_.push_back(std::move(waiting));
@@ -119,6 +125,51 @@ std::optional<EventInput> EventQueue::Pop(bool absorb) {
     out.message = FoldMessages(front.messages, front.distinct);
   order_.pop_front();
   return out;
+}
+
+int EventQueue::DeferFront(MonoTime due) {
+  if (order_.empty()) return 0;
+  auto newest = by_key_.find(order_.front().key);
+  if (newest != by_key_.end() && newest->second == order_.begin()) by_key_.erase(newest);
+  Waiting front = std::move(order_.front());
+  order_.pop_front();
+  const int count = std::max(1, front.event.count);
+  if (auto aside = deferred_by_key_.find(front.key); aside != deferred_by_key_.end()) {
+    aside->second->due = std::max(aside->second->due, due);
+    Fold(&*aside->second, std::move(front));
+    ++folded_;
+    return count;
+  }
+  front.due = due;
+  std::string key = front.key;
+  deferred_.push_back(std::move(front));
+  deferred_by_key_[key] = std::prev(deferred_.end());
+  return count;
+}
+
+std::optional<MonoTime> EventQueue::ReleaseDue(MonoTime now) {
+  std::optional<MonoTime> next;
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (it->due > now) {
+      if (!next || it->due < *next) next = it->due;
+      ++it;
+      continue;
+    }
+    deferred_by_key_.erase(it->key);
+    Waiting released = std::move(*it);
+    it = deferred_.erase(it);
+    if (auto waiting = by_key_.find(released.key); waiting != by_key_.end()) {
+      // A newer one of its key waits: one Event, the older names first, in the newer's place.
+      Fold(&released, std::move(*waiting->second));
+      ++folded_;
+      *waiting->second = std::move(released);
+      continue;
+    }
+    std::string key = released.key;
+    order_.push_back(std::move(released));
+    by_key_[key] = std::prev(order_.end());
+  }
+  return next;
 }
 
 }  // namespace trainctl::kube

@@ -10,6 +10,11 @@
 // - Pop() takes the oldest waiting event; Pop(/*absorb=*/true) folds every later event with its
 //   object, type and reason into it first (the writer waited for its budget: all of them
 //   waited).
+// - DeferFront(due) puts the oldest waiting event aside until `due` (the spam filter refused
+//   its object), folded into one aside with its object, type and reason; ReleaseDue(now) puts
+//   what is due back at the end, folded with a waiting one of its key. Folded events keep every
+//   name they carry through both moves. What is aside counts against `max_events` but not in
+//   empty()/size().
 //
 // Pure bookkeeping; thread-compatible (the recorder holds its lock around every call).
 #pragma once
@@ -42,8 +47,15 @@ class EventQueue {
   // queue had room or the event was folded).
   int Push(EventInput event, bool fold);
   std::optional<EventInput> Pop(bool absorb = false);
+  // The oldest waiting event; nullptr when none waits.
+  const EventInput* Front() const { return order_.empty() ? nullptr : &order_.front().event; }
+  // Returns the occurrences put aside (0 when nothing waits).
+  int DeferFront(MonoTime due);
+  // Returns when the next event still aside is due (nullopt: none is aside).
+  std::optional<MonoTime> ReleaseDue(MonoTime now);
   bool empty() const { return order_.empty(); }
   size_t size() const { return order_.size(); }
+  size_t deferred() const { return deferred_.size(); }
   long folded() const { return folded_; }  // events folded into another so far
 
  private:
@@ -53,6 +65,7 @@ class EventQueue {
     size_t bytes = 0;
     size_t distinct = 1;  // distinct messages folded, kept or not
     std::string key;
+    MonoTime due{};  // aside: when it may go back
   };
   static Waiting Wrap(EventInput event);
   static void Fold(Waiting* into, Waiting from);
@@ -60,6 +73,8 @@ class EventQueue {
   size_t max_events_;
   std::list<Waiting> order_;
   std::unordered_map<std::string, std::list<Waiting>::iterator> by_key_;  // the newest per key
+  std::list<Waiting> deferred_;                                           // aside, one per key
+  std::unordered_map<std::string, std::list<Waiting>::iterator> deferred_by_key_;
   long folded_ = 0;
 };
 

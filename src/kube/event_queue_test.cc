@@ -1,5 +1,6 @@
 // Unit tests of the events a recorder holds over its budget: folding by object, type and
-// reason, the folded message, the bound on what waits.
+// reason, the folded message, the bound on what waits, and what is put aside for the spam
+// filter.
 #include "kube/event_queue.h"
 
 #include <gtest/gtest.h>
@@ -113,6 +114,63 @@ TEST(EventQueueTest, WhatWaitsIsBoundedOldestDroppedFirst) {
   EXPECT_EQ(q.Push(Created("a", "a-1"), true), 2);
   EXPECT_EQ(q.Pop()->object.name, "c");
   EXPECT_EQ(q.Pop()->message, "Created pod: a-1");
+}
+
+TEST(EventQueueTest, WhatIsPutAsideFoldsKeepsEveryNameAndComesBackWhenDue) {
+  const MonoTime m0 = MonoTime(std::chrono::seconds(100));
+  EventQueue q;
+  EXPECT_EQ(q.DeferFront(m0), 0);  // nothing waits
+  for (int i = 0; i < 3; ++i) q.Push(Created("a", "a-" + std::to_string(i)), false);
+  q.Push(Created("b", "b-0"), false);
+  // The spam filter refuses "a" three times: one entry aside, carrying all three.
+  EXPECT_EQ(q.DeferFront(m0 + std::chrono::seconds(5)), 1);
+  EXPECT_EQ(q.DeferFront(m0 + std::chrono::seconds(4)), 1);
+  EXPECT_EQ(q.DeferFront(m0 + std::chrono::seconds(6)), 1);
+  EXPECT_EQ(q.size(), 1u);  // "b" alone waits
+  EXPECT_EQ(q.deferred(), 1u);
+  ASSERT_NE(q.Front(), nullptr);
+  EXPECT_EQ(q.Front()->object.name, "b");
+  EXPECT_EQ(q.ReleaseDue(m0 + std::chrono::seconds(5)), m0 + std::chrono::seconds(6));
+  EXPECT_EQ(q.size(), 1u);  // not due: the latest time asked for
+  // A newer "a" waits meanwhile; the one aside comes back into its place, its names first.
+  q.Push(Created("a", "a-3"), false);
+  EXPECT_EQ(q.ReleaseDue(m0 + std::chrono::seconds(6)), std::nullopt);
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.deferred(), 0u);
+  EXPECT_EQ(q.Pop()->object.name, "b");
+  std::optional<EventInput> a = q.Pop();
+  EXPECT_EQ(a->message, "Created pod: a-0, a-1, a-2, a-3");
+  EXPECT_EQ(a->count, 4);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.Front(), nullptr);
+
+  // Folded once already (over the budget), put aside and back: the names survive both moves.
+  for (int i = 0; i < 30; ++i) q.Push(Created("c", "c-" + std::to_string(i)), true);
+  q.DeferFront(m0);
+  q.ReleaseDue(m0);
+  std::optional<EventInput> c = q.Pop();
+  EXPECT_EQ(c->count, 30);
+  EXPECT_EQ(c->message.rfind("Created pod: c-0, c-1, c-2,", 0), 0u) << c->message;
+  EXPECT_NE(c->message.find("c-29"), std::string::npos) << c->message;
+}
+
+TEST(EventQueueTest, WhatIsAsideCountsAgainstTheBound) {
+  EventQueue q(2);
+  q.Push(Created("a", "a-0"), false);
+  q.DeferFront(MonoTime(std::chrono::seconds(9)));
+  q.Push(Created("b", "b-0"), false);
+  EXPECT_EQ(q.Push(Created("c", "c-0"), false), 1);  // full: the oldest waiting ("b") goes
+  EXPECT_EQ(q.Pop()->object.name, "c");
+  EXPECT_EQ(q.Push(Created("d", "d-0"), false), 0);
+  EXPECT_EQ(q.Push(Created("e", "e-0"), false), 1);  // "d" goes
+  q.Pop();
+  q.Push(Created("f", "f-0"), false);
+  q.DeferFront(MonoTime(std::chrono::seconds(9)));   // "f" aside too: two aside, none waiting
+  EXPECT_EQ(q.Push(Created("g", "g-0"), false), 1);  // nothing waits: the oldest aside goes
+  EXPECT_EQ(q.deferred(), 1u);
+  q.ReleaseDue(MonoTime(std::chrono::seconds(9)));
+  EXPECT_EQ(q.Pop()->object.name, "g");
+  EXPECT_EQ(q.Pop()->object.name, "f");
 }
 
 }  // namespace

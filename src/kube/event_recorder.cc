@@ -47,15 +47,11 @@ RecorderStats EventRecorder::stats() const {
   return stats_;
 }
 
-void EventRecorder::Write(const EventInput& input) {
-  EventWrite write = correlator_.Correlate(input, clock_->Now());
+bool EventRecorder::Write(const EventInput& input, bool stopping) {
+  EventWrite write = correlator_.Correlate(input, clock_->Now(), /*filter=*/!stopping);
+  if (write.kind == EventWrite::Kind::kRefused) return false;
   Status st;
   bool patched = false;
-  if (write.kind == EventWrite::Kind::kDrop) {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.dropped_by_filter += std::max(1, input.count);
-    return;
-  }
   if (write.kind == EventWrite::Kind::kPatch) {
     st =
         client_->Patch(kEvents, write.namespace_, write.name, PatchType::kMerge, write.event.dump())
@@ -63,7 +59,8 @@ void EventRecorder::Write(const EventInput& input) {
     patched = st.ok();
     if (st.code() == StatusCode::kNotFound) {
       correlator_.Forget(write.name);
-      write = correlator_.Correlate(input, clock_->Now());
+      // The filter passed this event already: created again without asking it twice.
+      write = correlator_.Correlate(input, clock_->Now(), /*filter=*/false);
     }
   }
   if (write.kind == EventWrite::Kind::kCreate)
@@ -75,17 +72,44 @@ void EventRecorder::Write(const EventInput& input) {
     stats_.patched++;
   else
     stats_.created++;
+  return true;
 }
 
 void EventRecorder::Loop() {
   for (;;) {
     bool stopping = false;
+    ObjectReference object;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      for (;;) {
+        // What was put aside for the spam filter goes back once due (at a stop, all of it).
+        const std::optional<MonoTime> next_due =
+            queue_.ReleaseDue(stopping_ ? MonoTime::max() : clock_->Monotonic());
+        if (stopping_ || !queue_.empty()) break;
+        if (next_due)
+          cv_.wait_for(lock, *next_due - clock_->Monotonic());
+        else
+          cv_.wait(lock);
+      }
       if (queue_.empty()) return;  // stopping and drained
       busy_ = true;
       stopping = stopping_;
+      object = queue_.Front()->object;
+    }
+    // An Event the spam filter would refuse costs no budget: it is put aside until its object
+    // has a token again.
+    if (!stopping) {
+      if (const Duration refused = correlator_.SpamWait(object, clock_->Now());
+          refused > Duration::zero()) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          stats_.held_by_filter += queue_.DeferFront(clock_->Monotonic() + refused);
+          stats_.folded = queue_.folded();
+          busy_ = false;
+        }
+        cv_.notify_all();
+        continue;
+      }
     }
     // The next Event leaves the queue only once the budget allows it; if it had to wait, every
     // event of its job and reason queued behind it is folded into it. The wait ends early when
@@ -101,15 +125,18 @@ void EventRecorder::Loop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       over_budget_ = false;
-      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero() || stopping_));
+      stopping = stopping_;
+      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero() || stopping));
       stats_.folded = queue_.folded();
-      if (stopping_ && !drain_until_) drain_until_ = clock_->Monotonic() + drain_limit_;
+      if (stopping && !drain_until_) drain_until_ = clock_->Monotonic() + drain_limit_;
       drop = drain_until_ && clock_->Monotonic() > *drain_until_;
       if (drop) stats_.dropped_at_stop += std::max(1, next.count);
     }
-    if (!drop) Write(next);
+    // Refused after all only if the clock stepped back since it was asked: queued again.
+    const bool refused = !drop && !Write(next, stopping);
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (refused) stats_.dropped_queue_full += queue_.Push(std::move(next), /*fold=*/true);
       busy_ = false;
     }
     cv_.notify_all();

@@ -2,7 +2,15 @@
 // queues (bounded; when full the oldest queued event is dropped and counted); a worker thread
 // runs them through the EventCorrelator (dedupe, aggregation, spam filter) and creates or
 // patches Events through the Client. An Event that expired before it could be patched is
-// created again. Thread-safe; Flush() waits until the queue is empty (for tests and shutdown).
+// created again. Thread-safe; Flush() waits until the queue is empty (for tests and shutdown);
+// events held by the spam filter do not count.
+//
+// Spam filter: before an event spends the budget, the worker asks the correlator whether its
+// object has a token; if not, the event is put aside (EventQueue::DeferFront), folded by object,
+// type and reason like events over the budget, and goes back to the queue once the object has a
+// token again. A big job's events beyond its burst are written minutes late, their count and
+// names carried ("Created pod: a-25, a-26, … and 1,950 more"; past the correlator's 10 distinct
+// messages, as a count patch of the Event that combines them), where client-go drops them.
 //
 // Budget: with `qps` > 0 the worker writes at most `qps` Events a second (`burst` saved up).
 // Over it (no token left when an event is recorded, or the writer waiting for one) an event is
@@ -11,7 +19,8 @@
 // count 3), so a burst costs fewer writes and loses nothing while fewer than `max_queue`
 // distinct ones wait. Under the budget nothing is folded: each event is its own Event, as
 // without a budget. At shutdown the queue is folded and written without the budget, for at
-// most `drain_limit`; the budget's wait ends early when the recorder stops.
+// most `drain_limit`, with what the spam filter holds and without the filter; the budget's and
+// the filter's waits end early when the recorder stops.
 #pragma once
 
 #include <condition_variable>
@@ -29,7 +38,8 @@ namespace trainctl::kube {
 
 // Writes, and occurrences lost (a folded Event lost counts all it carried).
 struct RecorderStats {
-  long created = 0, patched = 0, dropped_by_filter = 0, dropped_queue_full = 0, failed = 0;
+  long created = 0, patched = 0, dropped_queue_full = 0, failed = 0;
+  long held_by_filter = 0;   // occurrences put aside for the spam filter (each time; not lost)
   long folded = 0;           // events carried by another's write (over budget)
   long dropped_at_stop = 0;  // still queued when the shutdown's drain time ran out
 };
@@ -57,7 +67,9 @@ class EventRecorder {
 
  private:
   void Loop();
-  void Write(const EventInput& input);
+  // Writes `input`; returns false when the spam filter refused it after all (not written).
+  // `stopping`: the filter is not asked.
+  bool Write(const EventInput& input, bool stopping);
 
   Client* client_;
   const Clock* clock_;

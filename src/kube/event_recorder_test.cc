@@ -1,13 +1,18 @@
 // Unit tests of the event recorder's budget over the in-memory API (kube::FakeApi): events
 // recorded over it are folded by job and reason as they arrive, every occurrence is in one
 // Event, under it each event is its own; a recorder that stops while over its budget does not
-// wait the budget out.
+// wait the budget out. Events the spam filter refuses wait, folded, for the object's next token
+// (or the stop), and none is lost.
 #include "kube/event_recorder.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "kube/fake_api.h"
 
@@ -82,6 +87,47 @@ TEST_F(EventRecorderTest, StoppingOverTheBudgetWritesTheRestWithoutWaitingItOut)
   std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["count"].get<int>() + events[1]["count"].get<int>(), 3);
+}
+
+TEST_F(EventRecorderTest, EventsTheSpamFilterRefusesWaitFoldedAndAreWrittenWithTheNextToken) {
+  // Two Events per object, then one a second: the other eight wait, folded into one.
+  CorrelatorOptions filter;
+  filter.spam_burst = 2;
+  filter.spam_refill = Duration(1000);
+  EventRecorder recorder(client_.get(), &clock_, filter, RecorderBudget{});
+  for (int i = 0; i < 10; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
+  ASSERT_TRUE(recorder.Flush(Duration(10000)));
+  EXPECT_EQ(api_->Objects(kEventsPath).size(), 2u);  // the burst; the rest is held
+  EXPECT_EQ(recorder.stats().held_by_filter, 8);
+  const MonoTime give_up = clock_.Monotonic() + Duration(10000);
+  while (api_->Objects(kEventsPath).size() < 3 && clock_.Monotonic() < give_up)
+    std::this_thread::sleep_for(Duration(20));
+  std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
+  ASSERT_EQ(events.size(), 3u);
+  int total = 0;
+  for (const nlohmann::json& e : events) total += e["count"].get<int>();
+  EXPECT_EQ(total, 10);
+  std::vector<std::string> messages;
+  for (const nlohmann::json& e : events) messages.push_back(e["message"]);
+  EXPECT_NE(std::find(messages.begin(), messages.end(),
+                      "Created pod: b-2, b-3, b-4, b-5, b-6, b-7, b-8, b-9"),
+            messages.end());
+}
+
+TEST_F(EventRecorderTest, StoppingWritesWhatTheSpamFilterHoldsWithoutWaitingForIt) {
+  {
+    // One Event per object every 1,000 s after the first: a recorder that waited for the
+    // filter at its stop would outlast the test's time limit.
+    CorrelatorOptions filter;
+    filter.spam_burst = 1;
+    filter.spam_refill = Duration(1000000);
+    EventRecorder recorder(client_.get(), &clock_, filter, RecorderBudget{});
+    for (int i = 0; i < 5; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
+    ASSERT_TRUE(recorder.Flush(Duration(10000)));
+  }
+  std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["count"].get<int>() + events[1]["count"].get<int>(), 5);
 }
 
 }  // namespace
