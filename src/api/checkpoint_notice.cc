@@ -1,5 +1,6 @@
 #include "api/checkpoint_notice.h"
 
+#include <charconv>
 #include <csignal>
 
 #include "api/annotations.h"
@@ -38,15 +39,11 @@ std::optional<NoticePolicy> NoticePolicyOf(const Job& job, FieldErrorList* error
     }
   }
   if (!seconds) return std::nullopt;
-  std::string text = AnnotationText(*seconds);
-  size_t used = 0;
+  const std::string text = AnnotationText(*seconds);
+  // Digits only: no space, sign or suffix around them (from_chars skips nothing).
   long value = 0;
-  try {
-    value = std::stol(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || text[0] == '+' || text[0] == '-' || value < 1 ||
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 1 ||
       value > kMaxNoticeSeconds) {
     if (errors)
       errors->push_back(Invalid(AnnotationPath(kNoticeSecondsAnnotation), *seconds,

@@ -329,6 +329,10 @@ TEST(CheckpointNotice, AnnotationsAreValidatedWithTheirFieldPath) {
        "metadata.annotations[trainctl.dev/checkpoint-notice-seconds]: Invalid value: \"0\": "
        "expected a whole number of seconds from 1 to 86400"},
       {"12s", "", "expected a whole number of seconds from 1 to 86400"},
+      {" 30", "", "expected a whole number of seconds from 1 to 86400"},
+      {"30 ", "", "expected a whole number of seconds from 1 to 86400"},
+      {"+30", "", "expected a whole number of seconds from 1 to 86400"},
+      {"99999999999999999999", "", "expected a whole number of seconds from 1 to 86400"},
       {"86401", "", "expected a whole number of seconds from 1 to 86400"},
       {"30", "SIGKILL",
        "metadata.annotations[trainctl.dev/checkpoint-signal]: Unsupported value: \"SIGKILL\": "
