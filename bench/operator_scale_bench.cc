@@ -457,6 +457,18 @@ int main(int argc, char** argv) {
                          ? trainctl::bench::RunFloor(a, round, admin.get(), &clock)
                          : trainctl::bench::RunOperator(a, impl, round, admin.get(), &clock));
       runs.back().round = round;
+      // Each run's figures as soon as it ends: a bench stopped halfway keeps what it measured.
+      const trainctl::bench::RunResult& r = runs.back();
+      const auto events = r.api.by_request.find("create events");
+      const auto apiserver = r.plane_cpu.find("kube-apiserver");
+      std::fprintf(stderr,
+                   "run %d: %s done: all created %.1f s, all bound %.1f s, all Running %.1f s, "
+                   "all jobs Succeeded %.1f s, peak RSS %.1f MiB, CPU %.1f s, status writes %ld, "
+                   "events created %ld, kube-apiserver CPU %.1f s\n",
+                   round + 1, impl.c_str(), r.t.all_created, r.lags.all_bound, r.t.all_running,
+                   r.t.jobs_succeeded, r.rss_mib, r.cpu, r.api.job_status_writes,
+                   events == r.api.by_request.end() ? 0L : events->second,
+                   apiserver == r.plane_cpu.end() ? -1.0 : apiserver->second);
     }
   }
   trainctl::bench::PrintTables(a, runs);
