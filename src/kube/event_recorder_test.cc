@@ -39,6 +39,14 @@ class EventRecorderTest : public ::testing::Test {
             "Created pod: " + pod};
   }
 
+  // The correlator's spam filter: `burst` Events per object, then one per `refill`.
+  static CorrelatorOptions SpamFilter(int burst, Duration refill) {
+    CorrelatorOptions options;
+    options.spam_burst = burst;
+    options.spam_refill = refill;
+    return options;
+  }
+
   RealClock clock_;
   FakeApi* api_;
   std::unique_ptr<Client> client_;
@@ -91,10 +99,7 @@ TEST_F(EventRecorderTest, StoppingOverTheBudgetWritesTheRestWithoutWaitingItOut)
 
 TEST_F(EventRecorderTest, EventsTheSpamFilterRefusesWaitFoldedAndAreWrittenWithTheNextToken) {
   // Two Events per object, then one a second: the other eight wait, folded into one.
-  CorrelatorOptions filter;
-  filter.spam_burst = 2;
-  filter.spam_refill = Duration(1000);
-  EventRecorder recorder(client_.get(), &clock_, filter, RecorderBudget{});
+  EventRecorder recorder(client_.get(), &clock_, SpamFilter(2, Duration(1000)), RecorderBudget{});
   for (int i = 0; i < 10; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
   ASSERT_TRUE(recorder.Flush(Duration(10000)));
   EXPECT_EQ(api_->Objects(kEventsPath).size(), 2u);  // the burst; the rest is held
@@ -118,10 +123,8 @@ TEST_F(EventRecorderTest, StoppingWritesWhatTheSpamFilterHoldsWithoutWaitingForI
   {
     // One Event per object every 1,000 s after the first: a recorder that waited for the
     // filter at its stop would outlast the test's time limit.
-    CorrelatorOptions filter;
-    filter.spam_burst = 1;
-    filter.spam_refill = Duration(1000000);
-    EventRecorder recorder(client_.get(), &clock_, filter, RecorderBudget{});
+    EventRecorder recorder(client_.get(), &clock_, SpamFilter(1, Duration(1000000)),
+                           RecorderBudget{});
     for (int i = 0; i < 5; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
     ASSERT_TRUE(recorder.Flush(Duration(10000)));
   }
