@@ -86,20 +86,29 @@ int EventQueue::Push(EventInput event, bool fold) {
   int dropped = 0;
   if (order_.size() + deferred_.size() >= std::max<size_t>(1, max_events_)) {
     if (!order_.empty()) {
-      auto oldest = by_key_.find(order_.front().key);
-      if (oldest != by_key_.end() && oldest->second == order_.begin()) by_key_.erase(oldest);
-      dropped = std::max(1, order_.front().event.count);
-      order_.pop_front();
+      dropped = std::max(1, TakeFront().event.count);
     } else if (!deferred_.empty()) {
       deferred_by_key_.erase(deferred_.front().key);
       dropped = std::max(1, deferred_.front().event.count);
       deferred_.pop_front();
     }
   }
+  Append(std::move(waiting));
+  return dropped;
+}
+
+EventQueue::Waiting EventQueue::TakeFront() {
+  auto newest = by_key_.find(order_.front().key);
+  if (newest != by_key_.end() && newest->second == order_.begin()) by_key_.erase(newest);
+  Waiting front = std::move(order_.front());
+  order_.pop_front();
+  return front;
+}
+
+void EventQueue::Append(Waiting waiting) {
   std::string key = waiting.key;
   order_.push_back(std::move(waiting));
   by_key_[key] = std::prev(order_.end());
-  return dropped;
 }
 
 std::optional<EventInput> EventQueue::Pop(bool absorb) {
@@ -129,10 +138,7 @@ std::optional<EventInput> EventQueue::Pop(bool absorb) {
 
 int EventQueue::DeferFront(MonoTime due) {
   if (order_.empty()) return 0;
-  auto newest = by_key_.find(order_.front().key);
-  if (newest != by_key_.end() && newest->second == order_.begin()) by_key_.erase(newest);
-  Waiting front = std::move(order_.front());
-  order_.pop_front();
+  Waiting front = TakeFront();
   const int count = std::max(1, front.event.count);
   if (auto aside = deferred_by_key_.find(front.key); aside != deferred_by_key_.end()) {
     aside->second->due = std::max(aside->second->due, due);
@@ -165,9 +171,7 @@ std::optional<MonoTime> EventQueue::ReleaseDue(MonoTime now) {
       *waiting->second = std::move(released);
       continue;
     }
-    std::string key = released.key;
-    order_.push_back(std::move(released));
-    by_key_[key] = std::prev(order_.end());
+    Append(std::move(released));
   }
   return next;
 }

@@ -68,6 +68,10 @@ class EventQueue {
     MonoTime due{};  // aside: when it may go back
   };
   static Waiting Wrap(EventInput event);
+  // Removes the oldest waiting entry (there is one) and its index if it is its key's newest.
+  Waiting TakeFront();
+  // Adds `waiting` at the end as its key's newest.
+  void Append(Waiting waiting);
   static void Fold(Waiting* into, Waiting from);
 
   size_t max_events_;
