@@ -157,7 +157,8 @@ def dump_node_state(namespace=None, why=""):
         status = p.get("status", {})
         if status.get("phase") in ("Running", "Succeeded"):
             continue
-        waiting = [f"{s['name']}:{(s.get('state', {}).get('waiting') or {}).get('reason', '')}"
+        # A container's waiting reason, else the state it is in (running, terminated).
+        waiting = [f"{s['name']}:{(s.get('state', {}).get('waiting') or {}).get('reason') or ','.join(s.get('state', {}))}"
                    for s in status.get("containerStatuses", []) + status.get("initContainerStatuses", [])]
         out.append(f"pod {p['metadata']['namespace']}/{p['metadata']['name']} {status.get('phase')} "
                    f"{status.get('reason', '')} {status.get('message', '')[:200]} {' '.join(waiting)}")
