@@ -573,8 +573,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
 
   // Decide the status, then write it.
-  CountCoalescing coalescing{CountWindowFor(options_.status_count_window, job.TotalReplicas()),
-                             std::nullopt};
+  CountCoalescing coalescing{
+      CountWindowFor(options_.status_count_window, job.TotalReplicas()),
+      StartingCountWindowFor(options_.status_count_window, job.TotalReplicas()), std::nullopt};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto held = counts_held_.find(qkey); held != counts_held_.end())

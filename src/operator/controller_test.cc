@@ -362,19 +362,22 @@ TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
   const std::string status_path = path + "/status";
   CatchUp(path);
   ServicesCaughtUp();
+  PodsAre("Running");
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());  // Running, at once
+  CatchUp(path);
   api_->ClearRequests();
 
-  // One Worker starts: its count is held, and the sync asks to come back when it is due.
-  PodsAre("Running", 0, "pt-worker-0");
+  // One Worker finishes: its count is held, and the sync asks to come back when it is due.
+  PodsAre("Succeeded", 0, "pt-worker-0");
   SyncResult held = Sync("pytorchjobs/ns/pt");
   ASSERT_TRUE(held.status.ok()) << held.status.message();
   EXPECT_TRUE(api_->Requests("PUT", status_path).empty());
   ASSERT_TRUE(held.requeue_after);
   EXPECT_LE(*held.requeue_after, Duration(1000));
 
-  // The second Worker starts 400 ms later: still held, the wait is what is left of the window.
+  // The second Worker finishes 400 ms later: still held, the wait is what is left of the window.
   clock_.Advance(Duration(400));
-  PodsAre("Running", 0, "pt-worker-1");
+  PodsAre("Succeeded", 0, "pt-worker-1");
   SyncResult still = Sync("pytorchjobs/ns/pt");
   EXPECT_TRUE(api_->Requests("PUT", status_path).empty());
   ASSERT_TRUE(still.requeue_after);
@@ -384,22 +387,74 @@ TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
   clock_.Advance(Duration(600));
   ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
   ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
-  EXPECT_EQ((*api_->Object(path))["status"]["replicaStatuses"]["Worker"].value("active", 0), 2);
+  EXPECT_EQ((*api_->Object(path))["status"]["replicaStatuses"]["Worker"].value("succeeded", 0), 2);
   CatchUp(path);
 
-  // The Master starts: Running is a condition, written at once.
+  // The Master finishes: Succeeded is a condition, written at once.
   api_->ClearRequests();
-  PodsAre("Running", 0, "pt-master");
+  PodsAre("Succeeded", 0, "pt-master");
   ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
   ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
-  EXPECT_EQ(Condition(*api_->Object(path), "Running").value("status", ""), "True");
+  EXPECT_EQ(Condition(*api_->Object(path), "Succeeded").value("status", ""), "True");
+}
+
+// An 8-replica job whose pods start 20 s apart (a starved scheduler or node): while they start,
+// their counts and the Starting message's details go out once per 30-s starting window, not
+// once per start; the end of the start (all running) is written at once. Each sync runs when
+// a pod starts or when the held change is due (the requeue the sync asked for).
+TEST_F(SyncTest, WhileItsReplicasStartTheirCountsWaitTheLongerStartingWindow) {
+  options_.status_count_window = Duration(1000);
+  Make();
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 7");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  auto writes = [&] { return api_->Requests("PUT", path + "/status").size(); };
+  std::optional<Time> due;
+  auto sync = [&] {
+    SyncResult r = Sync("pytorchjobs/ns/pt");
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    CatchUp(path);
+    due.reset();
+    if (r.requeue_after) due = clock_.Now() + *r.requeue_after;
+  };
+  sync();
+  EXPECT_EQ(writes(), 1u);  // Created
+  ServicesCaughtUp();
+  std::vector<size_t> after_each;
+  for (int i = 0; i < 7; ++i) {
+    const Time start = clock_.Now() + Duration(20000);
+    if (due && *due <= start) {
+      clock_.Advance(std::chrono::duration_cast<Duration>(*due - clock_.Now()));
+      sync();  // the held counts are due
+    }
+    clock_.Advance(std::chrono::duration_cast<Duration>(start - clock_.Now()));
+    PodsAre("Running", 0, "pt-worker-" + std::to_string(i));
+    sync();
+    after_each.push_back(writes());
+    ASSERT_TRUE(due) << "a held change asks to be looked at again";
+    EXPECT_LE(*due - clock_.Now(), Duration(30000));
+  }
+  // Starts at 20, 40, …, 140 s: written at 50, 90 and 130 s (30 s after each first held start).
+  EXPECT_EQ(after_each, (std::vector<size_t>{1, 1, 2, 2, 3, 3, 4}));
+  const json stored = *api_->Object(path);
+  EXPECT_EQ(stored["status"]["replicaStatuses"]["Worker"].value("active", 0), 6);
+  EXPECT_EQ(Condition(stored, "ReplicasReady").value("reason", ""), "Starting");
+
+  clock_.Advance(Duration(20000));
+  PodsAre("Running", 0, "pt-master");
+  sync();
+  EXPECT_EQ(writes(), 5u);  // all running: at once, with the last held count
+  const json running = *api_->Object(path);
+  EXPECT_EQ(Condition(running, "Running").value("status", ""), "True");
+  EXPECT_EQ(Condition(running, "ReplicasReady").value("status", ""), "True");
+  EXPECT_EQ(running["status"]["replicaStatuses"]["Worker"].value("active", 0), 7);
 }
 
 // A whole lifecycle of a 300-replica job, synced on every pod change (the worst case): its
-// status is written for Created, for the counts once per window (3 s: the window grows with the
-// job), for Running and for Succeeded — 5 writes, where a flat 1-s window would make 9. (It
-// reaches Running 9 s in, before ReplicasReady's message is refreshed at 10 s: a longer start
-// would add that write.)
+// status is written for Created, for the counts once while the workers start (they are held
+// for the 30-s starting window), for Running and for Succeeded — 4 writes, where a flat 1-s
+// window would make 9.
 TEST_F(SyncTest, ABigJobsLifecycleWritesItsStatusOncePerConditionAndFewCountWindows) {
   options_.status_count_window = Duration(1000);
   Make();
@@ -418,7 +473,7 @@ TEST_F(SyncTest, ABigJobsLifecycleWritesItsStatusOncePerConditionAndFewCountWind
   EXPECT_EQ(writes(), 1u);  // Created
   ServicesCaughtUp();
 
-  // The workers start one every 20 ms (6 s), each change synced at once.
+  // The workers start one every 20 ms (6 s), each change synced at once: all held.
   for (int i = 0; i < 299; ++i) {
     clock_.Advance(Duration(20));
     json pod = *api_->Object(std::string(kPods) + "/pt-worker-" + std::to_string(i));
@@ -430,22 +485,22 @@ TEST_F(SyncTest, ABigJobsLifecycleWritesItsStatusOncePerConditionAndFewCountWind
     controller_->PodCache()->Apply(kube::WatchEventType::kModified, pod);
     sync();
   }
-  EXPECT_EQ(writes(), 2u);  // the first 3-s window's counts; the rest is held
-  clock_.Advance(Duration(3000));
-  sync();  // the held counts are due
-  EXPECT_EQ(writes(), 3u);
+  EXPECT_EQ(writes(), 1u);
+  clock_.Advance(Duration(30000));
+  sync();  // the held counts are due (30 s after the first start)
+  EXPECT_EQ(writes(), 2u);
   EXPECT_EQ((*api_->Object(path))["status"]["replicaStatuses"]["Worker"].value("active", 0), 299);
   sync();  // nothing new: no write
-  EXPECT_EQ(writes(), 3u);
+  EXPECT_EQ(writes(), 2u);
 
   PodsAre("Running", 0, "pt-master");
   sync();
-  EXPECT_EQ(writes(), 4u);  // Running, at once
+  EXPECT_EQ(writes(), 3u);  // Running, at once
   EXPECT_EQ(Condition(*api_->Object(path), "Running").value("status", ""), "True");
 
   PodsAre("Succeeded", 0);
   sync();
-  EXPECT_EQ(writes(), 5u);  // Succeeded, at once
+  EXPECT_EQ(writes(), 4u);  // Succeeded, at once
   EXPECT_EQ(Condition(*api_->Object(path), "Succeeded").value("status", ""), "True");
 }
 

@@ -186,4 +186,18 @@ bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b) {
   return SameStatus(std::move(a), std::move(b));
 }
 
+bool OnlyStartingProgressDiffers(api::JobStatus a, api::JobStatus b) {
+  for (api::JobStatus* s : {&a, &b}) {
+    bool starting = false;
+    for (api::Condition& c : s->conditions) {
+      if (c.type != engine::kReplicasReady) continue;
+      starting = c.status == "False" && c.reason == "Starting";
+      c.message.clear();
+      c.last_update_time = Time{};
+    }
+    if (!starting) return false;
+  }
+  return OnlyReplicaCountsDiffer(std::move(a), std::move(b));
+}
+
 }  // namespace trainctl::op

@@ -87,4 +87,9 @@ bool SameStatus(api::JobStatus a, api::JobStatus b);
 // count (backoffLimit's ledger) records.
 bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b);
 
+// Both say the replicas are still on their way (ReplicasReady False, reason Starting), and
+// differ only in the replica counts and in that condition's message and update time: more of
+// them have started (or are at another step) since `b`, nothing new went wrong.
+bool OnlyStartingProgressDiffers(api::JobStatus a, api::JobStatus b);
+
 }  // namespace trainctl::op

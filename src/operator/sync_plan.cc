@@ -88,6 +88,15 @@ Duration CountWindowFor(Duration base, int32_t replicas) {
   return std::max(base, std::min(grown, kMaxCountWindow));
 }
 
+Duration StartingCountWindowFor(Duration base, int32_t replicas) {
+  const Duration window = CountWindowFor(base, replicas);
+  if (window <= Duration(0)) return window;
+  const Duration starting = base < kMaxCountWindow / kStartingCountWindowFactor
+                                ? base * kStartingCountWindowFactor
+                                : kMaxCountWindow;
+  return std::max(window, std::min(starting, kMaxCountWindow));
+}
+
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
                             const Status& services, Time now, const std::string& gang_held,
@@ -116,10 +125,13 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
     engine::ApplyReadiness(*why, TruncateToSeconds(now), &status, &out.events, &out.requeue_after);
   }
   if (SameStatus(status, stored)) return out;
-  if (coalescing.window > Duration(0) && out.error.ok() &&
-      OnlyReplicaCountsDiffer(status, stored)) {
+  const bool starting = OnlyStartingProgressDiffers(status, stored);
+  const Duration window =
+      starting ? std::max(coalescing.window, coalescing.starting_window) : coalescing.window;
+  if (window > Duration(0) && out.error.ok() &&
+      (starting || OnlyReplicaCountsDiffer(status, stored))) {
     const Time since = coalescing.held_since.value_or(now);
-    const Time due = since + coalescing.window;
+    const Time due = since + window;
     if (now < due) {
       out.held_since = since;
       const Duration wait = std::chrono::duration_cast<Duration>(due - now);

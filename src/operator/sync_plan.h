@@ -17,7 +17,8 @@
 // - DecideStatus: after the writes, the status to store: the planned status with a
 //   FailedCreatePod/FailedCreateService mark when a child write failed, written only when it
 //   differs from what is stored (lastReconcileTime aside), and a change of replica counts alone
-//   held back for a bounded window that grows with the job (CountCoalescing, CountWindowFor).
+//   held back for a bounded window that grows with the job and is longer while its replicas
+//   are starting (CountCoalescing, CountWindowFor, StartingCountWindowFor).
 #pragma once
 
 #include <cstdint>
@@ -81,8 +82,15 @@ Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
 // are written at most once per `window`: the first such change is held until `window` after it
 // was first seen, and goes out with whatever came after it. A change of a condition, a time, the
 // restart count, or a failed child write is written at once, with the counts held so far.
+//
+// While the job's replicas are still starting (ReplicasReady False, Starting, stored and
+// planned), the counts and the details of that condition's message are held `starting_window`
+// instead (the larger of the two): under a slow scheduler or node a job's pods start minutes
+// apart, and each start would otherwise cost a write. The end of the start (Running,
+// ReplicasReady True) or a problem (another reason) is written at once.
 struct CountCoalescing {
   Duration window{0};              // 0: every change is written at once
+  Duration starting_window{0};     // while starting; 0: `window`
   std::optional<Time> held_since;  // when the change still held back was first seen
 };
 
@@ -93,6 +101,11 @@ struct CountCoalescing {
 inline constexpr int32_t kReplicasPerCountWindow = 100;
 inline constexpr Duration kMaxCountWindow{60000};
 Duration CountWindowFor(Duration base, int32_t replicas);
+
+// The window while starting: kStartingCountWindowFactor × `base`, at most kMaxCountWindow, and
+// never below CountWindowFor (30 s with the default 1-s base; 0 when `base` is 0).
+inline constexpr int64_t kStartingCountWindowFactor = 30;
+Duration StartingCountWindowFor(Duration base, int32_t replicas);
 
 struct StatusDecision {
   std::optional<api::JobStatus> write;  // nullopt: the stored status already says this (or held)

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "engine/conditions.h"
 #include "engine/diagnosis.h"
 #include "operator/test_jobs.h"
@@ -242,6 +244,76 @@ TEST(CountWindowFor, GrowsWithTheJobByHundredsOfReplicasUpToAMinute) {
   EXPECT_EQ(CountWindowFor(milliseconds(60000), 2000), milliseconds(60000));
 }
 
+TEST(StartingCountWindowFor, ThirtyBasesUpToAMinuteAndNeverBelowTheJobsWindow) {
+  using std::chrono::milliseconds;
+  const milliseconds base(1000);
+  EXPECT_EQ(StartingCountWindowFor(base, 8), milliseconds(30000));
+  EXPECT_EQ(StartingCountWindowFor(base, 2000), milliseconds(30000));  // its window is 20 s
+  EXPECT_EQ(StartingCountWindowFor(base, 5000), milliseconds(50000));  // its window is 50 s
+  EXPECT_EQ(StartingCountWindowFor(milliseconds(3000), 8), kMaxCountWindow);
+  EXPECT_EQ(StartingCountWindowFor(milliseconds(0), 8), milliseconds(0));  // 0 holds nothing
+  const milliseconds huge(std::numeric_limits<int64_t>::max() / 2);
+  EXPECT_EQ(StartingCountWindowFor(huge, 8), huge);  // no overflow; the flag's own value
+}
+
+// The replicas of a job still on their way (ReplicasReady False, Starting): more of them
+// running, and the condition's message saying so, wait the starting window; a problem does not.
+TEST(DecideStatus, WhileStartingHoldsCountsAndTheStartingDetailsForTheStartingWindow) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  api::Job job = LoadJob(kPyTorch);
+  api::JobStatus stored = job.status;
+  engine::SetCondition(&stored, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
+  engine::ApplyReadiness({false, "Starting", "2/2 replicas not running yet", false}, T0(), &stored,
+                         nullptr, nullptr);
+  stored.replica_statuses["Master"] = {};
+  stored.replica_statuses["Worker"] = {};
+  const CountCoalescing windows{
+      .window = milliseconds(1000), .starting_window = seconds(30), .held_since = {}};
+
+  api::JobStatus one = stored;
+  one.replica_statuses["Worker"].active = 1;
+  engine::ApplyReadiness({false, "Starting", "1/2 replicas not running yet", false},
+                         T0() + seconds(20), &one, nullptr, nullptr);
+  ASSERT_NE(engine::FindCondition(one, engine::kReplicasReady)->message,
+            engine::FindCondition(stored, engine::kReplicasReady)->message);
+  StatusDecision held =
+      DecideStatus(job, one, stored, Status::Ok(), Status::Ok(), T0() + seconds(20), "", windows);
+  EXPECT_FALSE(held.write);
+  EXPECT_EQ(held.held_since, T0() + seconds(20));
+  EXPECT_EQ(held.requeue_after, seconds(30));
+
+  CountCoalescing since = windows;
+  since.held_since = T0() + seconds(20);
+  EXPECT_FALSE(
+      DecideStatus(job, one, stored, Status::Ok(), Status::Ok(), T0() + seconds(49), "", since)
+          .write);
+  StatusDecision due =
+      DecideStatus(job, one, stored, Status::Ok(), Status::Ok(), T0() + seconds(50), "", since);
+  ASSERT_TRUE(due.write);
+  EXPECT_EQ(engine::FindCondition(*due.write, engine::kReplicasReady)->message,
+            "1/2 replicas not running yet");
+
+  // A problem is another reason: written at once.
+  api::JobStatus pull = one;
+  engine::ApplyReadiness({false, "ImagePullBackOff", "1/2 replicas cannot pull", true},
+                         T0() + seconds(21), &pull, nullptr, nullptr);
+  EXPECT_TRUE(
+      DecideStatus(job, pull, stored, Status::Ok(), Status::Ok(), T0() + seconds(21), "", since)
+          .write);
+
+  // Counts alone of a job no longer starting wait the plain window.
+  api::JobStatus ready = stored;
+  engine::ApplyReadiness({true, "AllReplicasRunning", "all running", false}, T0(), &ready, nullptr,
+                         nullptr);
+  api::JobStatus ready_later = ready;
+  ready_later.replica_statuses["Worker"].succeeded = 1;
+  StatusDecision plain = DecideStatus(job, ready_later, ready, Status::Ok(), Status::Ok(),
+                                      T0() + seconds(20), "", windows);
+  EXPECT_FALSE(plain.write);
+  EXPECT_EQ(plain.requeue_after, milliseconds(1000));
+}
+
 TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrARestart) {
   using std::chrono::milliseconds;
   api::Job job = LoadJob(kPyTorch);
@@ -249,7 +321,8 @@ TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrAResta
   engine::SetCondition(&stored, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
   stored.replica_statuses["Master"] = {};
   stored.replica_statuses["Worker"] = {};
-  const CountCoalescing window{milliseconds(1000), std::nullopt};
+  const CountCoalescing window{
+      .window = milliseconds(1000), .starting_window = {}, .held_since = {}};
 
   api::JobStatus one_running = stored;
   one_running.replica_statuses["Worker"].active = 1;
@@ -262,15 +335,17 @@ TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrAResta
   // A later count change inside the window keeps the first time; the wait shrinks.
   api::JobStatus two_running = one_running;
   two_running.replica_statuses["Master"].active = 1;
-  StatusDecision later = DecideStatus(job, two_running, stored, Status::Ok(), Status::Ok(),
-                                      T0() + milliseconds(600), "", {milliseconds(1000), T0()});
+  StatusDecision later =
+      DecideStatus(job, two_running, stored, Status::Ok(), Status::Ok(), T0() + milliseconds(600),
+                   "", {.window = milliseconds(1000), .held_since = T0()});
   EXPECT_FALSE(later.write);
   EXPECT_EQ(later.held_since, T0());
   EXPECT_EQ(later.requeue_after, milliseconds(400));
 
   // Due: written with everything counted so far.
-  StatusDecision due = DecideStatus(job, two_running, stored, Status::Ok(), Status::Ok(),
-                                    T0() + milliseconds(1000), "", {milliseconds(1000), T0()});
+  StatusDecision due =
+      DecideStatus(job, two_running, stored, Status::Ok(), Status::Ok(), T0() + milliseconds(1000),
+                   "", {.window = milliseconds(1000), .held_since = T0()});
   ASSERT_TRUE(due.write);
   EXPECT_EQ(due.write->replica_statuses["Master"].active, 1);
   EXPECT_EQ(due.write->replica_statuses["Worker"].active, 1);
@@ -280,8 +355,9 @@ TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrAResta
   api::JobStatus running = two_running;
   engine::SetCondition(&running, engine::kRunning, "True", "PyTorchJobRunning", "running",
                        T0() + milliseconds(100));
-  StatusDecision condition = DecideStatus(job, running, stored, Status::Ok(), Status::Ok(),
-                                          T0() + milliseconds(100), "", {milliseconds(1000), T0()});
+  StatusDecision condition =
+      DecideStatus(job, running, stored, Status::Ok(), Status::Ok(), T0() + milliseconds(100), "",
+                   {.window = milliseconds(1000), .held_since = T0()});
   ASSERT_TRUE(condition.write);
   EXPECT_EQ(condition.write->replica_statuses["Worker"].active, 1);
   EXPECT_FALSE(condition.held_since);
