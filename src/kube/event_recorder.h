@@ -47,7 +47,10 @@ struct RecorderStats {
 struct RecorderBudget {
   double qps = 0;  // Events written a second at most; <= 0: no budget (nothing folded)
   int burst = 1;
-  size_t max_queue = 1000;
+  // Distinct Events waiting (job, type, reason) at most. Sized for the operator's 1,000 jobs in
+  // flight, each with a few reasons waiting at once: ~1 MB at 100 bytes a message, 10 MB at
+  // worst (a folded message stops at 1 KiB).
+  size_t max_queue = 10000;
   Duration drain_limit{10000};  // at shutdown, what is queued is written for this long at most
 };
 

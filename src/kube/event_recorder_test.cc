@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +96,36 @@ TEST_F(EventRecorderTest, StoppingOverTheBudgetWritesTheRestWithoutWaitingItOut)
   std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0]["count"].get<int>() + events[1]["count"].get<int>(), 3);
+}
+
+// The operator's default bound holds a 1,000-job burst: each job's 8 pod and 8 service creations
+// wait as two folded Events (2,000 distinct), none dropped, behind a budget that writes nothing
+// until the stop (the bound of 1,000 lost the oldest half at 1,000 × 8).
+TEST_F(EventRecorderTest, TheDefaultBoundHoldsAThousandJobsCreationsWhileTheyWait) {
+  {
+    RecorderBudget budget;
+    budget.qps = 0.001;
+    budget.burst = 1;
+    EventRecorder recorder(client_.get(), &clock_, {}, budget);
+    for (int j = 0; j < 1000; ++j) {
+      const std::string job = "j" + std::to_string(j);
+      for (int i = 0; i < 8; ++i) {
+        EventInput service = Created(job, job + "-" + std::to_string(i));
+        service.reason = "SuccessfulCreateService";
+        recorder.Record(service);
+        recorder.Record(Created(job, job + "-" + std::to_string(i)));
+      }
+    }
+    EXPECT_EQ(recorder.stats().dropped_queue_full, 0);
+  }
+  long carried = 0;
+  std::set<std::string> jobs;
+  for (const nlohmann::json& e : api_->Objects(kEventsPath)) {
+    carried += e["count"].get<int>();
+    jobs.insert(e["involvedObject"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(carried, 16000);
+  EXPECT_EQ(jobs.size(), 1000u);
 }
 
 TEST_F(EventRecorderTest, EventsTheSpamFilterRefusesWaitFoldedAndAreWrittenWithTheNextToken) {
