@@ -2,17 +2,19 @@
 """What each benchmark run wrote, from the API server's audit log of bench/operator_scale.sh:
 job status writes by cause and events by reason, one table per run.
 
-    bench/audit_writes.py [build/release/bench-cluster/audit.log]
+    bench/audit_writes.py [--gap SECONDS] [build/release/bench-cluster/audit.log]
 
 The benchmark's audit policy logs the audited identity's job status writes and event writes
 with their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace, in log
 order (each side runs in its own namespace, one after another), and by a pause of more than
-GAP_SECONDS in one namespace (a namespace deleted and made again between rounds). A status write's cause is what
+--gap seconds (default 45; 0: none) in one namespace (a namespace deleted and made again
+between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status write's cause is what
 it changed against the same job's previous write: the condition types that became True
 ("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
 other fields changed. Events: per reason, the creates, the occurrences they carry (their
 `count`) and the count patches.
 """
+import argparse
 import collections
 import json
 import sys
@@ -44,7 +46,7 @@ def new_run(namespace):
             "events": collections.defaultdict(lambda: [0, 0, 0])}
 
 
-def read_runs(path):
+def read_runs(path, gap=GAP_SECONDS):
     runs, seen, last_time = [], set(), None
     with open(path) as log:
         for line in log:
@@ -62,7 +64,7 @@ def read_runs(path):
                 continue
             seen.add(event.get("auditID"))
             when = stamp(event.get("requestReceivedTimestamp"))
-            paused = when is not None and last_time is not None and when - last_time > GAP_SECONDS
+            paused = gap > 0 and when is not None and last_time is not None and when - last_time > gap
             last_time = when if when is not None else last_time
             if not runs or runs[-1]["namespace"] != namespace or paused:
                 runs.append(new_run(namespace))
@@ -93,8 +95,17 @@ def read_runs(path):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "build/release/bench-cluster/audit.log"
-    runs = [r for r in read_runs(path) if r["per_job"] or r["events"]]
+    parser = argparse.ArgumentParser(description="What each benchmark run wrote, from its audit log.")
+    parser.add_argument("--gap", type=float, default=GAP_SECONDS,
+                        help="a pause of more seconds in one namespace starts another run (0: never)")
+    parser.add_argument("log", nargs="?", default="build/release/bench-cluster/audit.log")
+    args = parser.parse_args()
+    if args.gap < 0:
+        parser.error(f"--gap must not be negative, got {args.gap}")
+    try:
+        runs = [r for r in read_runs(args.log, args.gap) if r["per_job"] or r["events"]]
+    except OSError as e:
+        sys.exit(f"audit_writes: cannot read {args.log}: {e.strerror}")
     for i, run in enumerate(runs, 1):
         jobs = len(run["per_job"])
         total = sum(run["per_job"].values())

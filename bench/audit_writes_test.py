@@ -27,13 +27,13 @@ def event_write(ns, reason, count=1, verb="create", audit_id=None):
 
 
 class AuditWritesTest(unittest.TestCase):
-    def runs(self, lines):
+    def runs(self, lines, **options):
         with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
             for line in lines:
                 f.write(json.dumps(line) + "\n")
             f.write("not json\n")
         self.addCleanup(os.unlink, f.name)
-        return audit_writes.read_runs(f.name)
+        return audit_writes.read_runs(f.name, **options)
 
     def test_writes_are_told_by_what_they_changed(self):
         runs = self.runs([
@@ -67,6 +67,9 @@ class AuditWritesTest(unittest.TestCase):
         later["requestReceivedTimestamp"] = "2026-11-27T09:01:30Z"
         runs = self.runs([first, close, later])
         self.assertEqual([len(r["per_job"]) for r in runs], [2, 1])
+        # A longer gap, or none, keeps a run of long quiet spells whole.
+        self.assertEqual([len(r["per_job"]) for r in self.runs([first, close, later], gap=60)], [2])
+        self.assertEqual([len(r["per_job"]) for r in self.runs([first, close, later], gap=0)], [2])
 
     def test_the_same_namespace_later_is_another_run(self):
         runs = self.runs([status_write("a", "j", ["Created"]),
