@@ -153,9 +153,11 @@ class WhyOnTheNode(NodeTestCase):
         self.assertIn("loop-worker-0 exited with code 2", waited.stderr)
 
     def test_the_first_failure_with_its_termination_message_or_its_log(self):
-        failed = self.wait_failed("ff", timeout=150)
-        self.assertIn("First failure: ff-worker-0 (Worker 0) exited with code 3, at ", failed["message"],
-                      self.why_the_worker_was_late())
+        try:
+            failed = self.wait_failed("ff", timeout=150)
+            self.assertIn("First failure: ff-worker-0 (Worker 0) exited with code 3, at ", failed["message"])
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n{self.why_the_worker_was_late()}") from None
         self.assertIn("Last output:\nstep 7\nRuntimeError: NCCL error: unhandled cuda error", failed["message"])
         self.assertNotIn("lost rank 1", failed["message"])
         # The event is sent after the status is written.
