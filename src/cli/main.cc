@@ -183,9 +183,10 @@ int main(int argc, char** argv) {
                            "(default 120; 0 = no limit)");
   operator_cmd->add_option("--status-count-window-ms", op.status_count_window_ms,
                            "Write a job's replica counts alone at most once per this many ms for "
-                           "every 100 replicas, 30 times as long while its replicas are starting "
-                           "(at most 60 s); conditions are never held (default 1000; 0 = every "
-                           "change)");
+                           "every 100 replicas (at most 60 s); while its replicas are not all "
+                           "running for one reason, the counts and that ReplicasReady reason's "
+                           "details 30 times this (at most 60 s); other condition changes are "
+                           "never held (default 1000; 0 = every change)");
   operator_cmd->add_option("--kube-api-qps", op.kube_api_qps,
                            "Client QPS for jobs, pods and services (default 20); events have "
                            "a budget of their own (--event-qps)");

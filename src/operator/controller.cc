@@ -575,7 +575,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   // Decide the status, then write it.
   CountCoalescing coalescing{
       CountWindowFor(options_.status_count_window, job.TotalReplicas()),
-      StartingCountWindowFor(options_.status_count_window, job.TotalReplicas()), std::nullopt};
+      NotReadyCountWindowFor(options_.status_count_window, job.TotalReplicas()), std::nullopt};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto held = counts_held_.find(qkey); held != counts_held_.end())
@@ -597,6 +597,11 @@ SyncResult Controller::Sync(const std::string& qkey) {
     Status st = WriteStatus(*informer, *object, encoded);
     if (!st.ok()) {
       result.status = st;  // events and metrics wait for a write that sticks
+      if (coalescing.held_since) {
+        // The held counts were due: the retry writes them without holding them again.
+        std::lock_guard<std::mutex> lock(mu_);
+        counts_held_.emplace(qkey, *coalescing.held_since);
+      }
       return result;
     }
   }

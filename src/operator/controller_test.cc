@@ -383,10 +383,12 @@ TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
   ASSERT_TRUE(still.requeue_after);
   EXPECT_LE(*still.requeue_after, Duration(600));
 
-  // Due: one write carries both.
+  // Due, but the write meets a conflict: the retry writes at once, not a window later.
   clock_.Advance(Duration(600));
+  api_->Fail("PUT", status_path, 409, "Conflict", "modified", 1);
+  EXPECT_EQ(Sync("pytorchjobs/ns/pt").status.code(), StatusCode::kConflict);
   ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
+  ASSERT_EQ(api_->Requests("PUT", status_path).size(), 2u);  // the conflict, then one write
   EXPECT_EQ((*api_->Object(path))["status"]["replicaStatuses"]["Worker"].value("succeeded", 0), 2);
   CatchUp(path);
 

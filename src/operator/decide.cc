@@ -186,17 +186,21 @@ bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b) {
   return SameStatus(std::move(a), std::move(b));
 }
 
-bool OnlyStartingProgressDiffers(api::JobStatus a, api::JobStatus b) {
+bool OnlyNotReadyDetailsDiffer(api::JobStatus a, api::JobStatus b) {
   for (api::JobStatus* s : {&a, &b}) {
-    bool starting = false;
+    bool not_ready = false;
     for (api::Condition& c : s->conditions) {
       if (c.type != engine::kReplicasReady) continue;
-      starting = c.status == "False" && c.reason == "Starting";
+      // A suspended job's replicas stopping is what Kueue waits for (every `active` at 0)
+      // before it hands the quota on: never held longer.
+      not_ready =
+          c.status == "False" && c.reason != "Suspended" && c.reason != "WaitingForAdmission";
       c.message.clear();
       c.last_update_time = Time{};
     }
-    if (!starting) return false;
+    if (!not_ready) return false;
   }
+  // The reasons are compared with the rest.
   return OnlyReplicaCountsDiffer(std::move(a), std::move(b));
 }
 

@@ -87,9 +87,11 @@ bool SameStatus(api::JobStatus a, api::JobStatus b);
 // count (backoffLimit's ledger) records.
 bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b);
 
-// Both say the replicas are still on their way (ReplicasReady False, reason Starting), and
-// differ only in the replica counts and in that condition's message and update time: more of
-// them have started (or are at another step) since `b`, nothing new went wrong.
-bool OnlyStartingProgressDiffers(api::JobStatus a, api::JobStatus b);
+// Both say the replicas are not all running yet for the same reason (ReplicasReady False:
+// Starting, Unschedulable, …; not Suspended or WaitingForAdmission, whose replicas are
+// stopping), and differ only in the replica counts and in that condition's message and update
+// time: more or fewer of them are at that step since `b`, and nothing new (another reason,
+// another condition) happened.
+bool OnlyNotReadyDetailsDiffer(api::JobStatus a, api::JobStatus b);
 
 }  // namespace trainctl::op

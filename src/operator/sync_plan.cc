@@ -88,11 +88,11 @@ Duration CountWindowFor(Duration base, int32_t replicas) {
   return std::max(base, std::min(grown, kMaxCountWindow));
 }
 
-Duration StartingCountWindowFor(Duration base, int32_t replicas) {
+Duration NotReadyCountWindowFor(Duration base, int32_t replicas) {
   const Duration window = CountWindowFor(base, replicas);
   if (window <= Duration(0)) return window;
-  const Duration starting = base < kMaxCountWindow / kStartingCountWindowFactor
-                                ? base * kStartingCountWindowFactor
+  const Duration starting = base < kMaxCountWindow / kNotReadyCountWindowFactor
+                                ? base * kNotReadyCountWindowFactor
                                 : kMaxCountWindow;
   return std::max(window, std::min(starting, kMaxCountWindow));
 }
@@ -125,11 +125,11 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
     engine::ApplyReadiness(*why, TruncateToSeconds(now), &status, &out.events, &out.requeue_after);
   }
   if (SameStatus(status, stored)) return out;
-  const bool starting = OnlyStartingProgressDiffers(status, stored);
+  const bool not_ready = OnlyNotReadyDetailsDiffer(status, stored);
   const Duration window =
-      starting ? std::max(coalescing.window, coalescing.starting_window) : coalescing.window;
+      not_ready ? std::max(coalescing.window, coalescing.not_ready_window) : coalescing.window;
   if (window > Duration(0) && out.error.ok() &&
-      (starting || OnlyReplicaCountsDiffer(status, stored))) {
+      (not_ready || OnlyReplicaCountsDiffer(status, stored))) {
     const Time since = coalescing.held_since.value_or(now);
     const Time due = since + window;
     if (now < due) {

@@ -18,7 +18,7 @@
 //   FailedCreatePod/FailedCreateService mark when a child write failed, written only when it
 //   differs from what is stored (lastReconcileTime aside), and a change of replica counts alone
 //   held back for a bounded window that grows with the job and is longer while its replicas
-//   are starting (CountCoalescing, CountWindowFor, StartingCountWindowFor).
+//   are not all running (CountCoalescing, CountWindowFor, NotReadyCountWindowFor).
 #pragma once
 
 #include <cstdint>
@@ -83,14 +83,16 @@ Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
 // was first seen, and goes out with whatever came after it. A change of a condition, a time, the
 // restart count, or a failed child write is written at once, with the counts held so far.
 //
-// While the job's replicas are still starting (ReplicasReady False, Starting, stored and
-// planned), the counts and the details of that condition's message are held `starting_window`
-// instead (the larger of the two): under a slow scheduler or node a job's pods start minutes
-// apart, and each start would otherwise cost a write. The end of the start (Running,
-// ReplicasReady True) or a problem (another reason) is written at once.
+// While the job's replicas are not all running yet for one reason (ReplicasReady False with
+// the same reason stored and planned: Starting, Unschedulable, …), the counts and the details
+// of that condition's message (its message and update time, which the engine refreshes at
+// most every kReadinessRefresh) are held `not_ready_window` instead (the larger of the two):
+// under a slow scheduler or node, or a full cluster, a job's pods start minutes apart, and
+// each start would otherwise cost a write. Any other condition change (Running, ReplicasReady
+// True, another reason) is written at once.
 struct CountCoalescing {
   Duration window{0};              // 0: every change is written at once
-  Duration starting_window{0};     // while starting; 0: `window`
+  Duration not_ready_window{0};    // while not all running; 0: `window`
   std::optional<Time> held_since;  // when the change still held back was first seen
 };
 
@@ -102,10 +104,11 @@ inline constexpr int32_t kReplicasPerCountWindow = 100;
 inline constexpr Duration kMaxCountWindow{60000};
 Duration CountWindowFor(Duration base, int32_t replicas);
 
-// The window while starting: kStartingCountWindowFactor × `base`, at most kMaxCountWindow, and
-// never below CountWindowFor (30 s with the default 1-s base; 0 when `base` is 0).
-inline constexpr int64_t kStartingCountWindowFactor = 30;
-Duration StartingCountWindowFor(Duration base, int32_t replicas);
+// The window while not all running: kNotReadyCountWindowFactor × `base`, at most
+// kMaxCountWindow, and never below CountWindowFor (30 s with the default 1-s base; 0 when
+// `base` is 0).
+inline constexpr int64_t kNotReadyCountWindowFactor = 30;
+Duration NotReadyCountWindowFor(Duration base, int32_t replicas);
 
 struct StatusDecision {
   std::optional<api::JobStatus> write;  // nullopt: the stored status already says this (or held)

@@ -244,21 +244,22 @@ TEST(CountWindowFor, GrowsWithTheJobByHundredsOfReplicasUpToAMinute) {
   EXPECT_EQ(CountWindowFor(milliseconds(60000), 2000), milliseconds(60000));
 }
 
-TEST(StartingCountWindowFor, ThirtyBasesUpToAMinuteAndNeverBelowTheJobsWindow) {
+TEST(NotReadyCountWindowFor, ThirtyBasesUpToAMinuteAndNeverBelowTheJobsWindow) {
   using std::chrono::milliseconds;
   const milliseconds base(1000);
-  EXPECT_EQ(StartingCountWindowFor(base, 8), milliseconds(30000));
-  EXPECT_EQ(StartingCountWindowFor(base, 2000), milliseconds(30000));  // its window is 20 s
-  EXPECT_EQ(StartingCountWindowFor(base, 5000), milliseconds(50000));  // its window is 50 s
-  EXPECT_EQ(StartingCountWindowFor(milliseconds(3000), 8), kMaxCountWindow);
-  EXPECT_EQ(StartingCountWindowFor(milliseconds(0), 8), milliseconds(0));  // 0 holds nothing
+  EXPECT_EQ(NotReadyCountWindowFor(base, 8), milliseconds(30000));
+  EXPECT_EQ(NotReadyCountWindowFor(base, 2000), milliseconds(30000));  // its window is 20 s
+  EXPECT_EQ(NotReadyCountWindowFor(base, 5000), milliseconds(50000));  // its window is 50 s
+  EXPECT_EQ(NotReadyCountWindowFor(milliseconds(3000), 8), kMaxCountWindow);
+  EXPECT_EQ(NotReadyCountWindowFor(milliseconds(0), 8), milliseconds(0));  // 0 holds nothing
   const milliseconds huge(std::numeric_limits<int64_t>::max() / 2);
-  EXPECT_EQ(StartingCountWindowFor(huge, 8), huge);  // no overflow; the flag's own value
+  EXPECT_EQ(NotReadyCountWindowFor(huge, 8), huge);  // no overflow; the flag's own value
 }
 
-// The replicas of a job still on their way (ReplicasReady False, Starting): more of them
-// running, and the condition's message saying so, wait the starting window; a problem does not.
-TEST(DecideStatus, WhileStartingHoldsCountsAndTheStartingDetailsForTheStartingWindow) {
+// The replicas of a job not all running for one reason (ReplicasReady False: Starting here,
+// then Unschedulable): more of them running, and the condition's message saying so, wait the
+// not-ready window; another reason or condition does not.
+TEST(DecideStatus, WhileNotAllRunningHoldsCountsAndTheReasonsDetailsForTheLongerWindow) {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
   api::Job job = LoadJob(kPyTorch);
@@ -269,7 +270,7 @@ TEST(DecideStatus, WhileStartingHoldsCountsAndTheStartingDetailsForTheStartingWi
   stored.replica_statuses["Master"] = {};
   stored.replica_statuses["Worker"] = {};
   const CountCoalescing windows{
-      .window = milliseconds(1000), .starting_window = seconds(30), .held_since = {}};
+      .window = milliseconds(1000), .not_ready_window = seconds(30), .held_since = {}};
 
   api::JobStatus one = stored;
   one.replica_statuses["Worker"].active = 1;
@@ -294,15 +295,48 @@ TEST(DecideStatus, WhileStartingHoldsCountsAndTheStartingDetailsForTheStartingWi
   EXPECT_EQ(engine::FindCondition(*due.write, engine::kReplicasReady)->message,
             "1/2 replicas not running yet");
 
+  // Running turning True while the others still start: at once, with the held counts.
+  api::JobStatus master_running = one;
+  engine::SetCondition(&master_running, engine::kRunning, "True", "PyTorchJobRunning", "running",
+                       T0() + seconds(21));
+  StatusDecision running = DecideStatus(job, master_running, stored, Status::Ok(), Status::Ok(),
+                                        T0() + seconds(21), "", since);
+  ASSERT_TRUE(running.write);
+  EXPECT_EQ(running.write->replica_statuses["Worker"].active, 1);
+  EXPECT_FALSE(running.held_since);
+
   // A problem is another reason: written at once.
   api::JobStatus pull = one;
-  engine::ApplyReadiness({false, "ImagePullBackOff", "1/2 replicas cannot pull", true},
+  engine::ApplyReadiness({false, "Unschedulable", "2/2 replicas cannot be scheduled", true},
                          T0() + seconds(21), &pull, nullptr, nullptr);
-  EXPECT_TRUE(
-      DecideStatus(job, pull, stored, Status::Ok(), Status::Ok(), T0() + seconds(21), "", since)
-          .write);
+  StatusDecision problem =
+      DecideStatus(job, pull, stored, Status::Ok(), Status::Ok(), T0() + seconds(21), "", since);
+  ASSERT_TRUE(problem.write);
 
-  // Counts alone of a job no longer starting wait the plain window.
+  // Then, the same reason with one of them running: held like the start.
+  api::JobStatus fewer = pull;
+  fewer.replica_statuses["Worker"].active = 2;
+  engine::ApplyReadiness({false, "Unschedulable", "1/2 replicas cannot be scheduled", true},
+                         T0() + seconds(40), &fewer, nullptr, nullptr);
+  StatusDecision same = DecideStatus(job, fewer, *problem.write, Status::Ok(), Status::Ok(),
+                                     T0() + seconds(40), "", windows);
+  EXPECT_FALSE(same.write);
+  EXPECT_EQ(same.requeue_after, seconds(30));
+
+  // A suspended job's replicas stopping (a checkpoint notice let them run on) wait the plain
+  // window: Kueue hands the quota on once every count is 0.
+  api::JobStatus suspended = stored;
+  engine::ApplyReadiness({false, "Suspended", "PyTorchJob pt is suspended", false}, T0(),
+                         &suspended, nullptr, nullptr);
+  suspended.replica_statuses["Worker"].active = 2;
+  api::JobStatus stopped = suspended;
+  stopped.replica_statuses["Worker"].active = 0;
+  StatusDecision stopping = DecideStatus(job, stopped, suspended, Status::Ok(), Status::Ok(),
+                                         T0() + seconds(20), "", windows);
+  EXPECT_FALSE(stopping.write);
+  EXPECT_EQ(stopping.requeue_after, milliseconds(1000));
+
+  // Counts alone of a job whose replicas all run wait the plain window.
   api::JobStatus ready = stored;
   engine::ApplyReadiness({true, "AllReplicasRunning", "all running", false}, T0(), &ready, nullptr,
                          nullptr);
@@ -322,7 +356,7 @@ TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrAResta
   stored.replica_statuses["Master"] = {};
   stored.replica_statuses["Worker"] = {};
   const CountCoalescing window{
-      .window = milliseconds(1000), .starting_window = {}, .held_since = {}};
+      .window = milliseconds(1000), .not_ready_window = {}, .held_since = {}};
 
   api::JobStatus one_running = stored;
   one_running.replica_statuses["Worker"].active = 1;
