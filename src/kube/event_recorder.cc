@@ -11,26 +11,44 @@ EventRecorder::EventRecorder(Client* client, const Clock* clock, CorrelatorOptio
       correlator_(std::move(options)),
       budget_(budget.qps, budget.burst, clock),
       drain_limit_(budget.drain_limit),
+      fold_after_(budget.fold_after),
       queue_(budget.max_queue) {
   thread_ = std::thread([this] { Loop(); });
 }
 
-EventRecorder::~EventRecorder() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+EventRecorder::~EventRecorder() { Stop(); }
+
+RecorderStats EventRecorder::Stop() {
+  std::call_once(stop_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  });
+  return stats();
 }
 
 void EventRecorder::Record(EventInput event) {
+  // After the writer has ended nothing would write it: counted as lost at the stop, and not
+  // given to the tap (the job history keeps what was recorded to be written).
+  auto too_late = [this, &event] {
+    if (!writer_done_) return false;
+    stats_.dropped_at_stop += std::max(1, event.count);
+    return true;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (too_late()) return;
+  }
   if (tap_) tap_(event);
   if (event.first == Time{}) event.first = clock_->Now();
   // Over the budget the event waits anyway: folded into one of its kind that waits too.
   const bool over = budget_.enabled() && !budget_.WouldGoNow();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (too_late()) return;  // the writer ended since
     stats_.dropped_queue_full += queue_.Push(std::move(event), /*fold=*/over || over_budget_);
     stats_.folded = queue_.folded();
   }
@@ -67,7 +85,7 @@ bool EventRecorder::Write(const EventInput& input, bool stopping) {
     st = client_->CreateOnly(kEvents, write.namespace_, write.event);
   std::lock_guard<std::mutex> lock(mu_);
   if (!st.ok())
-    stats_.failed++;
+    stats_.failed += std::max(1, input.count);
   else if (patched)
     stats_.patched++;
   else
@@ -78,6 +96,7 @@ bool EventRecorder::Write(const EventInput& input, bool stopping) {
 void EventRecorder::Loop() {
   for (;;) {
     bool stopping = false;
+    bool behind = false;
     ObjectReference object;
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -91,10 +110,16 @@ void EventRecorder::Loop() {
         else
           cv_.wait(lock);
       }
-      if (queue_.empty()) return;  // stopping and drained
+      if (queue_.empty()) {  // stopping and drained
+        writer_done_ = true;
+        return;
+      }
       busy_ = true;
       stopping = stopping_;
       object = queue_.Front()->object;
+      // Behind: the next Event has waited long enough that those of its kind queued behind it
+      // go with it.
+      behind = clock_->Now() - queue_.Front()->first >= fold_after_;
     }
     // An Event the spam filter would refuse costs no budget: it is put aside until its object
     // has a token again.
@@ -126,7 +151,7 @@ void EventRecorder::Loop() {
       std::lock_guard<std::mutex> lock(mu_);
       over_budget_ = false;
       stopping = stopping_;
-      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero() || stopping));
+      next = std::move(*queue_.Pop(/*absorb=*/wait > Duration::zero() || stopping || behind));
       stats_.folded = queue_.folded();
       if (stopping && !drain_until_) drain_until_ = clock_->Monotonic() + drain_limit_;
       drop = drain_until_ && clock_->Monotonic() > *drain_until_;
@@ -141,6 +166,21 @@ void EventRecorder::Loop() {
     }
     cv_.notify_all();
   }
+}
+
+long EventsLost(const RecorderStats& s) {
+  return s.dropped_queue_full + s.failed + s.dropped_at_stop;
+}
+
+std::string EventSummary(const RecorderStats& s) {
+  std::string out = "events: " + std::to_string(s.created) + " created, " +
+                    std::to_string(s.patched) + " patched, " + std::to_string(s.folded) +
+                    " folded into another's write";
+  const long lost = EventsLost(s);
+  if (lost == 0) return out + ", none lost";
+  return out + "; lost " + std::to_string(lost) + " (" + std::to_string(s.dropped_queue_full) +
+         " with the queue full, " + std::to_string(s.failed) + " in failed writes, " +
+         std::to_string(s.dropped_at_stop) + " still queued when the stop's drain time ran out)";
 }
 
 }  // namespace trainctl::kube

@@ -18,15 +18,19 @@
 // absorbs every such event queued behind it (kube/event_queue.h: "Created pod: a-0, a-1, a-2",
 // count 3), so a burst costs fewer writes and loses nothing while fewer than `max_queue`
 // distinct ones wait. Under the budget nothing is folded: each event is its own Event, as
-// without a budget. At shutdown the queue is folded and written without the budget, for at
-// most `drain_limit`, with what the spam filter holds and without the filter; the budget's and
-// the filter's waits end early when the recorder stops.
+// without a budget, unless the writer is behind: an event that waited `fold_after` or more in
+// the queue (the API server answers slowly, so one writer cannot keep up) absorbs those of
+// its object, type and reason queued behind it, as if it had waited for the budget. At
+// shutdown (Stop(), or the destructor) the queue is folded and written without the budget, for
+// at most `drain_limit`, with what the spam filter holds and without the filter; the budget's
+// and the filter's waits end early when the recorder stops.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "kube/client.h"
@@ -38,11 +42,18 @@ namespace trainctl::kube {
 
 // Writes, and occurrences lost (a folded Event lost counts all it carried).
 struct RecorderStats {
-  long created = 0, patched = 0, dropped_queue_full = 0, failed = 0;
+  long created = 0, patched = 0;            // Events written
+  long dropped_queue_full = 0, failed = 0;  // occurrences lost
   long held_by_filter = 0;   // occurrences put aside for the spam filter (each time; not lost)
   long folded = 0;           // events carried by another's write (over budget)
   long dropped_at_stop = 0;  // still queued when the shutdown's drain time ran out
 };
+
+// The occurrences lost, all causes together.
+long EventsLost(const RecorderStats& stats);
+// One line for the operator's log at its stop: "events: 7865 created, 0 patched, 5685 folded
+// into another's write, none lost" (or what was lost, and why).
+std::string EventSummary(const RecorderStats& stats);
 
 struct RecorderBudget {
   double qps = 0;  // Events written a second at most; <= 0: no budget (nothing folded)
@@ -52,6 +63,7 @@ struct RecorderBudget {
   // worst (a folded message stops at 1 KiB).
   size_t max_queue = 10000;
   Duration drain_limit{10000};  // at shutdown, what is queued is written for this long at most
+  Duration fold_after{2000};    // an event that waited this long absorbs its kind behind it
 };
 
 class EventRecorder {
@@ -67,6 +79,10 @@ class EventRecorder {
   void SetTap(std::function<void(const EventInput&)> tap) { tap_ = std::move(tap); }
   bool Flush(Duration timeout);
   RecorderStats stats() const;
+  // Stops the writer once what is queued is written (see the drain above) and returns the
+  // final stats. An event recorded once the writer has ended is counted as lost at the stop
+  // (dropped_at_stop), not queued. Idempotent; the destructor calls it.
+  RecorderStats Stop();
 
  private:
   void Loop();
@@ -81,12 +97,15 @@ class EventRecorder {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   const Duration drain_limit_;
+  const Duration fold_after_;
   std::optional<MonoTime> drain_until_;  // guarded by mu_: set once stopping
   EventQueue queue_;                     // guarded by mu_
   bool busy_ = false;                    // guarded by mu_
   bool over_budget_ = false;             // guarded by mu_: the worker waits for its budget
   bool stopping_ = false;                // guarded by mu_
-  RecorderStats stats_;                  // guarded by mu_
+  bool writer_done_ = false;             // guarded by mu_: the writer has ended
+  std::once_flag stop_once_;
+  RecorderStats stats_;  // guarded by mu_
   std::function<void(const EventInput&)> tap_;
   std::thread thread_;
 };

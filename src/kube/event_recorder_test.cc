@@ -84,6 +84,57 @@ TEST_F(EventRecorderTest, UnderTheBudgetEveryEventIsItsOwn) {
   EXPECT_EQ(api_->Objects(kEventsPath).size(), 10u);
 }
 
+// Under the budget but behind: the API server holds the first write while nine more events
+// of its kind arrive and wait longer than `fold_after`. The first goes alone; the next has
+// waited and takes the rest of its kind with it.
+TEST_F(EventRecorderTest, BehindASlowAPIServerTheEventsThatWaitedFold) {
+  RecorderBudget budget;
+  budget.fold_after = Duration(100);
+  EventRecorder recorder(client_.get(), &clock_, {}, budget);
+  api_->Hold();
+  recorder.Record(Created("b", "b-0"));
+  const MonoTime give_up = clock_.Monotonic() + Duration(10000);
+  while (api_->Waiting() < 1 && clock_.Monotonic() < give_up)
+    std::this_thread::sleep_for(Duration(5));
+  ASSERT_EQ(api_->Waiting(), 1) << "the first write is held";
+  for (int i = 1; i < 10; ++i) recorder.Record(Created("b", "b-" + std::to_string(i)));
+  std::this_thread::sleep_for(Duration(150));
+  api_->Release();
+  ASSERT_TRUE(recorder.Flush(Duration(10000)));
+  std::vector<nlohmann::json> events = api_->Objects(kEventsPath);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["count"].get<int>() + events[1]["count"].get<int>(), 10);
+  EXPECT_EQ(recorder.stats().folded, 8);
+}
+
+TEST_F(EventRecorderTest, StopWritesWhatIsQueuedReturnsTheFinalStatsAndTakesNoMore) {
+  EventRecorder recorder(client_.get(), &clock_, {}, RecorderBudget{});
+  for (const char* job : {"a", "b", "c"}) recorder.Record(Created(job, std::string(job) + "-0"));
+  RecorderStats stats = recorder.Stop();
+  EXPECT_EQ(stats.created, 3);
+  EXPECT_EQ(EventsLost(stats), 0);
+  EXPECT_EQ(EventSummary(stats),
+            "events: 3 created, 0 patched, 0 folded into another's write, none lost");
+  recorder.Record(Created("d", "d-0"));  // after the stop: nothing writes it, counted as lost
+  EXPECT_EQ(recorder.Stop().created, 3);
+  EXPECT_EQ(recorder.stats().dropped_at_stop, 1);
+  EXPECT_EQ(api_->Objects(kEventsPath).size(), 3u);
+}
+
+TEST(EventSummary, SaysWhatWasLostAndWhy) {
+  RecorderStats s;
+  s.created = 10;
+  s.patched = 2;
+  s.folded = 5;
+  s.dropped_queue_full = 1;
+  s.failed = 3;
+  s.dropped_at_stop = 4;
+  EXPECT_EQ(EventsLost(s), 8);
+  EXPECT_EQ(EventSummary(s),
+            "events: 10 created, 2 patched, 5 folded into another's write; lost 8 (1 with the "
+            "queue full, 3 in failed writes, 4 still queued when the stop's drain time ran out)");
+}
+
 TEST_F(EventRecorderTest, StoppingOverTheBudgetWritesTheRestWithoutWaitingItOut) {
   {
     // One Event every 1,000 s: without an early end the recorder's destructor would wait that

@@ -20,6 +20,7 @@
 // feed the caches directly. Thread-safe.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -101,8 +102,31 @@ class FakeApi final : public Transport {
     requests_.clear();
   }
 
-  StatusOr<HttpResponse> Do(const HttpRequest& request) override {
+  // While held, requests wait in Do() until Release(): an API server that answers on cue.
+  void Hold() {
     std::lock_guard<std::mutex> lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held_ = false;
+    }
+    gate_.notify_all();
+  }
+  // Requests waiting for Release().
+  int Waiting() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waiting_;
+  }
+
+  StatusOr<HttpResponse> Do(const HttpRequest& request) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (held_) {
+      ++waiting_;
+      gate_.wait(lock, [this] { return !held_; });
+      --waiting_;
+    }
     requests_.push_back(request);
     const std::string path = PathOf(request);
     for (Failure& f : failures_) {
@@ -257,6 +281,9 @@ class FakeApi final : public Transport {
   }
 
   mutable std::mutex mu_;
+  std::condition_variable gate_;
+  bool held_ = false;
+  int waiting_ = 0;
   bool serve_lists_ = false;
   long revision_ = 1000;
   std::map<std::string, nlohmann::json> objects_;

@@ -111,6 +111,22 @@ void AddProcessGauges(Metrics* metrics, Controller* controller) {
       [controller] { return static_cast<double>(controller->watch_stats().relists_after_gone); });
 }
 
+// What the event recorder wrote and lost (kube/event_recorder.h); `recorder` outlives
+// `metrics`' use.
+void AddEventGauges(Metrics* metrics, const kube::EventRecorder* recorder) {
+  metrics->AddGauge("trainctl_events_written_total", "Events created or patched", [recorder] {
+    kube::RecorderStats s = recorder->stats();
+    return static_cast<double>(s.created + s.patched);
+  });
+  metrics->AddGauge("trainctl_events_folded_total",
+                    "Events carried by another Event's write (over the budget or behind)",
+                    [recorder] { return static_cast<double>(recorder->stats().folded); });
+  metrics->AddGauge("trainctl_events_lost_total",
+                    "Event occurrences lost: the queue was full, a write failed, or the stop's "
+                    "drain time ran out",
+                    [recorder] { return static_cast<double>(EventsLost(recorder->stats())); });
+}
+
 // Serves the validating webhooks over TLS with a certificate from (or created in) the Secret,
 // injects the CA into the ValidatingWebhookConfiguration, and starts `rotation` (renewal and
 // injection retries) until `stop`.
@@ -247,6 +263,7 @@ int Manager::Run(std::atomic<bool>* stop) {
   }
 
   AddProcessGauges(&metrics, &controller);
+  AddEventGauges(&metrics, &recorder);
 
   server::HttpServer metrics_server, health_server;
   metrics_server.router().Handle("GET", "/metrics", [&](const server::Request&) {
@@ -329,6 +346,8 @@ int Manager::Run(std::atomic<bool>* stop) {
     elector->Stop();
     if (election.joinable()) election.join();
   }
+  // What is still queued is written after the lease is released (a successor need not wait).
+  LogInfo("{}", EventSummary(recorder.Stop()));
   metrics_server.Stop();
   health_server.Stop();
   webhook_server.Stop();

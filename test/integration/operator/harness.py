@@ -125,6 +125,13 @@ class Operator:
                 return float(line.split()[-1])
         return 0.0
 
+    def gauge(self, name):
+        """An unlabelled metric's value (0 when absent)."""
+        for line in self.metrics().splitlines():
+            if line.startswith(f"{name} "):
+                return float(line.split()[-1])
+        return 0.0
+
     def kill(self):
         if self.proc and self.proc.poll() is None:
             self.proc.kill()

@@ -3,6 +3,7 @@ kube-controller-manager + kube-scheduler + kwok nodes): every kind from Created 
 the pods, services and env of reference §3, failure and restart rules, deadlines, TTL,
 cleanPodPolicy, suspend/resume, managedBy, bad input, and an operator restart mid-job."""
 import json
+import re
 import time
 import unittest
 import uuid
@@ -354,6 +355,14 @@ class UpstreamExamplesAndLeaderElection(OperatorTestCase):
             self.create(make_job("PyTorchJob", "after-failover", self.ns, {"Master": (1, run_for(1))}))
             self.wait_condition_with(standby, "PyTorchJob", "after-failover", "Succeeded", timeout=60)
             self.assertIn("became leader", standby.log())
+            wait_for("the standby's events written", lambda: standby.gauge("trainctl_events_written_total") >= 2,
+                     timeout=30)
+            self.assertEqual(standby.gauge("trainctl_events_lost_total"), 0)
+            standby.stop()  # at its stop it says what its events came to
+            said = re.search(r"events: (\d+) created, \d+ patched, \d+ folded into another's write, "
+                             r"none lost", standby.log())
+            self.assertTrue(said, standby.log()[-1500:])
+            self.assertGreaterEqual(int(said.group(1)), 2, "the pod's and the service's creations at least")
         finally:
             standby.stop()
             self.op.start()  # for tearDownClass and later tests
