@@ -123,6 +123,14 @@ class SyncTest : public ::testing::Test {
     }
   }
 
+  // The PyTorchJob "pt" with `workers` Workers besides its Master, added; returns its API path.
+  std::string AddPyTorchJobWithWorkers(int workers) {
+    std::string yaml = kPyTorch;
+    yaml.replace(yaml.find("replicas: 2"), 11, "replicas: " + std::to_string(workers));
+    AddJob(yaml);
+    return std::string(kPyTorchJobs) + "/pt";
+  }
+
   // A PyTorchJob (Master + 2 Workers) with a 40 s progress timeout, policy Fail, created and
   // running, its pods' logs empty; returns its API path.
   std::string RunningSilentJobWithProgressTimeout() {
@@ -407,10 +415,7 @@ TEST_F(SyncTest, ReplicaCountsAloneAreWrittenOncePerWindowAndConditionsAtOnce) {
 TEST_F(SyncTest, WhileItsReplicasStartTheirCountsWaitTheLongerStartingWindow) {
   options_.status_count_window = Duration(1000);
   Make();
-  std::string yaml = kPyTorch;
-  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 7");
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  const std::string path = AddPyTorchJobWithWorkers(7);
   auto writes = [&] { return api_->Requests("PUT", path + "/status").size(); };
   std::optional<Time> due;
   auto sync = [&] {
@@ -460,10 +465,7 @@ TEST_F(SyncTest, WhileItsReplicasStartTheirCountsWaitTheLongerStartingWindow) {
 TEST_F(SyncTest, ABigJobsLifecycleWritesItsStatusOncePerConditionAndFewCountWindows) {
   options_.status_count_window = Duration(1000);
   Make();
-  std::string yaml = kPyTorch;
-  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 299");
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  const std::string path = AddPyTorchJobWithWorkers(299);
   const std::string status_path = path + "/status";
   auto writes = [&] { return api_->Requests("PUT", status_path).size(); };
   auto sync = [&] {
