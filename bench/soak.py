@@ -345,7 +345,15 @@ def main():
         dup_services = soak_history.duplicate_services(history.services)
         late = (soak_history.created_after_delete(history.pods, owners, history.jobs) +
                 soak_history.created_after_delete(history.services, owners, history.jobs))
-        suspicious = {name: history.pods[name] for name, _ in unwarranted}
+        # One line an event (revision, event, incarnation, phase[, attempt]), with the owning
+        # job's restart count by revision, and the kills: enough to tell a lost count from a bug.
+        suspicious = {name: [" ".join(str(x) for x in e if x is not None) for e in history.pods[name]]
+                      for name, _ in unwarranted}
+        suspicious_jobs = {
+            owners.get(name): [f"{rev} restarts {soak_history.total_restarts(st)}"
+                               for (_, job), events in history.jobs.items() if job == owners.get(name)
+                               for rev, typ, _, st in events if typ == "PUT"]
+            for name, _ in unwarranted}
         pod_creations = sum(len(soak_history.incarnations(ev)) for ev in history.pods.values())
         recorded_jobs = len(history.jobs)
     mismatch = {k: counters[k] - transitions[k] for k in counters if counters[k] != transitions[k]}
@@ -375,6 +383,8 @@ def main():
         "details": {"wrong": dict(list(wrong.items())[:20]), "unwarranted": unwarranted[:20],
                     "retries_lost": lost,
                     "unwarranted_history": {k: v for k, v in list(suspicious.items())[:5]},
+                    "unwarranted_job_restarts": {k: v for k, v in list(suspicious_jobs.items())[:5]},
+                    "kills_revisions": [f"{b}..{a}" for b, a in state.get("kills", [])],
                     "services_twice": dup_services[:20], "late": late[:20],
                     "gang_overlaps": overlaps[:20], "gang_miscounted": miscounted[:20],
                     "watch_errors": [w.error for w in watches if w.error],

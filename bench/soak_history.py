@@ -233,13 +233,18 @@ class History:
 
 
 def incarnations(events):
-    """[(create_revision, last phase seen, deleted at revision or None)] of one pod name."""
+    """[(create_revision, last phase seen, deleted at revision or None, deletion asked at
+    revision or None)] of one pod name. The deletion is asked (the deleter's call: the pod gets a
+    deletionTimestamp, its phase " (terminating)") before the pod is gone (the kubelet, or kwok,
+    removes it): its DELETE can come after the deleter was killed."""
     out = {}
     for rev, typ, create_rev, *rest in sorted(events, key=lambda e: e[0]):
         if typ == "PUT":
             phase = rest[0] if rest else ""
-            cur = out.setdefault(create_rev, [create_rev, "", None])
+            cur = out.setdefault(create_rev, [create_rev, "", None, None])
             cur[1] = phase or cur[1]
+            if phase.endswith("(terminating)") and cur[3] is None:
+                cur[3] = rev
         elif out:
             last = max(out)
             out[last][2] = rev
@@ -266,9 +271,10 @@ def restarts_lost_to_kills(pod_events, job_events, owners, kills):
     writes the job's restart count, then creates the replacement; a kill between the delete and
     the count leaves the count unwritten, and the next operator, finding no failed pod, runs one
     incarnation more than backoffLimit allows (a known limit: docs/reliability.md). `kills`:
-    (etcd revision read before, revision read after) of each kill. Counted when a failed
-    incarnation was deleted before a kill ended, its replacement was created only after that
-    kill, and the job's restart count did not go up in between. {pod name: lost retries}."""
+    (etcd revision read before, revision read after) of each kill. Counted when the deletion of
+    a failed incarnation was asked before a kill ended (the pod itself may be gone only after
+    the kill), its replacement was created only after that kill, and the job's restart count
+    did not go up in between. {pod name: lost retries}."""
     restarts_by_job = {name: sorted((rev, total_restarts(status))
                                     for rev, typ, _, status in events if typ == "PUT")
                        for (_, name), events in job_events.items()}
@@ -285,12 +291,13 @@ def restarts_lost_to_kills(pod_events, job_events, owners, kills):
     for pod, events in pod_events.items():
         history = restarts_by_job.get(owners.get(pod), [])
         inc = incarnations(events)
-        for (_, phase, deleted), (created, _, _) in zip(inc, inc[1:]):
+        for (_, phase, deleted, asked), (created, *_) in zip(inc, inc[1:]):
             if deleted is None or not phase.startswith("Failed"):
                 continue
-            ended = [after for _, after in kills if after >= deleted]
+            asked = deleted if asked is None else asked
+            ended = [after for _, after in kills if after >= asked]
             if ended and created > min(ended) and \
-                    restarts_at(history, created - 1) == restarts_at(history, deleted):
+                    restarts_at(history, created - 1) == restarts_at(history, asked):
                 lost[pod] = lost.get(pod, 0) + 1
     return lost
 

@@ -54,6 +54,33 @@ class RestartsLostToKillsTest(unittest.TestCase):
         self.assertEqual(soak_history.restarts_lost_to_kills({"retry-19-master-0": POD}, jobs,
                                                              OWNERS, [(37100, 37110)]), {})
 
+    def test_a_kill_before_the_pod_is_gone_still_ended_after_its_deletion_was_asked(self):
+        # retry-14 of CI's run on 2026-11-27: the operator asked the second failed incarnation's
+        # deletion (6688) and was killed before it wrote the count; kwok removed the pod only
+        # after the kill (6691), and the next operator made the replacement (6692).
+        pod = [(6413, "PUT", 6413, "Pending"), (6421, "PUT", 6413, "Running"),
+               (6468, "PUT", 6413, "Failed"), (6471, "PUT", 6413, "Failed (terminating)"),
+               (6473, "DELETE", 0, ""),
+               (6481, "PUT", 6481, "Pending"), (6687, "PUT", 6481, "Failed"),
+               (6688, "PUT", 6481, "Failed (terminating)"), (6691, "DELETE", 0, ""),
+               (6692, "PUT", 6692, "Pending"), (6750, "PUT", 6692, "Failed"),
+               (6752, "PUT", 6692, "Failed (terminating)"), (6753, "DELETE", 0, ""),
+               (6760, "PUT", 6760, "Pending"), (6800, "PUT", 6760, "Failed")]
+        jobs = {("pytorchjobs", "retry-14"): [
+            (rev, "PUT", 6400, {"replicaStatuses": {"Master": {"restarts": n}}})
+            for rev, n in ((6400, 0), (6472, 1), (6754, 2))]}
+        owners = {"retry-14-master-0": "retry-14"}
+        lost = soak_history.restarts_lost_to_kills({"retry-14-master-0": pod}, jobs, owners,
+                                                   [(6689, 6690)])
+        self.assertEqual(lost, {"retry-14-master-0": 1})
+        # A kill that ended before the deletion was asked excuses nothing.
+        self.assertEqual(soak_history.restarts_lost_to_kills({"retry-14-master-0": pod}, jobs,
+                                                             owners, [(6680, 6686)]), {})
+
+    def test_an_incarnation_knows_when_its_deletion_was_asked(self):
+        self.assertEqual(soak_history.incarnations(POD)[1], (36951, "Failed (terminating)", 37052, 37050))
+        self.assertEqual(soak_history.incarnations(POD)[3], (37181, "Failed", None, None))
+
 
 class UnwarrantedCreationsTest(unittest.TestCase):
     def test_a_pending_incarnation_deleted_and_made_again_is_reported(self):
