@@ -1,5 +1,6 @@
 #include "operator/controller.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "api/checkpoint_notice.h"
@@ -325,6 +326,8 @@ std::vector<engine::ReplicaObservation> Controller::ObservePods(const api::Job& 
                                                                 const std::string& uid) const {
   ReplicaObserver observer(job);
   std::vector<engine::ReplicaObservation> observed;
+  // A big job's observations are not moved as they grow.
+  observed.reserve(static_cast<size_t>(std::max(0, job.TotalReplicas())));
   pods_.VisitIndex(kOwnerIndex, uid, [&](const kube::PodSummary& pod) {
     if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
       observed.push_back(std::move(*o));
@@ -339,8 +342,9 @@ std::map<std::string, std::string> Controller::NodesOf(const std::string& uid) c
   return nodes;
 }
 
-std::vector<std::string> Controller::ServiceNames(const std::string& uid) const {
+std::vector<std::string> Controller::ServiceNames(const std::string& uid, int expected) const {
   std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(std::max(0, expected)));
   services_.VisitIndex(kOwnerIndex, uid, [&](const ServiceSummary& s) { names.push_back(s.name); });
   return names;
 }
@@ -503,7 +507,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
     history_->events().Open(uid);
   }
   input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
-  input.services = expectations_.OverlayServices(qkey, ServiceNames(uid), input.now);
+  input.services =
+      expectations_.OverlayServices(qkey, ServiceNames(uid, input.job.TotalReplicas()), input.now);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false))

@@ -127,7 +127,8 @@ class Controller {
   // patched job.
   Status RecordOnJob(const KindInformer& informer, nlohmann::json* object,
                      const engine::Plan& plan);
-  std::vector<std::string> ServiceNames(const std::string& uid) const;
+  // `expected`: how many there should be (the vector's reserve).
+  std::vector<std::string> ServiceNames(const std::string& uid, int expected) const;
   // Pod name → node name of the job's pods in the cache.
   std::map<std::string, std::string> NodesOf(const std::string& uid) const;
   // The job's pods in the cache, observed in place (no copies of the cached pods).

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "api/json_fields.h"
@@ -20,8 +21,8 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 // Index of `name` when it is "<job>-<lowercase type>-<n>", else -1.
-int ServiceIndex(const std::string& name, const std::string& prefix) {
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return -1;
+int ServiceIndex(std::string_view name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || !name.starts_with(prefix)) return -1;
   int index = -1;
   const char* begin = name.data() + prefix.size();
   const char* end = name.data() + name.size();
@@ -58,31 +59,32 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   }
   if (mpi) return out;  // MPI replicas have no services
 
-  std::set<std::string> existing(services.begin(), services.end());
-  std::set<std::string> removing;
+  // Views of `services`, which outlives them: a big job's sync copies no name.
+  std::set<std::string_view, std::less<>> existing(services.begin(), services.end());
+  std::set<std::string_view, std::less<>> removing;
   bool finished = engine::IsFinished(plan.status);
   bool suspended = !finished && job.run_policy.suspend.value_or(false);
   if (suspended) {
     removing = existing;
   } else if (finished) {
     for (const PodDelete& pod : out.delete_pods)
-      if (existing.count(pod.name)) removing.insert(pod.name);
+      if (auto it = existing.find(pod.name); it != existing.end()) removing.insert(*it);
   } else {
     for (const auto& [type, spec] : job.replica_specs) {
       int replicas = spec.replicas.value_or(1);
       std::string prefix = api::ReplicaName(job.name, type, 0);
       prefix.pop_back();  // "<job>-<type>-"
-      for (const std::string& name : existing) {
+      for (std::string_view name : existing) {
         int index = ServiceIndex(name, prefix);
         if (index >= replicas) removing.insert(name);
       }
       for (int index = 0; index < replicas; ++index) {
         std::string name = api::ReplicaName(job.name, type, index);
-        if (!existing.count(name)) out.create_services.push_back({type, index, name});
+        if (!existing.contains(name)) out.create_services.push_back({type, index, name});
       }
     }
   }
-  out.delete_services.assign(removing.begin(), removing.end());
+  for (std::string_view name : removing) out.delete_services.emplace_back(name);
   return out;
 }
 
