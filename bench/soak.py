@@ -349,11 +349,10 @@ def main():
         # job's restart count by revision, and the kills: enough to tell a lost count from a bug.
         suspicious = {name: [" ".join(str(x) for x in e if x is not None) for e in history.pods[name]]
                       for name, _ in unwarranted}
-        suspicious_jobs = {
-            owners.get(name): [f"{rev} restarts {soak_history.total_restarts(st)}"
-                               for (_, job), events in history.jobs.items() if job == owners.get(name)
-                               for rev, typ, _, st in events if typ == "PUT"]
-            for name, _ in unwarranted}
+        counts = soak_history.restart_counts(history.jobs)
+        suspicious_jobs = {owners.get(name): [f"{rev} restarts {n}"
+                                              for rev, n in counts.get(owners.get(name), [])]
+                           for name, _ in unwarranted}
         pod_creations = sum(len(soak_history.incarnations(ev)) for ev in history.pods.values())
         recorded_jobs = len(history.jobs)
     mismatch = {k: counters[k] - transitions[k] for k in counters if counters[k] != transitions[k]}

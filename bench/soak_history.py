@@ -266,6 +266,13 @@ def unwarranted_creations(pod_events, allowed_extra):
     return bad
 
 
+def restart_counts(job_events):
+    """{job name: [(revision, restarts in its status)]} of every status PUT, by revision."""
+    return {name: sorted((rev, total_restarts(status))
+                         for rev, typ, _, status in events if typ == "PUT")
+            for (_, name), events in job_events.items()}
+
+
 def restarts_lost_to_kills(pod_events, job_events, owners, kills):
     """Retries whose count an operator SIGKILL lost. The operator deletes a failed pod, then
     writes the job's restart count, then creates the replacement; a kill between the delete and
@@ -275,9 +282,7 @@ def restarts_lost_to_kills(pod_events, job_events, owners, kills):
     a failed incarnation was asked before a kill ended (the pod itself may be gone only after
     the kill), its replacement was created only after that kill, and the job's restart count
     did not go up in between. {pod name: lost retries}."""
-    restarts_by_job = {name: sorted((rev, total_restarts(status))
-                                    for rev, typ, _, status in events if typ == "PUT")
-                       for (_, name), events in job_events.items()}
+    restarts_by_job = restart_counts(job_events)
 
     def restarts_at(history, rev):
         value = 0

@@ -78,8 +78,9 @@ class RestartsLostToKillsTest(unittest.TestCase):
                                                              owners, [(6680, 6686)]), {})
 
     def test_an_incarnation_knows_when_its_deletion_was_asked(self):
-        self.assertEqual(soak_history.incarnations(POD)[1], (36951, "Failed (terminating)", 37052, 37050))
-        self.assertEqual(soak_history.incarnations(POD)[3], (37181, "Failed", None, None))
+        inc = soak_history.incarnations(POD)
+        self.assertEqual(inc[1], (36951, "Failed (terminating)", 37052, 37050))
+        self.assertEqual(inc[3], (37181, "Failed", None, None))
 
 
 class UnwarrantedCreationsTest(unittest.TestCase):

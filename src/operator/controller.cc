@@ -342,9 +342,10 @@ std::map<std::string, std::string> Controller::NodesOf(const std::string& uid) c
   return nodes;
 }
 
-std::vector<std::string> Controller::ServiceNames(const std::string& uid, int expected) const {
+std::vector<std::string> Controller::ServiceNames(const api::Job& job,
+                                                  const std::string& uid) const {
   std::vector<std::string> names;
-  names.reserve(static_cast<size_t>(std::max(0, expected)));
+  names.reserve(static_cast<size_t>(std::max(0, job.TotalReplicas())));
   services_.VisitIndex(kOwnerIndex, uid, [&](const ServiceSummary& s) { names.push_back(s.name); });
   return names;
 }
@@ -507,8 +508,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
     history_->events().Open(uid);
   }
   input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
-  input.services =
-      expectations_.OverlayServices(qkey, ServiceNames(uid, input.job.TotalReplicas()), input.now);
+  input.services = expectations_.OverlayServices(qkey, ServiceNames(input.job, uid), input.now);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false))

@@ -127,8 +127,8 @@ class Controller {
   // patched job.
   Status RecordOnJob(const KindInformer& informer, nlohmann::json* object,
                      const engine::Plan& plan);
-  // `expected`: how many there should be (the vector's reserve).
-  std::vector<std::string> ServiceNames(const std::string& uid, int expected) const;
+  // Names of the services of `job` (its uid) in the cache.
+  std::vector<std::string> ServiceNames(const api::Job& job, const std::string& uid) const;
   // Pod name → node name of the job's pods in the cache.
   std::map<std::string, std::string> NodesOf(const std::string& uid) const;
   // The job's pods in the cache, observed in place (no copies of the cached pods).
