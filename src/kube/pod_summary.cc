@@ -213,13 +213,14 @@ std::optional<Uid> ParseUid(const std::string& text) {
 
 std::string FormatUid(const Uid& uid) {
   static const char* hex = "0123456789abcdef";
-  std::string out;
+  char out[36];  // 32 hex digits and 4 dashes: the string is made once, not grown
+  size_t n = 0;
   for (size_t i = 0; i < uid.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += hex[uid[i] >> 4];
-    out += hex[uid[i] & 15];
+    if (i == 4 || i == 6 || i == 8 || i == 10) out[n++] = '-';
+    out[n++] = hex[uid[i] >> 4];
+    out[n++] = hex[uid[i] & 15];
   }
-  return out;
+  return std::string(out, n);
 }
 
 std::optional<PodSummary> ProjectPod(const json& pod, const std::vector<std::string>& keep_labels) {

@@ -1,5 +1,6 @@
 #include "operator/decide.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iterator>
 #include <map>
@@ -28,6 +29,14 @@ int ServiceIndex(std::string_view name, std::string_view prefix) {
   const char* end = name.data() + name.size();
   auto [ptr, ec] = std::from_chars(begin, end, index);
   return ec == std::errc() && ptr == end ? index : -1;
+}
+
+// Whether `name`, whose index after `prefix` is `index` (ServiceIndex), is the very name
+// ReplicaName gives that index: no sign, no leading zero ("-01" and "-+1" are other services).
+bool IsReplicaName(std::string_view name, std::string_view prefix, int index) {
+  char digits[16];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, index);
+  return ec == std::errc() && name.substr(prefix.size()) == std::string_view(digits, end);
 }
 
 }  // namespace
@@ -59,29 +68,33 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   }
   if (mpi) return out;  // MPI replicas have no services
 
-  // Views of `services`, which outlives them: a big job's sync copies no name.
-  std::set<std::string_view, std::less<>> existing(services.begin(), services.end());
+  // Views of `services`, which outlives them: a big job's sync copies no name, and finds its
+  // missing services by index rather than by building and looking up every replica's name.
   std::set<std::string_view, std::less<>> removing;
   bool finished = engine::IsFinished(plan.status);
   bool suspended = !finished && job.run_policy.suspend.value_or(false);
   if (suspended) {
-    removing = existing;
+    removing.insert(services.begin(), services.end());
   } else if (finished) {
+    std::set<std::string_view, std::less<>> existing(services.begin(), services.end());
     for (const PodDelete& pod : out.delete_pods)
       if (auto it = existing.find(pod.name); it != existing.end()) removing.insert(*it);
   } else {
     for (const auto& [type, spec] : job.replica_specs) {
-      int replicas = spec.replicas.value_or(1);
+      int replicas = std::max(0, spec.replicas.value_or(1));
       std::string prefix = api::ReplicaName(job.name, type, 0);
       prefix.pop_back();  // "<job>-<type>-"
-      for (std::string_view name : existing) {
+      std::vector<bool> present(static_cast<size_t>(replicas));
+      for (std::string_view name : services) {
         int index = ServiceIndex(name, prefix);
-        if (index >= replicas) removing.insert(name);
+        if (index >= replicas)
+          removing.insert(name);
+        else if (index >= 0 && IsReplicaName(name, prefix, index))
+          present[static_cast<size_t>(index)] = true;
       }
-      for (int index = 0; index < replicas; ++index) {
-        std::string name = api::ReplicaName(job.name, type, index);
-        if (!existing.contains(name)) out.create_services.push_back({type, index, name});
-      }
+      for (int index = 0; index < replicas; ++index)
+        if (!present[static_cast<size_t>(index)])
+          out.create_services.push_back({type, index, api::ReplicaName(job.name, type, index)});
     }
   }
   for (std::string_view name : removing) out.delete_services.emplace_back(name);

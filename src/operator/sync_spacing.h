@@ -14,7 +14,7 @@
 
 namespace trainctl::op {
 
-inline constexpr int kSyncSpacingFactor = 24;
+inline constexpr int kSyncSpacingFactor = 48;
 inline constexpr Duration kMinSpacedSync{1};     // ms
 inline constexpr Duration kMaxSyncSpacing{250};  // ms
 
