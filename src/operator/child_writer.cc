@@ -35,7 +35,8 @@ void ChildWriter::Event(const api::Job& job, const std::string& type, const std:
   recorder_->Record(std::move(e));
 }
 
-Status ChildWriter::SlowStart(size_t n, const std::function<Status(size_t)>& create) {
+Status ChildWriter::SlowStart(size_t n, size_t max_batch,
+                              const std::function<Status(size_t)>& create) {
   size_t done = 0, batch = 1;
   while (done < n) {
     size_t count = std::min(batch, n - done);
@@ -53,7 +54,7 @@ Status ChildWriter::SlowStart(size_t n, const std::function<Status(size_t)>& cre
     if (first.ok()) first = last;
     if (!first.ok()) return first;
     done += count;
-    batch = std::min<size_t>(batch * 2, 64);  // threads per batch stay bounded
+    batch = std::min(batch * 2, max_batch);  // threads per batch stay bounded
   }
   return Status::Ok();
 }
@@ -151,25 +152,39 @@ WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,
       if (out.services.ok()) out.services = st;
     }
   }
-  // Each replica's service, then its pod (PairCreates), in one slow start. A failed service
+  // Each replica's service with its pod (PairCreates), in one slow start. A failed service
   // stops further services, not the pods (the next sync creates the rest); a failed pod stops
   // further batches.
   const std::vector<ChildCreate> steps = PairCreates(actions);
   std::mutex mu;
   Status services = Status::Ok();
-  Status pods = SlowStart(steps.size(), [&](size_t i) {
+  // At most 64 requests in flight: 32 steps when a step sends two.
+  const bool paired = std::any_of(steps.begin(), steps.end(),
+                                  [](const ChildCreate& c) { return c.service && c.pod; });
+  Status pods = SlowStart(steps.size(), paired ? 32 : 64, [&](size_t i) {
     const ChildCreate& step = steps[i];
     bool services_stopped;
     {
       std::lock_guard<std::mutex> lock(mu);
       services_stopped = !services.ok();
     }
-    if (step.service && !services_stopped) {
+    auto create_service = [&] {
       Status st = CreateService(job_key, job, *step.service);
       std::lock_guard<std::mutex> lock(mu);
       if (!st.ok() && services.ok()) services = st;
+    };
+    // The service and its pod are sent together: a step costs one round trip, not two, where
+    // the API server answers slowly and the job's creates wait on it rather than on the QPS.
+    std::future<void> service;
+    if (step.service && !services_stopped) {
+      if (step.pod)
+        service = std::async(std::launch::async, create_service);
+      else
+        create_service();
     }
-    return step.pod ? CreatePod(job_key, job, *step.pod) : Status::Ok();
+    Status pod = step.pod ? CreatePod(job_key, job, *step.pod) : Status::Ok();
+    if (service.valid()) service.get();
+    return pod;
   });
   if (!services.ok() && out.services.ok()) out.services = services;
   if (!pods.ok() && out.pods.ok()) out.pods = pods;

@@ -1,5 +1,5 @@
 // ChildWriter: carries out ChildActions against the API server for one job: deletes first, then
-// creates each replica's service and pod (PairCreates: the service, then the pod) in slow-start
+// creates each replica's service and pod (PairCreates: the two sent at once) in slow-start
 // batches (1, 2, 4, … replicas in parallel, as the Job controller does) so a job whose template
 // the API rejects costs one failed request, not N. A batch with a failed pod stops further
 // creates; a failed service stops further services. Every write is announced to Expectations first
@@ -48,8 +48,9 @@ class ChildWriter {
  private:
   void Event(const api::Job& job, const std::string& type, const std::string& reason,
              const std::string& message);
-  // Runs `create(i)` for i in [0, n) in slow-start batches; returns the first error.
-  Status SlowStart(size_t n, const std::function<Status(size_t)>& create);
+  // Runs `create(i)` for i in [0, n) in slow-start batches of 1, 2, 4, … up to `max_batch`;
+  // returns the first error.
+  Status SlowStart(size_t n, size_t max_batch, const std::function<Status(size_t)>& create);
   Status CreatePod(const std::string& job_key, const api::Job& job, const engine::ReplicaRef& ref);
   Status CreateService(const std::string& job_key, const api::Job& job,
                        const engine::ReplicaRef& ref);

@@ -245,10 +245,20 @@ TEST_F(SyncTest, NewJobGetsPodsServicesCreatedStatusEventsAndOneMetric) {
   EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
 }
 
-TEST_F(SyncTest, EachReplicasServiceIsCreatedJustBeforeItsPod) {
+TEST_F(SyncTest, EachReplicasServiceIsSentWithItsPod) {
   Make();
   AddJob(kPyTorch);
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  // The API server holds every request: the slow start's first batch is one replica, and both
+  // of its creates are waiting at once (sent one after the other, only the service would be).
+  api_->Hold();
+  std::thread sync([&] { EXPECT_TRUE(Sync("pytorchjobs/ns/pt").status.ok()); });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (api_->Waiting() < 2 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int waiting = api_->Waiting();
+  api_->Release();
+  sync.join();
+  EXPECT_EQ(waiting, 2) << "the master's service and pod in flight together";
   // The creates in the order the API got them, as "services/<name>" and "pods/<name>".
   std::vector<std::string> creates;
   for (const kube::HttpRequest& r : api_->Requests()) {
@@ -258,16 +268,13 @@ TEST_F(SyncTest, EachReplicasServiceIsCreatedJustBeforeItsPod) {
     creates.push_back(kind + json::parse(r.body)["metadata"].value("name", ""));
   }
   ASSERT_EQ(creates.size(), 6u);
-  // The slow start's first batch is one replica: the master's service, then its pod — the
-  // scheduler gets the first pod after one service, not after all three.
-  EXPECT_EQ(creates[0], "services/pt-master-0");
-  EXPECT_EQ(creates[1], "pods/pt-master-0");
-  for (const std::string name : {"pt-worker-0", "pt-worker-1"}) {
-    auto service = std::find(creates.begin(), creates.end(), "services/" + name);
-    auto pod = std::find(creates.begin(), creates.end(), "pods/" + name);
-    ASSERT_NE(service, creates.end()) << name;
-    EXPECT_LT(service, pod) << name;  // its own name resolves once it runs
-  }
+  // The scheduler gets the first pod with one service, not after all three.
+  std::sort(creates.begin(), creates.begin() + 2);
+  EXPECT_EQ(creates[0], "pods/pt-master-0");
+  EXPECT_EQ(creates[1], "services/pt-master-0");
+  std::sort(creates.begin() + 2, creates.end());
+  EXPECT_EQ(creates[2], "pods/pt-worker-0");
+  EXPECT_EQ(creates[5], "services/pt-worker-1");
 }
 
 TEST_F(SyncTest, AFailedServiceStopsFurtherServicesButNotThePods) {

@@ -38,8 +38,8 @@ struct ChildActions {
   bool launcher_held = false;  // MPIJob: the launcher waits for its workers to be Running
 };
 
-// One step of creating a job's children: a replica's service (when it is to be created), then
-// its pod (when it is). See PairCreates.
+// One step of creating a job's children: a replica's service (when it is to be created) and
+// its pod (when it is), sent together. See PairCreates.
 struct ChildCreate {
   std::optional<engine::ReplicaRef> service;
   std::optional<engine::ReplicaRef> pod;
@@ -48,8 +48,8 @@ struct ChildCreate {
 
 // The creates of `actions` in the order they are made: services whose pod is not created now
 // come first, each alone; then each pod in plan order, paired with its own service (same type
-// and index) when that is created too. Each pod's name resolves as soon as it runs, and the
-// scheduler gets a job's first pod after one service rather than after all of them.
+// and index) when that is created too. A pod's own service is there long before it runs, and
+// the scheduler gets a job's first pod with one service rather than after all of them.
 std::vector<ChildCreate> PairCreates(const ChildActions& actions);
 
 struct ChildOptions {
