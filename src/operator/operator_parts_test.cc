@@ -53,7 +53,8 @@ TEST(SyncSpacing, AnExpensiveSyncWaitsAMultipleOfItsCostUpToTheCap) {
   EXPECT_EQ(QuietUntil(t, Duration(10000)), t + kMaxSyncSpacing);
   // A 2,000-replica job's read and decide (4 to 7 ms on the 2-core bench machine) leaves the
   // job's events waiting 48 times as long, near or at the cap: a sync of that job about every
-  // quarter second while its pods change (docs/benchmarks.md, "Fewer syncs of the big job").
+  // quarter second while its pods change (docs/benchmarks.md, "A big job's syncs at 48 times
+  // their cost").
   EXPECT_EQ(QuietUntil(t, Duration(5)), t + Duration(240));
   EXPECT_EQ(QuietUntil(t, Duration(6)), t + kMaxSyncSpacing);
 }
