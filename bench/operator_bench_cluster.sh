@@ -21,6 +21,12 @@
 [[ -x "$bin" ]] || { echo "$(basename "$0"): $bin is not built (make build)" >&2; exit 2; }
 [[ -x "$root/build/release/trainctl" ]] ||
   { echo "$(basename "$0"): build/release/trainctl is not built (make build)" >&2; exit 2; }
+# The machine and the tree, for the record: a shape's verdict can depend on the CPU kind
+# (docs/benchmarks.md, "1 × 2,000 on another 2-core machine").
+echo "machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)), \
+$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), Linux $(uname -r); \
+$(date -u '+%F %T') UTC; tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)\
+$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' with uncommitted changes')"
 upstream=()
 _bench_args=("$@")
 for ((_i = 0; _i < ${#_bench_args[@]}; _i++)); do
