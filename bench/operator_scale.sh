@@ -15,9 +15,17 @@
 # medians and ranges, "vs floor" paired by round (bench/run_summary.h).
 # --settle-seconds N keeps each operator running N s after its last job succeeded before its
 # CPU, memory and requests are read (the work after a job's end: history records, TTL).
+# Then what each run wrote: job status writes by cause and events by reason (bench/audit_writes.py).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${TRAINCTL_BENCH_BIN:-$root/build/release/bench/operator_scale_bench}"
 # shellcheck source=operator_bench_cluster.sh
 source "$root/bench/operator_bench_cluster.sh" "$@"
 "$bin" --trainctl "$root/build/release/trainctl" "${upstream[@]}" "$@"
+# What each run wrote, by cause and by reason, from this cluster's audit log while it is still
+# there (the next benchmark run makes the cluster and its log afresh). Runs are told apart by
+# their namespaces, one a side and round.
+echo
+echo "What each run wrote (bench/audit_writes.py --gap 0)"
+python3 "$root/bench/audit_writes.py" --gap 0 "$TRAINCTL_CLUSTER_DIR/audit.log" ||
+  echo "bench/audit_writes.py failed; the audit log is $TRAINCTL_CLUSTER_DIR/audit.log" >&2
