@@ -12,7 +12,9 @@ between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status
 it changed against the same job's previous write: the condition types that became True
 ("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
 other fields changed. Events: per reason, the creates, the occurrences they carry (their
-`count`) and the count patches.
+`count`) and the count patches. --sequences K adds, per run, the K most common orders of causes
+a job's writes took, with the median seconds between one write and the next: whether two
+causes were one sync apart (and could share a write) or far apart.
 """
 import argparse
 import collections
@@ -43,6 +45,7 @@ def body_status(event):
 def new_run(namespace):
     return {"namespace": namespace, "writes": collections.Counter(),
             "per_job": collections.Counter(), "last": {},
+            "sequence": collections.defaultdict(list),
             "events": collections.defaultdict(lambda: [0, 0, 0])}
 
 
@@ -80,7 +83,9 @@ def read_runs(path, gap=GAP_SECONDS):
                 before = run["last"].get(job, ())
                 now = true_conditions(status) if "conditions" in status else before
                 added = [c for c in now if c not in before]
-                run["writes"]["+".join(added) if added else "counts"] += 1
+                cause = "+".join(added) if added else "counts"
+                run["writes"][cause] += 1
+                run["sequence"][job].append((cause, when))
                 run["last"][job] = now
             elif ref.get("resource") == "events" and verb in ("create", "patch"):
                 body = event.get("requestObject") or {}
@@ -94,14 +99,41 @@ def read_runs(path, gap=GAP_SECONDS):
     return runs
 
 
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def sequences(run, top):
+    """The `top` most common orders of causes among the run's jobs: (order, jobs, the median
+    seconds before each write after the first, None where a time is missing)."""
+    by_order = collections.defaultdict(list)
+    for writes in run["sequence"].values():
+        by_order[tuple(cause for cause, _ in writes)].append([when for _, when in writes])
+    rows = []
+    for order, times in sorted(by_order.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
+        gaps = []
+        for step in range(1, len(order)):
+            known = [t[step] - t[step - 1] for t in times
+                     if t[step] is not None and t[step - 1] is not None]
+            gaps.append(median(known) if known else None)
+        rows.append((order, len(times), gaps))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description="What each benchmark run wrote, from its audit log.")
     parser.add_argument("--gap", type=float, default=GAP_SECONDS,
                         help="a pause of more seconds in one namespace starts another run (0: never)")
+    parser.add_argument("--sequences", type=int, default=0, metavar="K",
+                        help="also print the K most common orders of causes of a job's writes")
     parser.add_argument("log", nargs="?", default="build/release/bench-cluster/audit.log")
     args = parser.parse_args()
     if args.gap < 0:
         parser.error(f"--gap must not be negative, got {args.gap}")
+    if args.sequences < 0:
+        parser.error(f"--sequences must not be negative, got {args.sequences}")
     try:
         runs = [r for r in read_runs(args.log, args.gap) if r["per_job"] or r["events"]]
     except OSError as e:
@@ -117,6 +149,11 @@ def main():
             print("\n| cause | writes | per job |\n|---|---|---|")
             for cause, n in run["writes"].most_common():
                 print(f"| {cause} | {n} | {n / jobs:.2f} |")
+            if args.sequences:
+                print("\n| a job's writes in order | jobs | median s between writes |\n|---|---|---|")
+                for order, count, gaps in sequences(run, args.sequences):
+                    shown = ", ".join("?" if g is None else f"{g:.1f}" for g in gaps)
+                    print(f"| {' > '.join(order)} | {count} | {shown or '-'} |")
         if run["events"]:
             creates = sum(r[0] for r in run["events"].values())
             carried = sum(r[1] for r in run["events"].values())

@@ -78,6 +78,27 @@ class AuditWritesTest(unittest.TestCase):
         self.assertEqual([r["namespace"] for r in runs], ["a", "b", "a"])
         self.assertEqual(dict(runs[2]["writes"]), {"Created": 1})
 
+    def test_sequences_give_each_order_of_causes_and_the_median_gaps(self):
+        def at(write, second):
+            write["requestReceivedTimestamp"] = f"2026-11-28T05:00:{second:02d}Z"
+            return write
+
+        lines = []
+        # Two jobs written Created > Running > ReplicasReady, 4 and 6 s apart, then 1 and 3 s.
+        for job, (running, ready) in {"j1": (4, 5), "j2": (6, 9)}.items():
+            lines += [at(status_write("a", job, ["Created"]), 0),
+                      at(status_write("a", job, ["Created", "Running"]), running),
+                      at(status_write("a", job, ["Created", "ReplicasReady", "Running"]), ready)]
+        # One job with both conditions in one write, then a count change with no time.
+        lines += [at(status_write("a", "j3", ["Created"]), 1),
+                  at(status_write("a", "j3", ["Created", "ReplicasReady", "Running"]), 2),
+                  status_write("a", "j3", ["Created", "ReplicasReady", "Running"], active=1)]
+        run = self.runs(lines)[0]
+        rows = audit_writes.sequences(run, 5)
+        self.assertEqual(rows[0], (("Created", "Running", "ReplicasReady"), 2, [5.0, 2.0]))
+        self.assertEqual(rows[1], (("Created", "ReplicasReady+Running", "counts"), 1, [1.0, None]))
+        self.assertEqual(len(audit_writes.sequences(run, 1)), 1)
+
 
 if __name__ == "__main__":
     unittest.main()
