@@ -330,7 +330,7 @@ TEST_F(SyncTest, RunningPodsMakeTheJobRunningAndSucceededMasterFinishesIt) {
   EXPECT_TRUE(api_->Requests("DELETE", kPods).empty());  // cleanPodPolicy None keeps them
 }
 
-TEST_F(SyncTest, AJobWhosePodFailedOrWasLostIsSyncedAheadOfRoutineChanges) {
+TEST_F(SyncTest, AJobWhosePodChangedPhaseOrWasLostIsSyncedAheadOfRoutineChanges) {
   Make();
   for (const std::string name : {"pa", "pb"}) {
     std::string yaml = kPyTorch;
@@ -359,9 +359,17 @@ TEST_F(SyncTest, AJobWhosePodFailedOrWasLostIsSyncedAheadOfRoutineChanges) {
   PodEvent("pb-master-0", "Failed", "908");
   DrainQueue();
   PodEvent("pb-worker-1", "Running", "909");
-  PodEvent("pa-master-0", "Succeeded", "910");
+  PodEvent("pa-master-0", "Succeeded", "910");  // it finished: the job may have
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pa", "pytorchjobs/ns/pb"}));
+  PodEvent("pb-worker-1", "Running", "9101");
   PodEvent("pa-master-0", "Succeeded", "911", PodChange::kDeleted);
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
+  // A pod that starts may start its job: ahead of a routine change queued before it.
+  PodEvent("pa-worker-1", "Pending", "9102");
+  DrainQueue();
+  PodEvent("pb-worker-1", "Running", "9103");
+  PodEvent("pa-worker-1", "Running", "9104");
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pa", "pytorchjobs/ns/pb"}));
   // The failed pod deleted to be replaced (a grace-0 delete, never seen terminating) is urgent.
   PodEvent("pa-worker-1", "Running", "912");
   PodEvent("pb-master-0", "Failed", "913", PodChange::kDeleted);
