@@ -7,56 +7,58 @@ namespace trainctl::kube {
 WorkQueue::WorkQueue(const Clock* clock, WorkQueueOptions options)
     : clock_(clock), options_(options) {}
 
-void WorkQueue::MarkDirtyLocked(const std::string& key) {
-  ++adds_;
-  dirty_.insert(key);
+void WorkQueue::CancelDelayedLocked(const std::string& key, Lane lane) {
   auto d = delayed_at_.find(key);
-  if (d != delayed_at_.end()) {  // queued now: the pending delayed add is moot
-    delayed_.erase({d->second, key});
-    delayed_at_.erase(d);
-  }
+  if (d == delayed_at_.end() || d->second.lane < lane) return;  // it would still raise the key
+  delayed_.erase({d->second.at, key});
+  delayed_at_.erase(d);
 }
 
-void WorkQueue::AddLocked(const std::string& key) {
-  if (shutdown_ || dirty_.count(key)) return;
-  MarkDirtyLocked(key);
-  if (processing_.count(key)) return;  // queued again by Done()
-  queue_.push_back(key);
-  cv_.notify_one();
-}
-
-void WorkQueue::Add(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  AddLocked(key);
-}
-
-void WorkQueue::AddUrgent(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shutdown_ || urgent_keys_.count(key)) return;
+void WorkQueue::AddLocked(const std::string& key, Lane lane) {
+  if (shutdown_) return;
   const bool processing = processing_.count(key) > 0;
-  if (!dirty_.count(key)) {
-    MarkDirtyLocked(key);
-  } else if (!processing) {  // waiting in the ordinary lane: it moves
-    auto queued = std::find(queue_.begin(), queue_.end(), key);
-    if (queued != queue_.end()) queue_.erase(queued);
+  auto known = dirty_.find(key);
+  if (known == dirty_.end()) {
+    ++adds_;
+  } else if (known->second <= lane) {
+    return;                  // queued already, in this lane or one served before it
+  } else if (!processing) {  // waiting in a later lane: it moves up
+    std::deque<std::string>& from = lanes_[static_cast<size_t>(known->second)];
+    auto queued = std::find(from.begin(), from.end(), key);
+    if (queued != from.end()) from.erase(queued);
   }
-  urgent_keys_.insert(key);
-  if (processing) return;  // Done() queues it, in the urgent lane
-  urgent_.push_back(key);
+  CancelDelayedLocked(key, lane);  // queued now: a pending delayed add to this lane is moot
+  dirty_[key] = lane;
+  if (processing) return;  // Done() queues it, in its lane
+  lanes_[static_cast<size_t>(lane)].push_back(key);
   cv_.notify_one();
 }
 
-void WorkQueue::AddAfter(const std::string& key, Duration delay) {
-  if (delay <= Duration::zero()) return Add(key);
+void WorkQueue::AddIn(const std::string& key, Lane lane) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (shutdown_ || dirty_.count(key)) return;
+  AddLocked(key, lane);
+}
+
+void WorkQueue::Add(const std::string& key) { AddIn(key, Lane::kRoutine); }
+void WorkQueue::AddPrompt(const std::string& key) { AddIn(key, Lane::kPrompt); }
+void WorkQueue::AddUrgent(const std::string& key) { AddIn(key, Lane::kUrgent); }
+
+void WorkQueue::AddAfter(const std::string& key, Duration delay, Lane lane) {
+  if (delay <= Duration::zero()) return AddIn(key, lane);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_) return;
+  if (auto known = dirty_.find(key); known != dirty_.end() && known->second <= lane) return;
   Time at = clock_->Now() + delay;
   auto d = delayed_at_.find(key);
-  if (d != delayed_at_.end()) {
-    if (d->second <= at) return;  // an earlier wake-up is already pending
-    delayed_.erase({d->second, key});
+  if (d != delayed_at_.end()) {  // one pending add a key: the earliest time, the first lane
+    lane = std::min(lane, d->second.lane);
+    if (d->second.at <= at) {
+      d->second.lane = lane;
+      return;
+    }
+    delayed_.erase({d->second.at, key});
   }
-  delayed_at_[key] = at;
+  delayed_at_[key] = {at, lane};
   delayed_.insert({at, key});
   cv_.notify_all();
 }
@@ -89,8 +91,9 @@ void WorkQueue::PromoteDueLocked(Time now) {
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
     std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
+    const Lane lane = delayed_at_[key].lane;
     delayed_at_.erase(key);
-    AddLocked(key);
+    AddLocked(key, lane);
   }
 }
 
@@ -99,7 +102,7 @@ std::optional<std::string> WorkQueue::Get() {
   while (true) {
     if (shutdown_) return std::nullopt;
     PromoteDueLocked(clock_->Now());
-    if (!urgent_.empty() || !queue_.empty()) break;
+    if (std::any_of(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l.empty(); })) break;
     if (delayed_.empty()) {
       cv_.wait(lock);
     } else {
@@ -108,15 +111,18 @@ std::optional<std::string> WorkQueue::Get() {
       cv_.wait_for(lock, wait);
     }
   }
-  // The urgent lane first, but never more than kUrgentStreak keys in a row while ordinary ones
-  // wait: a stream of failures slows routine syncs down and cannot stop them.
-  const bool urgent = !urgent_.empty() && (queue_.empty() || urgent_streak_ < kUrgentStreak);
-  urgent_streak_ = urgent && !queue_.empty() ? urgent_streak_ + 1 : 0;
-  std::deque<std::string>& lane = urgent ? urgent_ : queue_;
-  std::string key = std::move(lane.front());
-  lane.pop_front();
+  // The first lane with a key, but never more than kUrgentStreak urgent or prompt keys in a row
+  // while routine ones wait: a stream of failures or starts slows routine syncs down and cannot
+  // stop them.
+  std::deque<std::string>& routine = lanes_[static_cast<size_t>(Lane::kRoutine)];
+  auto lane = std::find_if(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l.empty(); });
+  if (&*lane != &routine && !routine.empty() && urgent_streak_ >= kUrgentStreak)
+    lane = lanes_.end() - 1;
+  urgent_streak_ = &*lane != &routine && !routine.empty() ? urgent_streak_ + 1 : 0;
+  std::string key = std::move(lane->front());
+  lane->pop_front();
   dirty_.erase(key);
-  urgent_keys_.erase(key);
+  CancelDelayedLocked(key, Lane::kUrgent);  // moot: this sync sees the change that asked for it
   processing_.insert(key);
   return key;
 }
@@ -124,8 +130,9 @@ std::optional<std::string> WorkQueue::Get() {
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   processing_.erase(key);
-  if (dirty_.count(key) && !shutdown_) {
-    (urgent_keys_.count(key) ? urgent_ : queue_).push_back(key);
+  auto queued = dirty_.find(key);
+  if (queued != dirty_.end() && !shutdown_) {
+    lanes_[static_cast<size_t>(queued->second)].push_back(key);
     cv_.notify_one();
   }
 }
@@ -138,12 +145,15 @@ void WorkQueue::Shutdown() {
 
 void WorkQueue::Poke() {
   std::lock_guard<std::mutex> lock(mu_);
+  PromoteDueLocked(clock_->Now());
   cv_.notify_all();
 }
 
 WorkQueueStats WorkQueue::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return {queue_.size() + urgent_.size(), delayed_.size(), adds_, retries_};
+  size_t depth = 0;
+  for (const auto& lane : lanes_) depth += lane.size();
+  return {depth, delayed_.size(), adds_, retries_};
 }
 
 }  // namespace trainctl::kube

@@ -157,6 +157,109 @@ TEST(WorkQueue, TheStreakCountsOnlyWhileOrdinaryKeysWait) {
   EXPECT_EQ(Next(q), "u" + std::to_string(kUrgentStreak));
 }
 
+TEST(WorkQueue, PromptKeysGoAfterUrgentOnesAndBeforeRoutineOnes) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("a");
+  q.AddPrompt("p1");
+  q.Add("b");
+  q.AddUrgent("u");
+  q.AddPrompt("p2");
+  EXPECT_EQ(q.stats().depth, 5u);
+  EXPECT_EQ(Next(q), "u");
+  EXPECT_EQ(Next(q), "p1");
+  EXPECT_EQ(Next(q), "p2");
+  EXPECT_EQ(Next(q), "a");
+  EXPECT_EQ(Next(q), "b");
+}
+
+TEST(WorkQueue, AKeyMovesUpALaneButNeverDown) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("a");
+  q.Add("r");
+  q.AddPrompt("r");  // routine → prompt
+  q.AddPrompt("u");
+  q.AddUrgent("u");  // prompt → urgent
+  q.AddPrompt("u");  // stays urgent
+  q.Add("r");        // stays prompt
+  EXPECT_EQ(q.stats().depth, 3u);
+  EXPECT_EQ(Next(q), "u");
+  EXPECT_EQ(Next(q), "r");
+  EXPECT_EQ(Next(q), "a");
+  // Made prompt while processed: Done() queues it in the prompt lane.
+  q.Add("busy");
+  std::optional<std::string> busy = q.Get();
+  ASSERT_TRUE(busy);
+  q.Add("b");
+  q.AddPrompt("busy");
+  EXPECT_EQ(q.stats().depth, 1u);
+  q.Done("busy");
+  EXPECT_EQ(Next(q), "busy");
+  EXPECT_EQ(Next(q), "b");
+}
+
+TEST(WorkQueue, PromptKeysCountInTheStreak) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("routine");
+  for (int i = 0; i < kUrgentStreak; ++i) q.AddPrompt("p" + std::to_string(i));
+  q.AddUrgent("u");
+  EXPECT_EQ(Next(q), "u");
+  for (int i = 0; i < kUrgentStreak - 1; ++i) EXPECT_EQ(Next(q), "p" + std::to_string(i));
+  EXPECT_EQ(Next(q), "routine");
+  EXPECT_EQ(Next(q), "p" + std::to_string(kUrgentStreak - 1));
+}
+
+TEST(WorkQueue, ADelayedPromptAddMovesAQueuedKeyUpWhenDue) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("a");
+  q.Add("b");
+  q.AddAfter("b", Duration(1000), Lane::kPrompt);  // queued routine now, prompt in 1 s
+  q.AddAfter("c", Duration(1000), Lane::kPrompt);
+  q.Add("c");  // a routine add now keeps the pending move up
+  q.Add("d");
+  EXPECT_EQ(q.stats().delayed, 2u);
+  clock.Advance(Duration(1000));
+  q.Poke();
+  EXPECT_EQ(q.stats().delayed, 0u);
+  EXPECT_EQ(Next(q), "b");
+  EXPECT_EQ(Next(q), "c");
+  EXPECT_EQ(Next(q), "a");
+  EXPECT_EQ(Next(q), "d");
+}
+
+TEST(WorkQueue, AKeyHandedOutDropsItsPendingMoveUpAndOneAddAKeyIsPending) {
+  FakeClock clock(T0());
+  WorkQueue q(&clock);
+  q.Add("k");
+  q.AddAfter("k", Duration(1000), Lane::kPrompt);
+  EXPECT_EQ(Next(q), "k");  // this sync sees the change: nothing is left to move up
+  EXPECT_EQ(q.stats().delayed, 0u);
+  q.Add("t");
+  q.AddAfter("t", Duration(1000));  // queued already: moot, as before
+  EXPECT_EQ(q.stats().delayed, 0u);
+  EXPECT_EQ(Next(q), "t");
+  q.AddAfter("t", Duration(1000));  // a timed requeue after the sync
+  EXPECT_EQ(q.stats().depth, 0u);
+  EXPECT_EQ(q.stats().delayed, 1u);
+  clock.Advance(Duration(1000));
+  q.Poke();
+  EXPECT_EQ(Next(q), "t");
+  // One pending add a key: the earliest time and the first lane.
+  q.AddAfter("m", Duration(5000));
+  q.AddAfter("m", Duration(1000), Lane::kPrompt);
+  q.AddAfter("m", Duration(3000), Lane::kUrgent);
+  q.Add("r");
+  EXPECT_EQ(q.stats().delayed, 1u);
+  clock.Advance(Duration(1000));
+  q.Poke();
+  EXPECT_EQ(Next(q), "m");
+  EXPECT_EQ(Next(q), "r");
+  EXPECT_EQ(q.stats().delayed, 0u);
+}
+
 TEST(WorkQueue, AnUrgentAddTakesADelayedKeyNow) {
   FakeClock clock(T0());
   WorkQueue q(&clock);

@@ -77,26 +77,31 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
     return s.owner_uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(s.owner_uid)}
                                       : std::vector<std::string>{};
   });
-  // A pod that changed phase (started, finished or failed), or vanished while it ran without
-  // first being seen terminating (a forced delete, or gone during a watch gap), may change its
-  // job's conditions or be a replica to replace: its job is synced ahead of routine changes
-  // (WorkQueue::AddUrgent). Otherwise a burst of new jobs to create holds it back: at 1,000 × 8,
-  // 39 % of the jobs ran and finished while their keys waited behind the creations, never
-  // written Running and written Succeeded up to 90 s late (docs/benchmarks.md). A change
-  // within a phase, a new pod (our own create's echo) and a graceful delete are routine. A
-  // delete handler gets the pod as the cache last saw it, so a graceful delete (this operator's
-  // clean-up, or anyone's) arrives terminating.
+  // A pod that failed, or vanished while it ran without first being seen terminating (a forced
+  // delete, or gone during a watch gap), is a replica to replace or a job to fail: its job is
+  // synced ahead of everything else (WorkQueue::AddUrgent). A pod that otherwise changed phase
+  // (started, finished) may change what its job reports: its job goes ahead of routine changes
+  // (the prompt lane), since behind a burst of new jobs to create it waited minutes (at 1,000
+  // × 8, 39 % of the jobs were never written Running, and Succeeded up to 90 s late:
+  // docs/benchmarks.md), kPhaseChangeSettle after the change, so that one sync sees the pods
+  // of a job that start together. A change within a phase, a new pod (our own create's echo) and a
+  // graceful delete are routine. A delete handler gets the pod as the cache last saw it, so a
+  // graceful delete (this operator's clean-up, or anyone's) arrives terminating.
+  using kube::Lane;
   using kube::PodPhase;
   pods_.SetHandlers({
       [this](const std::string&, const kube::PodSummary& p) { EnqueueOwner(p.owner_uid); },
       [this](const std::string&, const kube::PodSummary& o, const kube::PodSummary& n) {
-        const bool moved = n.phase != o.phase;
-        if (o.resource_version != n.resource_version) EnqueueOwner(n.owner_uid, moved);
+        const Lane lane = n.phase == o.phase             ? Lane::kRoutine
+                          : n.phase == PodPhase::kFailed ? Lane::kUrgent
+                                                         : Lane::kPrompt;
+        if (o.resource_version != n.resource_version) EnqueueOwner(n.owner_uid, lane);
         if (o.owner_uid != n.owner_uid) EnqueueOwner(o.owner_uid);
       },
       [this](const std::string&, const kube::PodSummary& p) {
-        EnqueueOwner(p.owner_uid, p.phase == PodPhase::kFailed ||
-                                      (p.phase != PodPhase::kSucceeded && !p.terminating));
+        const bool lost =
+            p.phase == PodPhase::kFailed || (p.phase != PodPhase::kSucceeded && !p.terminating);
+        EnqueueOwner(p.owner_uid, lost ? Lane::kUrgent : Lane::kRoutine);
       },
   });
   services_.SetHandlers({
@@ -252,9 +257,10 @@ kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
   return nullptr;
 }
 
-void Controller::EnqueueOwner(const kube::Uid& owner, bool urgent) {
+void Controller::EnqueueOwner(const kube::Uid& owner, kube::Lane lane) {
   if (owner == kube::Uid{}) return;
   std::string key;
+  Duration wait{0};
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = owner_keys_.find(kube::FormatUid(owner));
@@ -263,17 +269,17 @@ void Controller::EnqueueOwner(const kube::Uid& owner, bool urgent) {
     auto quiet = quiet_until_.find(key);
     if (quiet != quiet_until_.end()) {
       const Time now = clock_->Now();
-      if (now < quiet->second) {
-        queue_.AddAfter(key, std::chrono::ceil<Duration>(quiet->second - now));
-        return;
-      }
-      quiet_until_.erase(quiet);
+      if (now < quiet->second)
+        wait = std::chrono::ceil<Duration>(quiet->second - now);
+      else
+        quiet_until_.erase(quiet);
     }
   }
-  if (urgent)
-    queue_.AddUrgent(key);
+  if (lane == kube::Lane::kPrompt) wait = std::max(wait, kPhaseChangeSettle);
+  if (wait > Duration(0))
+    queue_.AddAfter(key, wait, lane);
   else
-    queue_.Add(key);
+    queue_.AddIn(key, lane);
 }
 
 void Controller::Worker() {

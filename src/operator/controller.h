@@ -4,7 +4,8 @@
 //     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>"); a job whose last
 //       sync was expensive waits a multiple of its cost first (sync_spacing.h)
 //     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue; a job whose
-//       pod failed or vanished is served ahead of routine changes, unless its syncs are spaced)
+//       pod failed or vanished is served first, then one whose pod started or finished, then
+//       routine changes, unless its syncs are spaced)
 //     → Sync(key): cached job → decode/validate/default → observations (+ Expectations)
 //                  → engine::Reconcile → PlanChildren → ChildWriter → status subresource
 //                  → events, metrics, TTL delete, requeue for deadline/TTL
@@ -39,6 +40,12 @@
 #include "operator/progress_probe.h"
 
 namespace trainctl::op {
+
+// A pod that started or finished has its job synced this long after, in the work queue's prompt
+// lane: the pods of a job that start together (within a second on kwok; measured at 1,000 × 8,
+// docs/benchmarks.md) are then seen by one sync, and `Running` and `ReplicasReady` go out in one
+// status write instead of two. A failure is not held.
+inline constexpr Duration kPhaseChangeSettle{1000};
 
 struct ControllerOptions {
   std::string namespace_;  // empty = all namespaces
@@ -102,7 +109,7 @@ class Controller {
   };
   void Worker();
   // `urgent`: ahead of routine syncs (a failed or lost pod), unless the job's syncs are spaced.
-  void EnqueueOwner(const kube::Uid& owner, bool urgent = false);
+  void EnqueueOwner(const kube::Uid& owner, kube::Lane lane = kube::Lane::kRoutine);
   std::optional<nlohmann::json> LatestJob(const KindInformer& informer, const std::string& key);
   // A job being deleted that holds the checkpoint-notice finalizer: tells its running pods
   // (engine::ReconcileDeletion) and releases the finalizer once they are done or the notice ran

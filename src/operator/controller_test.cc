@@ -193,6 +193,12 @@ class SyncTest : public ::testing::Test {
         deleted ? kube::WatchEventType::kDeleted : kube::WatchEventType::kModified, pod);
   }
 
+  // Moves the clock past the settle time of a pod's phase change and queues what became due.
+  void Settle(Duration by = kPhaseChangeSettle) {
+    clock_.Advance(by);
+    controller_->queue().Poke();
+  }
+
   // Empties the work queue; returns the keys in the order the workers would get them.
   std::vector<std::string> DrainQueue() {
     std::vector<std::string> keys;
@@ -358,18 +364,40 @@ TEST_F(SyncTest, AJobWhosePodChangedPhaseOrWasLostIsSyncedAheadOfRoutineChanges)
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
   PodEvent("pb-master-0", "Failed", "908");
   DrainQueue();
+  // A pod that finished may finish its job: it goes ahead of routine changes queued before it,
+  // once the settle time has passed (not before: the job's other pods may follow).
   PodEvent("pb-worker-1", "Running", "909");
-  PodEvent("pa-master-0", "Succeeded", "910");  // it finished: the job may have
+  PodEvent("pa-master-0", "Succeeded", "910");
+  EXPECT_EQ(controller_->queue().stats().delayed, 1u);
+  clock_.Advance(kPhaseChangeSettle - Duration(1));
+  controller_->queue().Poke();
+  EXPECT_EQ(controller_->queue().stats().delayed, 1u);
+  Settle(Duration(1));
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pa", "pytorchjobs/ns/pb"}));
   PodEvent("pb-worker-1", "Running", "9101");
   PodEvent("pa-master-0", "Succeeded", "911", PodChange::kDeleted);
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
-  // A pod that starts may start its job: ahead of a routine change queued before it.
+  // A pod that starts may start its job: ahead of a routine change queued before it, even when
+  // a routine change of its own job was queued first.
   PodEvent("pa-worker-1", "Pending", "9102");
+  Settle();
   DrainQueue();
-  PodEvent("pb-worker-1", "Running", "9103");
-  PodEvent("pa-worker-1", "Running", "9104");
+  PodEvent("pa-worker-0", "Running", "9103");
+  PodEvent("pb-worker-1", "Running", "9104");
+  PodEvent("pa-worker-1", "Running", "9105");
+  Settle();
   EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pa", "pytorchjobs/ns/pb"}));
+  // A failure goes ahead at once, of a start queued before it too.
+  PodEvent("pa-worker-1", "Pending", "9106");
+  Settle();
+  DrainQueue();
+  PodEvent("pa-worker-1", "Running", "9107");
+  Settle();
+  PodEvent("pb-worker-1", "Failed", "9108");
+  EXPECT_EQ(DrainQueue(), (std::vector<std::string>{"pytorchjobs/ns/pb", "pytorchjobs/ns/pa"}));
+  PodEvent("pb-worker-1", "Running", "9109");
+  Settle();
+  DrainQueue();
   // The failed pod deleted to be replaced (a grace-0 delete, never seen terminating) is urgent.
   PodEvent("pa-worker-1", "Running", "912");
   PodEvent("pb-master-0", "Failed", "913", PodChange::kDeleted);
