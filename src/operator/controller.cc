@@ -84,8 +84,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
   // (the prompt lane), since behind a burst of new jobs to create it waited minutes (at 1,000
   // × 8, 39 % of the jobs were never written Running, and Succeeded up to 90 s late:
   // docs/benchmarks.md), kPhaseChangeSettle after the change, so that one sync sees the pods
-  // of a job that start together. A change within a phase, a new pod (our own create's echo) and a
-  // graceful delete are routine. A delete handler gets the pod as the cache last saw it, so a
+  // of a job that start together. A change within a phase, a new pod (our own create's echo)
+  // and a graceful delete are routine. A delete handler gets the pod as the cache last saw it, so a
   // graceful delete (this operator's clean-up, or anyone's) arrives terminating.
   using kube::Lane;
   using kube::PodPhase;

@@ -108,7 +108,8 @@ class Controller {
     std::unique_ptr<kube::Reflector> reflector;
   };
   void Worker();
-  // `urgent`: ahead of routine syncs (a failed or lost pod), unless the job's syncs are spaced.
+  // `lane`: the work queue's lane for the job (urgent: a failed or lost pod; prompt: a pod that
+  // started or finished, kPhaseChangeSettle later), after the job's sync spacing if it is spaced.
   void EnqueueOwner(const kube::Uid& owner, kube::Lane lane = kube::Lane::kRoutine);
   std::optional<nlohmann::json> LatestJob(const KindInformer& informer, const std::string& key);
   // A job being deleted that holds the checkpoint-notice finalizer: tells its running pods
