@@ -5,13 +5,15 @@ job status writes by cause and events by reason, one table per run.
     bench/audit_writes.py [--gap SECONDS] [build/release/bench-cluster/audit.log]
 
 The benchmark's audit policy logs the audited identity's job status writes and event writes
-with their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace, in log
-order (each side runs in its own namespace, one after another), and by a pause of more than
---gap seconds (default 45; 0: none) in one namespace (a namespace deleted and made again
-between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status write's cause is what
+with their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace (each side
+and round runs in a namespace of its own, one after another; a write in another namespace in
+between, such as the end of a long watch elsewhere, does not split a run), and by a pause of
+more than --gap seconds (default 45; 0: none) in one namespace (a namespace deleted and made
+again between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status write's cause is what
 it changed against the same job's previous write: the condition types that became True
 ("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
-other fields changed. Events: per reason, the creates, the occurrences they carry (their
+other fields changed. Each run also says how many of its jobs were never written with
+`Running` True (a job whose pods ran and finished between two of its writes). Events: per reason, the creates, the occurrences they carry (their
 `count`) and the count patches. --sequences K adds, per run, the K most common orders of causes
 a job's writes took, with the median seconds between one write and the next: whether two
 causes were one sync apart (and could share a write) or far apart.
@@ -44,13 +46,13 @@ def body_status(event):
 
 def new_run(namespace):
     return {"namespace": namespace, "writes": collections.Counter(),
-            "per_job": collections.Counter(), "last": {},
+            "per_job": collections.Counter(), "last": {}, "ran": set(),
             "sequence": collections.defaultdict(list),
             "events": collections.defaultdict(lambda: [0, 0, 0])}
 
 
 def read_runs(path, gap=GAP_SECONDS):
-    runs, seen, last_time = [], set(), None
+    runs, seen, last_time, current = [], set(), {}, {}
     with open(path) as log:
         for line in log:
             try:
@@ -67,11 +69,14 @@ def read_runs(path, gap=GAP_SECONDS):
                 continue
             seen.add(event.get("auditID"))
             when = stamp(event.get("requestReceivedTimestamp"))
-            paused = gap > 0 and when is not None and last_time is not None and when - last_time > gap
-            last_time = when if when is not None else last_time
-            if not runs or runs[-1]["namespace"] != namespace or paused:
-                runs.append(new_run(namespace))
-            run, verb = runs[-1], event.get("verb")
+            before = last_time.get(namespace)
+            paused = gap > 0 and when is not None and before is not None and when - before > gap
+            if when is not None:
+                last_time[namespace] = when
+            if namespace not in current or paused:
+                current[namespace] = new_run(namespace)
+                runs.append(current[namespace])
+            run, verb = current[namespace], event.get("verb")
             if ref.get("apiGroup") == "kubeflow.org" and ref.get("subresource") == "status" and \
                     verb in ("update", "patch"):
                 status = body_status(event)
@@ -87,6 +92,8 @@ def read_runs(path, gap=GAP_SECONDS):
                 run["writes"][cause] += 1
                 run["sequence"][job].append((cause, when))
                 run["last"][job] = now
+                if "Running" in now:
+                    run["ran"].add(job)
             elif ref.get("resource") == "events" and verb in ("create", "patch"):
                 body = event.get("requestObject") or {}
                 reason = body.get("reason", "(patch)" if verb == "patch" else "?")
@@ -146,6 +153,8 @@ def main():
             spread = sorted(collections.Counter(run["per_job"].values()).items())
             print(f"job status writes: {total} for {jobs} jobs ({total / jobs:.2f} a job); "
                   "jobs by writes: " + ", ".join(f"{n}: {count}" for n, count in spread))
+            silent = jobs - len(run["ran"] & set(run["per_job"]))
+            print(f"jobs never written Running: {silent} of {jobs} ({100 * silent / jobs:.0f} %)")
             print("\n| cause | writes | per job |\n|---|---|---|")
             for cause, n in run["writes"].most_common():
                 print(f"| {cause} | {n} | {n / jobs:.2f} |")

@@ -71,12 +71,34 @@ class AuditWritesTest(unittest.TestCase):
         self.assertEqual([len(r["per_job"]) for r in self.runs([first, close, later], gap=60)], [2])
         self.assertEqual([len(r["per_job"]) for r in self.runs([first, close, later], gap=0)], [2])
 
-    def test_the_same_namespace_later_is_another_run(self):
+    def test_a_write_elsewhere_in_between_does_not_split_a_run(self):
+        # The end of a long watch in another namespace lands in the middle of a run's log.
         runs = self.runs([status_write("a", "j", ["Created"]),
-                          status_write("b", "j", ["Created"]),
-                          status_write("a", "j", ["Created"], audit_id="again")])
+                          status_write("kubeflow", "w", ["Created"]),
+                          status_write("a", "j", ["Created", "Running"])])
+        self.assertEqual([r["namespace"] for r in runs], ["a", "kubeflow"])
+        self.assertEqual(dict(runs[0]["writes"]), {"Created": 1, "Running": 1})
+
+    def test_the_same_namespace_after_a_pause_is_another_run(self):
+        first = status_write("a", "j", ["Created"])
+        first["requestReceivedTimestamp"] = "2026-11-27T09:00:00Z"
+        other = status_write("b", "j", ["Created"])
+        other["requestReceivedTimestamp"] = "2026-11-27T09:01:00Z"
+        again = status_write("a", "j", ["Created"], audit_id="again")
+        again["requestReceivedTimestamp"] = "2026-11-27T09:02:00Z"
+        runs = self.runs([first, other, again])
         self.assertEqual([r["namespace"] for r in runs], ["a", "b", "a"])
         self.assertEqual(dict(runs[2]["writes"]), {"Created": 1})
+
+    def test_jobs_written_running_are_told_from_those_never_written_so(self):
+        runs = self.runs([
+            status_write("a", "j1", ["Created"]),
+            status_write("a", "j1", ["Created", "Running"]),
+            status_write("a", "j1", ["Created", "Succeeded"]),
+            status_write("a", "j2", ["Created"]),
+            status_write("a", "j2", ["Created", "Succeeded"]),
+        ])
+        self.assertEqual(runs[0]["ran"], {"j1"})
 
     def test_sequences_give_each_order_of_causes_and_the_median_gaps(self):
         def at(write, second):
