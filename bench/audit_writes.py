@@ -4,19 +4,20 @@ job status writes by cause and events by reason, one table per run.
 
     bench/audit_writes.py [--gap SECONDS] [build/release/bench-cluster/audit.log]
 
-The benchmark's audit policy logs the audited identity's job status writes and event writes
-with their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace (each side
-and round runs in a namespace of its own, one after another; a write in another namespace in
+The benchmark's audit policy logs the audited identity's job status writes and event writes with
+their bodies (bench/operator_bench_cluster.sh). Runs are told apart by namespace (each side and
+round runs in a namespace of its own, one after another; a write in another namespace in
 between, such as the end of a long watch elsewhere, does not split a run), and by a pause of
 more than --gap seconds (default 45; 0: none) in one namespace (a namespace deleted and made
-again between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status write's cause is what
-it changed against the same job's previous write: the condition types that became True
-("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
-other fields changed. Each run also says how many of its jobs were never written with
-`Running` True (a job whose pods ran and finished between two of its writes). Events: per reason, the creates, the occurrences they carry (their
-`count`) and the count patches. --sequences K adds, per run, the K most common orders of causes
-a job's writes took, with the median seconds between one write and the next: whether two
-causes were one sync apart (and could share a write) or far apart.
+again between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status write's
+cause is what it changed against the same job's previous write: the condition types that became
+True ("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
+other fields changed. Each run also says how many of its jobs were never written with `Running`
+True (a job whose pods ran and finished between two of its writes). Events: per reason, the
+creates, the occurrences they carry (their `count`) and the count patches. --sequences K adds,
+per run, the K most common orders of causes a job's writes took, with the median seconds between
+one write and the next: whether two causes were one sync apart (and could share a write) or far
+apart.
 """
 import argparse
 import collections
