@@ -15,8 +15,7 @@
 # Secret and a ValidatingWebhookConfiguration for it to fill (rules that match no kubeflow.org
 # resource, so neither side pays for admission; the benchmark copies the certificate files to
 # disk). Exports TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE and the TRAINCTL_BENCH_* variables
-# bench/operator_harness.h reads (TRAINCTL_BENCH_RESTART: the command that restarts the cluster
-# between runs); the cluster is stopped when the script exits.
+# bench/operator_harness.h reads; the cluster is stopped when the script exits.
 # shellcheck shell=bash
 
 [[ -x "$bin" ]] || { echo "$(basename "$0"): $bin is not built (make build)" >&2; exit 2; }
@@ -64,12 +63,6 @@ rules:
 EOF
 export TRAINCTL_APISERVER_ARGS="${TRAINCTL_APISERVER_ARGS:-} --audit-policy-file=$TRAINCTL_CLUSTER_DIR/audit-policy.yaml --audit-log-path=$_bench_audit_log --audit-log-format=json --audit-log-maxsize=0"
 "$root/hack/cluster/up.sh" -q
-# Between runs the benchmark restarts the control plane with the same state (etcd's data, the
-# certificates, the audit log, which it appends to), so that no run starts from what the runs
-# before it left in the API server's heap and caches (--restart-control-plane 0: one control
-# plane for all runs, as before 2026-11-28; the floor then got slower round by round).
-export TRAINCTL_BENCH_RESTART
-TRAINCTL_BENCH_RESTART="$(printf '%q >/dev/null 2>&1 && %q -q' "$root/hack/cluster/down.sh" "$root/hack/cluster/up.sh")"
 # On any exit: no operator the benchmark started is left (it may have been killed itself), and
 # the cluster stops.
 trap 'pkill -f -- "--kubeconfig $TRAINCTL_CLUSTER_DIR/operator.kubeconfig" || true

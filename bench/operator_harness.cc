@@ -224,14 +224,6 @@ void DeleteNamespace(kube::Client* admin, const std::string& ns) {
   std::fprintf(stderr, "namespace %s removed after %.0f s\n", ns.c_str(), Since(start));
 }
 
-void RestartControlPlane(const std::string& command) {
-  auto start = Steady::now();
-  const int rc = std::system(command.c_str());
-  if (rc != 0)
-    Die("restarting the control plane failed (exit " + std::to_string(rc) + "): " + command);
-  std::fprintf(stderr, "control plane restarted in %.0f s\n", Since(start));
-}
-
 Operator StartOperator(const OperatorFlags& flags) {
   std::vector<std::string> argv_s = {flags.binary};
   if (flags.impl != "upstream") argv_s.push_back("operator");

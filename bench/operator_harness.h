@@ -88,10 +88,6 @@ class PodWatch {
 void CreateNamespace(kube::Client* admin, const std::string& ns);
 // Deletes it and waits until it is gone (its pods' garbage collection would load the next run).
 void DeleteNamespace(kube::Client* admin, const std::string& ns);
-// Runs `command` (a shell command line that stops and starts the private cluster, keeping its
-// state) and says how long it took; exits the benchmark when it fails. Clients keep working: a
-// request on a connection the old API server closed is sent again on a new one.
-void RestartControlPlane(const std::string& command);
 
 // CPU seconds used so far by each process of the private cluster (etcd, kube-apiserver,
 // kube-scheduler, kube-controller-manager, kwok): those whose command line names

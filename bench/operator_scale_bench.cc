@@ -1,6 +1,5 @@
 // Scale benchmark of Kubernetes operators for kubeflow.org/v1 on the real control plane with kwok
-// nodes, side by side with the API floor, in one run on one cluster (its processes restarted
-// between runs with the same state, unless --restart-control-plane 0).
+// nodes, side by side with the API floor, in one run on one cluster.
 //
 //   trainctl: `trainctl operator`; upstream: the Kubeflow training operator built unmodified
 //             (hack/upstream/build.sh). Both get the same flags (--namespace, --kube-api-qps,
@@ -49,10 +48,6 @@ struct Args {
   // How long each operator keeps running after its last job succeeded, before its figures are
   // read: the work that follows a job's end (history records, TTL) is then counted.
   int settle_seconds = 0;
-  // Whether the control plane is restarted between runs (TRAINCTL_BENCH_RESTART): each run then
-  // starts from the same state, not from what the runs before it left in the API server's heap
-  // and caches.
-  bool restart = true;
   double qps = 20;
   int burst = 30;
   std::string trainctl = "build/release/trainctl";
@@ -418,10 +413,7 @@ int main(int argc, char** argv) {
       a.settle_seconds = std::atoi(v.c_str());
     else if (k == "--repeat")
       a.repeat = std::atoi(v.c_str());
-    else if (k == "--restart-control-plane") {
-      if (v != "0" && v != "1") Die("--restart-control-plane: expected 0 or 1, got \"" + v + "\"");
-      a.restart = v == "1";
-    } else if (k == "--trainctl")
+    else if (k == "--trainctl")
       a.trainctl = v;
     else if (k == "--upstream")
       a.upstream = v;
@@ -458,10 +450,8 @@ int main(int argc, char** argv) {
   trainctl::RealClock clock;
   auto admin = trainctl::bench::MakeClient(&clock, trainctl::bench::AdminKubeconfig(), -1, 0);
   std::vector<trainctl::bench::RunResult> runs;
-  const std::string restart = a.restart ? trainctl::bench::Env("TRAINCTL_BENCH_RESTART") : "";
   for (int round = 0; round < a.repeat; ++round) {
     for (const std::string& impl : trainctl::bench::RoundOrder(a.impls, round)) {
-      if (!runs.empty() && !restart.empty()) trainctl::bench::RestartControlPlane(restart);
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
       runs.push_back(impl == "floor"
                          ? trainctl::bench::RunFloor(a, round, admin.get(), &clock)
