@@ -154,7 +154,7 @@ def main():
             spread = sorted(collections.Counter(run["per_job"].values()).items())
             print(f"job status writes: {total} for {jobs} jobs ({total / jobs:.2f} a job); "
                   "jobs by writes: " + ", ".join(f"{n}: {count}" for n, count in spread))
-            silent = jobs - len(run["ran"] & set(run["per_job"]))
+            silent = jobs - len(run["ran"])  # "ran" only holds jobs with writes
             print(f"jobs never written Running: {silent} of {jobs} ({100 * silent / jobs:.0f} %)")
             print("\n| cause | writes | per job |\n|---|---|---|")
             for cause, n in run["writes"].most_common():

@@ -26,6 +26,11 @@ def event_write(ns, reason, count=1, verb="create", audit_id=None):
             {"count": count}}
 
 
+def stamped(write, when):
+    write["requestReceivedTimestamp"] = when
+    return write
+
+
 class AuditWritesTest(unittest.TestCase):
     def runs(self, lines, **options):
         with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
@@ -59,12 +64,9 @@ class AuditWritesTest(unittest.TestCase):
         self.assertEqual(dict(runs[1]["writes"]), {"Created+Running": 1})
 
     def test_a_pause_in_one_namespace_starts_another_run(self):
-        first = status_write("a", "j", ["Created"])
-        first["requestReceivedTimestamp"] = "2026-11-27T09:00:00.5Z"
-        close = status_write("a", "k", ["Created"])
-        close["requestReceivedTimestamp"] = "2026-11-27T09:00:40Z"
-        later = status_write("a", "j", ["Created"], audit_id="later")
-        later["requestReceivedTimestamp"] = "2026-11-27T09:01:30Z"
+        first = stamped(status_write("a", "j", ["Created"]), "2026-11-27T09:00:00.5Z")
+        close = stamped(status_write("a", "k", ["Created"]), "2026-11-27T09:00:40Z")
+        later = stamped(status_write("a", "j", ["Created"], audit_id="later"), "2026-11-27T09:01:30Z")
         runs = self.runs([first, close, later])
         self.assertEqual([len(r["per_job"]) for r in runs], [2, 1])
         # A longer gap, or none, keeps a run of long quiet spells whole.
@@ -80,13 +82,10 @@ class AuditWritesTest(unittest.TestCase):
         self.assertEqual(dict(runs[0]["writes"]), {"Created": 1, "Running": 1})
 
     def test_the_same_namespace_after_a_pause_is_another_run(self):
-        first = status_write("a", "j", ["Created"])
-        first["requestReceivedTimestamp"] = "2026-11-27T09:00:00Z"
-        other = status_write("b", "j", ["Created"])
-        other["requestReceivedTimestamp"] = "2026-11-27T09:01:00Z"
-        again = status_write("a", "j", ["Created"], audit_id="again")
-        again["requestReceivedTimestamp"] = "2026-11-27T09:02:00Z"
-        runs = self.runs([first, other, again])
+        runs = self.runs([
+            stamped(status_write("a", "j", ["Created"]), "2026-11-27T09:00:00Z"),
+            stamped(status_write("b", "j", ["Created"]), "2026-11-27T09:01:00Z"),
+            stamped(status_write("a", "j", ["Created"], audit_id="again"), "2026-11-27T09:02:00Z")])
         self.assertEqual([r["namespace"] for r in runs], ["a", "b", "a"])
         self.assertEqual(dict(runs[2]["writes"]), {"Created": 1})
 
