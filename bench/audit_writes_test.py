@@ -66,7 +66,8 @@ class AuditWritesTest(unittest.TestCase):
     def test_a_pause_in_one_namespace_starts_another_run(self):
         first = stamped(status_write("a", "j", ["Created"]), "2026-11-27T09:00:00.5Z")
         close = stamped(status_write("a", "k", ["Created"]), "2026-11-27T09:00:40Z")
-        later = stamped(status_write("a", "j", ["Created"], audit_id="later"), "2026-11-27T09:01:30Z")
+        later = stamped(status_write("a", "j", ["Created"], audit_id="later"),
+                        "2026-11-27T09:01:30Z")
         runs = self.runs([first, close, later])
         self.assertEqual([len(r["per_job"]) for r in runs], [2, 1])
         # A longer gap, or none, keeps a run of long quiet spells whole.
