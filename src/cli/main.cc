@@ -185,8 +185,10 @@ int main(int argc, char** argv) {
                            "Write a job's replica counts alone at most once per this many ms for "
                            "every 100 replicas (at most 60 s); while its replicas are not all "
                            "running for one reason, the counts and that ReplicasReady reason's "
-                           "details 30 times this (at most 60 s); other condition changes are "
-                           "never held (default 1000; 0 = every change)");
+                           "details 30 times this (at most 60 s); a new job's first status "
+                           "(Created) 1 s, to go out with its pods' first states; other "
+                           "condition changes are never held (default 1000; 0 = every change "
+                           "at once)");
   operator_cmd->add_option("--kube-api-qps", op.kube_api_qps,
                            "Client QPS for jobs, pods and services (default 20); events have "
                            "a budget of their own (--event-qps)");

@@ -303,7 +303,8 @@ void Controller::Worker() {
       if (metrics_) metrics_->CountReconcile(controller, "error");
     } else {
       queue_.Forget(*key);
-      if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after + Duration(50));
+      if (result.requeue_after)
+        queue_.AddAfter(*key, *result.requeue_after + Duration(50), result.requeue_lane);
       if (metrics_)
         metrics_->CountReconcile(controller, result.requeue_after ? "requeue_after" : "success");
     }
@@ -590,7 +591,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
   // Decide the status, then write it.
   CountCoalescing coalescing{
       CountWindowFor(options_.status_count_window, job.TotalReplicas()),
-      NotReadyCountWindowFor(options_.status_count_window, job.TotalReplicas()), std::nullopt};
+      NotReadyCountWindowFor(options_.status_count_window, job.TotalReplicas()), std::nullopt,
+      options_.first_status_settle};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto held = counts_held_.find(qkey); held != counts_held_.end())
@@ -621,6 +623,8 @@ SyncResult Controller::Sync(const std::string& qkey) {
     }
   }
   std::vector<engine::Metric> counted = plan.metrics;  // a TTL deletion only once it is made
+  // A held first status: the sync that writes it plans Created again and counts it then.
+  if (status.first_status_held) std::erase(counted, engine::Metric::kJobCreated);
   std::vector<engine::Event> events = plan.events;
   if (plan.delete_job) {
     kube::DeleteOptions options;
@@ -641,6 +645,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   for (const std::optional<Duration>& also : {gang_requeue, status.requeue_after, probe_again})
     if (also && (!result.requeue_after || *also < *result.requeue_after))
       result.requeue_after = also;
+  if (status.first_status_held) result.requeue_lane = kube::Lane::kPrompt;
   return result;
 }
 

@@ -56,12 +56,19 @@ struct ControllerOptions {
   ChildOptions children;
   int progress_probes_per_minute = 120;  // 0: no limit
   Duration status_count_window{0};       // CountCoalescing's window (0: no holding)
+  // How long a new job's first status (Created) waits for its pods' first states
+  // (CountCoalescing::first_status_window; 0: written at once). The operator uses
+  // kPhaseChangeSettle.
+  Duration first_status_settle{0};
 };
 
 // The outcome of one sync, for the worker loop.
 struct SyncResult {
   Status status = Status::Ok();  // non-OK: retried with back-off
   std::optional<Duration> requeue_after;
+  // The lane requeue_after is due in: prompt while a first status is held for its pods' first
+  // states (routine syncs wait behind a burst of creations).
+  kube::Lane requeue_lane = kube::Lane::kRoutine;
   // How long reading the job's pods and deciding took (not the API calls): what grows with the
   // job's size, and what spaces its next sync (sync_spacing.h).
   Duration read_and_decide{0};

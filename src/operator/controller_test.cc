@@ -336,6 +336,59 @@ TEST_F(SyncTest, RunningPodsMakeTheJobRunningAndSucceededMasterFinishesIt) {
   EXPECT_TRUE(api_->Requests("DELETE", kPods).empty());  // cleanPodPolicy None keeps them
 }
 
+// With a first-status settle (the operator's default), a new job's first status waits for its
+// pods' first states: pods that start within it make one write (Created, ReplicasReady and
+// Running), where there would be two. Created and startTime keep the first sync's time, and
+// the job is counted created once.
+TEST_F(SyncTest, ANewJobsFirstStatusGoesOutWithItsPodsFirstStatesInOneWrite) {
+  options_.status_count_window = Duration(1000);
+  options_.first_status_settle = kPhaseChangeSettle;
+  Make();
+  AddJob(kPyTorch);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  const std::string status_path = path + "/status";
+  const std::string first_sync = FormatRfc3339(clock_.Now());
+  SyncResult held = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(held.status.ok()) << held.status.message();
+  EXPECT_EQ(api_->Objects(kPods).size(), 3u);
+  EXPECT_TRUE(api_->Requests("PUT", status_path).empty());
+  ASSERT_TRUE(held.requeue_after);
+  EXPECT_EQ(*held.requeue_after, kPhaseChangeSettle);
+  EXPECT_EQ(held.requeue_lane, kube::Lane::kPrompt);
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 0);
+
+  ServicesCaughtUp();
+  PodsAre("Running");
+  clock_.Advance(kPhaseChangeSettle);  // the requeue asked for
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  ASSERT_EQ(api_->Requests("PUT", status_path).size(), 1u);
+  json job = *api_->Object(path);
+  EXPECT_EQ(Condition(job, "Created").value("status", ""), "True");
+  EXPECT_EQ(Condition(job, "Created").value("lastTransitionTime", ""), first_sync);
+  EXPECT_EQ(Condition(job, "Running").value("status", ""), "True");
+  EXPECT_EQ(Condition(job, "ReplicasReady").value("status", ""), "True");
+  EXPECT_EQ(job["status"].value("startTime", ""), first_sync);
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 1);
+
+  // A job whose pods do not start within the settle: its first status when it is due.
+  CatchUp(path);
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("name: pt,"), 9, "name: slow,");
+  AddJob(yaml);
+  const std::string slow = std::string(kPyTorchJobs) + "/slow/status";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/slow").status.ok());
+  EXPECT_TRUE(api_->Requests("PUT", slow).empty());
+  clock_.Advance(kPhaseChangeSettle);
+  SyncResult due = Sync("pytorchjobs/ns/slow");
+  ASSERT_TRUE(due.status.ok()) << due.status.message();
+  ASSERT_EQ(api_->Requests("PUT", slow).size(), 1u);
+  EXPECT_EQ(due.requeue_lane, kube::Lane::kRoutine);
+  json starting = *api_->Object(std::string(kPyTorchJobs) + "/slow");
+  EXPECT_EQ(Condition(starting, "Created").value("status", ""), "True");
+  EXPECT_EQ(Condition(starting, "ReplicasReady").value("reason", ""), "Starting");
+  EXPECT_EQ(JobsCounted("training_operator_jobs_created_total"), 2);
+}
+
 TEST_F(SyncTest, AJobWhosePodChangedPhaseOrWasLostIsSyncedAheadOfRoutineChanges) {
   Make();
   for (const std::string name : {"pa", "pb"}) {

@@ -219,4 +219,19 @@ bool OnlyNotReadyDetailsDiffer(api::JobStatus a, api::JobStatus b) {
   return OnlyReplicaCountsDiffer(std::move(a), std::move(b));
 }
 
+bool OnlyFirstStatus(api::JobStatus a, api::JobStatus b) {
+  if (engine::FindCondition(b, engine::kCreated) || !engine::FindCondition(a, engine::kCreated))
+    return false;
+  std::erase_if(a.conditions, [](const api::Condition& c) {
+    return c.type == engine::kCreated ||
+           (c.type == engine::kReplicasReady && c.status == "False" && c.reason == "Starting");
+  });
+  std::erase_if(b.conditions,
+                [](const api::Condition& c) { return c.type == engine::kReplicasReady; });
+  if (!b.start_time) a.start_time.reset();
+  a.replica_statuses.clear();
+  b.replica_statuses.clear();
+  return SameStatus(std::move(a), std::move(b));
+}
+
 }  // namespace trainctl::op

@@ -94,4 +94,10 @@ bool OnlyReplicaCountsDiffer(api::JobStatus a, api::JobStatus b);
 // another condition) happened.
 bool OnlyNotReadyDetailsDiffer(api::JobStatus a, api::JobStatus b);
 
+// `a` is a job's first status over `b`, which has no Created condition yet: all `a` adds is
+// Created, the start time, the replica statuses and ReplicasReady False Starting (a reason with
+// no event of its own). Nothing else happened to the job: no other condition (Running,
+// Suspended, a problem such as Unschedulable, a failure, …) is new.
+bool OnlyFirstStatus(api::JobStatus a, api::JobStatus b);
+
 }  // namespace trainctl::op

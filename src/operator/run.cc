@@ -119,6 +119,8 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
     return InvalidError("--status-count-window-ms must be between 0 and 60000, got " +
                         std::to_string(flags.status_count_window_ms));
   c.status_count_window = Duration(flags.status_count_window_ms);
+  // Holding nothing (0) holds a new job's first status neither.
+  c.first_status_settle = flags.status_count_window_ms > 0 ? kPhaseChangeSettle : Duration(0);
   c.pod_settings.gang = GangFromFlag(flags.gang_scheduler_name);
   c.pod_settings.pytorch_init_image = flags.pytorch_init_container_image;
   c.pod_settings.pytorch_init_max_tries = flags.pytorch_init_container_max_tries;

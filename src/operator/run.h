@@ -28,7 +28,8 @@ struct OperatorFlags {
   // The in-cluster dashboard ("0": off): read-only, each user sees what RBAC lets them read.
   std::string dashboard_bind_address = "0";
   std::string dashboard_user_header;  // a trusted proxy's header naming the user; "" off
-  // A job's replica counts alone are written at most once per this many ms (0: at once).
+  // A job's replica counts alone are written at most once per this many ms (0: at once, and a
+  // new job's first status too, otherwise held kPhaseChangeSettle for its pods' first states).
   int status_count_window_ms = 1000;
   double kube_api_qps = 20;
   int kube_api_burst = 30;

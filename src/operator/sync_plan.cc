@@ -97,6 +97,21 @@ Duration NotReadyCountWindowFor(Duration base, int32_t replicas) {
   return std::max(window, std::min(starting, kMaxCountWindow));
 }
 
+namespace {
+
+// A first status held since `since` (CountCoalescing) says it was decided then: Created's times
+// and a start time set meanwhile (`stored` has none) are `since`, as the engine would have
+// written them at once.
+void KeepFirstStatusTimes(Time since, const api::JobStatus& stored, api::JobStatus* status) {
+  const Time at = TruncateToSeconds(since);
+  for (api::Condition& c : status->conditions)
+    if (c.type == engine::kCreated && c.status == "True" && at < c.last_transition_time)
+      c.last_transition_time = c.last_update_time = at;
+  if (!stored.start_time && status->start_time && at < *status->start_time) status->start_time = at;
+}
+
+}  // namespace
+
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
                             const Status& services, Time now, const std::string& gang_held,
@@ -125,6 +140,20 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
     engine::ApplyReadiness(*why, TruncateToSeconds(now), &status, &out.events, &out.requeue_after);
   }
   if (SameStatus(status, stored)) return out;
+  const bool first = !engine::FindCondition(stored, engine::kCreated);
+  if (first && coalescing.first_status_window > Duration(0) && out.error.ok() &&
+      gang_held.empty() && OnlyFirstStatus(status, stored)) {
+    const Time since = coalescing.held_since.value_or(now);
+    const Time due = since + coalescing.first_status_window;
+    if (now < due) {
+      out.held_since = since;
+      out.first_status_held = true;
+      const Duration wait = std::chrono::duration_cast<Duration>(due - now);
+      if (!out.requeue_after || wait < *out.requeue_after) out.requeue_after = wait;
+      return out;
+    }
+  }
+  if (first && coalescing.held_since) KeepFirstStatusTimes(*coalescing.held_since, stored, &status);
   const bool not_ready = OnlyNotReadyDetailsDiffer(status, stored);
   const Duration window =
       not_ready ? std::max(coalescing.window, coalescing.not_ready_window) : coalescing.window;

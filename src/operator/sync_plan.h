@@ -18,7 +18,8 @@
 //   FailedCreatePod/FailedCreateService mark when a child write failed, written only when it
 //   differs from what is stored (lastReconcileTime aside), and a change of replica counts alone
 //   held back for a bounded window that grows with the job and is longer while its replicas
-//   are not all running (CountCoalescing, CountWindowFor, NotReadyCountWindowFor).
+//   are not all running (CountCoalescing, CountWindowFor, NotReadyCountWindowFor); a new job's
+//   first status held a moment for its pods' first states.
 #pragma once
 
 #include <cstdint>
@@ -90,10 +91,18 @@ Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
 // under a slow scheduler or node, or a full cluster, a job's pods start minutes apart, and
 // each start would otherwise cost a write. Any other condition change (Running, ReplicasReady
 // True, another reason) is written at once.
+//
+// A new job's first status (Created, its start time, its replicas' counts and that they are
+// starting: OnlyFirstStatus) is held `first_status_window` after it was first decided, so that
+// the pods just created can report their first states in the same write: a job whose pods start
+// within that time is written Created, ReplicasReady and Running at once, not Created first.
+// Created and the start time keep the time it was first decided. Anything else new in the
+// meantime (a pod failed, a failed child write, a gang held) is written at once.
 struct CountCoalescing {
-  Duration window{0};              // 0: every change is written at once
-  Duration not_ready_window{0};    // while not all running; 0: `window`
-  std::optional<Time> held_since;  // when the change still held back was first seen
+  Duration window{0};               // 0: every change is written at once
+  Duration not_ready_window{0};     // while not all running; 0: `window`
+  std::optional<Time> held_since;   // when the change still held back was first seen
+  Duration first_status_window{0};  // 0: a first status is written at once
 };
 
 // The window grows with the job: `base` (--status-count-window-ms) for every
@@ -117,6 +126,9 @@ struct StatusDecision {
   // When to look again: a ReplicasReady message waits for its refresh, or held counts are due.
   std::optional<Duration> requeue_after;
   std::optional<Time> held_since;  // set: a count-only change is held back since then
+  // The job's first status is held (first_status_window): its Created metric waits for the
+  // write, and the look again is due in the prompt lane.
+  bool first_status_held = false;
 };
 
 // `pods`/`services`: the outcome of the child writes (the MPI step's error counts as pods').

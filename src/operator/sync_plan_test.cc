@@ -409,6 +409,99 @@ TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrAResta
   EXPECT_TRUE(DecideStatus(job, one_running, stored, Status::Ok(), Status::Ok(), T0()).write);
 }
 
+// What the engine plans for a job synced for the first time at `at`: Created, the start time,
+// the replicas starting; and, when `running`, the master Running already.
+api::JobStatus FirstStatus(Time at, bool running = false) {
+  api::JobStatus s;
+  engine::SetCondition(&s, engine::kCreated, "True", "PyTorchJobCreated", "created", at);
+  engine::ApplyReadiness({false, "Starting", "3/3 replicas not running yet", false}, at, &s,
+                         nullptr, nullptr);
+  s.start_time = at;
+  s.replica_statuses["Master"] = {};
+  s.replica_statuses["Worker"] = {};
+  if (running) {
+    s.replica_statuses["Master"].active = 1;
+    engine::SetCondition(&s, engine::kRunning, "True", "PyTorchJobRunning", "running", at);
+  }
+  return s;
+}
+
+// A new job's first status waits up to first_status_window for its pods' first states, then
+// goes out with them, Created and the start time keeping the time first decided; anything else
+// new goes out at once.
+TEST(DecideStatus, HoldsANewJobsFirstStatusForItsPodsFirstStatesKeepingItsTimes) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  api::Job job = LoadJob(kPyTorch);
+  const api::JobStatus stored = job.status;  // nothing yet
+  const CountCoalescing settle{.window = milliseconds(1000),
+                               .not_ready_window = seconds(30),
+                               .held_since = {},
+                               .first_status_window = milliseconds(1000)};
+
+  StatusDecision held =
+      DecideStatus(job, FirstStatus(T0()), stored, Status::Ok(), Status::Ok(), T0(), "", settle);
+  EXPECT_FALSE(held.write);
+  EXPECT_TRUE(held.first_status_held);
+  EXPECT_EQ(held.held_since, T0());
+  EXPECT_EQ(held.requeue_after, milliseconds(1000));
+
+  CountCoalescing since = settle;
+  since.held_since = T0();
+  const Time later = T0() + milliseconds(1000);
+  // The master started meanwhile: one write with everything, Created and the start time at T0.
+  StatusDecision running = DecideStatus(job, FirstStatus(later, true), stored, Status::Ok(),
+                                        Status::Ok(), T0() + milliseconds(600), "", since);
+  ASSERT_TRUE(running.write);
+  EXPECT_FALSE(running.first_status_held);
+  EXPECT_FALSE(running.held_since);
+  EXPECT_EQ(engine::FindCondition(*running.write, engine::kCreated)->last_transition_time, T0());
+  EXPECT_EQ(engine::FindCondition(*running.write, engine::kRunning)->last_transition_time, later);
+  EXPECT_EQ(running.write->start_time, T0());
+
+  // Nothing started within the window: written when it is due, with the times first decided.
+  EXPECT_FALSE(DecideStatus(job, FirstStatus(later), stored, Status::Ok(), Status::Ok(),
+                            T0() + milliseconds(999), "", since)
+                   .write);
+  StatusDecision due =
+      DecideStatus(job, FirstStatus(later), stored, Status::Ok(), Status::Ok(), later, "", since);
+  ASSERT_TRUE(due.write);
+  EXPECT_FALSE(due.first_status_held);
+  EXPECT_EQ(engine::FindCondition(*due.write, engine::kCreated)->last_transition_time, T0());
+  EXPECT_EQ(due.write->start_time, T0());
+
+  // Not held: a failed pod create, a held gang, a problem with an event of its own, a suspended
+  // job, a job whose status is not its first, and no window.
+  EXPECT_TRUE(
+      DecideStatus(job, FirstStatus(T0()), stored, ForbiddenLike(), Status::Ok(), T0(), "", settle)
+          .write);
+  EXPECT_TRUE(DecideStatus(job, FirstStatus(T0()), stored, Status::Ok(), Status::Ok(), T0(),
+                           "PodGroup pt is Pending in Volcano", settle)
+                  .write);
+  api::JobStatus unschedulable = FirstStatus(T0());
+  engine::ApplyReadiness({false, "Unschedulable", "3/3 replicas cannot be scheduled", true}, T0(),
+                         &unschedulable, nullptr, nullptr);
+  EXPECT_TRUE(
+      DecideStatus(job, unschedulable, stored, Status::Ok(), Status::Ok(), T0(), "", settle).write);
+  api::JobStatus suspended = FirstStatus(T0());
+  engine::SetCondition(&suspended, engine::kSuspended, "True", "PyTorchJobSuspended", "suspended",
+                       T0());
+  EXPECT_TRUE(
+      DecideStatus(job, suspended, stored, Status::Ok(), Status::Ok(), T0(), "", settle).write);
+  api::JobStatus counted = FirstStatus(T0());  // stored: its first status was written
+  counted.replica_statuses["Worker"].active = 1;
+  StatusDecision counts =
+      DecideStatus(job, counted, FirstStatus(T0()), Status::Ok(), Status::Ok(), later, "", settle);
+  EXPECT_FALSE(counts.first_status_held);
+  EXPECT_EQ(counts.held_since, later);  // held as counts, for the not-ready window
+  EXPECT_EQ(counts.requeue_after, seconds(30));
+  CountCoalescing none = settle;
+  none.first_status_window = milliseconds(0);
+  EXPECT_TRUE(
+      DecideStatus(job, FirstStatus(T0()), stored, Status::Ok(), Status::Ok(), T0(), "", none)
+          .write);
+}
+
 TEST(GangHoldOf, NamesThePhaseTheQueueAndVolcanosWord) {
   GangConfig volcano = GangFromFlag("volcano");
   GangHold hold = GangHoldOf(
