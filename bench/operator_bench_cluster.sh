@@ -15,7 +15,7 @@
 # Secret and a ValidatingWebhookConfiguration for it to fill (rules that match no kubeflow.org
 # resource, so neither side pays for admission; the benchmark copies the certificate files to
 # disk). Exports TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE and the TRAINCTL_BENCH_* variables
-# bench/operator_harness.h reads; the cluster is stopped when the script exits.
+# bench/operator_harness.h and bench/etcd_maintenance.h read; the cluster is stopped when the script exits.
 # shellcheck shell=bash
 
 [[ -x "$bin" ]] || { echo "$(basename "$0"): $bin is not built (make build)" >&2; exit 2; }
@@ -119,4 +119,6 @@ webhooks:
 EOF
 fi
 export TRAINCTL_BENCH_OPERATOR_KUBECONFIG="$_bench_kubeconfig"
+# etcd's client URL, for compacting and defragmenting it between runs (bench/etcd_maintenance.h).
+export TRAINCTL_BENCH_ETCD="http://127.0.0.1:$ETCD_PORT"
 export TRAINCTL_BENCH_AUDIT_LOG="$_bench_audit_log" TRAINCTL_BENCH_AUDIT_USER="$_bench_user"

@@ -6,7 +6,7 @@
 #
 #   bench/operator_scale.sh [--impl trainctl,baseline,upstream,floor] [--jobs 1000] [--replicas 8]
 #                           [--qps 20] [--burst 30] [--threads 4] [--run-seconds 30] [--repeat 1]
-#                           [--settle-seconds 0]
+#                           [--settle-seconds 0] [--compact-etcd 1]
 #
 # --impl upstream builds the upstream operator first (hack/upstream/build.sh, cached).
 # --impl baseline --baseline PATH runs another trainctl build as one more side, for a before and
@@ -15,6 +15,8 @@
 # medians and ranges, "vs floor" paired by round (bench/run_summary.h).
 # --settle-seconds N keeps each operator running N s after its last job succeeded before its
 # CPU, memory and requests are read (the work after a job's end: history records, TTL).
+# --compact-etcd 1 (the default) compacts etcd's history and defragments its file before every
+# run, and logs the size the run before left (bench/etcd_maintenance.h); 0 leaves it.
 # Then what each run wrote: job status writes by cause and events by reason (bench/audit_writes.py).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -17,7 +17,9 @@
 // and resource, and its job status writes, from the API server's audit log (the identity's requests
 // only). Needs TRAINCTL_CLUSTER_DIR (kubeconfig), TRAINCTL_BENCH_OPERATOR_KUBECONFIG (the audited
 // identity) and TRAINCTL_BENCH_AUDIT_LOG; run through bench/operator_scale.sh, which prepares all
-// of it. Prints markdown tables.
+// of it. Prints markdown tables. Before every run, etcd's history is compacted and its data file
+// defragmented (bench/etcd_maintenance.h; TRAINCTL_BENCH_ETCD, --compact-etcd 0 leaves it), and
+// the log says how big the file the run before left was.
 #include <signal.h>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@
 
 #include "api/manifest.h"
 #include "api/replica_env.h"
+#include "etcd_maintenance.h"
 #include "operator/pod_builder.h"
 #include "operator_harness.h"
 #include "run_summary.h"
@@ -48,6 +51,9 @@ struct Args {
   // How long each operator keeps running after its last job succeeded, before its figures are
   // read: the work that follows a job's end (history records, TTL) is then counted.
   int settle_seconds = 0;
+  // Compact and defragment etcd before every run, so that none starts from the history the
+  // runs before it left (0: leave it).
+  int compact_etcd = 1;
   double qps = 20;
   int burst = 30;
   std::string trainctl = "build/release/trainctl";
@@ -413,6 +419,8 @@ int main(int argc, char** argv) {
       a.settle_seconds = std::atoi(v.c_str());
     else if (k == "--repeat")
       a.repeat = std::atoi(v.c_str());
+    else if (k == "--compact-etcd")
+      a.compact_etcd = std::atoi(v.c_str());
     else if (k == "--trainctl")
       a.trainctl = v;
     else if (k == "--upstream")
@@ -446,12 +454,29 @@ int main(int argc, char** argv) {
     return 2;
   }
   trainctl::bench::RequireBenchEnvironment();
+  if (a.compact_etcd && trainctl::bench::Env("TRAINCTL_BENCH_ETCD").empty()) {
+    std::fprintf(stderr,
+                 "--compact-etcd: TRAINCTL_BENCH_ETCD (etcd's client URL) is not set; run through "
+                 "bench/operator_scale.sh, or pass --compact-etcd 0\n");
+    return 2;
+  }
   signal(SIGPIPE, SIG_IGN);
   trainctl::RealClock clock;
   auto admin = trainctl::bench::MakeClient(&clock, trainctl::bench::AdminKubeconfig(), -1, 0);
   std::vector<trainctl::bench::RunResult> runs;
   for (int round = 0; round < a.repeat; ++round) {
     for (const std::string& impl : trainctl::bench::RoundOrder(a.impls, round)) {
+      if (a.compact_etcd) {
+        // The storage the runs before left, then every run from the same: a failure says so and
+        // the run goes on (the figures are still the run's, the log says what it started from).
+        trainctl::StatusOr<trainctl::bench::EtcdCompaction> compacted =
+            trainctl::bench::CompactAndDefragment(trainctl::bench::Env("TRAINCTL_BENCH_ETCD"));
+        if (compacted.ok())
+          std::fprintf(stderr, "etcd compacted and defragmented: %s\n",
+                       trainctl::bench::Describe(*compacted).c_str());
+        else
+          std::fprintf(stderr, "etcd not compacted: %s\n", compacted.status().message().c_str());
+      }
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
       runs.push_back(impl == "floor"
                          ? trainctl::bench::RunFloor(a, round, admin.get(), &clock)
