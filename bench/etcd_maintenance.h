@@ -40,7 +40,7 @@ struct EtcdCompaction {
 // A revision compacted already (the API server's own compaction got there first) is no error.
 StatusOr<EtcdCompaction> CompactAndDefragment(const std::string& endpoint);
 
-// "1,330.2 MiB (in use 210.3 MiB) → 12.1 MiB (in use 11.9 MiB) in 2.3 s", for the run's log.
+// "1331.2 MiB (in use 210.2 MiB) → 12.1 MiB (in use 11.9 MiB) in 2.3 s", for the run's log.
 std::string Describe(const EtcdCompaction& c);
 
 }  // namespace trainctl::bench
