@@ -97,6 +97,16 @@ Duration NotReadyCountWindowFor(Duration base, int32_t replicas) {
   return std::max(window, std::min(starting, kMaxCountWindow));
 }
 
+Duration NotReadyHoldFor(Duration window, const api::JobStatus& stored, Time since) {
+  if (window <= Duration(0)) return window;
+  const api::Condition* waiting = engine::FindCondition(stored, engine::kReplicasReady);
+  if (!waiting || waiting->status != "False" || since <= waiting->last_transition_time)
+    return window;
+  const Duration waited =
+      std::chrono::duration_cast<Duration>(since - waiting->last_transition_time);
+  return std::max(window, std::min(waited, kMaxNotReadyHold));
+}
+
 namespace {
 
 // A first status held since `since` (CountCoalescing) says it was decided then: Created's times
@@ -155,11 +165,13 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
   }
   if (first && coalescing.held_since) KeepFirstStatusTimes(*coalescing.held_since, stored, &status);
   const bool not_ready = OnlyNotReadyDetailsDiffer(status, stored);
+  const Time since = coalescing.held_since.value_or(now);
   const Duration window =
-      not_ready ? std::max(coalescing.window, coalescing.not_ready_window) : coalescing.window;
+      not_ready
+          ? NotReadyHoldFor(std::max(coalescing.window, coalescing.not_ready_window), stored, since)
+          : coalescing.window;
   if (window > Duration(0) && out.error.ok() &&
       (not_ready || OnlyReplicaCountsDiffer(status, stored))) {
-    const Time since = coalescing.held_since.value_or(now);
     const Time due = since + window;
     if (now < due) {
       out.held_since = since;

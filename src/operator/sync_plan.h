@@ -89,8 +89,9 @@ Status HoldForGang(const StatusOr<GangHold>& ensured, ChildActions* actions,
 // of that condition's message (its message and update time, which the engine refreshes at
 // most every kReadinessRefresh) are held `not_ready_window` instead (the larger of the two):
 // under a slow scheduler or node, or a full cluster, a job's pods start minutes apart, and
-// each start would otherwise cost a write. Any other condition change (Running, ReplicasReady
-// True, another reason) is written at once.
+// each start would otherwise cost a write. The longer the job has waited, the longer that hold
+// (NotReadyHoldFor). Any other condition change (Running, ReplicasReady True, another reason)
+// is written at once.
 //
 // A new job's first status (Created, its start time, its replicas' counts and that they are
 // starting: OnlyFirstStatus) is held `first_status_window` after it was first decided, so that
@@ -118,6 +119,14 @@ Duration CountWindowFor(Duration base, int32_t replicas);
 // `base` is 0).
 inline constexpr int64_t kNotReadyCountWindowFactor = 30;
 Duration NotReadyCountWindowFor(Duration base, int32_t replicas);
+
+// How long a change of the not-ready details first seen at `since` is held: `window`, or as long
+// as the job had already waited by then (ReplicasReady False in `stored` since its
+// lastTransitionTime) when that is longer, at most kMaxNotReadyHold (never below `window`;
+// 0 when `window` is 0). A job that waits for minutes has its details written at waits of
+// about 30 s, 1, 2, 4, 6, … minutes, not every 30 s; a new reason is still written at once.
+inline constexpr Duration kMaxNotReadyHold{120000};
+Duration NotReadyHoldFor(Duration window, const api::JobStatus& stored, Time since);
 
 struct StatusDecision {
   std::optional<api::JobStatus> write;  // nullopt: the stored status already says this (or held)

@@ -321,7 +321,7 @@ TEST(DecideStatus, WhileNotAllRunningHoldsCountsAndTheReasonsDetailsForTheLonger
   StatusDecision same = DecideStatus(job, fewer, *problem.write, Status::Ok(), Status::Ok(),
                                      T0() + seconds(40), "", windows);
   EXPECT_FALSE(same.write);
-  EXPECT_EQ(same.requeue_after, seconds(30));
+  EXPECT_EQ(same.requeue_after, seconds(40));  // not ready since T0: held as long as it waited
 
   // A suspended job's replicas stopping (a checkpoint notice let them run on) wait the plain
   // window: Kueue hands the quota on once every count is 0.
@@ -346,6 +346,64 @@ TEST(DecideStatus, WhileNotAllRunningHoldsCountsAndTheReasonsDetailsForTheLonger
                                       T0() + seconds(20), "", windows);
   EXPECT_FALSE(plain.write);
   EXPECT_EQ(plain.requeue_after, milliseconds(1000));
+}
+
+TEST(NotReadyHoldFor, AsLongAsTheJobHadWaitedUpToTwoMinutesNeverBelowTheWindow) {
+  using std::chrono::seconds;
+  api::JobStatus waiting;
+  engine::ApplyReadiness({false, "Unschedulable", "8/8 replicas are unschedulable", true}, T0(),
+                         &waiting, nullptr, nullptr);
+  EXPECT_EQ(NotReadyHoldFor(seconds(30), waiting, T0() + seconds(10)), seconds(30));
+  EXPECT_EQ(NotReadyHoldFor(seconds(30), waiting, T0() + seconds(45)), seconds(45));
+  EXPECT_EQ(NotReadyHoldFor(seconds(30), waiting, T0() + seconds(600)), kMaxNotReadyHold);
+  EXPECT_EQ(NotReadyHoldFor(seconds(300), waiting, T0() + seconds(600)), seconds(300));
+  EXPECT_EQ(NotReadyHoldFor(seconds(0), waiting, T0() + seconds(600)), seconds(0));  // 0: none
+  EXPECT_EQ(NotReadyHoldFor(seconds(30), waiting, T0() - seconds(5)), seconds(30));  // skew
+  api::JobStatus ready;
+  engine::ApplyReadiness({true, "AllReplicasRunning", "all running", false}, T0(), &ready, nullptr,
+                         nullptr);
+  EXPECT_EQ(NotReadyHoldFor(seconds(30), ready, T0() + seconds(600)), seconds(30));
+  EXPECT_EQ(NotReadyHoldFor(seconds(30), api::JobStatus{}, T0() + seconds(600)), seconds(30));
+}
+
+// A job that has waited 100 s when more of its replicas start has that change held 100 s, not
+// 30: a long wait costs a write at waits of about 30 s, 1, 2, 4, … minutes.
+TEST(DecideStatus, TheLongerAJobHasWaitedTheLongerItsNotReadyDetailsAreHeld) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  api::Job job = LoadJob(kPyTorch);
+  api::JobStatus stored = job.status;
+  engine::SetCondition(&stored, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
+  engine::ApplyReadiness({false, "Unschedulable", "2/2 replicas are unschedulable", true}, T0(),
+                         &stored, nullptr, nullptr);
+  stored.replica_statuses["Master"] = {};
+  stored.replica_statuses["Worker"] = {};
+  const CountCoalescing windows{
+      .window = milliseconds(1000), .not_ready_window = seconds(30), .held_since = {}};
+  api::JobStatus one = stored;
+  one.replica_statuses["Master"].active = 1;
+  engine::ApplyReadiness({false, "Unschedulable", "1/2 replicas are unschedulable", true},
+                         T0() + seconds(100), &one, nullptr, nullptr);
+  StatusDecision held =
+      DecideStatus(job, one, stored, Status::Ok(), Status::Ok(), T0() + seconds(100), "", windows);
+  EXPECT_FALSE(held.write);
+  EXPECT_EQ(held.held_since, T0() + seconds(100));
+  EXPECT_EQ(held.requeue_after, seconds(100));
+  CountCoalescing since = windows;
+  since.held_since = T0() + seconds(100);
+  EXPECT_FALSE(
+      DecideStatus(job, one, stored, Status::Ok(), Status::Ok(), T0() + seconds(199), "", since)
+          .write);
+  EXPECT_TRUE(
+      DecideStatus(job, one, stored, Status::Ok(), Status::Ok(), T0() + seconds(200), "", since)
+          .write);
+  // A new reason is not a detail: the scheduler placed them, written at once.
+  api::JobStatus placed = one;
+  engine::ApplyReadiness({false, "Starting", "1/2 replicas not running yet", false},
+                         T0() + seconds(101), &placed, nullptr, nullptr);
+  EXPECT_TRUE(
+      DecideStatus(job, placed, stored, Status::Ok(), Status::Ok(), T0() + seconds(101), "", since)
+          .write);
 }
 
 TEST(DecideStatus, HoldsReplicaCountsAloneForTheWindowButNeverAConditionOrARestart) {
