@@ -19,7 +19,8 @@
 // identity) and TRAINCTL_BENCH_AUDIT_LOG; run through bench/operator_scale.sh, which prepares all
 // of it. Prints markdown tables. Before every run, etcd's history is compacted and its data file
 // defragmented (bench/etcd_maintenance.h; TRAINCTL_BENCH_ETCD, --compact-etcd 0 leaves it), and
-// the log says how big the file the run before left was.
+// the log says how big the file the run before left was; then the machine's speed is probed
+// (bench/speed_probe.h) and shown with the run's figures.
 #include <signal.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@
 #include "operator_harness.h"
 #include "run_summary.h"
 #include "scale_audit.h"
+#include "speed_probe.h"
 
 namespace trainctl::bench {
 namespace {
@@ -70,6 +72,12 @@ JobShape Shape(const Args& a) {
 }
 
 std::string Seconds(double s) { return s < 0 ? "—" : Number(std::round(s * 10) / 10) + " s"; }
+// The speed probe's seconds, to the millisecond.
+std::string ProbeSeconds(double s) {
+  char buf[32] = "—";
+  if (s >= 0) std::snprintf(buf, sizeof buf, "%.3f s", s);
+  return buf;
+}
 
 struct Timing {
   double all_created = -1, all_running = -1, all_succeeded = -1, jobs_succeeded = -1;
@@ -105,6 +113,7 @@ struct RunResult {
   bench::AuditCounts api;
   StageLags lags;
   std::map<std::string, double> plane_cpu;  // what the run cost each control-plane process
+  double probe_s = -1;  // the machine's speed probe just before the run (speed_probe.h)
 };
 
 // The stages the watch saw, in seconds from `start`.
@@ -280,8 +289,9 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
       "\nWhere the pods waited (seen by the benchmark's watch) and the control plane's CPU seconds "
       "until all jobs Succeeded\n\n"
       "| run | all bound | created → bound p50 / p99 / max | bound → Running p50 / p99 / max | "
-      "kube-apiserver | etcd | kube-scheduler | kwok | kube-controller-manager |\n"
-      "|---|---|---|---|---|---|---|---|---|\n");
+      "kube-apiserver | etcd | kube-scheduler | kwok | kube-controller-manager | speed probe "
+      "before |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const RunResult& r : runs) {
     auto cpu = [&](const char* program) {
       auto it = r.plane_cpu.find(program);
@@ -295,11 +305,11 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
       return std::string(buf);
     };
     const StageLags& l = r.lags;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
                 Seconds(l.all_bound).c_str(), three(l.bind_p50, l.bind_p99, l.bind_max).c_str(),
                 three(l.start_p50, l.start_p99, l.start_max).c_str(), cpu("kube-apiserver").c_str(),
                 cpu("etcd").c_str(), cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
-                cpu("kube-controller-manager").c_str());
+                cpu("kube-controller-manager").c_str(), ProbeSeconds(r.probe_s).c_str());
   }
   // CPU by thread name, where an operator names its threads (trainctl's history: "hist-").
   bool named = false;
@@ -354,12 +364,12 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       "\nMedians of %d alternated runs per side (lowest–highest in brackets)\n\n"
       "| side | all pods created | all bound | all Running | vs floor (paired by round) | all jobs "
       "Succeeded | peak RSS | CPU s | API requests | job status writes per job | events created | "
-      "kube-apiserver CPU s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+      "kube-apiserver CPU s | speed probe before |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
       a.repeat);
   for (const std::string& impl : a.impls) {
     std::vector<double> created, bound, running, paired, jobs, rss, cpu, requests, writes, events,
-        apiserver;
+        apiserver, probe;
     std::vector<double> side_running(a.repeat, -1);
     for (const RunResult& r : runs) {
       if (r.impl != impl) continue;
@@ -369,6 +379,7 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       auto plane = r.plane_cpu.find("kube-apiserver");
       apiserver.push_back(plane == r.plane_cpu.end() ? -1 : plane->second);
       side_running[r.round] = r.t.all_running;
+      probe.push_back(r.probe_s);
       jobs.push_back(r.t.jobs_succeeded);
       rss.push_back(r.rss_mib);
       cpu.push_back(r.cpu);
@@ -380,7 +391,7 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
     }
     paired = PairedRatios(side_running, floor_running);
     std::printf(
-        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
         FormatSpread(SpreadOf(created), 1, " s").c_str(),
         FormatSpread(SpreadOf(bound), 1, " s").c_str(),
         FormatSpread(SpreadOf(running), 1, " s").c_str(),
@@ -388,7 +399,8 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
         FormatSpread(SpreadOf(jobs), 1, " s").c_str(),
         FormatSpread(SpreadOf(rss), 1, " MiB").c_str(), FormatSpread(SpreadOf(cpu), 1).c_str(),
         FormatSpread(SpreadOf(requests), 0).c_str(), FormatSpread(SpreadOf(writes), 2).c_str(),
-        FormatSpread(SpreadOf(events), 0).c_str(), FormatSpread(SpreadOf(apiserver), 1).c_str());
+        FormatSpread(SpreadOf(events), 0).c_str(), FormatSpread(SpreadOf(apiserver), 1).c_str(),
+        FormatSpread(SpreadOf(probe), 3, " s").c_str());
   }
   std::fflush(stdout);
 }
@@ -477,11 +489,14 @@ int main(int argc, char** argv) {
         else
           std::fprintf(stderr, "etcd not compacted: %s\n", compacted.status().message().c_str());
       }
+      // How fast the machine is now (the probe's fixed work, timed), with the run's figures.
+      const trainctl::bench::ProbeTiming probe = trainctl::bench::TimeProbe();
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
       runs.push_back(impl == "floor"
                          ? trainctl::bench::RunFloor(a, round, admin.get(), &clock)
                          : trainctl::bench::RunOperator(a, impl, round, admin.get(), &clock));
       runs.back().round = round;
+      runs.back().probe_s = probe.seconds;
       // Each run's figures as soon as it ends: a bench stopped halfway keeps what it measured.
       const trainctl::bench::RunResult& r = runs.back();
       const auto events = r.api.by_request.find("create events");
@@ -489,11 +504,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "run %d: %s done: all created %.1f s, all bound %.1f s, all Running %.1f s, "
                    "all jobs Succeeded %.1f s, peak RSS %.1f MiB, CPU %.1f s, status writes %ld, "
-                   "events created %ld, kube-apiserver CPU %.1f s\n",
+                   "events created %ld, kube-apiserver CPU %.1f s, speed probe %.3f s\n",
                    round + 1, impl.c_str(), r.t.all_created, r.lags.all_bound, r.t.all_running,
                    r.t.jobs_succeeded, r.rss_mib, r.cpu, r.api.job_status_writes,
                    events == r.api.by_request.end() ? 0L : events->second,
-                   apiserver == r.plane_cpu.end() ? -1.0 : apiserver->second);
+                   apiserver == r.plane_cpu.end() ? -1.0 : apiserver->second, r.probe_s);
     }
   }
   trainctl::bench::PrintTables(a, runs);
