@@ -11,8 +11,10 @@ between, such as the end of a long watch elsewhere, does not split a run), and b
 more than --gap seconds (default 45; 0: none) in one namespace (a namespace deleted and made
 again between rounds; runs of 1,000 jobs have quiet spells longer than 45 s). A status write's
 cause is what it changed against the same job's previous write: the condition types that became
-True ("Created", "Running+Created" for both at once), else "counts" when only replicaStatuses or
-other fields changed. Each run also says how many of its jobs were never written with `Running`
+True ("Created", "Running+Created" for both at once), else the new reason of a ReplicasReady
+that is still False ("waiting: Unschedulable": why the replicas are not all running changed),
+else "counts" when only replicaStatuses or other fields (such as that condition's message)
+changed. Each run also says how many of its jobs were never written with `Running`
 True (a job whose pods ran and finished between two of its writes). Events: per reason, the
 creates, the occurrences they carry (their `count`) and the count patches. --sequences K adds,
 per run, the K most common orders of causes a job's writes took, with the median seconds between
@@ -40,6 +42,14 @@ def true_conditions(status):
                         if c.get("status") == "True"))
 
 
+def waiting_reason(status):
+    """ReplicasReady's reason while it is False (why the replicas are not all running), else None."""
+    for c in status.get("conditions") or []:
+        if c.get("type") == "ReplicasReady" and c.get("status") == "False":
+            return c.get("reason", "")
+    return None
+
+
 def body_status(event):
     body = event.get("requestObject") or {}
     return body.get("status") if isinstance(body.get("status"), dict) else None
@@ -47,7 +57,7 @@ def body_status(event):
 
 def new_run(namespace):
     return {"namespace": namespace, "writes": collections.Counter(),
-            "per_job": collections.Counter(), "last": {}, "ran": set(),
+            "per_job": collections.Counter(), "last": {}, "waiting": {}, "ran": set(),
             "sequence": collections.defaultdict(list),
             "events": collections.defaultdict(lambda: [0, 0, 0])}
 
@@ -89,7 +99,16 @@ def read_runs(path, gap=GAP_SECONDS):
                 before = run["last"].get(job, ())
                 now = true_conditions(status) if "conditions" in status else before
                 added = [c for c in now if c not in before]
-                cause = "+".join(added) if added else "counts"
+                reason = waiting_reason(status) if "conditions" in status else \
+                    run["waiting"].get(job)
+                if added:
+                    cause = "+".join(added)
+                elif reason is not None and job in run["waiting"] and \
+                        reason != run["waiting"][job]:
+                    cause = f"waiting: {reason}"
+                else:
+                    cause = "counts"
+                run["waiting"][job] = reason
                 run["writes"][cause] += 1
                 run["sequence"][job].append((cause, when))
                 run["last"][job] = now

@@ -8,14 +8,17 @@ import unittest
 import audit_writes
 
 
-def status_write(ns, job, conditions, active=0, verb="update", audit_id=None):
-    return {"kind": "Event", "auditID": audit_id or f"{ns}-{job}-{len(conditions)}-{active}",
+def status_write(ns, job, conditions, active=0, verb="update", audit_id=None, waiting=None):
+    listed = [{"type": c, "status": "True"} for c in conditions]
+    if waiting is not None:  # ReplicasReady False with this reason
+        listed.insert(0, {"type": "ReplicasReady", "status": "False", "reason": waiting})
+    return {"kind": "Event",
+            "auditID": audit_id or f"{ns}-{job}-{len(conditions)}-{active}-{waiting}",
             "stage": "ResponseComplete", "verb": verb,
             "objectRef": {"apiGroup": "kubeflow.org", "resource": "pytorchjobs",
                           "subresource": "status", "namespace": ns, "name": job},
             "requestObject": {"status": {
-                "conditions": [{"type": c, "status": "True"} for c in conditions],
-                "replicaStatuses": {"Worker": {"active": active}}}}}
+                "conditions": listed, "replicaStatuses": {"Worker": {"active": active}}}}}
 
 
 def event_write(ns, reason, count=1, verb="create", audit_id=None):
@@ -62,6 +65,19 @@ class AuditWritesTest(unittest.TestCase):
         self.assertEqual(a["events"]["SuccessfulCreatePod"], [2, 4, 0])
         self.assertEqual(a["events"]["(patch)"], [0, 0, 1])
         self.assertEqual(dict(runs[1]["writes"]), {"Created+Running": 1})
+
+    def test_a_new_reason_for_waiting_is_told_from_counts(self):
+        runs = self.runs([
+            status_write("a", "j", ["Created"], waiting="Starting"),
+            status_write("a", "j", ["Created"], waiting="Unschedulable"),
+            status_write("a", "j", ["Created"], active=1, waiting="Unschedulable"),
+            status_write("a", "j", ["Created"], active=1, waiting="Starting"),
+            status_write("a", "j", ["Created", "Running"], active=1, waiting="Starting"),
+            status_write("a", "j", ["Created", "ReplicasReady", "Running"], active=2),
+        ])
+        self.assertEqual(dict(runs[0]["writes"]),
+                         {"Created": 1, "waiting: Unschedulable": 1, "counts": 1,
+                          "waiting: Starting": 1, "Running": 1, "ReplicasReady": 1})
 
     def test_a_pause_in_one_namespace_starts_another_run(self):
         first = stamped(status_write("a", "j", ["Created"]), "2026-11-27T09:00:00.5Z")
