@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
                            "Write a job's replica counts alone at most once per this many ms for "
                            "every 100 replicas (at most 60 s); while its replicas are not all "
                            "running for one reason, the counts and that ReplicasReady reason's "
-                           "details 30 times this (at most 60 s); a new job's first status "
+                           "details 30 times this (at most 60 s), or as long as the job had "
+                           "waited (at most 120 s); a new job's first status "
                            "(Created) 1 s, to go out with its pods' first states; other "
                            "condition changes are never held (default 1000; 0 = every change "
                            "at once)");
