@@ -72,12 +72,6 @@ JobShape Shape(const Args& a) {
 }
 
 std::string Seconds(double s) { return s < 0 ? "—" : Number(std::round(s * 10) / 10) + " s"; }
-// The speed probe's seconds, to the millisecond.
-std::string ProbeSeconds(double s) {
-  char buf[32] = "—";
-  if (s >= 0) std::snprintf(buf, sizeof buf, "%.3f s", s);
-  return buf;
-}
 
 struct Timing {
   double all_created = -1, all_running = -1, all_succeeded = -1, jobs_succeeded = -1;
@@ -309,7 +303,8 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
                 Seconds(l.all_bound).c_str(), three(l.bind_p50, l.bind_p99, l.bind_max).c_str(),
                 three(l.start_p50, l.start_p99, l.start_max).c_str(), cpu("kube-apiserver").c_str(),
                 cpu("etcd").c_str(), cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
-                cpu("kube-controller-manager").c_str(), ProbeSeconds(r.probe_s).c_str());
+                cpu("kube-controller-manager").c_str(),
+                FormatSpread(SpreadOf({r.probe_s}), 3, " s").c_str());
   }
   // CPU by thread name, where an operator names its threads (trainctl's history: "hist-").
   bool named = false;

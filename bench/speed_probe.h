@@ -1,10 +1,9 @@
 // The machine's speed before a benchmark run: a fixed piece of single-threaded work (sorting a
-// fixed pseudo-random array of 64-bit keys, larger than the CPU's caches), timed. The same work
-// takes longer when the host gives the VM less (other guests on the same cores, caches or
-// memory bandwidth, which the guest's steal time does not count), so a run's probe says how
-// fast the machine was when it started: on 2026-11-28 the floor's "all Running" at 1,000 × 8
-// went 203 → 276 s on fresh clusters and on one reused cluster alike, and its API server spent
-// CPU-seconds on the same 16,000 creates in proportion (docs/benchmarks.md).
+// fixed pseudo-random array of 64-bit keys, larger than the CPU's caches), timed. It tells a run
+// on a slower machine or a slower hour (another CPU kind, a throttled or shared host) from one
+// that is slow for the run's own reasons. On 2026-11-28 it stayed at 0.573-0.630 s while the
+// 1,000 x 8 floor spanned 275-292 s, and that floor had been 203-235 s hours earlier: the drift
+// does not show in an idle core's speed (docs/benchmarks.md, "Drift").
 //
 // ProbeWork is pure and deterministic (its checksum is the same on every machine); TimeProbe
 // reads the steady clock around it.
