@@ -19,6 +19,7 @@
 #include "kube/config_loader.h"
 #include "kube/connect.h"
 #include "operator/process_stats.h"
+#include "prometheus_text.h"
 
 extern char** environ;
 
@@ -210,6 +211,11 @@ std::map<std::string, double> ControlPlaneCpu() {
   return cpu;
 }
 
+double ApiServerAllocatedBytes(kube::Client* admin) {
+  StatusOr<std::string> metrics = admin->GetRaw("/metrics");
+  return metrics.ok() ? CounterSum(*metrics, kGoAllocatedBytes) : -1;
+}
+
 void CreateNamespace(kube::Client* admin, const std::string& ns) {
   if (!admin->Create(kube::kNamespaces, "", {{"metadata", {{"name", ns}}}}).ok())
     Die("cannot create namespace " + ns);
@@ -304,18 +310,6 @@ double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds) 
 }
 
 namespace {
-
-// The sum of a counter's samples in a Prometheus text exposition; -1 when it has none.
-double CounterSum(const std::string& text, const std::string& name) {
-  double total = -1;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.compare(0, name.size(), name) != 0) continue;
-    if (line.size() > name.size() && line[name.size()] != '{' && line[name.size()] != ' ') continue;
-    total = std::max(total, 0.0) + std::atof(line.substr(line.rfind(' ') + 1).c_str());
-  }
-  return total;
-}
 
 std::string Metrics() {
   return Curl("http://127.0.0.1:" + std::to_string(kMetricsPort) + "/metrics");

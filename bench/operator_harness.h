@@ -85,6 +85,11 @@ class PodWatch {
   std::unique_ptr<kube::Reflector> reflector_;
 };
 
+// The bytes the API server has allocated since it started (its Go runtime's counter, from its
+// /metrics); -1 when it cannot be read. A difference of two readings is the work a run asked of
+// it (prometheus_text.h).
+double ApiServerAllocatedBytes(kube::Client* admin);
+
 void CreateNamespace(kube::Client* admin, const std::string& ns);
 // Deletes it and waits until it is gone (its pods' garbage collection would load the next run).
 void DeleteNamespace(kube::Client* admin, const std::string& ns);

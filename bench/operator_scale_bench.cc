@@ -20,7 +20,10 @@
 // of it. Prints markdown tables. Before every run, etcd's history is compacted and its data file
 // defragmented (bench/etcd_maintenance.h; TRAINCTL_BENCH_ETCD, --compact-etcd 0 leaves it), and
 // the log says how big the file the run before left was; then the machine's speed is probed
-// (bench/speed_probe.h) and shown with the run's figures.
+// (bench/speed_probe.h) and shown with the run's figures. The control plane's CPU seconds are
+// read from /proc, and the bytes the API server allocated from its /metrics: its CPU seconds per
+// GiB allocated tell a slower machine (the same work, more CPU) from more work (more bytes)
+// (bench/prometheus_text.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -39,6 +42,7 @@
 #include "etcd_maintenance.h"
 #include "operator/pod_builder.h"
 #include "operator_harness.h"
+#include "prometheus_text.h"
 #include "run_summary.h"
 #include "scale_audit.h"
 #include "speed_probe.h"
@@ -107,7 +111,8 @@ struct RunResult {
   bench::AuditCounts api;
   StageLags lags;
   std::map<std::string, double> plane_cpu;  // what the run cost each control-plane process
-  double probe_s = -1;  // the machine's speed probe just before the run (speed_probe.h)
+  double apiserver_alloc = -1;  // the bytes the API server allocated meanwhile (its /metrics)
+  double probe_s = -1;          // the machine's speed probe just before the run (speed_probe.h)
 };
 
 // The stages the watch saw, in seconds from `start`.
@@ -128,6 +133,25 @@ std::map<std::string, double> CpuSince(const std::map<std::string, double>& befo
     if (it != before.end()) seconds -= it->second;
   }
   return now;
+}
+
+double AllocatedSince(kube::Client* admin, double before) {
+  const double now = ApiServerAllocatedBytes(admin);
+  return before < 0 || now < before ? -1 : now - before;
+}
+
+// The API server's CPU seconds per GiB it allocated during the run: the same requests cost the
+// same bytes, so a higher figure is a slower machine, not more work (prometheus_text.h).
+double ApiServerCpuPerGib(const RunResult& r) {
+  const auto plane = r.plane_cpu.find("kube-apiserver");
+  return CpuSecondsPerGib(plane == r.plane_cpu.end() ? -1 : plane->second, r.apiserver_alloc);
+}
+
+std::string Gib(double bytes) {
+  if (bytes < 0) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
 }
 
 // Each run has a namespace of its own (side, process, round), so the audit log tells them apart
@@ -156,6 +180,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, int round, kube::C
   WaitReady(op, admin);
 
   const std::map<std::string, double> plane_before = ControlPlaneCpu();
+  const double alloc_before = ApiServerAllocatedBytes(admin);
   auto start = Steady::now();
   std::atomic<int> next{0}, failed{0};
   std::vector<std::thread> submitters;
@@ -174,6 +199,7 @@ RunResult RunOperator(const Args& a, const std::string& impl, int round, kube::C
   r.t = WaitPods(watch, expected, start, 3600, jobs_done);
   r.lags = LagsOf(watch, start);
   r.plane_cpu = CpuSince(plane_before);
+  r.apiserver_alloc = AllocatedSince(admin, alloc_before);
   std::this_thread::sleep_for(std::chrono::seconds(a.settle_seconds));
   ProcessFigures figures = StopOperator(op);
   r.rss_mib = figures.peak_rss_mib;
@@ -218,6 +244,7 @@ RunResult RunFloor(const Args& a, int round, kube::Client* admin, const Clock* c
   const uint64_t audit_from = bench::AuditLogSize(audit_log);
 
   const std::map<std::string, double> plane_before = ControlPlaneCpu();
+  const double alloc_before = ApiServerAllocatedBytes(admin);
   auto start = Steady::now();
   std::atomic<size_t> next{0};
   std::atomic<int> failed{0};
@@ -235,6 +262,7 @@ RunResult RunFloor(const Args& a, int round, kube::Client* admin, const Clock* c
   r.t = WaitPods(watch, expected, start, 3600);
   r.lags = LagsOf(watch, start);
   r.plane_cpu = CpuSince(plane_before);
+  r.apiserver_alloc = AllocatedSince(admin, alloc_before);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   r.api = bench::CountAudit(audit_log, audit_from, Env("TRAINCTL_BENCH_AUDIT_USER"));
   DeleteNamespace(admin, ns);
@@ -283,9 +311,9 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
       "\nWhere the pods waited (seen by the benchmark's watch) and the control plane's CPU seconds "
       "until all jobs Succeeded\n\n"
       "| run | all bound | created → bound p50 / p99 / max | bound → Running p50 / p99 / max | "
-      "kube-apiserver | etcd | kube-scheduler | kwok | kube-controller-manager | speed probe "
-      "before |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n");
+      "kube-apiserver | its GiB allocated | its CPU s per GiB | etcd | kube-scheduler | kwok | "
+      "kube-controller-manager | speed probe before |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const RunResult& r : runs) {
     auto cpu = [&](const char* program) {
       auto it = r.plane_cpu.find(program);
@@ -299,10 +327,12 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
       return std::string(buf);
     };
     const StageLags& l = r.lags;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
                 Seconds(l.all_bound).c_str(), three(l.bind_p50, l.bind_p99, l.bind_max).c_str(),
                 three(l.start_p50, l.start_p99, l.start_max).c_str(), cpu("kube-apiserver").c_str(),
-                cpu("etcd").c_str(), cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
+                Gib(r.apiserver_alloc).c_str(),
+                FormatSpread(SpreadOf({ApiServerCpuPerGib(r)}), 2).c_str(), cpu("etcd").c_str(),
+                cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
                 cpu("kube-controller-manager").c_str(),
                 FormatSpread(SpreadOf({r.probe_s}), 3, " s").c_str());
   }
@@ -359,12 +389,12 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       "\nMedians of %d alternated runs per side (lowest–highest in brackets)\n\n"
       "| side | all pods created | all bound | all Running | vs floor (paired by round) | all jobs "
       "Succeeded | peak RSS | CPU s | API requests | job status writes per job | events created | "
-      "kube-apiserver CPU s | speed probe before |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+      "kube-apiserver CPU s | its CPU s per GiB allocated | speed probe before |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
       a.repeat);
   for (const std::string& impl : a.impls) {
     std::vector<double> created, bound, running, paired, jobs, rss, cpu, requests, writes, events,
-        apiserver, probe;
+        apiserver, per_gib, probe;
     std::vector<double> side_running(a.repeat, -1);
     for (const RunResult& r : runs) {
       if (r.impl != impl) continue;
@@ -373,6 +403,7 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       running.push_back(r.t.all_running);
       auto plane = r.plane_cpu.find("kube-apiserver");
       apiserver.push_back(plane == r.plane_cpu.end() ? -1 : plane->second);
+      per_gib.push_back(ApiServerCpuPerGib(r));
       side_running[r.round] = r.t.all_running;
       probe.push_back(r.probe_s);
       jobs.push_back(r.t.jobs_succeeded);
@@ -386,7 +417,7 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
     }
     paired = PairedRatios(side_running, floor_running);
     std::printf(
-        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
         FormatSpread(SpreadOf(created), 1, " s").c_str(),
         FormatSpread(SpreadOf(bound), 1, " s").c_str(),
         FormatSpread(SpreadOf(running), 1, " s").c_str(),
@@ -395,7 +426,7 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
         FormatSpread(SpreadOf(rss), 1, " MiB").c_str(), FormatSpread(SpreadOf(cpu), 1).c_str(),
         FormatSpread(SpreadOf(requests), 0).c_str(), FormatSpread(SpreadOf(writes), 2).c_str(),
         FormatSpread(SpreadOf(events), 0).c_str(), FormatSpread(SpreadOf(apiserver), 1).c_str(),
-        FormatSpread(SpreadOf(probe), 3, " s").c_str());
+        FormatSpread(SpreadOf(per_gib), 2).c_str(), FormatSpread(SpreadOf(probe), 3, " s").c_str());
   }
   std::fflush(stdout);
 }
@@ -496,14 +527,18 @@ int main(int argc, char** argv) {
       const trainctl::bench::RunResult& r = runs.back();
       const auto events = r.api.by_request.find("create events");
       const auto apiserver = r.plane_cpu.find("kube-apiserver");
-      std::fprintf(stderr,
-                   "run %d: %s done: all created %.1f s, all bound %.1f s, all Running %.1f s, "
-                   "all jobs Succeeded %.1f s, peak RSS %.1f MiB, CPU %.1f s, status writes %ld, "
-                   "events created %ld, kube-apiserver CPU %.1f s, speed probe %.3f s\n",
-                   round + 1, impl.c_str(), r.t.all_created, r.lags.all_bound, r.t.all_running,
-                   r.t.jobs_succeeded, r.rss_mib, r.cpu, r.api.job_status_writes,
-                   events == r.api.by_request.end() ? 0L : events->second,
-                   apiserver == r.plane_cpu.end() ? -1.0 : apiserver->second, r.probe_s);
+      std::fprintf(
+          stderr,
+          "run %d: %s done: all created %.1f s, all bound %.1f s, all Running %.1f s, "
+          "all jobs Succeeded %.1f s, peak RSS %.1f MiB, CPU %.1f s, status writes %ld, "
+          "events created %ld, kube-apiserver CPU %.1f s (%s GiB allocated, %.2f s per GiB), "
+          "speed probe %.3f s\n",
+          round + 1, impl.c_str(), r.t.all_created, r.lags.all_bound, r.t.all_running,
+          r.t.jobs_succeeded, r.rss_mib, r.cpu, r.api.job_status_writes,
+          events == r.api.by_request.end() ? 0L : events->second,
+          apiserver == r.plane_cpu.end() ? -1.0 : apiserver->second,
+          trainctl::bench::Gib(r.apiserver_alloc).c_str(), trainctl::bench::ApiServerCpuPerGib(r),
+          r.probe_s);
     }
   }
   trainctl::bench::PrintTables(a, runs);

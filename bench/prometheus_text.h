@@ -1,0 +1,27 @@
+// Counters read from a Prometheus text exposition (a `/metrics` page), and what a Go server's
+// counters say about the machine. The benchmarks read the operator's own counters this way, and
+// the API server's: its CPU seconds per GiB it allocated is the work-normalized cost of what a
+// run asked of it. The same requests allocate about the same bytes on any day, so when that
+// ratio rises the machine ran the same work slower (a shared or throttled host), and when the
+// bytes rise the server did more work (docs/benchmarks.md, "Drift").
+//
+// Pure; thread-safe.
+#pragma once
+
+#include <string_view>
+
+namespace trainctl::bench {
+
+// The sum of a counter's samples (every label set) in `exposition`; -1 when it has none. A
+// sample line is the exact name, then its labels in braces or a space, then the value; comment
+// lines (# HELP, # TYPE), longer names that start with `name` and lines whose value is not a
+// number in full are not its samples.
+double CounterSum(std::string_view exposition, std::string_view name);
+
+// The counter a Go server keeps of every byte it allocated on its heap.
+inline constexpr std::string_view kGoAllocatedBytes = "go_memstats_alloc_bytes_total";
+
+// CPU seconds per GiB allocated; -1 when either is unknown (negative) or nothing was allocated.
+double CpuSecondsPerGib(double cpu_seconds, double allocated_bytes);
+
+}  // namespace trainctl::bench
