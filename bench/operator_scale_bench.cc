@@ -23,7 +23,8 @@
 // (bench/speed_probe.h) and shown with the run's figures. The control plane's CPU seconds are
 // read from /proc, and the bytes the API server allocated from its /metrics: its CPU seconds per
 // GiB allocated tell a slower machine (the same work, more CPU) from more work (more bytes)
-// (bench/prometheus_text.h).
+// (bench/prometheus_text.h). Beside the sort, a wake-up round trip across two CPUs is timed
+// before every run (bench/wake_probe.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@
 #include "run_summary.h"
 #include "scale_audit.h"
 #include "speed_probe.h"
+#include "wake_probe.h"
 
 namespace trainctl::bench {
 namespace {
@@ -113,6 +115,7 @@ struct RunResult {
   std::map<std::string, double> plane_cpu;  // what the run cost each control-plane process
   double apiserver_alloc = -1;  // the bytes the API server allocated meanwhile (its /metrics)
   double probe_s = -1;          // the machine's speed probe just before the run (speed_probe.h)
+  double wake_us = -1;          // a wake-up round trip across CPUs just before it (wake_probe.h)
 };
 
 // The stages the watch saw, in seconds from `start`.
@@ -312,8 +315,8 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
       "until all jobs Succeeded\n\n"
       "| run | all bound | created → bound p50 / p99 / max | bound → Running p50 / p99 / max | "
       "kube-apiserver | its GiB allocated | its CPU s per GiB | etcd | kube-scheduler | kwok | "
-      "kube-controller-manager | speed probe before |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "kube-controller-manager | speed probe before | wake round trip before |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const RunResult& r : runs) {
     auto cpu = [&](const char* program) {
       auto it = r.plane_cpu.find(program);
@@ -327,14 +330,15 @@ void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
       return std::string(buf);
     };
     const StageLags& l = r.lags;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
-                Seconds(l.all_bound).c_str(), three(l.bind_p50, l.bind_p99, l.bind_max).c_str(),
-                three(l.start_p50, l.start_p99, l.start_max).c_str(), cpu("kube-apiserver").c_str(),
-                Gib(r.apiserver_alloc).c_str(),
-                FormatSpread(SpreadOf({ApiServerCpuPerGib(r)}), 2).c_str(), cpu("etcd").c_str(),
-                cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
-                cpu("kube-controller-manager").c_str(),
-                FormatSpread(SpreadOf({r.probe_s}), 3, " s").c_str());
+    std::printf(
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.impl.c_str(),
+        Seconds(l.all_bound).c_str(), three(l.bind_p50, l.bind_p99, l.bind_max).c_str(),
+        three(l.start_p50, l.start_p99, l.start_max).c_str(), cpu("kube-apiserver").c_str(),
+        Gib(r.apiserver_alloc).c_str(), FormatSpread(SpreadOf({ApiServerCpuPerGib(r)}), 2).c_str(),
+        cpu("etcd").c_str(), cpu("kube-scheduler").c_str(), cpu("kwok").c_str(),
+        cpu("kube-controller-manager").c_str(),
+        FormatSpread(SpreadOf({r.probe_s}), 3, " s").c_str(),
+        FormatSpread(SpreadOf({r.wake_us}), 1, " µs").c_str());
   }
   // CPU by thread name, where an operator names its threads (trainctl's history: "hist-").
   bool named = false;
@@ -389,12 +393,13 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       "\nMedians of %d alternated runs per side (lowest–highest in brackets)\n\n"
       "| side | all pods created | all bound | all Running | vs floor (paired by round) | all jobs "
       "Succeeded | peak RSS | CPU s | API requests | job status writes per job | events created | "
-      "kube-apiserver CPU s | its CPU s per GiB allocated | speed probe before |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+      "kube-apiserver CPU s | its CPU s per GiB allocated | speed probe before | wake round trip "
+      "before |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
       a.repeat);
   for (const std::string& impl : a.impls) {
     std::vector<double> created, bound, running, paired, jobs, rss, cpu, requests, writes, events,
-        apiserver, per_gib, probe;
+        apiserver, per_gib, probe, wake;
     std::vector<double> side_running(a.repeat, -1);
     for (const RunResult& r : runs) {
       if (r.impl != impl) continue;
@@ -406,6 +411,7 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
       per_gib.push_back(ApiServerCpuPerGib(r));
       side_running[r.round] = r.t.all_running;
       probe.push_back(r.probe_s);
+      wake.push_back(r.wake_us);
       jobs.push_back(r.t.jobs_succeeded);
       rss.push_back(r.rss_mib);
       cpu.push_back(r.cpu);
@@ -417,8 +423,8 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
     }
     paired = PairedRatios(side_running, floor_running);
     std::printf(
-        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", impl.c_str(),
-        FormatSpread(SpreadOf(created), 1, " s").c_str(),
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+        impl.c_str(), FormatSpread(SpreadOf(created), 1, " s").c_str(),
         FormatSpread(SpreadOf(bound), 1, " s").c_str(),
         FormatSpread(SpreadOf(running), 1, " s").c_str(),
         impl == "floor" ? "1.00" : FormatSpread(SpreadOf(paired), 2).c_str(),
@@ -426,7 +432,8 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
         FormatSpread(SpreadOf(rss), 1, " MiB").c_str(), FormatSpread(SpreadOf(cpu), 1).c_str(),
         FormatSpread(SpreadOf(requests), 0).c_str(), FormatSpread(SpreadOf(writes), 2).c_str(),
         FormatSpread(SpreadOf(events), 0).c_str(), FormatSpread(SpreadOf(apiserver), 1).c_str(),
-        FormatSpread(SpreadOf(per_gib), 2).c_str(), FormatSpread(SpreadOf(probe), 3, " s").c_str());
+        FormatSpread(SpreadOf(per_gib), 2).c_str(), FormatSpread(SpreadOf(probe), 3, " s").c_str(),
+        FormatSpread(SpreadOf(wake), 1, " µs").c_str());
   }
   std::fflush(stdout);
 }
@@ -517,12 +524,16 @@ int main(int argc, char** argv) {
       }
       // How fast the machine is now (the probe's fixed work, timed), with the run's figures.
       const trainctl::bench::ProbeTiming probe = trainctl::bench::TimeProbe();
+      // And how dear a wake-up across CPUs is, which the sort cannot see (wake_probe.h).
+      const trainctl::StatusOr<double> wake = trainctl::bench::TimeWakeRoundTrips();
+      if (!wake.ok()) std::fprintf(stderr, "%s\n", wake.status().message().c_str());
       std::fprintf(stderr, "run %d: %s\n", round + 1, impl.c_str());
       runs.push_back(impl == "floor"
                          ? trainctl::bench::RunFloor(a, round, admin.get(), &clock)
                          : trainctl::bench::RunOperator(a, impl, round, admin.get(), &clock));
       runs.back().round = round;
       runs.back().probe_s = probe.seconds;
+      runs.back().wake_us = wake.ok() ? *wake : -1;
       // Each run's figures as soon as it ends: a bench stopped halfway keeps what it measured.
       const trainctl::bench::RunResult& r = runs.back();
       const auto events = r.api.by_request.find("create events");
@@ -532,13 +543,13 @@ int main(int argc, char** argv) {
           "run %d: %s done: all created %.1f s, all bound %.1f s, all Running %.1f s, "
           "all jobs Succeeded %.1f s, peak RSS %.1f MiB, CPU %.1f s, status writes %ld, "
           "events created %ld, kube-apiserver CPU %.1f s (%s GiB allocated, %.2f s per GiB), "
-          "speed probe %.3f s\n",
+          "speed probe %.3f s, wake round trip %.1f µs\n",
           round + 1, impl.c_str(), r.t.all_created, r.lags.all_bound, r.t.all_running,
           r.t.jobs_succeeded, r.rss_mib, r.cpu, r.api.job_status_writes,
           events == r.api.by_request.end() ? 0L : events->second,
           apiserver == r.plane_cpu.end() ? -1.0 : apiserver->second,
           trainctl::bench::Gib(r.apiserver_alloc).c_str(), trainctl::bench::ApiServerCpuPerGib(r),
-          r.probe_s);
+          r.probe_s, r.wake_us);
     }
   }
   trainctl::bench::PrintTables(a, runs);
