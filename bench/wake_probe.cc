@@ -54,7 +54,10 @@ StatusOr<double> OneRun(int round_trips, const std::vector<int>& cpus) {
     echo_pinned = Pin(cpus[1]);
     char c = 0;
     for (int i = 0; i < round_trips; ++i)
-      if (read(p.there[0], &c, 1) != 1 || write(p.back[1], &c, 1) != 1) return;
+      if (read(p.there[0], &c, 1) != 1 || write(p.back[1], &c, 1) != 1) break;
+    // Ends the sender's read whether or not the run went through.
+    close(p.back[1]);
+    p.back[1] = -1;
   });
   std::thread sender([&] {
     sender_pinned = Pin(cpus[0]);
