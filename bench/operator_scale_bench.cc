@@ -22,9 +22,9 @@
 // the log says how big the file the run before left was; then the machine's speed is probed
 // (bench/speed_probe.h) and shown with the run's figures. The control plane's CPU seconds are
 // read from /proc, and the bytes the API server allocated from its /metrics: its CPU seconds per
-// GiB allocated tell a slower machine (the same work, more CPU) from more work (more bytes)
-// (bench/prometheus_text.h). Beside the sort, a wake-up round trip across two CPUs is timed
-// before every run (bench/wake_probe.h).
+// GiB allocated tell a slower machine (the same work, more CPU) from more work (more bytes) where
+// the bytes repeat (bench/prometheus_text.h). Beside the sort, a wake-up round trip across two CPUs
+// is timed before every run (bench/wake_probe.h).
 #include <signal.h>
 #include <unistd.h>
 
@@ -143,8 +143,8 @@ double AllocatedSince(kube::Client* admin, double before) {
   return before < 0 || now < before ? -1 : now - before;
 }
 
-// The API server's CPU seconds per GiB it allocated during the run: the same requests cost the
-// same bytes, so a higher figure is a slower machine, not more work (prometheus_text.h).
+// The API server's CPU seconds per GiB it allocated during the run: where a side's bytes repeat
+// run after run, a higher figure is a slower machine, not more work (prometheus_text.h).
 double ApiServerCpuPerGib(const RunResult& r) {
   const auto plane = r.plane_cpu.find("kube-apiserver");
   return CpuSecondsPerGib(plane == r.plane_cpu.end() ? -1 : plane->second, r.apiserver_alloc);

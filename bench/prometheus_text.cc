@@ -15,8 +15,9 @@ double CounterSum(std::string_view exposition, std::string_view name) {
     if (name.empty() || line.substr(0, name.size()) != name || line.size() <= name.size()) continue;
     const char after = line[name.size()];
     if (after != '{' && after != ' ') continue;
-    // The value follows the labels (whose quoted values may hold spaces): the last field.
-    const size_t labels_end = after == '{' ? line.find('}', name.size()) : name.size();
+    // The value follows the labels, whose quoted values may hold spaces and braces; nothing after
+    // them (the value, a timestamp) may hold a brace.
+    const size_t labels_end = after == '{' ? line.rfind('}') : name.size();
     if (labels_end == std::string_view::npos) continue;
     std::string_view rest = line.substr(labels_end + (after == '{' ? 1 : 0));
     rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));

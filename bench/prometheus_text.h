@@ -1,9 +1,11 @@
 // Counters read from a Prometheus text exposition (a `/metrics` page), and what a Go server's
 // counters say about the machine. The benchmarks read the operator's own counters this way, and
 // the API server's: its CPU seconds per GiB it allocated is the work-normalized cost of what a
-// run asked of it. The same requests allocate about the same bytes on any day, so when that
-// ratio rises the machine ran the same work slower (a shared or throttled host), and when the
-// bytes rise the server did more work (docs/benchmarks.md, "Drift").
+// run asked of it. Where the same run allocates the same bytes every time (the QPS-paced shapes:
+// 250 x 8 did within 2 %), a higher ratio is the same work done slower (a shared or throttled
+// host); where the bytes themselves vary by run (1,000 x 8: 17-21 GiB, with how kwok and the
+// scheduler got through a full cluster) it mixes the machine with the work (docs/benchmarks.md,
+// "Drift").
 //
 // Pure; thread-safe.
 #pragma once

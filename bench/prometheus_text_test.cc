@@ -25,6 +25,7 @@ TEST(CounterSum, ReadsAnUnlabelledCounterNotTheGaugeItsNameStartsWith) {
 
 TEST(CounterSum, SumsEveryLabelSetPastSpacesInLabelsAndTimestamps) {
   EXPECT_DOUBLE_EQ(CounterSum(kExposition, "controller_runtime_reconcile_total"), 8032);
+  EXPECT_DOUBLE_EQ(CounterSum("x_total{path=\"/a/{b}\"} 3\n", "x_total"), 3);
 }
 
 TEST(CounterSum, IsMinusOneForACounterThatIsNotThere) {

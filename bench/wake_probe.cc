@@ -1,5 +1,6 @@
 #include "wake_probe.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -36,6 +38,9 @@ bool Pin(int cpu) {
 
 struct Pipes {
   std::array<int, 2> there{-1, -1}, back{-1, -1};
+  Pipes() = default;
+  Pipes(const Pipes&) = delete;
+  Pipes& operator=(const Pipes&) = delete;
   ~Pipes() {
     for (int fd : {there[0], there[1], back[0], back[1]})
       if (fd >= 0) close(fd);
@@ -46,32 +51,46 @@ struct Pipes {
 // sender on cpus[0], an echo on cpus[1].
 StatusOr<double> OneRun(int round_trips, const std::vector<int>& cpus) {
   Pipes p;
-  if (pipe(p.there.data()) != 0 || pipe(p.back.data()) != 0)
+  // Close-on-exec: a process the bench spawns meanwhile must not hold a write end open.
+  if (pipe2(p.there.data(), O_CLOEXEC) != 0 || pipe2(p.back.data(), O_CLOEXEC) != 0)
     return InternalError(std::string("wake probe: pipe: ") + std::strerror(errno));
   bool echo_pinned = false, sender_pinned = false, broken = false;
   double micros = -1;
-  std::thread echo([&] {
-    echo_pinned = Pin(cpus[1]);
-    char c = 0;
-    for (int i = 0; i < round_trips; ++i)
-      if (read(p.there[0], &c, 1) != 1 || write(p.back[1], &c, 1) != 1) break;
-    // Ends the sender's read whether or not the run went through.
-    close(p.back[1]);
-    p.back[1] = -1;
-  });
-  std::thread sender([&] {
-    sender_pinned = Pin(cpus[0]);
-    char c = 'w';
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < round_trips && !broken; ++i)
-      broken = write(p.there[1], &c, 1) != 1 || read(p.back[0], &c, 1) != 1;
-    micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                 .count() /
-             round_trips;
-    // Ends the echo's read whether or not the run went through.
-    close(p.there[1]);
+  std::thread echo;
+  std::thread sender;
+  try {
+    echo = std::thread([&] {
+      echo_pinned = Pin(cpus[1]);
+      char c = 0;
+      for (int i = 0; i < round_trips; ++i)
+        if (read(p.there[0], &c, 1) != 1 || write(p.back[1], &c, 1) != 1) break;
+      // Ends the sender's read whether or not the run went through.
+      close(p.back[1]);
+      p.back[1] = -1;
+    });
+  } catch (const std::system_error& e) {
+    return InternalError(std::string("wake probe: thread: ") + e.what());
+  }
+  try {
+    sender = std::thread([&] {
+      sender_pinned = Pin(cpus[0]);
+      char c = 'w';
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < round_trips && !broken; ++i)
+        broken = write(p.there[1], &c, 1) != 1 || read(p.back[0], &c, 1) != 1;
+      micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                   .count() /
+               round_trips;
+      // Ends the echo's read whether or not the run went through.
+      close(p.there[1]);
+      p.there[1] = -1;
+    });
+  } catch (const std::system_error& e) {
+    close(p.there[1]);  // ends the echo's read
     p.there[1] = -1;
-  });
+    echo.join();
+    return InternalError(std::string("wake probe: thread: ") + e.what());
+  }
   sender.join();
   echo.join();
   if (!sender_pinned || !echo_pinned)

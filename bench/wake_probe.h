@@ -4,7 +4,7 @@
 // all the time (a goroutine handing a request to another, a watch fanning out), and what a
 // virtual machine pays for in exits and in the host's scheduling of the vCPU that sleeps. The
 // sort of speed_probe.h never sleeps, so it cannot see that cost; on the 2-core KVM kind of
-// docs/benchmarks.md a round trip takes about 60 µs across CPUs and 6 µs on one.
+// docs/benchmarks.md a round trip took 40-60 µs across CPUs and 6 µs on one.
 //
 // Reads the steady clock and makes threads and pipes; errors as values.
 #pragma once
