@@ -151,10 +151,7 @@ double ApiServerCpuPerGib(const RunResult& r) {
 }
 
 std::string Gib(double bytes) {
-  if (bytes < 0) return "—";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
+  return FormatSpread(SpreadOf({bytes < 0 ? -1 : bytes / kBytesPerGib}), 1);
 }
 
 // Each run has a namespace of its own (side, process, round), so the audit log tells them apart

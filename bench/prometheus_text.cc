@@ -32,7 +32,7 @@ double CounterSum(std::string_view exposition, std::string_view name) {
 
 double CpuSecondsPerGib(double cpu_seconds, double allocated_bytes) {
   if (cpu_seconds < 0 || allocated_bytes <= 0) return -1;
-  return cpu_seconds / (allocated_bytes / (1024.0 * 1024.0 * 1024.0));
+  return cpu_seconds / (allocated_bytes / kBytesPerGib);
 }
 
 }  // namespace trainctl::bench

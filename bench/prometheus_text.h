@@ -23,6 +23,8 @@ double CounterSum(std::string_view exposition, std::string_view name);
 // The counter a Go server keeps of every byte it allocated on its heap.
 inline constexpr std::string_view kGoAllocatedBytes = "go_memstats_alloc_bytes_total";
 
+inline constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
+
 // CPU seconds per GiB allocated; -1 when either is unknown (negative) or nothing was allocated.
 double CpuSecondsPerGib(double cpu_seconds, double allocated_bytes);
 
