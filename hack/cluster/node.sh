@@ -608,6 +608,7 @@ node_leftovers() {
   done
   awk -v d="$NODE_DIR/" 'index($2, d) == 1 {print "mount " $2}' /proc/self/mounts
   if ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then echo "bridge $NODE_BRIDGE"; fi
+  "$here/outside.sh" leftovers # the egress test's "outside" namespace
   local prog table
   for prog in iptables ip6tables; do
     for table in filter nat mangle; do

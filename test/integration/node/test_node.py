@@ -1,16 +1,23 @@
 """The real node (hack/cluster/node.sh) in the test cluster: a kubelet with containerd and runc
 runs real containers from images built on this machine and served by the loopback registry;
-CoreDNS answers service names; kube-proxy routes service addresses; nothing leaves the machine.
+CoreDNS answers service names; kube-proxy routes service addresses; nothing leaves the machine
+(shown against an "outside" network namespace that the egress test makes, hack/cluster/outside.sh).
 
 Environment (set by test/CMakeLists.txt): TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE,
 TRAINCTL_REPO. The cluster is started by the CTest fixture `node.up` (TRAINCTL_REAL_NODE=1).
 """
 import ipaddress
 import json
+import socket
 import unittest
 
 from node_harness import (new_namespace, NODE, NodeTestCase, egress_drops, get_json, kubectl, pod,
-                          registry_digest, wait_for)
+                          registry_digest, run_script, wait_for)
+
+
+def outside_connections():
+    """The peers the outside namespace's listener accepted (hack/cluster/outside.sh)."""
+    return run_script("outside.sh", "connections").split()
 
 
 class RealNodeTest(NodeTestCase):
@@ -140,18 +147,28 @@ class RealNodeTest(NodeTestCase):
         self.assertIn("proxyconnect", text, "containerd went to the refusing proxy, not to the network")
 
     def test_a_pod_cannot_reach_anything_outside_this_machine(self):
+        # "The world" is a network namespace of this test's own (hack/cluster/outside.sh), routed
+        # from this machine as a network beyond one of its links would be, with a listener: no
+        # packet is addressed off this machine. Removed even when the test fails.
+        self.addCleanup(run_script, "outside.sh", "down")
+        address, port, host_end = run_script("outside.sh", "up").split()
+        # The control: this machine reaches the listener by its route.
+        with socket.create_connection((address, int(port)), timeout=5) as s:
+            self.assertEqual(s.recv(64), b"outside\n", "this machine reaches the outside namespace")
+        self.assertEqual(outside_connections(), [host_end], "the listener logs whom it accepted")
+
         before = egress_drops()
-        # A documentation address (TEST-NET-2): off this machine, routed by its default route.
-        self.create(pod("egress", ["sh", "-c", "nc -w 3 198.51.100.7 443 </dev/null; echo tcp=$?; "
+        self.create(pod("egress", ["sh", "-c", f"nc -w 3 {address} {port} </dev/null; echo tcp=$?; "
                                    "nslookup example.com 2>&1; echo dns-done"]))
         self.wait_phase("egress", ("Succeeded", "Failed"))
         out = self.logs("egress")
         self.assertIn("tcp=1", out, out)
+        self.assertEqual(outside_connections(), [host_end], "the listener saw no connection from the pod")
+        self.assertGreater(egress_drops(), before, "the packets were dropped by the node's egress rule")
         dns = out.split("tcp=1", 1)[1]
         self.assertIn("can't find example.com", dns, "CoreDNS forwards nothing: names outside the cluster fail")
         answers = [l for l in dns.splitlines() if l.startswith("Address") and ":53" not in l and "#53" not in l]
         self.assertEqual(answers, [], "no address for an outside name")
-        self.assertGreater(egress_drops(), before, "the packets were dropped by the node's egress rule")
 
 
 if __name__ == "__main__":
