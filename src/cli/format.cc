@@ -25,12 +25,24 @@ std::string Str(const json& j, const char* key, const std::string& fallback = ""
   return j[key].get<std::string>();
 }
 
-// A replica's exit code, with its reason when it says more than the code (e.g. "137 (OOMKilled)").
+// A replica's exit code, with its reason when it says more than the code (e.g. "137 (OOMKilled)"),
+// then the exit of a process that failed while it ran ("rank 1: 7", a torchrun worker).
 std::string ExitText(const json& r) {
-  if (!r.contains("exitCode") || !r["exitCode"].is_number_integer()) return "";
-  std::string text = std::to_string(r["exitCode"].get<int>());
-  std::string reason = Str(r, "reason");
-  if (!reason.empty() && reason != "Error" && reason != "Completed") text += " (" + reason + ")";
+  std::string text;
+  if (r.contains("exitCode") && r["exitCode"].is_number_integer()) {
+    text = std::to_string(r["exitCode"].get<int>());
+    std::string reason = Str(r, "reason");
+    if (!reason.empty() && reason != "Error" && reason != "Completed") text += " (" + reason + ")";
+  }
+  const json failed = r.value("processFailure", json());
+  if (failed.is_object() && failed.value("exitCode", json()).is_number_integer()) {
+    const json rank = failed.value("rank", json());
+    const json local = failed.value("localRank", json());
+    std::string who = rank.is_number_integer()    ? "rank " + std::to_string(rank.get<int>())
+                      : local.is_number_integer() ? "local_rank " + std::to_string(local.get<int>())
+                                                  : "a process";
+    text += (text.empty() ? "" : ", ") + who + ": " + std::to_string(failed["exitCode"].get<int>());
+  }
   return text;
 }
 

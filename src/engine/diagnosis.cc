@@ -29,6 +29,7 @@ constexpr ProblemKind kProblems[] = {
     {"RunContainerError", "cannot start their container"},
     {"CommandNotFound", "cannot start their command"},
     {"CrashLoopBackOff", "keep crashing and restarting"},
+    {"RankFailed", "run on after one of their processes failed"},
     {"ReplicaFailed", "failed"},
     {"Unschedulable", "are unschedulable"},
 };
@@ -121,6 +122,8 @@ std::pair<std::string, std::string> StateOf(const ReplicaObservation& r) {
   if (!r.waiting_reason.empty()) return {r.waiting_reason, r.waiting_message};
   switch (r.phase) {
     case Phase::kRunning:
+      if (r.process_failure) return {"RankFailed", ""};
+      return {"", ""};
     case Phase::kSucceeded:
       return {"", ""};
     case Phase::kPending:
@@ -219,6 +222,29 @@ std::string CrashLoopMessage(const std::vector<const Slot*>& hit, const std::str
   return text + LastOutput(last->end_message, kMaxAttributionBytes - text.size());
 }
 
+// The message of failed ranks: every replica with one, then the one whose rank failed first.
+std::string RankFailedMessage(const std::vector<const Slot*>& hit, const std::string& of_total,
+                              size_t others) {
+  const ReplicaObservation* first = nullptr;
+  for (const Slot* s : hit) {
+    const ReplicaObservation* r = s->observed;
+    if (!r || !r->process_failure) continue;
+    const auto& at = r->process_failure->at;
+    if (!first || (at && (!first->process_failure->at || *at < *first->process_failure->at)))
+      first = r;
+  }
+  std::string text = std::to_string(hit.size()) + of_total +
+                     "run on after one of their processes failed (" + ListReplicas(hit) + ")";
+  if (others > 0) text += " (" + std::to_string(others) + " more not running)";
+  if (!first) return Head(text, kMaxReadinessMessage);
+  text = Head(text + ". " + ProcessFailureText(*first) +
+                  "; torchrun keeps the replica running at its exit barrier until every node's "
+                  "agent is done (up to 300 s)",
+              kMaxReadinessMessage) +
+         ".";
+  return text + LastOutput(first->process_failure->output, kMaxAttributionBytes - text.size());
+}
+
 bool IsFailedEnd(const ReplicaObservation& r) {
   if (r.phase == Phase::kFailed) return true;
   // Restarted in place (OnFailure/Always): its last end is known and was not a success.
@@ -293,6 +319,10 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     out.warning = true;
     if (out.reason == std::string("CrashLoopBackOff")) {
       out.message = ValidUtf8(CrashLoopMessage(hit, of_total, slots.size() - hit.size()));
+      return out;
+    }
+    if (out.reason == std::string("RankFailed")) {
+      out.message = ValidUtf8(RankFailedMessage(hit, of_total, slots.size() - hit.size()));
       return out;
     }
     out.message =
@@ -389,6 +419,34 @@ void ClearReadiness(api::JobStatus* status) {
   list.erase(std::remove_if(list.begin(), list.end(),
                             [](const api::Condition& c) { return c.type == kReplicasReady; }),
              list.end());
+}
+
+std::string ProcessFailureText(const ReplicaObservation& r) {
+  if (!r.process_failure) return "";
+  const ReplicaObservation::ProcessExit& p = *r.process_failure;
+  std::string text = r.name + " (" + r.type + " " + std::to_string(r.index) + "): ";
+  text += p.rank ? "rank " + std::to_string(*p.rank) + " (local_rank " +
+                       std::to_string(p.local_rank) + ")"
+                 : "local_rank " + std::to_string(p.local_rank);
+  // torchrun reports a worker killed by a signal with the signal's negative number.
+  text += p.exit_code < 0 ? " was killed by " + SignalName(-p.exit_code)
+                          : " exited with code " + std::to_string(p.exit_code);
+  if (p.at) text += " at " + FormatRfc3339(*p.at);
+  return ValidUtf8(text);
+}
+
+std::string FailedRanksNote(const std::vector<ReplicaObservation>& observed) {
+  std::vector<const ReplicaObservation*> failed;
+  for (const ReplicaObservation& r : observed)
+    if (r.process_failure) failed.push_back(&r);
+  if (failed.empty()) return "";
+  std::stable_sort(failed.begin(), failed.end(), [](const auto* a, const auto* b) {
+    return a->process_failure->at.value_or(Time::max()) <
+           b->process_failure->at.value_or(Time::max());
+  });
+  std::string text = " While it ran, a process failed: " + ProcessFailureText(*failed.front());
+  if (failed.size() > 1) text += " (and " + std::to_string(failed.size() - 1) + " more)";
+  return Head(text, kMaxReadinessMessage) + ".";
 }
 
 std::optional<size_t> FirstFailedIndex(const std::vector<ReplicaObservation>& observed) {

@@ -59,6 +59,15 @@ bool ApplyReadiness(const Readiness& readiness, Time now, api::JobStatus* status
                     std::vector<Event>* events, std::optional<Duration>* refresh_after);
 void ClearReadiness(api::JobStatus* status);
 
+// "<replica> (<Type> <i>): rank R (local_rank L) exited with code C at <time>" for a replica
+// whose process failed while it runs (ReplicaObservation::process_failure); "" when none.
+std::string ProcessFailureText(const ReplicaObservation& r);
+
+// What a job's success message adds when a process of one of its replicas failed while the
+// job ran (the lead replica decides success, as upstream): " While it ran, a process failed:
+// <the earliest's ProcessFailureText> (and N more)."; "" when none did.
+std::string FailedRanksNote(const std::vector<ReplicaObservation>& observed);
+
 // The one rule for which replica failed first, used by the Failed/Restarting condition text, the
 // local job view (`describe -o json`'s `failure`) and, through that text, the SDK: among the
 // replicas that ended failing (phase Failed, or restarted in place after a non-zero exit), the

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/conditions.h"
+#include "engine/reconcile.h"
 #include "engine/test_jobs.h"
 
 namespace trainctl::engine {
@@ -524,6 +525,60 @@ TEST(ProgressTest, AnnotationsAreValidatedWithTheirFieldPath) {
             "metadata.annotations[trainctl.dev/progress-timeout-seconds]: Invalid value: \"ten\": "
             "expected a whole number of seconds from 1 to 604800");
   EXPECT_EQ(errors[1].path, "metadata.annotations[trainctl.dev/progress-timeout-policy]");
+}
+
+// ---- a failed rank under torchrun: known while its replica waits at the exit barrier --------
+
+ReplicaObservation WithFailedRank(ReplicaObservation r, std::optional<int> rank, int code, Time at,
+                                  const std::string& output) {
+  r.process_failure = ReplicaObservation::ProcessExit{rank, 0, code, at, output};
+  return r;
+}
+
+TEST(RankFailedTest, AFailedRankIsTheReasonWhileItsReplicaStillRuns) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 1, ""}});
+  ReplicaObservation worker =
+      WithFailedRank(Pod("Worker", 0, Phase::kRunning), 1, 7, kT0 + seconds(3),
+                     "rank 1 about to fail\nValueError: bad batch\n");
+  Readiness r = AssessReplicas(job, {Pod("Master", 0, Phase::kRunning), worker}, kT0 + seconds(4));
+  EXPECT_FALSE(r.ready);
+  EXPECT_TRUE(r.warning);
+  EXPECT_EQ(r.reason, "RankFailed");
+  EXPECT_EQ(r.message,
+            "1/2 replicas run on after one of their processes failed (Worker 0). job-worker-0 "
+            "(Worker 0): rank 1 (local_rank 0) exited with code 7 at " +
+                FormatRfc3339(kT0 + seconds(3)) +
+                "; torchrun keeps the replica running at its exit barrier until every node's "
+                "agent is done (up to 300 s).\nLast output:\nrank 1 about to fail\nValueError: "
+                "bad batch");
+  // Without a known rank (an elastic rendezvous), the local rank is named.
+  ReplicaObservation elastic =
+      WithFailedRank(Pod("Worker", 0, Phase::kRunning), std::nullopt, -9, kT0, "");
+  EXPECT_EQ(ProcessFailureText(elastic),
+            "job-worker-0 (Worker 0): local_rank 0 was killed by SIGKILL at " + FormatRfc3339(kT0));
+}
+
+TEST(RankFailedTest, TheMastersSuccessSaysWhichRankFailed) {
+  api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 1, ""}});
+  ReplicaObservation worker =
+      WithFailedRank(Pod("Worker", 0, Phase::kRunning), 1, 7, kT0 + seconds(3), "boom\n");
+  Plan plan = Reconcile(job, {Pod("Master", 0, Phase::kSucceeded, 0), worker}, kT0 + seconds(9));
+  const api::Condition* done = FindCondition(plan.status, kSucceeded);
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->message,
+            "PyTorchJob job is successfully completed. While it ran, a process failed: "
+            "job-worker-0 (Worker 0): rank 1 (local_rank 0) exited with code 7 at " +
+                FormatRfc3339(kT0 + seconds(3)) + ".");
+  bool evented = false;
+  for (const Event& e : plan.events) evented = evented || e.message == done->message;
+  EXPECT_TRUE(evented) << "the Succeeded event carries the same text";
+  // No failed rank: upstream's message, unchanged.
+  Plan clean =
+      Reconcile(job, {Pod("Master", 0, Phase::kSucceeded, 0), Pod("Worker", 0, Phase::kRunning)},
+                kT0 + seconds(9));
+  ASSERT_NE(FindCondition(clean.status, kSucceeded), nullptr);
+  EXPECT_EQ(FindCondition(clean.status, kSucceeded)->message,
+            "PyTorchJob job is successfully completed.");
 }
 
 }  // namespace

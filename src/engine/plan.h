@@ -57,6 +57,17 @@ struct ReplicaObservation {
   // whether it reported that it is done checkpointing.
   std::string notice;
   bool notice_done = false;
+  // A process the replica started exited failing while the replica itself still runs: a
+  // torchrun worker, whose agent then waits at its exit barrier (api/torchrun_report.h). The
+  // first such exit of the replica's current run, when the substrate reads it from the output.
+  struct ProcessExit {
+    std::optional<int> rank;  // global rank, when the replica's env fixes it
+    int local_rank = 0;
+    int exit_code = 0;
+    std::optional<Time> at;  // when the substrate read the report
+    std::string output;      // the replica's last lines before the report (bounded)
+  };
+  std::optional<ProcessExit> process_failure;
 };
 
 struct ReplicaRef {

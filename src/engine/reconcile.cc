@@ -315,23 +315,31 @@ bool ReconcileReplicas(const Job& job, const std::vector<ReplicaObservation>& ob
   return false;
 }
 
+// Appends `text` to the condition `type` when this pass set it, and to its event.
+void AppendToNewCondition(const Job& job, const char* type, const std::string& text, Plan* plan) {
+  api::Condition* now_set = nullptr;
+  for (api::Condition& c : plan->status.conditions)
+    if (c.type == type && c.status == "True") now_set = &c;
+  if (!now_set) return;
+  const api::Condition* before = FindCondition(job.status, type);
+  if (before && *before == *now_set) return;  // not set in this pass
+  const std::string original = now_set->message;
+  now_set->message = original + text;
+  for (Event& e : plan->events)
+    if (e.reason == now_set->reason && e.message == original) e.message = now_set->message;
+}
+
 // Appends who failed first to the Failed or Restarting condition this pass set, and to its
-// event (docs/status-machine.md, "Why").
+// event (docs/status-machine.md, "Why"); a Succeeded condition set in this pass says which
+// process failed while the job ran.
 void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& observed, Plan* plan) {
+  // The lead replica decides success (upstream's rule); a rank that failed meanwhile is said.
+  if (std::string note = FailedRanksNote(observed); !note.empty())
+    AppendToNewCondition(job, kSucceeded, note, plan);
   std::optional<std::string> first = FirstFailure(observed);
   if (!first) return;
-  for (const char* type : {kFailed, kRestarting}) {
-    api::Condition* now_set = nullptr;
-    for (api::Condition& c : plan->status.conditions)
-      if (c.type == type && c.status == "True") now_set = &c;
-    if (!now_set) continue;
-    const api::Condition* before = FindCondition(job.status, type);
-    if (before && *before == *now_set) continue;  // not set in this pass
-    const std::string original = now_set->message;
-    now_set->message = original + "\n" + *first;
-    for (Event& e : plan->events)
-      if (e.reason == now_set->reason && e.message == original) e.message = now_set->message;
-  }
+  for (const char* type : {kFailed, kRestarting})
+    AppendToNewCondition(job, type, "\n" + *first, plan);
 }
 
 // ReplicasReady for a job that is neither finished nor suspended; applies the progress policy.

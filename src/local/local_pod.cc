@@ -8,6 +8,7 @@
 
 #include "api/kind_plugin.h"
 #include "api/restart_scope.h"
+#include "api/torchrun_report.h"
 #include "common/text.h"
 #include "engine/conditions.h"
 #include "local/cgroups.h"
@@ -29,6 +30,14 @@ using nlohmann::json;
 // How much of a replica's log end is kept as its last output (the engine bounds what reaches
 // the status again).
 constexpr size_t kLastLinesBytes = 2048;
+
+// The value of NAME in a "NAME=value" list ("" when unset).
+std::string_view EnvValue(const std::vector<std::string>& env, std::string_view name) {
+  for (const std::string& entry : env)
+    if (entry.size() > name.size() && entry[name.size()] == '=' && entry.starts_with(name))
+      return std::string_view(entry).substr(name.size() + 1);
+  return {};
+}
 // A Started event shows this much of the command (describe's replica table and -o json, the
 // whole): train()'s JSON arguments run to kilobytes.
 constexpr size_t kEventCommandBytes = 240;
@@ -153,6 +162,8 @@ void LocalPod::SpawnStep(PodContext& ctx) {
   }
   phase = Phase::kRunning;
   started = now;
+  recent_output.clear();
+  process_failure.reset();
   std::string devices;
   for (const auto& [var, value] : GpuEnv(VisibleGpus(*ctx.job, *ctx.gpus, type, index)))
     devices += (devices.empty() ? " with " : " ") + var + "=" + value;
@@ -405,7 +416,30 @@ engine::ReplicaObservation LocalPod::Observe() const {
     o.waiting_message = never_pull;
   }
   if (process) o.last_output = last_output ? last_output : started;
+  o.process_failure = process_failure;
   return o;
+}
+
+void LocalPod::ReadOutputLine(const std::string& line, Time now) {
+  if (!process_failure && phase == Phase::kRunning)
+    if (std::optional<api::TorchrunWorkerExit> exit = api::ParseTorchrunWorkerExit(line)) {
+      engine::ReplicaObservation::ProcessExit failure;
+      failure.local_rank = exit->local_rank;
+      failure.exit_code = exit->exit_code;
+      failure.at = now;
+      failure.output = recent_output;
+      failure.rank = api::TorchrunGlobalRank(EnvValue(main.spec.env, "PET_NODE_RANK"),
+                                             EnvValue(main.spec.env, "PET_NPROC_PER_NODE"), command,
+                                             exit->local_rank);
+      process_failure = std::move(failure);
+    }
+  recent_output += line;
+  recent_output += '\n';
+  if (recent_output.size() > kRecentOutputBytes) {
+    size_t cut = recent_output.find('\n', recent_output.size() - kRecentOutputBytes);
+    recent_output.erase(
+        0, cut == std::string::npos ? recent_output.size() - kRecentOutputBytes : cut + 1);
+  }
 }
 
 json LocalPod::ToJson(const api::Job& job, const GpuAssignment& gpus) const {
@@ -440,6 +474,13 @@ json LocalPod::ToJson(const api::Job& job, const GpuAssignment& gpus) const {
     j["initContainer"] = inits[step].name + " (" + std::to_string(step_base + step + 1) + "/" +
                          std::to_string(init_total) + ")";
   if (exit_seq) j["exitSeq"] = exit_seq;
+  if (process_failure) {
+    json failed = {{"localRank", process_failure->local_rank},
+                   {"exitCode", process_failure->exit_code}};
+    if (process_failure->rank) failed["rank"] = *process_failure->rank;
+    if (process_failure->at) failed["time"] = FormatRfc3339(*process_failure->at);
+    j["processFailure"] = std::move(failed);
+  }
   if (process) j["pid"] = process->pid();
   if (started) j["startTime"] = FormatRfc3339(*started);
   if (finished) j["finishTime"] = FormatRfc3339(*finished);

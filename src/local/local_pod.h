@@ -54,6 +54,9 @@ struct PodContext {
   std::function<void(const std::string& replica, bool flush)> tail_log;
 };
 
+// What a replica keeps of its current run's output for a process failure's "last output".
+inline constexpr size_t kRecentOutputBytes = 2048;
+
 class LocalPod {
  public:
   std::string name, type;
@@ -80,6 +83,10 @@ class LocalPod {
   long long log_start = 0;          // its log's size when its main container last started
   std::string error_file;           // TORCHELASTIC_ERROR_FILE given to it; "" when the user's
   std::optional<Time> last_output;  // when its log last grew
+  // The end of what its current run printed (at most kRecentOutputBytes, whole lines), and a
+  // process of it that failed while it runs (torchrun's report, api/torchrun_report.h).
+  std::string recent_output;
+  std::optional<engine::ReplicaObservation::ProcessExit> process_failure;
   int port = 0;
   long long exit_seq = 0;  // order of this replica's last exit within the run
   CgroupPlan cgroup;       // its cgroups while it runs (none without enforced limits)
@@ -130,6 +137,9 @@ class LocalPod {
   bool Alive() const;
   // The soonest deadline it waits for (restart, pull retry, kill), if any.
   std::optional<MonoTime> NextDeadline() const;
+  // Reads one line it printed (the runner's log tail): keeps the recent output and records
+  // the first failed process torchrun reports for its current run, at `now`.
+  void ReadOutputLine(const std::string& line, Time now);
   // As the engine sees it (deleted pods are not observed: callers skip them).
   engine::ReplicaObservation Observe() const;
   // Its row in replicas.json.

@@ -514,10 +514,12 @@ void Run::TailLog(const std::string& name, bool flush) {
   std::string short_name = name.substr(job_.name.size() + 1);
   bool metrics = name == metrics_replica_ && metric_records_ <= metrics::kMaxRecordsPerJob;
   std::vector<json> records;
+  auto replica = replicas_.find(name);
   size_t gained = tailer_.Poll(
       name, dir_.LogPath(name),
       [&](const std::string& line) {
         if (observer_) observer_->OnLogLine(short_name, line);
+        if (replica != replicas_.end()) replica->second.ReadOutputLine(line, now_);
         if (metrics)
           for (std::string_view piece : metrics::SplitOutputLines(line))
             if (std::optional<metrics::MetricLine> parsed = metrics::ParseMetricLine(piece))
@@ -533,8 +535,7 @@ void Run::TailLog(const std::string& name, bool flush) {
     metric_records_ += records.size();
     Report(dir_.AppendMetricRecords(records), "the metric records");
   }
-  if (gained > 0)
-    if (auto it = replicas_.find(name); it != replicas_.end()) it->second.last_output = now_;
+  if (gained > 0 && replica != replicas_.end()) replica->second.last_output = now_;
 }
 
 void Run::TailLogs(bool flush) {

@@ -294,3 +294,88 @@ class WhyTorchrun(TrainctlTestCase):
         self.assertTrue(failed["message"].endswith(
             "RuntimeError: NCCL error: Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 0"),
             failed["message"])
+
+    def test_a_rank_that_fails_is_on_the_job_while_torchrun_holds_its_replica(self):
+        # Rank 1 exits with 7; its torchrun agent then waits at its exit barrier for rank 0's,
+        # so the Worker runs on. The job says which rank failed within seconds, everywhere.
+        self.write("ranks.py", RANKS_PY)
+        path = self.write("job.yaml", RANKS_JOB)
+        run = self.start("run", path)
+        try:
+            def rank_failed():
+                proc = self.trainctl("get", "pytorchjob", "ranks", "-o", "json")
+                job = json.loads(proc.stdout) if proc.returncode == 0 and proc.stdout.strip() else None
+                c = ready(job) if job else None
+                return c if c and c["reason"] == "RankFailed" else None
+            c = self.wait_for(rank_failed, 30, "ReplicasReady reason RankFailed")
+            self.assertIn("ranks-worker-0 (Worker 0): rank 1 (local_rank 0) exited with code 7 at ",
+                          c["message"])
+            self.assertTrue(c["message"].endswith("\nLast output:\nrank 1: loss is nan, giving up"),
+                            c["message"])
+            wide = self.trainctl("get", "-o", "wide")
+            self.assertIn("RankFailed: 1/2 replicas run on after one of their processes failed",
+                          wide.stdout)
+            described = self.trainctl("describe", "pytorchjob", "ranks")
+            worker_row = [l for l in described.stdout.splitlines()
+                          if l.strip().startswith("ranks-worker-0")][0]
+            self.assertIn("Running", worker_row)
+            self.assertIn("rank 1: 7", worker_row, described.stdout)
+            waited = self.trainctl("wait", "pytorchjob", "ranks", "--timeout", "1s")
+            self.assertEqual(waited.returncode, 1, self.explain(waited))
+            self.assertIn("is Running\nRankFailed (since ", waited.stderr)
+            self.assertIn("rank 1 (local_rank 0) exited with code 7", waited.stderr)
+            # The Master decides (upstream's rule), and its success says what failed meanwhile.
+            out, err = run.communicate(timeout=90)
+            self.assertEqual(run.returncode, 0, err[-3000:])
+            job = json.loads(self.trainctl("get", "pytorchjob", "ranks", "-o", "json").stdout)
+            done = last_condition(job)
+            self.assertEqual(done["type"], "Succeeded")
+            self.assertIn("is successfully completed. While it ran, a process failed: "
+                          "ranks-worker-0 (Worker 0): rank 1 (local_rank 0) exited with code 7",
+                          done["message"])
+        finally:
+            self.stop(run)
+
+
+RANKS_PY = """
+import os, sys, time
+if os.environ["RANK"] == "1":
+    print("rank 1: loss is nan, giving up", flush=True)
+    sys.exit(7)
+time.sleep(20)
+print("rank 0 done", flush=True)
+"""
+
+RANKS_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: ranks
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [torchrun, ranks.py]
+            env:
+            # torch 1.13 on Python 3.11 (Debian's): see examples/pytorch/pytorchjob-torchrun.yaml
+            - {name: PET_REDIRECTS, value: "9:1"}
+            - {name: PET_TEE, value: "9:1"}
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [torchrun, ranks.py]
+            env:
+            - {name: PET_REDIRECTS, value: "9:1"}
+            - {name: PET_TEE, value: "9:1"}
+"""

@@ -162,6 +162,30 @@ class LocalBackendTest(unittest.TestCase):
         pods = c.get_job_pods("acc-boom")
         self.assertEqual(len(pods), 2)
 
+    def test_a_rank_that_fails_under_torchrun_is_named_while_its_replica_waits(self):
+        # torchrun's agent waits at its exit barrier (300 s) once its worker failed: the
+        # replica runs on, but the job says which rank failed, with what and its last output.
+        c = self.client
+        c.create_job(name="rank-dies", train_func=train_funcs.rank_one_exits,
+                     parameters={"seconds": 35}, num_workers=2)
+        with self.assertRaises(TimeoutError) as caught:
+            c.wait_for_job_conditions("rank-dies", wait_timeout=25, polling_interval=1)
+        text = str(caught.exception)
+        self.assertIn("It is Running.\nRankFailed (since ", text)
+        self.assertIn("rank-dies-worker-0 (Worker 0): rank 1 (local_rank 0) exited with code 7 at ",
+                      text)
+        self.assertIn("Last output:\nrank 1: loss is nan, giving up", text)
+        rows = json.loads(self._trainctl("describe", "rank-dies", "-o", "json"))["replicas"]
+        worker = [r for r in rows if r["name"] == "rank-dies-worker-0"][0]
+        self.assertEqual(worker["state"], "Running", "torchrun holds it at the exit barrier")
+        self.assertEqual(worker["processFailure"]["rank"], 1)
+        self.assertEqual(worker["processFailure"]["exitCode"], 7)
+        # The Master decides success, as upstream; the message says what failed meanwhile.
+        job = c.wait_for_job_conditions("rank-dies", polling_interval=1, wait_timeout=120)
+        done = [x for x in job.status.conditions if x.type == "Succeeded"][0]
+        self.assertIn("While it ran, a process failed: rank-dies-worker-0 (Worker 0): rank 1 "
+                      "(local_rank 0) exited with code 7 at ", done.message)
+
     def test_timeout_then_delete_while_running(self):
         c = self.client
         c.create_job(name="slow", train_func=train_funcs.sleeper, parameters={"seconds": 120})

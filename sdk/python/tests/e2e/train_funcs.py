@@ -74,3 +74,18 @@ def boom():
     time.sleep(1)
     print(f"fatal: accelerator not found on rank {rank}", flush=True)
     sys.exit(7)
+
+
+def rank_one_exits(params):
+    import os
+    import sys
+    import time
+
+    # Rank 1 fails; rank 0 trains on. Rank 1's torchrun agent then waits at its exit barrier
+    # for rank 0's, so its replica runs on until rank 0 is done.
+    rank = os.environ["RANK"]
+    if rank == "1":
+        print("rank 1: loss is nan, giving up", flush=True)
+        sys.exit(7)
+    time.sleep(params["seconds"])
+    print("rank 0 done", flush=True)
