@@ -58,6 +58,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
               options_.cluster_domain),
       mpi_writer_(client, recorder, metrics),
       prober_(client, metrics, options_.progress_probes_per_minute),
+      rank_prober_(client, metrics, options_.progress_probes_per_minute),
       hpa_writer_(client, metrics),
       pod_group_writer_(client, recorder, metrics, options_.pod_settings.gang),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
@@ -154,6 +155,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
           hpa_writer_.Forget(j.uid);
           pod_group_writer_.Forget(j.uid);
           prober_.Forget(j.uid);
+          rank_prober_.Forget(j.uid);
         },
     });
     kube::ReflectorOptions job_options;
@@ -522,8 +524,12 @@ SyncResult Controller::Sync(const std::string& qkey) {
   input.services = expectations_.OverlayServices(qkey, ServiceNames(input.job, uid), input.now);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
-  if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false))
+  if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false)) {
     probe_again = prober_.Observe(input.job, uid, &input.observed, input.now);
+    std::optional<Duration> ranks_again =
+        rank_prober_.Observe(input.job, uid, &input.observed, input.now);
+    if (ranks_again && (!probe_again || *ranks_again < *probe_again)) probe_again = ranks_again;
+  }
   const api::Job& job = input.job;
   const Time now = input.now;
 

@@ -38,6 +38,7 @@
 #include "operator/mpi_writer.h"
 #include "operator/pod_group_writer.h"
 #include "operator/progress_probe.h"
+#include "operator/rank_probe.h"
 
 namespace trainctl::op {
 
@@ -161,6 +162,7 @@ class Controller {
   ChildWriter writer_;
   MpiWriter mpi_writer_;
   ProgressProber prober_;
+  RankProber rank_prober_;  // failed ranks under torchrun, from the replicas' logs
   HpaWriter hpa_writer_;
   PodGroupWriter pod_group_writer_;
 

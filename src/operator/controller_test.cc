@@ -887,6 +887,115 @@ TEST_F(SyncTest, ProgressProbesStayWithinTheirBudgetAndStillProveSilence) {
   EXPECT_EQ(failed_at.front(), 40);  // at the turn reserved for the second probe
 }
 
+// A PyTorchJob whose replicas run torchrun: rank 1 (the Worker's local rank 0) exits with 7
+// and its agent waits at the exit barrier, so the pod stays Running. The operator reads the
+// report from the Worker's log, names the rank in ReplicasReady, and the Master's success says
+// what failed meanwhile.
+TEST_F(SyncTest, AFailedRankUnderTorchrunIsReadFromTheLogAndNamed) {
+  options_.progress_probes_per_minute = 0;
+  Make();
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 1");
+  // One process per node (upstream's default, auto, leaves the count to torchrun on the node:
+  // then only the local rank is known).
+  yaml.replace(yaml.find("  pytorchReplicaSpecs:"), 0, "  nprocPerNode: \"1\"\n");
+  for (size_t at = yaml.find("image: x}"); at != std::string::npos;
+       at = yaml.find("image: x}", at + 1))
+    yaml.replace(at, 9, "image: x, command: [torchrun, train.py]}");
+  AddJob(yaml);
+  const std::string path = std::string(kPyTorchJobs) + "/pt";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  CatchUp(path);
+  ServicesCaughtUp();
+  PodsAre("Running");
+  api_->SetLog(std::string(kPods) + "/pt-master-0", "step 1 loss 0.9\n");
+  api_->SetLog(std::string(kPods) + "/pt-worker-0",
+               "rank 1: loss is nan, giving up\n"
+               "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 7) "
+               "local_rank: 0 (pid: 4242) of binary: /usr/bin/python3\n");
+  Settle();
+  CatchUp(path);
+  SyncResult probed = Sync("pytorchjobs/ns/pt");
+  ASSERT_TRUE(probed.status.ok());
+  std::vector<kube::HttpRequest> asked =
+      api_->Requests("GET", std::string(kPods) + "/pt-worker-0/log");
+  ASSERT_FALSE(asked.empty());
+  EXPECT_NE(asked.back().path.find("tailLines=50"), std::string::npos) << asked.back().path;
+  ASSERT_TRUE(probed.requeue_after);
+  EXPECT_LE(*probed.requeue_after, kRankProbePeriod);
+  json ready = Condition(*api_->Object(path), "ReplicasReady");
+  EXPECT_EQ(ready.value("reason", ""), "RankFailed") << ready.dump();
+  const std::string message = ready.value("message", "");
+  EXPECT_NE(message.find("pt-worker-0 (Worker 0): rank 1 (local_rank 0) exited with code 7"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Last output:\nrank 1: loss is nan, giving up"), std::string::npos)
+      << message;
+  std::vector<std::string> reasons = EventReasons(*api_);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "RankFailed"), reasons.end());
+
+  // The failure is kept: no more log requests for that pod, and the Master's success says it.
+  size_t before = LogRequests();
+  PodsAre("Succeeded", 0, "pt-master");
+  Settle();
+  CatchUp(path);
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  json done = Condition(*api_->Object(path), "Succeeded");
+  EXPECT_EQ(done.value("status", ""), "True") << api_->Object(path)->dump();
+  EXPECT_NE(done.value("message", "").find("While it ran, a process failed: pt-worker-0 (Worker "
+                                           "0): rank 1 (local_rank 0) exited with code 7"),
+            std::string::npos)
+      << done.dump();
+  EXPECT_EQ(LogRequests(), before) << "the worker's failure is known; the master is done";
+}
+
+TEST(RankProbeTest, OnlyTorchrunReplicasAreAskedInTurnsAtMostEveryPeriod) {
+  std::string yaml = kPyTorch;
+  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 6");
+  size_t last = yaml.rfind("image: x}");
+  yaml.replace(last, 9, "image: x, args: [python3, -m, torch.distributed.run, t.py]}");
+  auto loaded = api::LoadJobsFromText(yaml, "t.yaml");
+  ASSERT_TRUE(loaded.ok());
+  api::Job job = (*loaded)[0].job;
+  EXPECT_FALSE(RunsTorchrun(job, "Master"));
+  EXPECT_TRUE(RunsTorchrun(job, "Worker"));
+  std::vector<engine::ReplicaObservation> observed;
+  for (int i = 0; i < 6; ++i) {
+    engine::ReplicaObservation o;
+    o.type = "Worker";
+    o.index = i;
+    o.uid = "u" + std::to_string(i);
+    o.name = "pt-worker-" + std::to_string(i);
+    o.phase = engine::Phase::kRunning;
+    observed.push_back(o);
+  }
+  engine::ReplicaObservation master;
+  master.type = "Master";
+  master.uid = "m";
+  master.phase = engine::Phase::kRunning;
+  observed.push_back(master);
+  const Time t0{Duration(1700000000000)};
+  RankProbeState state;
+  state.failures["u1"] = {};
+  RankProbePlan first = PlanRankProbe(job, observed, state, t0);
+  ASSERT_TRUE(first.due);
+  EXPECT_EQ(first.pods, (std::vector<size_t>{0, 2, 3, 4}));  // not the master, not u1's
+  state.last_probe = t0;
+  state.turn = 4;
+  RankProbePlan soon = PlanRankProbe(job, observed, state, t0 + Duration(4000));
+  EXPECT_FALSE(soon.due);
+  EXPECT_EQ(soon.next, Duration(6000));
+  RankProbePlan next = PlanRankProbe(job, observed, state, t0 + kRankProbePeriod);
+  ASSERT_TRUE(next.due);
+  EXPECT_EQ(next.pods, (std::vector<size_t>{5, 0, 2, 3}));  // the rest first, in turn
+  // A job without torchrun is never asked.
+  auto plain = api::LoadJobsFromText(kPyTorch, "t.yaml");
+  ASSERT_TRUE(plain.ok());
+  RankProbePlan none = PlanRankProbe((*plain)[0].job, observed, {}, t0);
+  EXPECT_FALSE(none.due);
+  EXPECT_EQ(none.next, Duration::zero());
+}
+
 TEST(ProbePlanTest, RankOrderAndTheWindowSinceTheLastProbe) {
   auto loaded = api::LoadJobsFromText(kPyTorch, "t.yaml");
   ASSERT_TRUE(loaded.ok());

@@ -58,6 +58,16 @@ HOG = ["python3", "-c", "import time; b = bytearray(512 << 20); time.sleep(60)"]
 TALK = ["sh", "-c", "while true; do echo step; sleep 1; done"]
 MISSING_CFG = [{"name": "LR", "valueFrom": {"configMapKeyRef": {"name": "missing-cfg", "key": "lr"}}}]
 
+RANKS_PY = ("import os, sys, time\n"
+            "if os.environ['RANK'] == '1':\n"
+            "    print('rank 1: loss is nan, giving up', flush=True)\n"
+            "    sys.exit(7)\n"
+            "time.sleep(150)\n")
+TORCHRUN = ["sh", "-c", 'printf "%s" "$RANKS_PY" >/tmp/ranks.py && exec torchrun /tmp/ranks.py']
+# torch 1.13 on Python 3.11 (Debian's): see examples/pytorch/pytorchjob-torchrun.yaml
+TORCHRUN_ENV = [{"name": "RANKS_PY", "value": RANKS_PY}, {"name": "PET_REDIRECTS", "value": "9:1"},
+                {"name": "PET_TEE", "value": "9:1"}]
+
 # Every job of the suite, created together so that their states develop side by side.
 JOBS = [
     job("pull", {"Master": replica(1, FOREVER, image="docker.io/trainctl/no-such-image:1")}),
@@ -69,7 +79,14 @@ JOBS = [
     # limitBytes=1) go through the API server to the kubelet and find nothing new.
     job("hang", {"Master": replica(1, FOREVER), "Worker": replica(1, FOREVER)}, annotations=PROGRESS_3S),
     job("talk", {"Master": replica(1, TALK)}, annotations=PROGRESS_3S),
+    # torchrun on both replicas: rank 1 exits with 7 and its agent waits at the exit barrier
+    # while rank 0 trains on; the operator reads the agent's report from the Worker's log.
+    # One process per node: upstream's default nprocPerNode (auto) lets torchrun count the
+    # node's CPUs, and then only the local rank is known.
+    dict(job("ranks", {"Master": replica(1, TORCHRUN, image=PYTHON_IMAGE, env=TORCHRUN_ENV),
+                       "Worker": replica(1, TORCHRUN, image=PYTHON_IMAGE, env=TORCHRUN_ENV)})),
 ]
+JOBS[-1]["spec"]["nprocPerNode"] = "1"
 
 
 class WhyOnTheNode(NodeTestCase):
@@ -189,6 +206,16 @@ class WhyOnTheNode(NodeTestCase):
         self.assertEqual((terminated["reason"], terminated["exitCode"]), ("OOMKilled", 137), terminated)
         self.assertIn("First failure: oom-master-0 (Master 0) was killed by SIGKILL (exit code 137), "
                       "reason OOMKilled", failed["message"])
+
+    def test_a_failed_rank_under_torchrun_is_named_while_its_pod_runs(self):
+        c = self.wait_reason("ranks", "RankFailed", timeout=150)
+        self.assertIn("ranks-worker-0 (Worker 0): rank 1 (local_rank 0) exited with code 7 at ",
+                      c["message"])
+        self.assertIn("Last output:\nrank 1: loss is nan, giving up", c["message"])
+        pod = get_json("pod", "ranks-worker-0", "-n", self.ns)
+        self.assertEqual(pod["status"]["phase"], "Running", "torchrun holds it at its exit barrier")
+        waited = self.cli("wait", "pytorchjob", "ranks", "--timeout", "1s")
+        self.assertIn("is Running\nRankFailed (since ", waited.stderr)
 
     def test_a_silent_process_gets_a_progress_timeout(self):
         c = self.wait_reason("hang", "ProgressTimeout", timeout=120)
