@@ -30,6 +30,7 @@
 #include "local/dry_run.h"
 #include "local/gpu_inventory.h"
 #include "local/job_view.h"
+#include "local/mpi_local.h"
 #include "local/replica_limits.h"
 #include "local/runner.h"
 #include "local/runtime_probe.h"
@@ -252,6 +253,8 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
     run.runtime = std::move(host).value();
   }
   for (const std::string& note : local::RunNotes(job)) std::cerr << "note: " << note << "\n";
+  if (std::optional<std::string> note = local::LocalMpiRootNote(job, geteuid() == 0))
+    std::cerr << "note: " << *note << "\n";
   if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);
   if (std::optional<std::string> note = local::UnenforcedLimitsNote(job, run.cgroups))
     std::cerr << "note: " << *note << "\n";

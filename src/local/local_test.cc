@@ -391,6 +391,16 @@ TEST(MpiLocalTest, RootAndOversubscriptionOnlyWhenNeeded) {
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_rmaps_base_oversubscribe"), "1");
 }
 
+TEST(MpiLocalTest, RunningAsRootIsSaidOnceWithTheLaunchersPath) {
+  api::Job job = LoadJob(kMpiJob);
+  std::optional<std::string> note = LocalMpiRootNote(job, true);
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->rfind("spec.mpiReplicaSpecs[Launcher]: mpirun runs as root here", 0), 0u) << *note;
+  EXPECT_NE(note->find("OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"),
+            std::string::npos);
+  EXPECT_EQ(LocalMpiRootNote(job, false), std::nullopt);
+}
+
 TEST(MpiLocalTest, IdleLaunchIgnoresTheTemplate) {
   LaunchContext context;
   context.manifest_dir = "/jobs";

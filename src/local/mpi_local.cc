@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "api/validation.h"
+
 namespace trainctl::local {
 
 bool IsIdleReplica(const api::Job& job, const std::string& type) {
@@ -44,6 +46,17 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
   }
   if (LocalMpiSlots(job) > std::max(cores, 1)) add("OMPI_MCA_rmaps_base_oversubscribe", "1");
   return out;
+}
+
+std::optional<std::string> LocalMpiRootNote(const api::Job& job, bool as_root) {
+  if (!as_root) return std::nullopt;
+  for (const auto& [type, spec] : job.replica_specs)
+    if (job.info().IsLauncher(type) && job.ReplicasOf(type) > 0)
+      return api::ReplicaSpecPath(job, type) +
+             ": mpirun runs as root here (trainctl run is root), so the launcher gets "
+             "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; on a cluster its "
+             "pod runs as the image's user";
+  return std::nullopt;
 }
 
 }  // namespace trainctl::local

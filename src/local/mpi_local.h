@@ -12,6 +12,7 @@
 // Pure: no I/O. The runner writes the hostfile and spawns the processes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,11 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
                                              std::vector<api::EnvVar> upstream,
                                              const std::string& hostfile_path, bool as_root,
                                              int cores);
+
+// The note `trainctl run` prints once when it runs an MPI launcher as root: mpirun refuses
+// root unless told, and a cluster's pods usually do not run as root, so the runner allows it
+// (OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM); nullopt when not root or the job
+// has no launcher.
+std::optional<std::string> LocalMpiRootNote(const api::Job& job, bool as_root);
 
 }  // namespace trainctl::local
