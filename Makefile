@@ -1,6 +1,7 @@
 # trainctl — the two commands a new user needs:
 #   make run    install what is missing, build, run the example PyTorch DDP job locally
 #   make test   install what is missing, build, run every test
+#   make check  the inner loop: unit tests and fast end-to-end suites on the release tree
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 TRAINCTL := $(BUILD_DIR)/trainctl
@@ -9,7 +10,7 @@ export PATH := $(CURDIR)/.venv/bin:$(PATH)
 SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps deps-run build build-trainctl build-sanitized run test unit e2e integration sanitized fuzz bench bench-fine-tune bench-dashboard soak \
+.PHONY: all deps deps-run build build-trainctl build-sanitized run test check unit e2e integration sanitized fuzz bench bench-fine-tune bench-dashboard soak \
 	cluster-up cluster-down format clean
 
 all: build
@@ -43,6 +44,11 @@ run: build-trainctl
 test: build build-sanitized
 	@ctest --preset $(PRESET)
 	@$(MAKE) --no-print-directory sanitized
+
+# The inner loop: the unit tests and the fast end-to-end suites on the release tree, two at a
+# time (tests marked RUN_SERIAL still run alone). docs/testing.md, "Tiers".
+check: build
+	@ctest --preset $(PRESET) -L 'unit|fast' --parallel 2
 
 sanitized: build-sanitized
 	@ctest --preset debug -L 'unit|fast|fuzz'

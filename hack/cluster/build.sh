@@ -104,7 +104,8 @@ trap cleanup EXIT
 
 start_all=$SECONDS
 # Prints one progress line every 30 s while a long go build runs: it counts the
-# packages named so far in the `go build -v` log.
+# packages named so far in the `go build -v` log. Its stdout is stderr: this script's stdout
+# is read by `$(build.sh)`, which would wait for a `sleep 30` left holding it after the kill.
 start_ticker() { # label logfile
   local label="$1" logfile="$2" t0=$SECONDS
   (
@@ -112,7 +113,7 @@ start_ticker() { # label logfile
       n="$(grep -vc '^go: ' "$logfile" 2>/dev/null || true)"
       log "  ... $label: $(( (SECONDS - t0) / 60 ))m$(( (SECONDS - t0) % 60 ))s, $n packages built"
     done
-  ) &
+  ) >&2 &
   ticker_pid=$!
 }
 stop_ticker() { [[ -n "$ticker_pid" ]] && kill "$ticker_pid" 2>/dev/null; wait "$ticker_pid" 2>/dev/null || true; ticker_pid=""; }
