@@ -1,5 +1,6 @@
 #include "metrics/series.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace trainctl::metrics {
@@ -24,6 +25,47 @@ json Thin(const json& column, size_t keep_every) {
   return out;
 }
 
+bool IsRecord(const json& r) {
+  return r.is_object() && r.contains("values") && r["values"].is_object();
+}
+
+bool StepIsEpoch(const json& r) {
+  auto it = r.find("step_from");
+  return it != r.end() && *it == "epoch";
+}
+
+// Whether every value of `epoch_record` is `other`'s, and `other` has a step of its own.
+bool RepeatsValues(const json& epoch_record, const json& other) {
+  if (!other.contains("step") || StepIsEpoch(other)) return false;
+  const json& mine = epoch_record["values"];
+  const json& theirs = other["values"];
+  if (mine.empty()) return false;
+  for (const auto& [name, value] : mine.items()) {
+    auto it = theirs.find(name);
+    if (it == theirs.end() ? !value.is_string() : *it != value) return false;
+  }
+  return true;
+}
+
+// The records that count: each log printed twice (an epoch record next to the same values
+// with another step) once, as the one with the other step.
+std::vector<const json*> Counted(const std::vector<json>& records) {
+  std::vector<const json*> kept;
+  for (const json& r : records) {
+    if (!IsRecord(r)) continue;
+    if (!kept.empty()) {
+      const json& last = *kept.back();
+      if (StepIsEpoch(r) && RepeatsValues(r, last)) continue;
+      if (StepIsEpoch(last) && RepeatsValues(last, r)) {
+        kept.back() = &r;
+        continue;
+      }
+    }
+    kept.push_back(&r);
+  }
+  return kept;
+}
+
 }  // namespace
 
 json MetricRecord(const MetricLine& line, Time read_at) {
@@ -31,6 +73,7 @@ json MetricRecord(const MetricLine& line, Time read_at) {
   for (const MetricValue& v : line.values) values[v.name] = ValueJson(v);
   json record = {{"time", FormatRfc3339(line.time.value_or(read_at))}, {"values", values}};
   if (line.step) record["step"] = *line.step;
+  if (line.step && line.step_name == "epoch") record["step_from"] = "epoch";
   return record;
 }
 
@@ -38,8 +81,8 @@ json SeriesFromRecords(const std::vector<json>& records, const std::string& repl
                        bool truncated) {
   json series = json::object();
   size_t ordinal = 0;
-  for (const json& r : records) {
-    if (!r.is_object() || !r.contains("values") || !r["values"].is_object()) continue;
+  for (const json* counted : Counted(records)) {
+    const json& r = *counted;
     ++ordinal;
     double step = r.contains("step") && r["step"].is_number() ? r["step"].get<double>()
                                                               : static_cast<double>(ordinal);
@@ -70,9 +113,16 @@ json SeriesFromRecords(const std::vector<json>& records, const std::string& repl
 
 std::vector<json> RecordsFromOutput(std::string_view text, Time read_at) {
   std::vector<json> records;
-  for (std::string_view line : SplitOutputLines(text))
-    if (std::optional<MetricLine> parsed = ParseMetricLine(line))
-      records.push_back(MetricRecord(*parsed, read_at));
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    Time line_time = LeadingTime(line).value_or(read_at);
+    for (std::string_view piece : SplitOutputLines(line))
+      if (std::optional<MetricLine> parsed = ParseMetricLine(piece))
+        records.push_back(MetricRecord(*parsed, line_time));
+    start = end + 1;
+  }
   return records;
 }
 
