@@ -65,15 +65,9 @@ int ClusterOrError(const GlobalOptions& g, bool* cluster) {
   return -1;
 }
 
-// The local source; a job its TTL removes is recorded in the history first.
+// The local source (it only reads).
 jobs::LocalJobSource SourceFor(const GlobalOptions& g, const Clock& clock) {
-  jobs::LocalJobSource source(StateRoot(g), NamespaceFilter(g), clock);
-  std::string root = StateRoot(g);
-  source.OnRemove([root](const local::JobKey& key) {
-    std::unique_ptr<history::HistoryStore> store = OpenLocalHistory(root);
-    CaptureInto(store.get(), root, key);
-  });
-  return source;
+  return jobs::LocalJobSource(StateRoot(g), NamespaceFilter(g), clock);
 }
 
 // Records the run's job in the history when it ends (before a passed TTL removes it).
@@ -306,6 +300,9 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
 
 int LocalBackend::Get(const std::vector<std::string>& args, const std::string& output) {
   RealClock clock;
+  // The sweep first, explicitly: a job whose TTL has passed is gone from the list (and kept in
+  // the history), a lost runner recorded. The list itself only reads.
+  SweepLocal(StateRoot(global_), NamespaceFilter(global_));
   jobs::LocalJobSource source = SourceFor(global_, clock);
   return GetJobs(source, args, output, global_.all_namespaces);
 }

@@ -7,24 +7,13 @@
 #include "cli/format.h"
 #include "jobs/history_capture.h"
 #include "jobs/history_reader.h"
+#include "jobs/local_sweep.h"
 #include "metrics/series.h"
 
 namespace trainctl::cli {
 namespace {
 
 using nlohmann::json;
-
-// Records finished job folders that have no record yet.
-void ImportFinished(history::HistoryStore& store, const GlobalOptions& g) {
-  std::string root = StateRoot(g);
-  for (const local::JobKey& key : local::ListJobs(root, NamespaceFilter(g))) {
-    StatusOr<json> job = local::JobDir(root, key).ReadJob();
-    if (!job.ok()) continue;
-    std::string uid = api::StringAt((*job).value("metadata", json::object()), "uid");
-    if (uid.empty() || store.Has(uid)) continue;
-    CaptureInto(&store, root, key);
-  }
-}
 
 int PrintRows(const std::vector<history::Row>& rows, size_t total, const HistoryOptions& o,
               bool with_namespace) {
@@ -130,6 +119,19 @@ std::unique_ptr<history::HistoryStore> OpenLocalHistory(const std::string& state
   return std::move(*store);
 }
 
+void SweepLocal(const std::string& state_root, const std::optional<std::string>& ns) {
+  RealClock clock;
+  std::unique_ptr<history::HistoryStore> store;
+  jobs::SweepReport report = jobs::SweepLocalJobs(
+      state_root, ns,
+      [&]() {
+        store = OpenLocalHistory(state_root);
+        return store.get();
+      },
+      clock);
+  for (const std::string& warning : report.warnings) std::cerr << "warning: " << warning << "\n";
+}
+
 void CaptureInto(history::HistoryStore* store, const std::string& state_root,
                  const local::JobKey& key) {
   if (!store) return;
@@ -177,9 +179,11 @@ int HistoryCommand(const GlobalOptions& global, const HistoryOptions& options) {
                     remote.status().code() == StatusCode::kInvalid ? 2 : 1);
       reader = std::move(*remote);
     } else {
+      // Finished jobs with no record yet (a runner that was killed, a job from before the
+      // history existed) are recorded first: the sweep.
+      SweepLocal(StateRoot(global), NamespaceFilter(global));
       store = OpenLocalHistory(StateRoot(global));
       if (!store) return 1;
-      ImportFinished(*store, global);
     }
   }
   if (!reader) reader = std::make_unique<jobs::StoreHistoryReader>(store.get());

@@ -1,16 +1,17 @@
 // `trainctl history [list|show NAME|search TEXT]`: finished jobs kept after `delete` and TTL
 // (history/store.h, docs/history.md). Local jobs: <state root>/history.db; before answering,
-// finished job folders without a record are recorded (a runner that was killed, a job from
-// before the history existed). `--file PATH` reads another history file instead. On a cluster
+// the local sweep runs (SweepLocal), so finished job folders without a record are recorded (a
+// runner that was killed, a job from before the history existed). `--file PATH` reads another history file instead. On a cluster
 // (`--backend kubernetes`, or `--dashboard ADDRESS`) the operator's history is read through its
 // dashboard (jobs/history_reader.h), with the rows and records RBAC lets the token read.
 // Exit codes as in commands.h.
 //
-// Also the capture the job commands call: OpenLocalHistory and CaptureInto, which never fail
-// a job command (a history that cannot be written is a warning).
+// Also the capture and the sweep the job commands call: OpenLocalHistory, CaptureInto and
+// SweepLocal, which never fail a job command (a history that cannot be written is a warning).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,8 @@ std::unique_ptr<history::HistoryStore> OpenLocalHistory(const std::string& state
 // Records the local job `key` in `store` when it has finished; warns on failure.
 void CaptureInto(history::HistoryStore* store, const std::string& state_root,
                  const local::JobKey& key);
+// The local sweep (jobs/local_sweep.h) of namespace `ns` (nullopt: all) with the local history,
+// opened only when a finished job needs it; warnings on stderr.
+void SweepLocal(const std::string& state_root, const std::optional<std::string>& ns);
 
 }  // namespace trainctl::cli

@@ -155,6 +155,9 @@ int main(int argc, char** argv) {
       "ui", "Serve the dashboard: jobs, why, logs, loss curves and history (prints its address)");
   ui_cmd->add_option("--listen", ui_options.listen,
                      "HOST:PORT to serve on (default 127.0.0.1:0: a free port on loopback)");
+  ui_cmd->add_option("--sweep-every", ui_options.sweep_every,
+                     "Record lost runners and finished jobs, remove jobs past their TTL this "
+                     "often (default 2s; 0: never, only read)");
   CLI::App* operator_cmd = app.add_subcommand(
       "operator", "Run the Kubernetes operator for kubeflow.org/v1 jobs (flags as upstream's)");
   operator_cmd->add_option("--metrics-bind-address", op.metrics_bind_address,

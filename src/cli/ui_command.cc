@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <iostream>
+#include <set>
 
 #include "local/state_store.h"
 #include "server/http_server.h"
@@ -15,6 +16,11 @@ int UiCommand(const GlobalOptions& global, const UiOptions& options) {
   const char* env_backend = std::getenv("TRAINCTL_BACKEND");
   StatusOr<bool> cluster = UseCluster(global, env_backend ? env_backend : "");
   if (!cluster.ok()) return Fail(cluster.status().message(), 2);
+  std::optional<long long> sweep_ms = options.sweep_every == "0"
+                                          ? std::optional<long long>(0)
+                                          : ParseDurationMs(options.sweep_every);
+  if (!sweep_ms || *sweep_ms < 0)
+    return Fail("--sweep-every: expected a duration such as 2s or 500ms, or 0 (off)", 2);
   StatusOr<std::string> token = ui::NewToken();
   if (!token.ok()) return Fail(token.status().message(), 1);
 
@@ -25,6 +31,19 @@ int UiCommand(const GlobalOptions& global, const UiOptions& options) {
   RealClock clock;
   ui::Dashboard dashboard(config, clock);
   if (Status st = dashboard.Open(); !st.ok()) return Fail(st.message(), 1);
+
+  // The sweep, before serving and then on the timer below. A warning is printed once, not at
+  // every sweep while its cause lasts.
+  std::set<std::string> warned;
+  auto sweep = [&]() {
+    std::set<std::string> now;
+    for (std::string& warning : dashboard.Sweep().warnings) {
+      if (!warned.count(warning)) std::cerr << "warning: " << warning << std::endl;
+      now.insert(std::move(warning));
+    }
+    warned = std::move(now);
+  };
+  if (*sweep_ms > 0) sweep();
 
   // Blocks SIGINT and SIGTERM here, so the serving threads never take them; sigwait below.
   sigset_t stop_signals;
@@ -50,8 +69,15 @@ int UiCommand(const GlobalOptions& global, const UiOptions& options) {
   std::cout << "http://" << host << ":" << server.port() << "/?token=" << *token << std::endl;
   std::cerr << "Serving the dashboard for " << config.state_root
             << (config.cluster ? " and the cluster" : "") << "; Ctrl-C stops it." << std::endl;
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  // The one timer: the sweep, until SIGINT or SIGTERM.
+  timespec every = {static_cast<time_t>(*sweep_ms / 1000),
+                    static_cast<long>(*sweep_ms % 1000) * 1000000L};
+  for (;;) {
+    int got = *sweep_ms > 0 ? sigtimedwait(&stop_signals, nullptr, &every)
+                            : sigwaitinfo(&stop_signals, nullptr);
+    if (got == SIGINT || got == SIGTERM) break;
+    if (*sweep_ms > 0) sweep();
+  }
   server.Stop();
   return 0;
 }

@@ -4,7 +4,9 @@
 //   - the dashboard.
 // A JobSource gives the same shapes whether the jobs live on this machine (LocalJobSource,
 // jobs/local_source.h) or on a Kubernetes API server (ClusterJobSource, jobs/cluster_source.h).
-// Writes (run, delete, patch) are not here: they belong to the substrates.
+// Writes (run, delete, patch) are not here: they belong to the substrates. Reads never write:
+// no method of a source changes a file, a lock or an API object. The local state folder's
+// upkeep (a lost runner, the history, TTL removal) is the sweep's (jobs/local_sweep.h).
 //
 // A source is bound to a scope when it is made: one namespace, or all. Errors are values:
 //   - kNotFound names the job and where it was looked for;

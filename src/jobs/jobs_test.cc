@@ -5,13 +5,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "jobs/cluster_source.h"
 #include "jobs/history_capture.h"
 #include "jobs/history_reader.h"
 #include "jobs/local_source.h"
+#include "jobs/local_sweep.h"
 #include "jobs/why.h"
 #include "kube/fake_api.h"
+#include "local/job_view.h"
 
 namespace trainctl::jobs {
 namespace {
@@ -214,6 +218,179 @@ TEST_F(LocalSourceTest, ReadLogResumesFromAnOffset) {
   EXPECT_EQ(rest->text, "boom\n");
   EXPECT_EQ(rest->next, rest->size);
   EXPECT_EQ(source.ReadLog(*job, "master-0", 0, 10).status().code(), StatusCode::kNotFound);
+}
+
+// Every file under `root` (contents and modification time) and every folder.
+std::map<std::string, std::pair<std::string, fs::file_time_type>> FilesUnder(
+    const std::string& root) {
+  std::map<std::string, std::pair<std::string, fs::file_time_type>> out;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(root)) {
+    std::string text = "(folder)";
+    if (e.is_regular_file()) {
+      std::ifstream in(e.path(), std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    out[e.path().string()] = {text, fs::last_write_time(e.path())};
+  }
+  return out;
+}
+
+// Beside the fixture's finished "pt": "expired" (Succeeded at 10:00:00 with a 10 s TTL; the
+// clock says 10:01:00) and "lost" (Running, its runner gone: runner.lock names pid 4242 and
+// nobody holds it).
+class SweepTest : public LocalSourceTest {
+ protected:
+  void SetUp() override {
+    LocalSourceTest::SetUp();
+    json expired = FailedJob("uid-expired");
+    expired["metadata"]["name"] = "expired";
+    expired["spec"]["runPolicy"] = {{"ttlSecondsAfterFinished", 10}};
+    expired["status"] = {{"conditions", json::array({{{"type", "Succeeded"},
+                                                      {"status", "True"},
+                                                      {"reason", "PyTorchJobSucceeded"},
+                                                      {"message", "done"}}})},
+                         {"completionTime", "2026-11-26T10:00:00Z"}};
+    ASSERT_TRUE(Write("expired", expired, json::array()).ok());
+    json lost = FailedJob("uid-lost");
+    lost["metadata"]["name"] = "lost";
+    lost["status"] = {{"conditions", json::array({{{"type", "Running"}, {"status", "True"}}})}};
+    ASSERT_TRUE(Write("lost", lost,
+                      json::array({{{"name", "lost-worker-0"},
+                                    {"type", "Worker"},
+                                    {"index", 0},
+                                    {"phase", "Running"},
+                                    {"state", "Running"},
+                                    {"pid", 99999}}}))
+                    .ok());
+    std::ofstream(Dir("lost").path() + "/runner.lock") << "4242\n";
+  }
+
+  local::JobDir Dir(const std::string& name) {
+    return local::JobDir(root_, {api::Kind::kPyTorchJob, "default", name});
+  }
+  Status Write(const std::string& name, const json& job, const json& replicas) {
+    local::JobDir dir = Dir(name);
+    TRAINCTL_RETURN_IF_ERROR(dir.Create());
+    TRAINCTL_RETURN_IF_ERROR(dir.WriteJob(job));
+    return dir.WriteReplicas(replicas);
+  }
+  // A history next to the state folder, opened when the sweep asks.
+  HistoryOpener History() {
+    return [this]() {
+      if (!history_)
+        history_ = std::move(history::HistoryStore::Open(root_ + ".history.db")).value();
+      return history_.get();
+    };
+  }
+  void TearDown() override {
+    history_.reset();
+    for (const char* suffix : {".history.db", ".history.db-wal", ".history.db-shm"})
+      fs::remove(root_ + suffix);
+    LocalSourceTest::TearDown();
+  }
+
+  std::unique_ptr<history::HistoryStore> history_;
+};
+
+TEST_F(SweepTest, ListGetDescribeLogsAndMetricsWriteNothing) {
+  auto before = FilesUnder(root_);
+  LocalJobSource source(root_, std::nullopt, clock_);
+  StatusOr<std::vector<json>> listed = source.List({}, [](const std::string&) {});
+  ASSERT_TRUE(listed.ok());
+  std::map<std::string, std::string> states;
+  for (const json& job : *listed) states[job["metadata"]["name"]] = JobState(job);
+  EXPECT_EQ(states, (std::map<std::string, std::string>{
+                        {"expired", "Succeeded"}, {"lost", "Failed"}, {"pt", "Failed"}}))
+      << "the expired job is listed until the sweep removes it; the lost one shows as Failed";
+
+  StatusOr<JobDetail> lost = source.Describe({std::nullopt, "lost"});
+  ASSERT_TRUE(lost.ok()) << lost.status().message();
+  EXPECT_EQ(lost->job["status"]["conditions"].back()["reason"], local::kRunnerLostReason);
+  EXPECT_NE(lost->job["status"]["conditions"].back()["message"].get<std::string>().find("4242"),
+            std::string::npos);
+  EXPECT_EQ(lost->replicas[0]["state"], "Lost");
+  ASSERT_FALSE(lost->events.empty());
+  EXPECT_EQ(lost->events.back()["reason"], local::kRunnerLostReason);
+  ASSERT_TRUE(source.Get({std::nullopt, "expired"}).ok());
+  ASSERT_TRUE(source.Describe({std::nullopt, "expired"}).ok());
+  StatusOr<json> job = source.Get({std::nullopt, "pt"});
+  ASSERT_TRUE(job.ok());
+  ASSERT_TRUE(
+      source
+          .Logs(
+              *job, {}, [](const std::string&, std::string_view) {}, [](const std::string&) {})
+          .ok());
+  ASSERT_TRUE(source.Metrics(*job, "").ok());
+  EXPECT_FALSE(source.Settling({std::nullopt, "lost"}));
+
+  EXPECT_EQ(FilesUnder(root_), before) << "a read changed the state folder";
+  EXPECT_FALSE(history_) << "a read opened the history";
+}
+
+TEST_F(SweepTest, TheSweepRecordsLostRunnersAndHistoryThenRemovesWhatItsTtlEnded) {
+  // A job whose runner holds its lock is the runner's: the sweep leaves it as it is.
+  json held = FailedJob("uid-held");
+  held["metadata"]["name"] = "held";
+  held["status"] = {{"conditions", json::array({{{"type", "Running"}, {"status", "True"}}})}};
+  ASSERT_TRUE(Write("held", held, json::array()).ok());
+  local::JobDir runner = Dir("held");
+  ASSERT_TRUE(runner.AcquireRunnerLock().ok());
+  auto held_before = FilesUnder(Dir("held").path());
+
+  SweepReport report = SweepLocalJobs(root_, std::nullopt, History(), clock_);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings[0];
+  auto names = [](const std::vector<local::JobKey>& keys) {
+    std::set<std::string> out;
+    for (const local::JobKey& k : keys) out.insert(k.name);
+    return out;
+  };
+  EXPECT_EQ(names(report.lost), (std::set<std::string>{"lost"}));
+  EXPECT_EQ(names(report.recorded), (std::set<std::string>{"expired", "lost", "pt"}));
+  EXPECT_EQ(names(report.removed), (std::set<std::string>{"expired"}));
+
+  EXPECT_FALSE(fs::exists(Dir("expired").path())) << "its TTL had passed";
+  ASSERT_TRUE(history_);
+  EXPECT_TRUE(history_->Has("uid-expired")) << "recorded before it went";
+  EXPECT_TRUE(history_->Has("uid-1"));
+  StatusOr<json> stored = Dir("lost").ReadJob();
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored)["status"]["conditions"].back()["reason"], local::kRunnerLostReason);
+  EXPECT_EQ((*Dir("lost").ReadReplicas())[0]["state"], "Lost");
+  EXPECT_EQ(Dir("lost").ReadEvents()->back()["reason"], local::kRunnerLostReason);
+  StatusOr<std::optional<json>> record = history_->Get("uid-lost");
+  ASSERT_TRUE(record.ok() && record->has_value());
+  EXPECT_EQ(JobState((**record)["job"]), "Failed") << "recorded as the folder now says";
+
+  EXPECT_EQ(FilesUnder(Dir("held").path()), held_before);
+  EXPECT_FALSE(history_->Has("uid-held"));
+
+  // Done once: the next sweep finds nothing to do and writes nothing.
+  auto after = FilesUnder(root_);
+  SweepReport again = SweepLocalJobs(root_, std::nullopt, History(), clock_);
+  EXPECT_TRUE(again.lost.empty() && again.recorded.empty() && again.removed.empty());
+  EXPECT_EQ(FilesUnder(root_), after);
+  runner.ReleaseRunnerLock();
+}
+
+TEST(DecideSweepTest, EachStepHasItsCondition) {
+  Time now = *ParseRfc3339("2026-11-26T10:01:00Z");
+  LocalJobSnapshot seen;
+  seen.job = FailedJob();
+  EXPECT_EQ(DecideSweep(seen, /*has_record=*/true, now), SweepDecision{});
+  EXPECT_EQ(DecideSweep(seen, false, now), (SweepDecision{false, true, false}));
+  seen.job["spec"]["runPolicy"] = {{"ttlSecondsAfterFinished", 60}};
+  seen.job["status"]["completionTime"] = "2026-11-26T10:00:00Z";
+  EXPECT_EQ(DecideSweep(seen, true, now), (SweepDecision{false, false, true}))
+      << "60 s after it finished";
+  EXPECT_EQ(DecideSweep(seen, true, now - std::chrono::seconds(1)), SweepDecision{});
+  seen.runner_lost = true;
+  EXPECT_EQ(DecideSweep(seen, false, now), (SweepDecision{true, true, true}));
+  seen.runner_active = true;
+  EXPECT_EQ(DecideSweep(seen, false, now), SweepDecision{}) << "the runner's to do";
+  seen.runner_active = false;
+  seen.runner_lost = false;
+  seen.job["status"]["conditions"] = json::array({{{"type", "Running"}, {"status", "True"}}});
+  EXPECT_EQ(DecideSweep(seen, false, now), SweepDecision{}) << "not finished";
 }
 
 // The same job on an API server: pods stand in for the replica records.

@@ -6,8 +6,6 @@
 
 #include "api/job.h"
 #include "api/json_fields.h"
-#include "engine/conditions.h"
-#include "engine/reconcile.h"
 #include "jobs/local_view.h"
 #include "local/job_view.h"
 #include "local/log_tailer.h"
@@ -19,19 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Removes a stored job whose TTL after finishing has passed (the decision is the engine's);
-// `before_remove` (when set) runs first.
-bool DeleteIfTtlExpired(local::JobDir& dir, const json& stored, Time now,
-                        const std::function<void(const local::JobKey&)>& before_remove) {
-  if (dir.RunnerActive()) return false;
-  StatusOr<api::Job> job = api::DecodeJob(stored);
-  if (!job.ok() || !job->run_policy.ttl_seconds_after_finished) return false;
-  if (!engine::IsFinished(job->status)) return false;
-  if (!engine::Reconcile(*job, {}, now).delete_job) return false;
-  if (before_remove) before_remove(dir.key());
-  return dir.RemoveAll().ok();  // a folder that cannot go stays listed
-}
 
 // The log files of a job's replicas: (short name, path), sorted by short name.
 std::vector<std::pair<std::string, std::string>> LogFiles(const local::JobDir& dir,
@@ -83,7 +68,6 @@ StatusOr<std::vector<json>> LocalJobSource::List(const JobRef& filter, const Not
         notes(stored.status().message());
       continue;
     }
-    if (DeleteIfTtlExpired(dir, stored->job, clock_.Now(), before_remove_)) continue;
     jobs.push_back(std::move(stored->job));
   }
   return jobs;

@@ -1,12 +1,15 @@
 // LocalJobSource: the data layer (job_source.h) over this machine's state folder, the one
 // `trainctl run` writes (local/state_store.h). Each job is read through jobs/local_view.h,
-// which records a job whose runner is gone as Failed. List() also removes jobs whose
-// ttlSecondsAfterFinished has passed; the engine decides when that is.
+// which shows a job whose runner is gone as Failed (RunnerLost).
+//
+// Reads only: List, Get, Describe, Logs, Metrics and ReadLog never write a file, take a lock
+// or remove a folder. A job whose ttlSecondsAfterFinished has passed is listed until it is
+// removed; recording a lost runner, the history and TTL removal are the sweep's
+// (jobs/local_sweep.h), which its owners call.
 //
 // Does file I/O. The clock is injected; logs are polled every PollInterval().
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -39,16 +42,11 @@ class LocalJobSource final : public JobSource {
   // The stored job `ref` names: kNotFound or kInvalid (several kinds) with a message.
   StatusOr<local::JobKey> Find(const JobRef& ref) const;
   const std::string& root() const { return root_; }
-  // Called before List() removes a job whose TTL has passed (the history's capture).
-  void OnRemove(std::function<void(const local::JobKey&)> before_remove) {
-    before_remove_ = std::move(before_remove);
-  }
 
  private:
   std::string root_;
   std::optional<std::string> ns_;
   const Clock& clock_;
-  std::function<void(const local::JobKey&)> before_remove_;
 };
 
 }  // namespace trainctl::jobs

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-Status ReadInto(local::JobDir& dir, bool with_events, LocalJobSnapshot* out) {
+Status ReadInto(const local::JobDir& dir, bool with_events, LocalJobSnapshot* out) {
   StatusOr<json> job = dir.ReadJob();
   if (!job.ok()) return job.status();
   StatusOr<json> patch = dir.ReadMetadataPatch();
@@ -31,61 +31,34 @@ Status ReadInto(local::JobDir& dir, bool with_events, LocalJobSnapshot* out) {
 
 }  // namespace
 
-StatusOr<LocalJobSnapshot> ReadLocalJob(local::JobDir& dir, Time now, bool with_events) {
+json RunnerLostEvent(const json& lost_job, Time now) {
+  json conditions = lost_job.value("status", json::object()).value("conditions", json::array());
+  std::string message = conditions.is_array() && !conditions.empty()
+                            ? api::StringAt(conditions.back(), "message")
+                            : std::string();
+  return {{"type", "Warning"},
+          {"reason", local::kRunnerLostReason},
+          {"message", message},
+          {"object", api::StringAt(lost_job, "kind") + "/" +
+                         api::StringAt(lost_job.value("metadata", json::object()), "name")},
+          {"time", FormatRfc3339(now)}};
+}
+
+StatusOr<LocalJobSnapshot> ReadLocalJob(const local::JobDir& dir, Time now, bool with_events) {
   LocalJobSnapshot snap;
   snap.path = dir.path();
   snap.log_dir = dir.LogDir();
   TRAINCTL_RETURN_IF_ERROR(ReadInto(dir, with_events, &snap));
   snap.runner_active = dir.RunnerActive(&snap.runner_pid);
   if (snap.runner_active) return snap;
-  int last_pid = dir.LastRunnerPid();
-  std::optional<local::LostRunnerUpdate> seen =
-      local::DecideLostRunner(snap.job, snap.replicas, last_pid, now);
-  if (!seen) return snap;
-  // Under the lock, so that a runner starting now and this reader do not both write.
-  Status locked = dir.AcquireRunnerLock();
-  if (locked.code() == StatusCode::kAlreadyExists) {  // a runner started meanwhile
-    snap.runner_active = dir.RunnerActive(&snap.runner_pid);
-    return snap;
-  }
-  if (!locked.ok()) {  // a read-only state folder: tell the truth without recording it
-    snap.job = std::move(seen->job);
-    snap.replicas = std::move(seen->replicas);
-    return snap;
-  }
-  Status read = ReadInto(dir, with_events, &snap);
-  std::optional<local::LostRunnerUpdate> update =
-      read.ok() ? local::DecideLostRunner(snap.job, snap.replicas, last_pid, now) : std::nullopt;
-  Status written = Status::Ok();
-  if (update) {
-    written = dir.WriteJob(update->job);
-    if (written.ok()) written = dir.WriteReplicas(update->replicas);
-    if (written.ok()) {
-      const json& last = update->job["status"]["conditions"].back();
-      // Best effort: the status above already says what happened.
-      dir.AppendEvent({{"type", "Warning"},
-                       {"reason", local::kRunnerLostReason},
-                       {"message", api::StringAt(last, "message")},
-                       {"object", api::StringAt(update->job, "kind") + "/" +
-                                      api::StringAt(update->job["metadata"], "name")},
-                       {"time", FormatRfc3339(now)}})
-          .IgnoreError();
-    }
-  }
-  dir.ReleaseRunnerLock();
-  TRAINCTL_RETURN_IF_ERROR(read);
-  if (!written.ok())
-    return IoError("cannot record that the runner of " + dir.path() +
-                   " is gone: " + written.message());
-  if (update) {
-    snap.job = std::move(update->job);
-    snap.replicas = std::move(update->replicas);
-    if (with_events) {
-      StatusOr<std::vector<json>> events = dir.ReadEvents();
-      if (events.ok()) snap.events = std::move(events).value();
-    }
-  }
   snap.runner_pid = 0;
+  std::optional<local::LostRunnerUpdate> lost =
+      local::DecideLostRunner(snap.job, snap.replicas, dir.LastRunnerPid(), now);
+  if (!lost) return snap;
+  snap.job = std::move(lost->job);
+  snap.replicas = std::move(lost->replicas);
+  if (with_events) snap.events.push_back(RunnerLostEvent(snap.job, now));
+  snap.runner_lost = true;
   return snap;
 }
 

@@ -1,8 +1,8 @@
 // Reading a local job for the data layer (LocalJobSource): the stored objects as they are, except
-// that a job whose runner is gone is first recorded as Failed (RunnerLost), and its detail.
+// that a job whose runner is gone is shown as Failed (RunnerLost), and its detail.
 //
-// ReadLocalJob does file I/O (and may write the job's state folder once, under the runner
-// lock); LocalDetail is pure. Not thread-safe (a JobDir is not).
+// ReadLocalJob reads files and never writes: recording a lost runner is the sweep's
+// (jobs/local_sweep.h). LocalDetail is pure. Not thread-safe (a JobDir is not).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -25,12 +25,19 @@ struct LocalJobSnapshot {
   int runner_pid = 0;
   std::string path;     // the job's state folder
   std::string log_dir;  // <path>/logs
+  // The runner is gone and the job had not finished: `job`, `replicas` and `events` show it
+  // as Failed (RunnerLost), Lost and with the RunnerLost event, as the sweep will record it;
+  // the files still hold what the runner last wrote.
+  bool runner_lost = false;
 };
 
-// Reads job.json, replicas.json and events.jsonl. When the job is not finished and no runner
-// holds the lock, takes the lock, records the job as Failed (reason RunnerLost) and its
-// unfinished replicas as Lost, and returns that. A failed write is returned as an error.
-StatusOr<LocalJobSnapshot> ReadLocalJob(local::JobDir& dir, Time now, bool with_events);
+// Reads job.json, replicas.json and events.jsonl (and runner.lock, without taking it). When the
+// job is not finished and no runner holds the lock, returns it as local::DecideLostRunner
+// rewrites it at `now` (runner_lost). Writes nothing.
+StatusOr<LocalJobSnapshot> ReadLocalJob(const local::JobDir& dir, Time now, bool with_events);
+
+// The RunnerLost event of `update` (a job whose runner is gone) at `now`.
+nlohmann::json RunnerLostEvent(const nlohmann::json& lost_job, Time now);
 
 // The last `n` lines of a text file (fewer when it is shorter; empty when it cannot be read).
 std::vector<std::string> TailLines(const std::string& path, size_t n);

@@ -3,6 +3,7 @@
 #include "api/json_fields.h"
 #include "jobs/history_capture.h"
 #include "jobs/local_source.h"
+#include "jobs/local_sweep.h"
 #include "jobs/why.h"
 #include "ui/assets.h"
 #include "ui/login.h"
@@ -253,27 +254,8 @@ json Dashboard::ListLocked(const std::string& q, const Viewer& viewer) {
   auto quiet = [](const std::string&) {};
   if (!config_.state_root.empty()) {
     jobs::LocalJobSource local(config_.state_root, std::nullopt, clock_);
-    local.OnRemove([this](const local::JobKey& key) {
-      if (history_)
-        jobs::CaptureLocalJob(config_.state_root, key, *history_, {}, clock_)
-            .status()
-            .IgnoreError();
-    });
     if (StatusOr<std::vector<json>> jobs = local.List({}, quiet); jobs.ok())
-      for (const json& job : *jobs) {
-        // Finished jobs the history has not seen yet (a killed runner's, one from before).
-        const json& md = job.contains("metadata") ? job["metadata"] : json::object();
-        std::string uid = api::StringAt(md, "uid");
-        if (history_ && jobs::IsFinishedJob(job) && !uid.empty() && !history_->Has(uid))
-          if (std::optional<api::Kind> kind = api::KindFromName(api::StringAt(job, "kind")))
-            jobs::CaptureLocalJob(
-                config_.state_root,
-                {*kind, api::StringAt(md, "namespace"), api::StringAt(md, "name")}, *history_, {},
-                clock_)
-                .status()
-                .IgnoreError();
-        live.push_back(LiveRow(job, "local"));
-      }
+      for (const json& job : *jobs) live.push_back(LiveRow(job, "local"));
   }
   if (cluster_)
     if (StatusOr<std::vector<json>> jobs = cluster_->List({}, quiet); jobs.ok())
@@ -293,6 +275,13 @@ json Dashboard::ListLocked(const std::string& q, const Viewer& viewer) {
           past.push_back(std::move(row));
   }
   return MergeRows(std::move(live), past, q);
+}
+
+jobs::SweepReport Dashboard::Sweep() {
+  if (config_.state_root.empty()) return {};
+  std::lock_guard<std::mutex> lock(data_mu_);
+  return jobs::SweepLocalJobs(
+      config_.state_root, std::nullopt, [this]() { return history_.get(); }, clock_);
 }
 
 jobs::JobSource* Dashboard::SourceLocked(const std::string& name, const std::string& ns) {

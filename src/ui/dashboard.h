@@ -13,9 +13,11 @@
 //       "log" ({replica, text, from, next}; id = next, so Last-Event-ID resumes), "metrics"
 //       (when they change), and a comment every 15 s
 //
-// Every request passes ui/auth.h first. Everything is read-only. Sources: this machine's state
-// folder, and a cluster through the user's kubeconfig when configured. Reads are serialised
-// (one data lock); each stream polls every `tick`.
+// Every request passes ui/auth.h first. Every request and stream only reads: none writes a
+// file, takes a lock or records history. Sources: this machine's state folder, and a cluster
+// through the user's kubeconfig when configured. Reads are serialised (one data lock); each
+// stream polls every `tick`. The state folder's upkeep (a lost runner, the history, TTL
+// removal) is Sweep(), which its owner calls on a timer (cli/ui_command.cc).
 #pragma once
 
 #include <chrono>
@@ -27,6 +29,7 @@
 #include "common/clock.h"
 #include "history/store.h"
 #include "jobs/cluster_source.h"
+#include "jobs/local_sweep.h"
 #include "server/http.h"
 #include "ui/auth.h"
 #include "ui/cluster_auth.h"
@@ -61,6 +64,9 @@ class Dashboard {
     cluster_ = std::move(source);
   }
   void Register(server::Router& router);
+  // The local sweep (jobs/local_sweep.h) of the state folder into the history, under the data
+  // lock; nothing without a state folder (the operator's dashboard).
+  jobs::SweepReport Sweep();
   // The Host values to accept, once the server knows its port; until then every request is
   // refused.
   void SetHosts(std::vector<std::string> hosts) {

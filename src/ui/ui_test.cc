@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "kube/fake_api.h"
 #include "local/state_store.h"
@@ -281,6 +282,35 @@ class DashboardTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
+  // The job folder's files: name → (bytes, modification time).
+  std::map<std::string, std::pair<std::string, fs::file_time_type>> JobFolder() {
+    std::map<std::string, std::pair<std::string, fs::file_time_type>> out;
+    for (const fs::directory_entry& e :
+         fs::recursive_directory_iterator(root_ / "default" / "pytorchjobs" / "pt")) {
+      std::ifstream in(e.path(), std::ios::binary);
+      out[e.path().string()] = {
+          e.is_regular_file() ? std::string(std::istreambuf_iterator<char>(in), {}) : "",
+          fs::last_write_time(e.path())};
+    }
+    return out;
+  }
+
+  // A stream's client that stays for a few ticks of a second each.
+  struct TicksSink : server::StreamSink {
+    explicit TicksSink(FakeClock* clock) : clock(clock) {}
+    FakeClock* clock;
+    std::string text;
+    int ticks = 5;
+    bool Write(std::string_view bytes) override {
+      text += bytes;
+      return true;
+    }
+    bool WaitFor(std::chrono::milliseconds) override {
+      clock->Advance(std::chrono::seconds(1));
+      return --ticks > 0;
+    }
+  };
+
   Response Ask(server::Router& router, const std::string& target) {
     Request r = Get(target);
     r.headers["cookie"] = "trainctl_ui=s3cret";
@@ -307,9 +337,11 @@ TEST_F(DashboardTest, TheApiAnswersFromTheStateFolderBehindTheChecks) {
             std::string::npos);
   EXPECT_EQ(HeaderOf(index, "X-Frame-Options"), "DENY");
 
+  auto folder_before = JobFolder();
   json list = json::parse(Ask(router, "/api/v1/jobs").body);
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["name"], "pt");
+  EXPECT_EQ(list["items"][0]["state"], "Failed") << "its runner is gone";
   EXPECT_TRUE(list["items"][0]["live"].get<bool>());
 
   Response page = Ask(router, "/api/v1/job?source=local&ns=default&kind=PyTorchJob&name=pt");
@@ -324,10 +356,28 @@ TEST_F(DashboardTest, TheApiAnswersFromTheStateFolderBehindTheChecks) {
             404);
   EXPECT_EQ(Ask(router, "/api/v1/job?source=mars&ns=default&kind=PyTorchJob&name=pt").status, 400);
   EXPECT_EQ(Ask(router, "/api/v1/job?uid=nope").status, 404);
-  EXPECT_EQ(Ask(router, "/api/v1/stream").content_type, "text/event-stream; charset=utf-8");
+  Response stream = Ask(
+      router, "/api/v1/stream?source=local&ns=default&kind=PyTorchJob&name=pt&replica=worker-0");
+  EXPECT_EQ(stream.content_type, "text/event-stream; charset=utf-8");
+  ASSERT_TRUE(stream.stream);
+  TicksSink sink(&clock_);
+  stream.stream(sink);
+  EXPECT_NE(sink.text.find("event: jobs"), std::string::npos);
+  EXPECT_NE(sink.text.find("event: job\n"), std::string::npos);
+  EXPECT_NE(sink.text.find("RunnerLost"), std::string::npos);
+  EXPECT_NE(sink.text.find("event: metrics"), std::string::npos);
+
+  // The job has no runner: the reads show it as Failed (RunnerLost) and write nothing; the
+  // sweep, which the dashboard's owner calls on its timer, records it and keeps it.
+  EXPECT_EQ(json::parse(Ask(router, "/api/v1/history?name=pt&limit=5").body)["items"].size(), 0u);
+  EXPECT_EQ(JobFolder(), folder_before) << "a read wrote to the job's folder";
+  jobs::SweepReport swept = dashboard.Sweep();
+  ASSERT_EQ(swept.lost.size(), 1u);
+  EXPECT_EQ(swept.lost[0].name, "pt");
+  ASSERT_EQ(swept.recorded.size(), 1u);
+  EXPECT_NE(JobFolder(), folder_before);
 
   // The history's read API (`trainctl history` on a cluster reads it from the operator's).
-  // The job has no runner: reading it recorded it as Failed (RunnerLost), and so kept it.
   json rows = json::parse(Ask(router, "/api/v1/history?name=pt&limit=5").body);
   ASSERT_EQ(rows["items"].size(), 1u) << rows.dump();
   EXPECT_EQ(rows["items"][0]["uid"], "u1");

@@ -1,6 +1,8 @@
 """The local job history through the CLI: a finished job stays findable after `trainctl
 delete`, after its TTL removes its folder and after its runner is killed, with its first
-failure, last output, log tails and metrics; search finds a word of the failing output."""
+failure, last output, log tails and metrics; search finds a word of the failing output.
+`describe` only reads; `get` sweeps first: it records a killed runner's job and removes a job
+past its TTL."""
 
 import json
 import os
@@ -90,18 +92,48 @@ class HistoryTest(TrainctlTestCase):
         with_logs = self.history("show", record["uid"], "--logs").stdout
         self.assertIn("==> master-0 <==\nstep=1 loss=2.5\n", with_logs)
 
-    def test_a_killed_runner_is_recorded_when_the_history_is_read(self):
-        runner = self.start("run", self.write("slow.yaml", job("killed", sleep=60)), "-q")
+    def run_and_kill(self, name, ttl=3600):
+        """Runs a job whose master sleeps and SIGKILLs its runner once it runs."""
+        runner = self.start("run", self.write("slow.yaml", job(name, ttl=ttl, sleep=60)), "-q")
         try:
-            self.wait_for(lambda: "Running" in self.trainctl("get", "killed").stdout, 30,
+            self.wait_for(lambda: "Running" in self.trainctl("get", name).stdout, 30,
                           "the job to run")
             os.killpg(runner.pid, signal.SIGKILL)
             runner.wait()
         finally:
             self.stop(runner)
+
+    def test_a_killed_runner_is_recorded_when_the_history_is_read(self):
+        self.run_and_kill("killed")
         listed = json.loads(self.history("-o", "json").stdout)
         self.assertEqual([(r["name"], r["state"]) for r in listed["items"]], [("killed", "Failed")])
         self.assertIn("RunnerLost", self.history("show", "killed").stdout)
+
+    def test_describe_only_reads_and_get_sweeps(self):
+        self.run_and_kill("swept", ttl=2)
+        folder = os.path.join(self.state, "default", "pytorchjobs", "swept")
+
+        def stored():
+            return {name: open(os.path.join(folder, name), "rb").read()
+                    for name in ("job.json", "replicas.json", "events.jsonl", "runner.lock")}
+        before = stored()
+        described = json.loads(self.trainctl("describe", "swept", "-o", "json").stdout)
+        self.assertEqual(described["job"]["status"]["conditions"][-1]["reason"], "RunnerLost")
+        self.assertEqual(described["events"][-1]["reason"], "RunnerLost")
+        wait = self.trainctl("wait", "swept", "--timeout", "5s")
+        self.assertIn("is gone", wait.stderr)
+        self.assertEqual(stored(), before, "describe or wait wrote to the job's folder")
+
+        got = self.trainctl("get", "-o", "json")
+        self.assertEqual(got.returncode, 0, self.explain(got))
+        with open(os.path.join(folder, "job.json")) as f:
+            self.assertEqual(json.load(f)["status"]["conditions"][-1]["reason"], "RunnerLost")
+        kept = self.history("--file", os.path.join(self.state, "history.db"), "-o", "json")
+        self.assertEqual([(r["name"], r["state"]) for r in json.loads(kept.stdout)["items"]],
+                         [("swept", "Failed")], "get recorded it")
+        # Its TTL (2 s from when get recorded it) passes: the next get removes it.
+        self.wait_for(lambda: "swept" not in self.trainctl("get").stdout, 10, "get to remove it")
+        self.assertFalse(os.path.exists(folder))
 
     def test_bad_requests(self):
         for args, code, text in [

@@ -1,15 +1,19 @@
 """`trainctl ui` in a real browser (Debian's chromium and chromedriver, driven by Debian's
 python3-selenium): the list updates live, the failing job's page shows its first failure and
 last output, a log line printed after the page opened appears, the chart has the printed
-points, deleted jobs stay in the history and are found by a word of their output, and
-requests without the token or from another origin or host are refused. Screenshots of the two
-pages go to $TRAINCTL_SCREENSHOT_DIR (docs/images when refreshing the docs), else the temp
-folder."""
+points, deleted jobs stay in the history and are found by a word of their output,
+and requests without the token or from another origin or host are refused. Without the browser:
+reading the list, a job, its log and a stream writes nothing to the state folder, and the
+dashboard's sweep (its timer) records the lost runner and removes the job past its TTL.
+Screenshots of the two pages go to $TRAINCTL_SCREENSHOT_DIR (docs/images when refreshing the
+docs), else the temp folder."""
 
 import http.client
+import json
 import os
 import re
-import shutil
+import signal
+import socket
 import subprocess
 import time
 import unittest
@@ -76,6 +80,27 @@ spec:
 """
 
 
+SMALL = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: {name}
+spec:
+  runPolicy:
+    ttlSecondsAfterFinished: {ttl}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: unused-locally
+            command: [sh, -c, 'echo "step=1 loss=2.5"; sleep {sleep}']
+"""
+
+
 def browser():
     options = Options()
     options.binary_location = "/usr/bin/chromium"
@@ -89,22 +114,39 @@ class DashboardTest(TrainctlTestCase):
 
     def setUp(self):
         super().setUp()
-        self.ui = subprocess.Popen([TRAINCTL, "ui"], env=self.env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.ui = None
+        self.driver = None
+        self.start_ui()
+
+    def start_ui(self, *args):
+        if self.ui:
+            self.stop_ui()
+        self.ui = subprocess.Popen([TRAINCTL, "ui", *args], env=self.env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True, start_new_session=True)
         self.url = self.ui.stdout.readline().strip()
         self.assertRegex(self.url, r"^http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{64}$")
         self.port = int(re.search(r":(\d+)/", self.url).group(1))
         self.token = self.url.rsplit("=", 1)[1]
-        self.driver = None
+
+    def stop_ui(self):
+        self.ui.terminate()
+        self.assertEqual(self.ui.wait(timeout=10), 0, "trainctl ui stops on SIGTERM")
+        self.ui.stdout.close()
+        self.ui = None
 
     def tearDown(self):
         if self.driver:
             self.driver.quit()
-        self.ui.terminate()
-        self.assertEqual(self.ui.wait(timeout=10), 0, "trainctl ui stops on SIGTERM")
-        self.ui.stdout.close()
-        self.ui.stderr.close()
+        if self.ui:
+            self.stop_ui()
         super().tearDown()
+
+    def api(self, path):
+        """GET path with the session cookie; the JSON answer (asserting 200)."""
+        status, body = self.get(path, {"Host": f"127.0.0.1:{self.port}",
+                                       "Cookie": "trainctl_ui=" + self.token})
+        self.assertEqual(status, 200, body)
+        return json.loads(body)
 
     def get(self, path, headers):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -222,6 +264,84 @@ class DashboardTest(TrainctlTestCase):
         self.driver.find_element(By.CSS_SELECTOR, '#replica-select option[value="worker-0"]').click()
         self.wait(lambda: "loading shard 3" in self.driver.find_element(By.ID, "log").text, 20,
                   "the archived log tail")
+
+
+    def files(self):
+        """Every file and folder under the state folder but the history's: (mtime_ns, size)."""
+        out = {}
+        for folder, dirs, names in os.walk(self.state):
+            for name in dirs + names:
+                path = os.path.join(folder, name)
+                if not name.startswith("history.db"):
+                    st = os.stat(path)
+                    out[os.path.relpath(path, self.state)] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    def stream_for(self, seconds, query):
+        """What /api/v1/stream?query sends in `seconds`."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sock:
+            sock.sendall((f"GET /api/v1/stream?{query} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+                          f"Cookie: trainctl_ui={self.token}\r\n\r\n").encode())
+            sock.settimeout(0.2)
+            text, deadline = b"", time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                try:
+                    text += sock.recv(65536)
+                except socket.timeout:
+                    pass
+        self.assertTrue(text.startswith(b"HTTP/1.1 200"), text[:200])
+        return text.decode()
+
+    def test_reads_and_streams_write_nothing_and_the_sweep_does_the_upkeep(self):
+        # A job past its TTL (its runner recorded it and exited), and a job whose runner was
+        # killed: what a read used to write for.
+        self.stop_ui()
+        done = self.trainctl("run", self.write("expired.yaml", SMALL.format(
+            name="expired", ttl=1, sleep=0)), "-q")
+        self.assertEqual(done.returncode, 0, self.explain(done))
+        lost_dir = os.path.join(self.state, "default", "pytorchjobs", "lost")
+        runner = self.start("run", self.write("lost.yaml", SMALL.format(
+            name="lost", ttl=3600, sleep=60)), "-q")
+        try:
+            def running():
+                with open(os.path.join(lost_dir, "job.json")) as f:
+                    return "Running" in [c["type"] for c in json.load(f)["status"]["conditions"]]
+            self.wait_for(lambda: os.path.exists(os.path.join(lost_dir, "job.json")) and running(),
+                          30, "lost to run")
+            os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait()
+        finally:
+            self.stop(runner)
+        time.sleep(1.5)  # expired's TTL passes
+        self.assertTrue(os.path.isdir(os.path.join(self.state, "default", "pytorchjobs", "expired")))
+
+        self.start_ui("--sweep-every", "0")
+        before = self.files()
+        recorded = self.api("/api/v1/history?limit=100")["total"]
+        rows = {r["name"]: r for r in self.api("/api/v1/jobs")["items"] if r["live"]}
+        self.assertEqual(rows["expired"]["state"], "Succeeded", "listed until the sweep")
+        self.assertEqual(rows["lost"]["state"], "Failed", "shown as it is: its runner is gone")
+        page = self.api("/api/v1/job?source=local&ns=default&kind=PyTorchJob&name=lost")
+        self.assertEqual(page["job"]["status"]["conditions"][-1]["reason"], "RunnerLost")
+        self.api("/api/v1/job?source=local&ns=default&kind=PyTorchJob&name=expired")
+        self.api("/api/v1/logs?source=local&ns=default&kind=PyTorchJob&name=lost&replica=master-0")
+        sent = self.stream_for(2.5, "source=local&ns=default&kind=PyTorchJob&name=lost&replica=master-0")
+        self.assertIn("event: jobs", sent)
+        self.assertIn("RunnerLost", sent)
+        self.assertEqual(self.files(), before, "a read or a stream wrote to the state folder")
+        self.assertEqual(self.api("/api/v1/history?limit=100")["total"], recorded,
+                         "a read or a stream recorded history")
+
+        # The dashboard's timer does the upkeep: the lost runner recorded (and kept in the
+        # history), the job past its TTL removed.
+        self.start_ui("--sweep-every", "200ms")
+        self.wait_for(lambda: "expired" not in [r["name"] for r in self.api("/api/v1/jobs")["items"]
+                                                if r["live"]], 10, "the sweep to remove expired")
+        self.assertFalse(os.path.exists(os.path.join(self.state, "default", "pytorchjobs", "expired")))
+        self.wait_for(lambda: self.api("/api/v1/history?name=lost")["total"] == 1, 10,
+                      "the sweep to record lost in the history")
+        with open(os.path.join(lost_dir, "job.json")) as f:
+            self.assertEqual(json.load(f)["status"]["conditions"][-1]["reason"], "RunnerLost")
 
 
 if __name__ == "__main__":
