@@ -1,7 +1,9 @@
 """`trainctl ui` in a real browser (Debian's chromium and chromedriver, driven by Debian's
-python3-selenium): the list updates live, the failing job's page shows its first failure and
-last output, a log line printed after the page opened appears, the chart has the printed
-points, deleted jobs stay in the history and are found by a word of their output,
+python3-selenium): the list updates live, a job's name is a link to its own address (opened
+with the keyboard, in a new tab from the address alone, and left with the back button), the
+failing job's page shows its first failure and last output, a log line printed after the page
+opened appears, the chart has the printed points, deleted jobs stay in the history and are
+found by a word of their output,
 and requests without the token or from another origin or host are refused. Without the browser:
 reading the list, a job, its log and a stream writes nothing to the state folder, and the
 dashboard's sweep (its timer) records the lost runner and removes the job past its TTL.
@@ -21,7 +23,9 @@ import unittest
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from harness import TRAINCTL, TrainctlTestCase
 
@@ -192,6 +196,11 @@ class DashboardTest(TrainctlTestCase):
         rows = self.driver.find_elements(By.CSS_SELECTOR, f'#jobs tbody tr[data-name="{name}"]')
         return rows[0] if rows else None
 
+    def link(self, name):
+        """The <a> a row's name is, and its address (absolute, as a copied link is)."""
+        a = self.row(name).find_element(By.CSS_SELECTOR, "td a")
+        return a, a.get_attribute("href")
+
     def state_of(self, name):
         r = self.row(name)
         return r.get_attribute("data-state") if r else None
@@ -221,17 +230,53 @@ class DashboardTest(TrainctlTestCase):
         self.wait(lambda: self.row("crash") and self.row("curve"), 10, "every state again")
         self.screenshot("dashboard-list.png")
 
+        # A job's name is a link to the job's own address.
+        base = f"http://127.0.0.1:{self.port}/"
+        link, href = self.link("crash")
+        self.assertEqual(link.tag_name, "a")
+        self.assertEqual(href, base + "#/job/local/default/PyTorchJob/crash")
+        self.assertEqual(self.link("curve")[1], base + "#/job/local/default/PyTorchJob/curve")
+
+        # The keyboard: Tab from the search box reaches the link, Enter opens the job's page.
+        self.driver.find_element(By.ID, "search").click()
+        for _ in range(30):
+            if self.driver.execute_script("return document.activeElement.getAttribute('href')") \
+                    == "#/job/local/default/PyTorchJob/crash":
+                break
+            ActionChains(self.driver).send_keys(Keys.TAB).perform()
+        else:
+            self.fail("Tab never reached crash's link")
+        ActionChains(self.driver).send_keys(Keys.ENTER).perform()
+        self.wait(lambda: self.driver.current_url == href, 10, "Enter to follow the link")
+
         # The failing job's page: its first failure and last output.
-        self.row("crash").click()
         failure = self.wait(lambda: self.driver.find_element(By.ID, "failure").is_displayed()
                             and self.driver.find_element(By.ID, "failure"), 20, "the failure box")
         self.assertIn("First failure: crash-worker-0 (Worker 0) exited with code 3", failure.text)
         self.assertIn("RuntimeError: CUDA error: device-side assert triggered",
                       self.driver.find_element(By.ID, "failure-lines").text)
+        self.assertEqual(self.driver.title, "crash · trainctl")
+
+        # The back button returns to the list.
+        self.driver.back()
+        self.wait(lambda: self.driver.current_url == base + "#/"
+                  or self.driver.current_url == base, 10, "the list's address again")
+        self.wait(lambda: self.driver.find_element(By.ID, "list-view").is_displayed()
+                  and self.row("crash"), 10, "the list again")
+
+        # The copied link in a new tab: the page loads from its address and the cookie alone.
+        first_tab = self.driver.current_window_handle
+        self.driver.switch_to.new_window("tab")
+        self.driver.get(href)
+        self.wait(lambda: "device-side assert" in self.driver.find_element(By.ID, "failure-lines").text,
+                  20, "the job's page in a new tab")
+        self.driver.close()
+        self.driver.switch_to.window(first_tab)
 
         # The running job's page: a line printed after it opened appears, and the chart.
-        self.driver.get(f"http://127.0.0.1:{self.port}/#/job?source=local&ns=default"
-                        "&kind=PyTorchJob&name=curve")
+        self.link("curve")[0].click()
+        self.wait(lambda: self.driver.current_url == base + "#/job/local/default/PyTorchJob/curve",
+                  10, "a click to follow the link")
         log = lambda: self.driver.find_element(By.ID, "log").text
         first = self.wait(lambda: re.findall(r"step=(\d+) ", log()), 20, "curve's log")
         opened_at = int(first[-1])
@@ -258,9 +303,12 @@ class DashboardTest(TrainctlTestCase):
         self.driver.find_element(By.ID, "search").send_keys("device-side")
         self.wait(lambda: self.row("crash") and not self.row("curve"), 20,
                   "the search to keep only crash")
-        self.row("crash").click()
+        link, href = self.link("crash")
+        self.assertRegex(href, r"/#/history/[\w.-]+$")
+        link.click()
         self.wait(lambda: "device-side assert" in self.driver.find_element(By.ID, "failure-lines").text,
                   20, "the archived failure")
+        self.assertEqual(self.driver.current_url, href)
         self.driver.find_element(By.CSS_SELECTOR, '#replica-select option[value="worker-0"]').click()
         self.wait(lambda: "loading shard 3" in self.driver.find_element(By.ID, "log").text, 20,
                   "the archived log tail")

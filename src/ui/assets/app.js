@@ -1,5 +1,12 @@
 // trainctl dashboard: one page, two views (the job list and a job), fed by one server-sent
 // event stream per tab (/api/v1/stream). Text from jobs is only ever set with textContent.
+//
+// Every view has its own address, so it can be linked, bookmarked and opened in a new tab:
+//   #/                                           the list
+//   #/job/<source>/<namespace>/<kind>/<name>     a live job
+//   #/history/<uid>                              a finished job from the history
+// each part percent-encoded. The older #/job?source=&ns=&kind=&name= and #/history?uid= open
+// too.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -95,6 +102,9 @@ function renderList(rows) {
       .filter((s) => s.value).map((s) => [s.dataset.field, s.value]);
   rows = rows.filter((r) => chosen.every(([field, value]) => r[field] === value));
   const body = $("jobs").tBodies[0];
+  const active = document.activeElement;
+  const focused = active && active.classList.contains("job-link") && body.contains(active)
+      ? active.getAttribute("href") : null;
   body.replaceChildren();
   for (const row of rows) {
     const tr = el("tr");
@@ -107,21 +117,44 @@ function renderList(rows) {
     const cells = [row.kind, row.namespace, row.name, row.state, row.why, since(row.created),
                    ran(row), replicas, row.live ? row.source : row.source + " (history)"];
     cells.forEach((text, i) => {
-      const td = el("td", text);
+      const td = el("td", i === 2 ? undefined : text);
+      if (i === 2) {  // the name: a link to the job's own address
+        const a = el("a", text, "job-link");
+        a.href = hrefFor(row);
+        td.appendChild(a);
+      }
       if (i === 3) td.className = "state state-" + row.state;
       if (i === 4) { td.className = "why-cell"; td.title = row.why; }
       tr.appendChild(td);
     });
-    tr.addEventListener("click", () => { location.hash = "#/" + linkFor(row); });
     body.appendChild(tr);
+  }
+  // A link that had the keyboard's focus keeps it across a live update.
+  if (focused) {
+    const again = Array.from(body.querySelectorAll("a.job-link")).find((a) => a.getAttribute("href") === focused);
+    if (again) again.focus();
   }
   $("empty").hidden = rows.length > 0;
 }
 
-function linkFor(row) {
-  if (!row.live) return "history?uid=" + encodeURIComponent(row.uid);
-  const p = new URLSearchParams({ source: row.source, ns: row.namespace, kind: row.kind, name: row.name });
-  return "job?" + p.toString();
+// The address of a row's page (see the top of this file).
+function hrefFor(row) {
+  if (!row.live) return "#/history/" + encodeURIComponent(row.uid);
+  return "#/job/" + [row.source, row.namespace, row.kind, row.name].map(encodeURIComponent).join("/");
+}
+
+// The view an address names: {view: "list" | "job" | "history", params}.
+function parseRoute(hash) {
+  const [path, qs] = hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").map((p) => { try { return decodeURIComponent(p); } catch (e) { return null; } });
+  const params = new URLSearchParams(qs || "");
+  if (parts.includes(null)) return { view: "list", params: new URLSearchParams() };
+  if (parts[0] === "job" && parts.length === 5)
+    return { view: "job", params: new URLSearchParams({ source: parts[1], ns: parts[2], kind: parts[3], name: parts[4] }) };
+  if (parts[0] === "history" && parts.length === 2)
+    return { view: "history", params: new URLSearchParams({ uid: parts[1] }) };
+  if ((parts[0] === "job" || parts[0] === "history") && parts.length === 1) return { view: parts[0], params };
+  return { view: "list", params: new URLSearchParams() };
 }
 
 // --- a job ----------------------------------------------------------------------------
@@ -134,6 +167,7 @@ function renderJob(doc) {
   const conditions = status.conditions || [];
   const state = conditions.length ? conditions[conditions.length - 1].type : "Pending";
   $("job-title").textContent = `${job.kind || ""} ${md.namespace || ""}/${md.name || ""}`;
+  document.title = `${md.name || ""} · trainctl`;
   $("job-state").textContent = state;
   $("job-state").className = "state state-" + state;
   $("job-meta").textContent = (doc.live ? doc.source : doc.source + ", from the history") +
@@ -301,16 +335,19 @@ $("logout").addEventListener("click", async () => {
 
 async function navigate() {
   if (!(await whoami())) return;
-  const hash = location.hash.replace(/^#\/?/, "");
-  const [path, qs] = hash.split("?");
-  route = { view: path === "job" ? "job" : path === "history" ? "history" : "list",
-            params: new URLSearchParams(qs || "") };
+  route = parseRoute(location.hash);
   page = null;
   logOffset = 0;
   $("log").textContent = "";
   $("replica-select").replaceChildren();
   renderMetrics(null);
   show(route.view);
+  // The page names its job before its data comes (a linked job that is gone says so below).
+  const p = route.params;
+  $("job-title").textContent = route.view === "job" ? `${p.get("kind")} ${p.get("ns")}/${p.get("name")}` : "";
+  $("job-state").textContent = "";
+  $("job-meta").textContent = "";
+  document.title = route.view === "job" ? `${p.get("name")} · trainctl` : "trainctl";
   if (route.view === "history") {
     closeStream();
     const r = await fetch("/api/v1/job?uid=" + encodeURIComponent(route.params.get("uid") || ""));
@@ -320,6 +357,10 @@ async function navigate() {
     return;
   }
   openStream();
+  if (route.view === "job") {  // a linked job that is gone, or not this user's, says so
+    const r = await fetch("/api/v1/job?" + route.params.toString());
+    if (!r.ok) $("job-meta").textContent = (await r.json().catch(() => ({}))).error || ("error " + r.status);
+  }
 }
 
 let searchTimer = null;
