@@ -127,7 +127,8 @@ void Dashboard::Register(server::Router& router) {
                   StatusOr<json> job = LiveJobLocked(r, v, /*logs=*/true, &source);
                   if (!job.ok()) return Error(job.status());
                   StatusOr<json> series = source->Metrics(*job, r.Query("replica"));
-                  return series.ok() ? Response::Json(200, *series) : Error(series.status());
+                  return series.ok() ? Response::Json(200, WithCharts(std::move(*series)))
+                                     : Error(series.status());
                 }));
   // The history's read API, for `trainctl history` on a cluster (jobs/history_reader.h).
   router.Handle("GET", "/api/v1/history", guarded([this](const Request& r, const Viewer& v) {
@@ -418,7 +419,7 @@ void Dashboard::Stream(const Request& request, const Viewer& viewer, server::Str
         if (job.ok() && clock_.Monotonic() - last_metrics >= std::chrono::seconds(2)) {
           last_metrics = clock_.Monotonic();
           if (StatusOr<json> series = source->Metrics(*job, replica); series.ok()) {
-            std::string text = series->dump();
+            std::string text = WithCharts(std::move(*series)).dump();
             if (text != sent_metrics) out += SseEvent("metrics", text);
             sent_metrics = std::move(text);
           }

@@ -252,6 +252,39 @@ TEST(ViewsTest, PagesHaveOneShapeAndSurviveOddInput) {
   EXPECT_EQ(live["replicaNames"], json::array({"worker-0", "x"}));
 }
 
+TEST(ViewsTest, SeriesOfDifferentQuantitiesNeverShareAChart) {
+  json empty = {{"step", json::array()}, {"value", json::array()}};
+  json doc = {{"series",
+               {{"loss", empty},
+                {"lr", empty},
+                {"eval_loss", empty},
+                {"val/loss", empty},
+                {"grad_norm", empty},
+                {"learning_rate", empty},
+                {"train_accuracy", empty},
+                {"accuracy", empty},
+                {"epoch", empty},
+                {"val_", empty}}}};
+  std::map<std::string, std::vector<std::string>> got;
+  for (const json& chart : ChartsFor(doc))
+    got[chart["axis"]] = chart["series"].get<std::vector<std::string>>();
+  std::map<std::string, std::vector<std::string>> want = {
+      {"loss", {"eval_loss", "loss", "val/loss"}},
+      {"lr", {"lr"}},
+      {"learning_rate", {"learning_rate"}},
+      {"grad_norm", {"grad_norm"}},
+      {"accuracy", {"accuracy", "train_accuracy"}},
+      {"epoch", {"epoch"}},
+      {"val_", {"val_"}}};
+  EXPECT_EQ(got, want) << "a loss and a learning rate on one axis hide the smaller";
+  EXPECT_EQ(ChartsFor(json::object()), json::array());
+  EXPECT_EQ(ChartsFor(json("odd")), json::array());
+  EXPECT_EQ(WithCharts(nullptr), nullptr);
+  EXPECT_EQ(WithCharts(doc)["charts"], ChartsFor(doc));
+  json page = HistoryPage({{"metrics", doc}});
+  EXPECT_EQ(page["metrics"]["charts"].size(), 7u) << "a history page's series are grouped too";
+}
+
 TEST(AssetsTest, ThePageItsScriptAndTheChartLibraryAreCompiledIn) {
   const Asset* index = FindAsset("/");
   ASSERT_NE(index, nullptr);
@@ -366,6 +399,7 @@ TEST_F(DashboardTest, TheApiAnswersFromTheStateFolderBehindTheChecks) {
   EXPECT_NE(sink.text.find("event: job\n"), std::string::npos);
   EXPECT_NE(sink.text.find("RunnerLost"), std::string::npos);
   EXPECT_NE(sink.text.find("event: metrics"), std::string::npos);
+  EXPECT_NE(sink.text.find("\"charts\""), std::string::npos) << "the series' chart groups";
 
   // The job has no runner: the reads show it as Failed (RunnerLost) and write nothing; the
   // sweep, which the dashboard's owner calls on its timer, records it and keeps it.

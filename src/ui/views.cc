@@ -1,6 +1,7 @@
 #include "ui/views.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "api/job.h"
@@ -56,7 +57,36 @@ std::vector<std::string> ShortNames(const json& replicas, const std::string& job
   return names;
 }
 
+// The quantity a series measures: its name without a data-split prefix.
+std::string Quantity(const std::string& name) {
+  size_t cut = name.find_first_of("_/.-");
+  if (cut == std::string::npos || cut + 1 >= name.size()) return name;
+  static const std::set<std::string> kSplits = {"train", "training",   "eval", "val",
+                                                "valid", "validation", "test"};
+  return kSplits.count(Lower(name.substr(0, cut))) ? name.substr(cut + 1) : name;
+}
+
 }  // namespace
+
+json ChartsFor(const json& series_doc) {
+  json charts = json::array();
+  const json& series = Obj(series_doc, "series");
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const auto& [name, unused] : series.items()) {
+    std::string quantity = Quantity(name);
+    if (!groups.count(quantity)) order.push_back(quantity);
+    groups[quantity].push_back(name);
+  }
+  for (const std::string& quantity : order)
+    charts.push_back({{"axis", quantity}, {"series", groups[quantity]}});
+  return charts;
+}
+
+json WithCharts(json series_doc) {
+  if (series_doc.is_object()) series_doc["charts"] = ChartsFor(series_doc);
+  return series_doc;
+}
 
 json LiveRow(const json& job, const std::string& source) {
   const json& md = Obj(job, "metadata");
@@ -143,7 +173,7 @@ json HistoryPage(const json& record) {
                {"events", Field(record, "events", json::array())},
                {"workspaces", json::array()},
                {"logs", Obj(record, "logs")},
-               {"metrics", Field(record, "metrics", nullptr)},
+               {"metrics", WithCharts(Field(record, "metrics", nullptr))},
                {"metricsReplica", api::StringAt(Obj(record, "metrics"), "replica")}};
   std::vector<std::string> names;
   for (const auto& [replica, log] : page["logs"].items()) names.push_back(replica);

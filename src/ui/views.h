@@ -30,4 +30,14 @@ nlohmann::json MergeRows(std::vector<nlohmann::json> live, const std::vector<his
 nlohmann::json LivePage(const nlohmann::json& detail_document, const std::string& metrics_replica);
 nlohmann::json HistoryPage(const nlohmann::json& record);
 
+// Which series share a chart. Series of different scales (a loss and a learning rate) never
+// share a y axis: each quantity gets its own chart, and only one quantity measured on several
+// data splits shares one: a name whose first word (before `_`, `/`, `.` or `-`) is train,
+// training, eval, val, valid, validation or test is that quantity ("eval_loss" and "val/loss"
+// chart with "loss"). Returns [{"axis": quantity, "series": [names…]}] in the order of the
+// names' first appearance, every name of `series_doc["series"]` in one chart.
+nlohmann::json ChartsFor(const nlohmann::json& series_doc);
+// `series_doc` (metrics/series.h's shape) with "charts": ChartsFor(series_doc). null stays null.
+nlohmann::json WithCharts(nlohmann::json series_doc);
+
 }  // namespace trainctl::ui

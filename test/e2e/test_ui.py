@@ -2,8 +2,8 @@
 python3-selenium): the list updates live, a job's name is a link to its own address (opened
 with the keyboard, in a new tab from the address alone, and left with the back button), the
 failing job's page shows its first failure and last output, a log line printed after the page
-opened appears, the chart has the printed points, deleted jobs stay in the history and are
-found by a word of their output,
+opened appears, the chart has the printed points with the loss and the learning rate on
+charts of their own, deleted jobs stay in the history and are found by a word of their output,
 and requests without the token or from another origin or host are refused. Without the browser:
 reading the list, a job, its log and a stream writes nothing to the state folder, and the
 dashboard's sweep (its timer) records the lost runner and removes the job past its TTL.
@@ -288,7 +288,11 @@ class DashboardTest(TrainctlTestCase):
         chart = self.driver.find_element(By.ID, "chart")
         self.wait(lambda: chart.get_attribute("data-points") == "30", 20, "30 loss points")
         self.assertIn("loss", chart.get_attribute("data-series").split(","))
-        self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, "#chart canvas"))
+        # A loss and a learning rate 1,000 times smaller: each on a chart (an axis) of its own.
+        charts = {c.get_attribute("data-axis"): c.get_attribute("data-series")
+                  for c in self.driver.find_elements(By.CSS_SELECTOR, "#chart .chart")}
+        self.assertEqual(charts, {"loss": "loss", "lr": "lr"})
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#chart .chart canvas")), 2)
         self.assertIn("step=30 loss=0.0667", log())
         self.screenshot("dashboard-job.png")
 

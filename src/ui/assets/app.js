@@ -14,7 +14,7 @@ let stream = null;
 let route = { view: "list", params: new URLSearchParams() };
 let query = "";
 let logOffset = 0;
-let chart = null;
+let charts = [];
 let page = null;  // the job page's last document
 let csrf = "";    // this session's X-CSRF-Token (in-cluster sign-in only)
 const MAX_LOG_LINES = 5000;
@@ -250,33 +250,47 @@ function replicaChanged() {
   else if (page) renderJob(page);
 }
 
+// One chart per quantity, each with its own y axis: the server groups the series
+// (doc.charts: ui/views.h, ChartsFor), so a loss and a learning rate never share an axis.
 function renderMetrics(doc) {
   const box = $("chart");
   const series = (doc && doc.series) || {};
-  const names = Object.keys(series).slice(0, 8);
+  const groups = ((doc && doc.charts) || Object.keys(series).map((n) => ({ axis: n, series: [n] })))
+      .map((g) => ({ axis: g.axis, series: g.series.filter((n) => series[n]) }))
+      .filter((g) => g.series.length);
+  const names = [];  // at most 8 curves in all
+  for (const g of groups) { g.series = g.series.slice(0, Math.max(0, 8 - names.length)); names.push(...g.series); }
   $("no-metrics").hidden = names.length > 0;
   $("metrics-from").textContent = doc && doc.replica ? "from " + doc.replica : "";
-  if (chart) { chart.destroy(); chart = null; }
+  for (const c of charts) c.destroy();
+  charts = [];
   box.replaceChildren();
+  box.dataset.series = names.join(",");
   if (!names.length || typeof uPlot === "undefined") { box.dataset.points = "0"; return; }
-  // One x axis: every step any series has; a series without a point there is a gap.
-  const steps = Array.from(new Set(names.flatMap((n) => series[n].step))).sort((a, b) => a - b);
-  const index = new Map(steps.map((s, i) => [s, i]));
-  const columns = names.map((n) => {
-    const col = new Array(steps.length).fill(null);
-    series[n].step.forEach((s, i) => { col[index.get(s)] = series[n].value[i]; });
-    return col;
-  });
   const palette = ["#175cd3", "#b42318", "#067647", "#b54708", "#6941c6", "#c11574", "#0e9384", "#475467"];
-  chart = new uPlot({
-    width: Math.max(320, box.clientWidth || 800), height: 260,
-    scales: { x: { time: false } },
-    axes: [{ label: "step" }, {}],
-    series: [{ label: "step" }, ...names.map((n, i) => ({ label: n, stroke: palette[i % palette.length], spanGaps: true }))],
-  }, [steps, ...columns], box);
+  let colour = 0;
+  for (const g of groups.filter((g) => g.series.length)) {
+    // One x axis per chart: every step its series have; a series without a point there is a gap.
+    const steps = Array.from(new Set(g.series.flatMap((n) => series[n].step))).sort((a, b) => a - b);
+    const index = new Map(steps.map((s, i) => [s, i]));
+    const columns = g.series.map((n) => {
+      const col = new Array(steps.length).fill(null);
+      series[n].step.forEach((s, i) => { col[index.get(s)] = series[n].value[i]; });
+      return col;
+    });
+    const div = el("div", undefined, "chart");
+    div.dataset.axis = g.axis;
+    div.dataset.series = g.series.join(",");
+    box.appendChild(div);
+    charts.push(new uPlot({
+      width: Math.max(320, div.clientWidth || 480), height: 220,
+      scales: { x: { time: false } },
+      axes: [{ label: "step" }, { label: g.axis, size: 64 }],
+      series: [{ label: "step" }, ...g.series.map((n) => ({ label: n, stroke: palette[colour++ % palette.length], spanGaps: true }))],
+    }, [steps, ...columns], div));
+  }
   const first = names.includes("loss") ? "loss" : names[0];
   box.dataset.points = String(series[first].value.filter((v) => v !== null).length);
-  box.dataset.series = names.join(",");
 }
 
 // --- routing --------------------------------------------------------------------------
