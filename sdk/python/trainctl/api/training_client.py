@@ -130,12 +130,19 @@ class TrainingClient:
         return mine[0] if mine else (spaces[0]["path"] if spaces else None)
 
     def get_job_metrics(self, name, namespace=None, job_kind=None):
-        """The metrics rank 0 printed as JSON lines (``{"step": 10, "loss": 2.3, ...}``; the
-        trainer of ``train()`` prints one per logging step), in step order, as a list of dicts.
-        After a resume, a step logged twice keeps its last record."""
-        logs, _ = self.get_job_logs(name, namespace=namespace, job_kind=job_kind,
-                                    is_master=True)
-        return metrics_from_logs(logs)
+        """The metrics rank 0 printed, as ``trainctl metrics`` reads them (docs/metrics.md: JSON
+        lines and Python dicts, also after a progress bar on the same line, ``name=value``,
+        ``name: value``; the trainer of ``train()`` prints one JSON line per logging step): a
+        list of dicts in step order, one per step, ``{"step": 10, "loss": 2.3, "epoch": ...}``.
+        After a resume, a step logged twice keeps the last value of each name. A value that is
+        not finite is None; a line without a step counts as the ordinal of its record; a series
+        of more than 20,000 points keeps every k-th point and the last. On a cluster this runs
+        the trainctl binary with the client's kubeconfig."""
+        namespace = namespace or self.namespace
+        job_kind = self._kind(job_kind)
+        series = self._call("get", f"the metrics of {job_kind} {namespace}/{name}",
+                            self._backend.metrics, name, namespace, job_kind)
+        return records_by_step(series)
 
     # ------------------------------------------------------------------------------------
     # create
@@ -704,26 +711,20 @@ class TrainingClient:
 # module helpers
 
 
-def metrics_from_logs(logs):
-    """JSON-object lines with a "step" from {pod: text}, in step order; a repeated (step,
-    keys) keeps its last record."""
-    found = {}
-    order = 0
-    for text in logs.values():
-        for line in text.splitlines():
-            line = line.strip()
-            if not (line.startswith("{") and '"step"' in line):
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict) or not isinstance(rec.get("step"), int):
-                continue
-            found[(rec["step"], tuple(sorted(rec)))] = (order, rec)
-            order += 1
-    ranked = sorted(found.values(), key=lambda v: (v[1]["step"], v[0]))
-    return [rec for _, rec in ranked]
+def records_by_step(series):
+    """``trainctl metrics -o json``'s document (``{"series": {name: {"step": [...], "value":
+    [...]}}}``) as one dict per step, in step order: ``{"step": N, name: value, ...}``, each
+    name's last value at that step. Whole steps are ints."""
+    steps = {}
+    for name, column in (series.get("series") or {}).items():
+        for step, value in zip(column.get("step") or [], column.get("value") or []):
+            steps.setdefault(step, {})[name] = value
+    records = []
+    for step in sorted(steps):
+        record = {"step": int(step) if float(step).is_integer() else step}
+        record.update(steps[step])
+        records.append(record)
+    return records
 
 
 def claim_names(job):

@@ -62,6 +62,7 @@ class KubernetesBackend:
         self.custom_api = client.CustomObjectsApi(api_client)
         self.core_api = client.CoreV1Api(api_client)
         self._config_file, self._context = config_file, context
+        self._client_configuration = client_configuration
 
     def default_namespace(self):
         if in_cluster():
@@ -131,6 +132,41 @@ class KubernetesBackend:
             if e.status == 500:
                 raise ConnectionError("Kueue webhook or admission controller is not responding.")
             return None
+
+    def metrics(self, name, namespace, kind, timeout=120):
+        """``trainctl metrics -o json`` against the cluster: the trainctl binary reads the
+        metrics replica's pod log with the kubeconfig this client loaded (``config_file``, else
+        what the binary finds: $KUBECONFIG, in-cluster, ~/.kube/config). The binary takes no
+        context and no client_configuration object: ValueError when either would differ."""
+        import json
+        import subprocess
+
+        from .local import find_trainctl
+        if self._client_configuration is not None:
+            raise ValueError("get_job_metrics on a cluster runs the trainctl binary, which "
+                             "cannot use client_configuration: pass config_file")
+        if self._context:
+            _, current = self._config.list_kube_config_contexts(config_file=self._config_file)
+            if (current or {}).get("name") != self._context:
+                raise ValueError(f"get_job_metrics on a cluster runs the trainctl binary, which "
+                                 f"uses the kubeconfig's current context, not {self._context!r}")
+        try:
+            binary = find_trainctl()
+        except RuntimeError as e:
+            raise RuntimeError("get_job_metrics reads a cluster job through the trainctl "
+                               f"binary (docs/metrics.md): {e}") from e
+        cmd = [binary, "--backend", "kubernetes"]
+        if self._config_file:
+            cmd += ["--kubeconfig", self._config_file]
+        cmd += ["-n", namespace, "metrics", kind.lower(), name, "-o", "json"]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise TimeoutError(f"trainctl metrics did not answer in {timeout}s") from e
+        if p.returncode != 0:
+            raise RuntimeError((p.stderr or p.stdout).strip().removeprefix("error: ")
+                               or f"trainctl exited with {p.returncode}")
+        return json.loads(p.stdout)
 
     # -- pods, logs, events -----------------------------------------------------------------
 

@@ -243,6 +243,10 @@ class LocalBackend:
         self._run(["-n", namespace, "delete", kind.lower(), name] +
                   (["--delete-workspace"] if delete_workspace else []), timeout=120)
 
+    def metrics(self, name, namespace, kind):
+        """``trainctl metrics -o json``: the series of the job's metrics replica."""
+        return self._json(["-n", namespace, "metrics", kind.lower(), name], timeout=120)
+
     def workspaces(self, name, namespace, kind):
         """[{"claim", "path"}]: the folders standing in for the job's PVCs."""
         return self.describe(name, namespace, kind).get("workspaces", [])
