@@ -18,6 +18,24 @@ sys.stdout.write("10%|#  | 1/10 [00:01<00:09, loss=0.09]\r20%|## | 2/10 [00:02<0
 print("eta 0:00:12 at http://localhost:8080 loss=nan", flush=True)
 """
 
+# What rank 0 of a Hugging Face job under torchrun prints besides its metrics (the lines of a
+# real run): glog prefixes, the trainer's and peft's counts, tqdm's bar with the JSON line
+# after it on the same line.
+PREFIXES = r"""
+import sys
+print("W20261129 05:33:14.015846 16122 reducer.cpp:1298] Warning: find_unused_parameters=True "
+      "was specified in DDP constructor", flush=True)
+print("I1129 05:01:02.123456 1234 reducer.cpp:1298] Reducer buckets have been rebuilt in this "
+      "iteration.", flush=True)
+print("trainer: 2 process(es), device cpu, process group gloo, output /tmp/out", flush=True)
+print("trainable params: 4,096 || all params: 122,496 || trainable%: 3.3437", flush=True)
+print("  exitcode  : 7 (pid: 18643)", flush=True)
+for step in (1, 2):
+    sys.stderr.write(f"\r  {step * 3}%|▎ | {step}/30 [00:00<00:05, 4.96it/s]")
+    sys.stderr.flush()
+    print('{"step": %d, "loss": %s, "learning_rate": 5e-05}' % (step, 4.18 / step), flush=True)
+"""
+
 JOB = """
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -73,6 +91,16 @@ class MetricsTest(TrainctlTestCase):
         self.assertEqual(table.returncode, 0, self.explain(table))
         self.assertIn("From master-0 (8 metric lines)", table.stdout)
         self.assertRegex(table.stdout, r"lr\s+0\.0001\s+3\s+3")
+
+    def test_log_prefixes_are_not_metrics_and_json_after_a_bar_is(self):
+        ran = self.trainctl("run", self.write("p.yaml", JOB.format(
+            name="prefixes", annotations="", prints=json.dumps(PREFIXES))), "-q")
+        self.assertEqual(ran.returncode, 0, self.explain(ran))
+        doc = json.loads(self.trainctl("metrics", "prefixes", "-o", "json").stdout)
+        self.assertEqual(sorted(doc["series"]), ["learning_rate", "loss"])
+        self.assertEqual(doc["series"]["loss"]["step"], [1.0, 2.0])
+        self.assertEqual(doc["series"]["loss"]["value"], [4.18, 2.09])
+        self.assertEqual(doc["records"], 2)
 
     def test_annotations_choose_the_replica_or_turn_it_off(self):
         ran = self.trainctl("run", self.write(
