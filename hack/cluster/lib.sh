@@ -70,7 +70,9 @@ NODE_NET="10.89.$(( $(port_base) / 100 % 256 ))"
 NODE_CIDR="$NODE_NET.0/24"
 NODE_IP="$NODE_NET.1"
 NODE_RANGE_START="$NODE_NET.10"
-CGROUP_ROOT="trainctl-$(port_base)"
+# Not "trainctl-<digits>": a local runner (`trainctl run`) removes empty cgroups of that form as
+# its own dead runners' (src/local/cgroups.h), and the port base would read as a pid.
+CGROUP_ROOT="trainctl-node-$(port_base)"
 CNI_BIN_DIR="${TRAINCTL_CNI_BIN_DIR:-/usr/lib/cni}"
 # The loopback registry's storage: in the cache, so images are built once.
 REGISTRY_DIR="$(cache_root)/registry"

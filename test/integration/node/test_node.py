@@ -6,13 +6,18 @@ CoreDNS answers service names; kube-proxy routes service addresses; nothing leav
 Environment (set by test/CMakeLists.txt): TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE,
 TRAINCTL_REPO. The cluster is started by the CTest fixture `node.up` (TRAINCTL_REAL_NODE=1).
 """
+import glob
 import ipaddress
 import json
+import os
 import socket
+import subprocess
+import tempfile
 import unittest
 
-from node_harness import (new_namespace, NODE, NodeTestCase, egress_drops, get_json, kubectl, pod,
-                          registry_digest, run_script, wait_for)
+from node_harness import (new_namespace, NODE, NodeTestCase, REPO, egress_drops, get_json, kubectl,
+                          pod, registry_digest, run_script, wait_for)
+from harness import TRAINCTL  # noqa: E402 (test/integration/operator, put on the path by node_harness)
 
 
 def outside_connections():
@@ -145,6 +150,37 @@ class RealNodeTest(NodeTestCase):
         text = wait_for("the pull's failure in the events", lambda: "127.0.0.1:9" in self.pull_event_messages(
             "elsewhere") and self.pull_event_messages("elsewhere"), timeout=60)
         self.assertIn("proxyconnect", text, "containerd went to the refusing proxy, not to the network")
+
+    def test_a_local_run_leaves_an_empty_node_cgroup_root_alone(self):
+        # node.sh up makes the kubelet's cgroup root, empty, minutes before the kubelet starts
+        # (images are built in between), and a `trainctl run` on this machine with limits (so
+        # with cgroups) removes empty cgroups named like a dead runner's ("trainctl-<pid>").
+        # Shown with the root of a port base no process id can equal, made as node.sh makes it.
+        with open("/proc/sys/kernel/pid_max") as f:
+            base = (int(f.read()) // 100 + 1) * 100
+        root = subprocess.run(["bash", "-c", f"source {REPO}/hack/cluster/lib.sh; echo $CGROUP_ROOT"],
+                              env=dict(os.environ, TRAINCTL_PORT_BASE=str(base)), check=True,
+                              capture_output=True, text=True).stdout.strip()
+        if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            dirs = [os.path.join("/sys/fs/cgroup", root)]
+        else:
+            dirs = [os.path.join(d, root) for d in glob.glob("/sys/fs/cgroup/*/")
+                    if os.path.exists(os.path.join(d, "cgroup.procs"))]
+        for d in dirs:
+            os.makedirs(d)
+            self.addCleanup(lambda d=d: os.path.isdir(d) and os.rmdir(d))
+        with tempfile.TemporaryDirectory() as state:
+            job = os.path.join(state, "job.yaml")
+            with open(job, "w") as f:
+                f.write("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: beside-the-node}\n"
+                        "spec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n"
+                        "      template: {spec: {containers: [{name: pytorch, image: none, command: [\"true\"],\n"
+                        "                                      resources: {limits: {memory: 64Mi}}}]}}\n")
+            env = {k: v for k, v in os.environ.items() if k != "TRAINCTL_CGROUPS"}
+            run = subprocess.run([TRAINCTL, "run", "-q", job], env=dict(env, TRAINCTL_STATE_DIR=state),
+                                 capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertEqual([d for d in dirs if not os.path.isdir(d)], [], f"{root} kept in every hierarchy")
 
     def test_a_pod_cannot_reach_anything_outside_this_machine(self):
         # "The world" is a network namespace of this test's own (hack/cluster/outside.sh), routed
