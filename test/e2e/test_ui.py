@@ -44,7 +44,7 @@ spec:
           containers:
           - name: pytorch
             image: unused-locally
-            command: [python3, -u, -c, "import time\\nfor s in range(1, 31):\\n    print(f'step={s} loss={2.0 / s:.4f} lr=0.001', flush=True)\\n    time.sleep(0.4)"]
+            command: [python3, -u, -c, "import time\\nfor s in range(1, 31):\\n    print(f'step={s} loss={2.0 / s:.4f} lr=5e-05', flush=True)\\n    time.sleep(0.4)"]
     Worker:
       replicas: 1
       restartPolicy: Never
@@ -288,11 +288,17 @@ class DashboardTest(TrainctlTestCase):
         chart = self.driver.find_element(By.ID, "chart")
         self.wait(lambda: chart.get_attribute("data-points") == "30", 20, "30 loss points")
         self.assertIn("loss", chart.get_attribute("data-series").split(","))
-        # A loss and a learning rate 1,000 times smaller: each on a chart (an axis) of its own.
+        # A loss and a learning rate 10,000 times smaller: each on a chart (an axis) of its own.
         charts = {c.get_attribute("data-axis"): c.get_attribute("data-series")
                   for c in self.driver.find_elements(By.CSS_SELECTOR, "#chart .chart")}
         self.assertEqual(charts, {"loss": "loss", "lr": "lr"})
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#chart .chart canvas")), 2)
+        # Its values read as printed, not rounded to 0 (uPlot's default keeps three decimals).
+        ActionChains(self.driver).move_to_element(self.driver.find_element(
+            By.CSS_SELECTOR, '#chart .chart[data-axis="lr"] .u-over')).perform()
+        self.wait(lambda: [v.text for v in self.driver.find_elements(
+            By.CSS_SELECTOR, '#chart .chart[data-axis="lr"] .u-legend .u-value')][-1] == "0.00005",
+                  10, "the learning rate's value under the cursor")
         self.assertIn("step=30 loss=0.0667", log())
         self.screenshot("dashboard-job.png")
 

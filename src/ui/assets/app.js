@@ -268,6 +268,9 @@ function renderMetrics(doc) {
   box.dataset.series = names.join(",");
   if (!names.length || typeof uPlot === "undefined") { box.dataset.points = "0"; return; }
   const palette = ["#175cd3", "#b42318", "#067647", "#b54708", "#6941c6", "#c11574", "#0e9384", "#475467"];
+  // Four significant digits: uPlot's default shows three decimals, so the ticks of a learning
+  // rate of 5e-5 would all read 0.
+  const number = (v) => (v === null || v === undefined ? "--" : String(+v.toPrecision(4)));
   let colour = 0;
   for (const g of groups.filter((g) => g.series.length)) {
     // One x axis per chart: every step its series have; a series without a point there is a gap.
@@ -285,8 +288,9 @@ function renderMetrics(doc) {
     charts.push(new uPlot({
       width: Math.max(320, div.clientWidth || 480), height: 220,
       scales: { x: { time: false } },
-      axes: [{ label: "step" }, { label: g.axis, size: 64 }],
-      series: [{ label: "step" }, ...g.series.map((n) => ({ label: n, stroke: palette[colour++ % palette.length], spanGaps: true }))],
+      axes: [{ label: "step" }, { label: g.axis, size: 72, values: (u, ticks) => ticks.map(number) }],
+      series: [{ label: "step" }, ...g.series.map((n) => ({
+        label: n, stroke: palette[colour++ % palette.length], spanGaps: true, value: (u, v) => number(v) }))],
     }, [steps, ...columns], div));
   }
   const first = names.includes("loss") ? "loss" : names[0];
