@@ -26,9 +26,8 @@
 //     examples = 320", "Validation loss: 0.4"; "rank worker loss=42" still gives loss);
 //   - "name: value" where a space comes before the colon (torchrun's aligned reports,
 //     "exitcode  : 7", "rdzv_configs     : {'rank': 0}"), or where the value is followed by
-//     anything but the end, a separator
-//     (, ; | - ] }) or another "name:"/"name=" ("trainer: 2 process(es)", "Elapsed: 0.5
-//     seconds", "(exitcode: 7)");
+//     anything but the end, a separator (, ; | - ] }) or another "name:"/"name=" ("trainer: 2
+//     process(es)", "Elapsed: 0.5 seconds", "(exitcode: 7)");
 //   - names that launchers and progress bars print about themselves (kNotMetrics).
 //
 // The step is the first of step, global_step, iteration, iter, epoch on the piece (fractional
