@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "api/manifest.h"
 #include "api/test_manifest.h"
@@ -12,6 +13,7 @@
 #include "local/containers.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
+#include "local/log_tailer.h"
 #include "local/mpi_local.h"
 #include "local/state_store.h"
 #include "local/torch_error.h"
@@ -73,6 +75,45 @@ class LaunchTest : public ::testing::Test {
   LaunchContext context_;
   api::ReplicaEnv injected_;
 };
+
+TEST(LogTailerTest, LinesAcrossPollsAndABarThatNeverEndsItsLine) {
+  const std::string path = ::testing::TempDir() + "/tailer-" + std::to_string(getpid()) + ".log";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  LogTailer tailer;
+  std::vector<std::string> lines;
+  auto collect = [&](const std::string& line) { lines.push_back(line); };
+  out << "step=1 loss=0.5\nstep=2 lo" << std::flush;
+  tailer.Poll("r", path, collect);
+  EXPECT_EQ(lines, std::vector<std::string>{"step=1 loss=0.5"});
+  out << "ss=0.4\r\n" << std::flush;
+  tailer.Poll("r", path, collect);
+  EXPECT_EQ(lines.back(), "step=2 loss=0.4");
+  // A bar redrawn with \r and no newline: handed out at its last \r once past the bound, so
+  // neither memory nor a poll's work grows with it.
+  lines.clear();
+  const std::string frame = "\r 50%|#####     | 5/10 [00:01<00:01]";
+  size_t written = 0;
+  for (int poll = 0; poll < 40; ++poll) {
+    std::string chunk;
+    while (chunk.size() < 100000) chunk += frame;
+    out << chunk << std::flush;
+    written += chunk.size();
+    tailer.Poll("r", path, collect);
+  }
+  ASSERT_GT(written, 3 * kMaxPartialLineBytes);
+  ASSERT_FALSE(lines.empty());
+  size_t delivered = 0;
+  for (const std::string& line : lines) {
+    EXPECT_LE(line.size(), kMaxPartialLineBytes + 100000);
+    EXPECT_EQ(line.rfind('\r', 0), 0u) << "cut at a redraw";
+    delivered += line.size();
+  }
+  out << "\n" << std::flush;
+  tailer.Poll("r", path, collect);
+  delivered += lines.back().size();
+  EXPECT_EQ(delivered, written) << "nothing lost, nothing twice";
+  std::filesystem::remove(path);
+}
 
 TEST_F(LaunchTest, DefaultContainerWithEnvPrecedenceAndExpansion) {
   api::Job job = LoadJob(kJob);

@@ -25,7 +25,7 @@ size_t LogTailer::Poll(const std::string& key, const std::string& path,
     }
   }
   size_t start = 0;
-  for (size_t nl = st.partial.find('\n'); nl != std::string::npos;
+  for (size_t nl = st.partial.find('\n', st.scanned); nl != std::string::npos;
        nl = st.partial.find('\n', start)) {
     std::string line = st.partial.substr(start, nl - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -33,9 +33,18 @@ size_t LogTailer::Poll(const std::string& key, const std::string& path,
     start = nl + 1;
   }
   st.partial.erase(0, start);
+  st.scanned = st.partial.size();
+  if (st.partial.size() > kMaxPartialLineBytes) {
+    size_t cr = st.partial.rfind('\r');
+    size_t cut = cr == std::string::npos || cr == 0 ? st.partial.size() : cr;
+    on_line(st.partial.substr(0, cut));
+    st.partial.erase(0, cut);
+    st.scanned = st.partial.size();
+  }
   if (flush && !st.partial.empty()) {
     on_line(st.partial);
     st.partial.clear();
+    st.scanned = 0;
   }
   return gained;
 }

@@ -8,11 +8,17 @@
 
 namespace trainctl::local {
 
+// A line that grows past this without a newline (a progress bar redrawn with "\r" for hours)
+// is handed out up to its last "\r" (or whole, when it has none), so the tailer's memory and
+// each poll's work stay bounded.
+inline constexpr size_t kMaxPartialLineBytes = 1 << 20;
+
 class LogTailer {
  public:
   // Reads what `path` gained since the last call and calls `on_line` for each complete line.
   // With `flush`, a trailing partial line is delivered too (at the end of a run). Returns the
-  // number of bytes the file gained (progress bars write no newline, but they do write).
+  // number of bytes the file gained (progress bars write no newline, but they do write). Each
+  // byte is searched for a newline once.
   size_t Poll(const std::string& key, const std::string& path,
               const std::function<void(const std::string&)>& on_line, bool flush = false);
 
@@ -20,6 +26,7 @@ class LogTailer {
   struct State {
     long long offset = 0;
     std::string partial;
+    size_t scanned = 0;  // bytes of `partial` known to hold no newline
   };
   std::map<std::string, State> files_;
 };
