@@ -229,8 +229,12 @@ def model_folder(tmp):
 
 
 def initializer(workspace, model, dataset, env=None):
+    """Runs the storage initializer offline, so that a test addresses only this machine (online,
+    datasets reports each load to s3.amazonaws.com and the Hub is asked for metadata)."""
     path = os.pathsep.join(p for p in (SDK, os.environ.get("PYTHONPATH")) if p)
-    e = dict(os.environ, TRAINCTL_WORKSPACE=workspace, PYTHONPATH=path, **(env or {}))
+    e = dict(os.environ, TRAINCTL_WORKSPACE=workspace, PYTHONPATH=path, HF_HUB_OFFLINE="1",
+             HF_DATASETS_OFFLINE="1")
+    e.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "trainctl.storage_initializer", "--model_provider", "hf",
          "--model_provider_parameters", json.dumps(model), "--dataset_provider", "hf",
@@ -288,9 +292,14 @@ class StorageInitializerTest(unittest.TestCase):
                                   "model.safetensors")
             self.assertEqual(os.stat(copied).st_ino, os.stat(os.path.join(
                 repo, "snapshots", "a" * 40, "model.safetensors")).st_ino, "hard-linked")
-            from transformers import AutoModelForCausalLM
-            AutoModelForCausalLM.from_pretrained("org/tiny", cache_dir=os.path.join(ws, "model"),
-                                                 local_files_only=True)
+            # In a process of its own, offline: transformers 4.40 looks for an adapter config on
+            # the Hub despite local_files_only.
+            load = subprocess.run(
+                [sys.executable, "-c", "import sys, transformers; transformers.AutoModelForCausalLM"
+                 ".from_pretrained('org/tiny', cache_dir=sys.argv[1], local_files_only=True)",
+                 os.path.join(ws, "model")], env=dict(os.environ, HF_HUB_OFFLINE="1"),
+                capture_output=True, text=True, timeout=120)
+            self.assertEqual(load.returncode, 0, load.stderr)
             again = initializer(ws, {"model_uri": "hf://org/tiny",
                                      "transformer_type": "AutoModelForCausalLM"},
                                 {"repo_id": DATASET}, {"HF_HUB_OFFLINE": "1"})
