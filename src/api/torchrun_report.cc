@@ -8,17 +8,17 @@ namespace {
 
 constexpr size_t kMaxLineBytes = 4096;
 
-// Reads `prefix` then a whole decimal number at `*pos` of `text`; advances past both.
+// Reads `prefix` then a whole decimal number (one optional '-', then digits: a signal's exit
+// code is negative) at `*pos` of `text`; advances past both.
 template <typename Int>
 bool ReadField(std::string_view text, std::string_view prefix, size_t* pos, Int* out) {
   if (text.substr(*pos, prefix.size()) != prefix) return false;
-  size_t start = *pos + prefix.size();
-  const char* first = text.data() + start;
+  const char* first = text.data() + *pos + prefix.size();
   const char* last = text.data() + text.size();
-  bool negative = first != last && *first == '-';  // a signal's exit code is negative
-  auto [end, ec] = std::from_chars(first + (negative ? 1 : 0), last, *out);
-  if (ec != std::errc() || end == first + (negative ? 1 : 0)) return false;
-  if (negative) *out = -*out;
+  const char* digits = first != last && *first == '-' ? first + 1 : first;
+  if (digits == last || *digits < '0' || *digits > '9') return false;
+  auto [end, ec] = std::from_chars(first, last, *out);  // parses the sign itself
+  if (ec != std::errc()) return false;
   *pos = static_cast<size_t>(end - text.data());
   return true;
 }
@@ -34,7 +34,8 @@ std::optional<int> PlainNumber(std::string_view text) {
 }  // namespace
 
 std::optional<TorchrunWorkerExit> ParseTorchrunWorkerExit(std::string_view line) {
-  if (line.size() > kMaxLineBytes) line = line.substr(0, kMaxLineBytes);
+  // The report ends its line; what comes before it may be a sibling's unfinished progress bar.
+  if (line.size() > kMaxLineBytes) line = line.substr(line.size() - kMaxLineBytes);
   constexpr std::string_view kHead = "failed (exitcode: ";
   for (size_t at = line.find(kHead); at != std::string_view::npos; at = line.find(kHead, at + 1)) {
     TorchrunWorkerExit out;
@@ -58,6 +59,15 @@ std::optional<int> TorchrunGlobalRank(std::string_view node_rank, std::string_vi
   if (!node || !nproc || *nproc <= 0 || local_rank < 0 || local_rank >= *nproc) return std::nullopt;
   if (*node > (std::numeric_limits<int>::max() - local_rank) / *nproc) return std::nullopt;
   return *node * *nproc + local_rank;
+}
+
+bool TorchrunMayRestartWorkers(std::string_view max_restarts, std::string_view command_line) {
+  if (command_line.find("--max-restarts") != std::string_view::npos ||
+      command_line.find("--max_restarts") != std::string_view::npos)
+    return true;
+  if (max_restarts.empty()) return false;
+  std::optional<int> count = PlainNumber(max_restarts);
+  return !count || *count > 0;
 }
 
 }  // namespace trainctl::api

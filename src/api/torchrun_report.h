@@ -25,8 +25,9 @@ struct TorchrunWorkerExit {
   bool operator==(const TorchrunWorkerExit&) const = default;
 };
 
-// The worker exit one line reports; nullopt when `line` is not that report (a line of at most
-// 4 KiB is read; the numbers must be whole decimal numbers that fit).
+// The worker exit one line reports; nullopt when `line` is not that report (the last 4 KiB of
+// a line are read: the report ends its line, after whatever a sibling process left unfinished
+// on it; the numbers must be whole decimal numbers that fit).
 std::optional<TorchrunWorkerExit> ParseTorchrunWorkerExit(std::string_view line);
 
 // The global rank of local rank `local_rank` on a replica whose env says PET_NODE_RANK
@@ -37,5 +38,10 @@ std::optional<TorchrunWorkerExit> ParseTorchrunWorkerExit(std::string_view line)
 // own count (--nproc-per-node / --nproc_per_node).
 std::optional<int> TorchrunGlobalRank(std::string_view node_rank, std::string_view nproc_per_node,
                                       std::string_view command_line, int local_rank);
+
+// True when torchrun restarts its worker group after a failure instead of waiting at its exit
+// barrier: PET_MAX_RESTARTS `max_restarts` is a number above 0 (or not a number), or the command
+// line sets --max-restarts itself. Then a reported failure is a restart, not a failed rank.
+bool TorchrunMayRestartWorkers(std::string_view max_restarts, std::string_view command_line);
 
 }  // namespace trainctl::api

@@ -32,17 +32,42 @@ TEST(TorchrunReportTest, ReadsTheAgentsReportOfAFailedWorker) {
       {"failed (exitcode: 7) local_rank: 0 (pid: 1)", std::nullopt},
       {"failed (exitcode: 99999999999999999999) local_rank: 0 (pid: 1) of binary: y", std::nullopt},
       {"", std::nullopt},
+      // Hostile numbers: two signs, the most negative value (its negation would overflow).
+      {"failed (exitcode: --2147483648) local_rank: 0 (pid: 1) of binary: x", std::nullopt},
+      {"failed (exitcode: --5) local_rank: 0 (pid: 1) of binary: x", std::nullopt},
+      {"failed (exitcode: 1) local_rank: --2147483648 (pid: 1) of binary: x", std::nullopt},
+      {"failed (exitcode: 1) local_rank: 0 (pid: --9223372036854775808) of binary: x",
+       std::nullopt},
+      {"failed (exitcode: -2147483648) local_rank: 0 (pid: 1) of binary: x",
+       TorchrunWorkerExit{-2147483647 - 1, 0, 1}},
   };
   for (const Row& row : rows) EXPECT_EQ(ParseTorchrunWorkerExit(row.line), row.want) << row.line;
 }
 
-TEST(TorchrunReportTest, AReportPastTheReadLimitIsNotRead) {
-  std::string line(5000, 'x');
-  line += "failed (exitcode: 7) local_rank: 0 (pid: 1) of binary: y";
-  EXPECT_EQ(ParseTorchrunWorkerExit(line), std::nullopt);
+TEST(TorchrunReportTest, TheReportEndsItsLineAfterWhateverCameBefore) {
+  // A sibling's progress bar left unfinished, redrawn for kilobytes, then the agent's report.
+  std::string line;
+  while (line.size() < 20000) line += "\r 50%|#####     | 5/10 [00:01<00:01]";
+  line +=
+      "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 7) local_rank: 1 "
+      "(pid: 9) of binary: /usr/bin/python3";
+  EXPECT_EQ(ParseTorchrunWorkerExit(line), (TorchrunWorkerExit{7, 1, 9}));
+  // Only the last 4 KiB are read: a report followed by more than that is not.
+  std::string buried = "failed (exitcode: 7) local_rank: 0 (pid: 1) of binary: y";
+  buried += std::string(5000, 'x');
+  EXPECT_EQ(ParseTorchrunWorkerExit(buried), std::nullopt);
   std::string repeated;
   for (int i = 0; i < 200; ++i) repeated += "failed (exitcode: ";
   EXPECT_EQ(ParseTorchrunWorkerExit(repeated), std::nullopt);
+}
+
+TEST(TorchrunReportTest, AnAgentThatRestartsItsWorkersIsNotAtItsBarrier) {
+  EXPECT_FALSE(TorchrunMayRestartWorkers("", "torchrun train.py"));
+  EXPECT_FALSE(TorchrunMayRestartWorkers("0", "torchrun train.py"));
+  EXPECT_TRUE(TorchrunMayRestartWorkers("3", "torchrun train.py"));  // elasticPolicy.maxRestarts
+  EXPECT_TRUE(TorchrunMayRestartWorkers("many", "torchrun train.py"));
+  EXPECT_TRUE(TorchrunMayRestartWorkers("", "torchrun --max-restarts=2 train.py"));
+  EXPECT_TRUE(TorchrunMayRestartWorkers("0", "torchrun --max_restarts 1 train.py"));
 }
 
 TEST(TorchrunReportTest, GlobalRankFromTheStaticRendezvous) {

@@ -12,4 +12,13 @@ std::string Abbreviate(std::string_view text, size_t max) {
   return std::string(text.substr(0, cut)) + " … (" + std::to_string(rest) + " more characters)";
 }
 
+std::string_view LastLines(std::string_view text, size_t max) {
+  if (text.size() <= max) return text;
+  std::string_view tail = text.substr(text.size() - max);
+  size_t newline = tail.find('\n');
+  // A newline that ends the text starts no line within it.
+  if (newline == std::string_view::npos || newline + 1 >= tail.size()) return tail;
+  return tail.substr(newline + 1);
+}
+
 }  // namespace trainctl

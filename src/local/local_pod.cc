@@ -421,7 +421,8 @@ engine::ReplicaObservation LocalPod::Observe() const {
 }
 
 void LocalPod::ReadOutputLine(const std::string& line, Time now) {
-  if (!process_failure && phase == Phase::kRunning)
+  if (!process_failure && phase == Phase::kRunning &&
+      !api::TorchrunMayRestartWorkers(EnvValue(main.spec.env, "PET_MAX_RESTARTS"), command))
     if (std::optional<api::TorchrunWorkerExit> exit = api::ParseTorchrunWorkerExit(line)) {
       engine::ReplicaObservation::ProcessExit failure;
       failure.local_rank = exit->local_rank;
@@ -435,11 +436,8 @@ void LocalPod::ReadOutputLine(const std::string& line, Time now) {
     }
   recent_output += line;
   recent_output += '\n';
-  if (recent_output.size() > kRecentOutputBytes) {
-    size_t cut = recent_output.find('\n', recent_output.size() - kRecentOutputBytes);
-    recent_output.erase(
-        0, cut == std::string::npos ? recent_output.size() - kRecentOutputBytes : cut + 1);
-  }
+  if (recent_output.size() > kRecentOutputBytes)
+    recent_output = std::string(LastLines(recent_output, kRecentOutputBytes));
 }
 
 json LocalPod::ToJson(const api::Job& job, const GpuAssignment& gpus) const {
