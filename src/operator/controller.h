@@ -161,6 +161,7 @@ class Controller {
   Expectations expectations_;
   ChildWriter writer_;
   MpiWriter mpi_writer_;
+  ProbeBudget probe_budget_;  // pods/log requests of both probers, together
   ProgressProber prober_;
   RankProber rank_prober_;  // failed ranks under torchrun, from the replicas' logs
   HpaWriter hpa_writer_;

@@ -132,6 +132,26 @@ class SyncTest : public ::testing::Test {
     return std::string(kPyTorchJobs) + "/pt";
   }
 
+  // A PyTorchJob "pt" (Master + 1 Worker) whose replicas run torchrun with one process per
+  // node (upstream's default, auto, leaves the count to torchrun on the node: then only the
+  // local rank is known), created and running; returns its API path.
+  std::string RunningTorchrunJob() {
+    Make();
+    std::string yaml = kPyTorch;
+    yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 1");
+    yaml.replace(yaml.find("  pytorchReplicaSpecs:"), 0, "  nprocPerNode: \"1\"\n");
+    for (size_t at = yaml.find("image: x}"); at != std::string::npos;
+         at = yaml.find("image: x}", at + 1))
+      yaml.replace(at, 9, "image: x, command: [torchrun, train.py]}");
+    AddJob(yaml);
+    const std::string path = std::string(kPyTorchJobs) + "/pt";
+    EXPECT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+    CatchUp(path);
+    ServicesCaughtUp();
+    PodsAre("Running");
+    return path;
+  }
+
   // A PyTorchJob (Master + 2 Workers) with a 40 s progress timeout, policy Fail, created and
   // running, its pods' logs empty; returns its API path.
   std::string RunningSilentJobWithProgressTimeout() {
@@ -893,21 +913,7 @@ TEST_F(SyncTest, ProgressProbesStayWithinTheirBudgetAndStillProveSilence) {
 // what failed meanwhile.
 TEST_F(SyncTest, AFailedRankUnderTorchrunIsReadFromTheLogAndNamed) {
   options_.progress_probes_per_minute = 0;
-  Make();
-  std::string yaml = kPyTorch;
-  yaml.replace(yaml.find("replicas: 2"), 11, "replicas: 1");
-  // One process per node (upstream's default, auto, leaves the count to torchrun on the node:
-  // then only the local rank is known).
-  yaml.replace(yaml.find("  pytorchReplicaSpecs:"), 0, "  nprocPerNode: \"1\"\n");
-  for (size_t at = yaml.find("image: x}"); at != std::string::npos;
-       at = yaml.find("image: x}", at + 1))
-    yaml.replace(at, 9, "image: x, command: [torchrun, train.py]}");
-  AddJob(yaml);
-  const std::string path = std::string(kPyTorchJobs) + "/pt";
-  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
-  CatchUp(path);
-  ServicesCaughtUp();
-  PodsAre("Running");
+  const std::string path = RunningTorchrunJob();
   api_->SetLog(std::string(kPods) + "/pt-master-0", "step 1 loss 0.9\n");
   api_->SetLog(std::string(kPods) + "/pt-worker-0",
                "rank 1: loss is nan, giving up\n"
@@ -942,11 +948,35 @@ TEST_F(SyncTest, AFailedRankUnderTorchrunIsReadFromTheLogAndNamed) {
   ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
   json done = Condition(*api_->Object(path), "Succeeded");
   EXPECT_EQ(done.value("status", ""), "True") << api_->Object(path)->dump();
-  EXPECT_NE(done.value("message", "").find("While it ran, a process failed: pt-worker-0 (Worker "
-                                           "0): rank 1 (local_rank 0) exited with code 7"),
+  EXPECT_NE(done.value("message", "")
+                .find("While it ran, a process failed: pt-worker-0 (Worker "
+                      "0): rank 1 (local_rank 0) exited with code 7"),
             std::string::npos)
       << done.dump();
   EXPECT_EQ(LogRequests(), before) << "the worker's failure is known; the master is done";
+}
+
+TEST_F(SyncTest, RankProbesTakeTurnsWithinTheSharedBudget) {
+  options_.progress_probes_per_minute = 6;  // one request every 10 s, 10 s of them at once
+  const std::string path = RunningTorchrunJob();
+  for (const char* pod : {"pt-master-0", "pt-worker-0"})
+    api_->SetLog(std::string(kPods) + "/" + pod, "step 1\n");
+  Settle();
+  std::vector<size_t> asked;  // log requests after each pass, every 10 s for a minute
+  std::vector<Duration> again;
+  for (int pass = 0; pass <= 6; ++pass) {
+    CatchUp(path);
+    SyncResult r = Sync("pytorchjobs/ns/pt");
+    ASSERT_TRUE(r.status.ok());
+    asked.push_back(LogRequests());
+    again.push_back(r.requeue_after.value_or(Duration::zero()));
+    clock_.Advance(Duration(10000));
+  }
+  // Two pods a probe: at 0 s (the burst), 10 s, then at the turns reserved at 20 s and 40 s
+  // (30 s, 50 s); at 60 s the next turn (70 s) is not yet due.
+  EXPECT_EQ(asked, (std::vector<size_t>{2, 4, 4, 6, 6, 8, 8}));
+  EXPECT_EQ(again[2], Duration(10000)) << "a job over the budget comes back at its turn";
+  EXPECT_EQ(again[6], Duration(10000));
 }
 
 TEST(RankProbeTest, OnlyTorchrunReplicasAreAskedInTurnsAtMostEveryPeriod) {

@@ -8,7 +8,6 @@ namespace trainctl::op {
 namespace {
 
 constexpr Duration kMinPeriod{10000};
-constexpr Duration kBurst{10000};  // how much of the budget may be spent at once
 
 Duration PeriodOf(const api::ProgressPolicy& policy) {
   return std::max<Duration>(policy.timeout / 4, kMinPeriod);
@@ -57,19 +56,8 @@ ProbePlan PlanProbe(const api::Job& job, const api::ProgressPolicy& policy,
   return plan;
 }
 
-ProgressProber::ProgressProber(kube::Client* client, Metrics* metrics, int probes_per_minute)
-    : client_(client), metrics_(metrics), probes_per_minute_(probes_per_minute) {}
-
-Duration ProgressProber::PerRequest() const {
-  return std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) / probes_per_minute_;
-}
-
-Time ProgressProber::Reserve(size_t requests, Time now) {
-  if (probes_per_minute_ <= 0) return now;
-  Time slot = std::max(next_free_, now - kBurst);
-  next_free_ = slot + PerRequest() * static_cast<long>(requests);
-  return slot;
-}
+ProgressProber::ProgressProber(kube::Client* client, Metrics* metrics, ProbeBudget* budget)
+    : client_(client), metrics_(metrics), budget_(budget) {}
 
 std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::string& uid,
                                                 std::vector<engine::ReplicaObservation>* observed,
@@ -93,8 +81,7 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
     if (state.slot) {
       start = now >= *state.slot;  // the turn reserved earlier (its requests are paid for)
     } else {
-      std::lock_guard<std::mutex> lock(mu_);
-      Time slot = Reserve(plan.pods.size(), now);
+      Time slot = budget_->Reserve(plan.pods.size(), now);
       if (slot > now) {
         state.slot = slot;
         start = false;
@@ -118,11 +105,9 @@ std::optional<Duration> ProgressProber::Observe(const api::Job& job, const std::
         break;
       }
     }
-    if (start && asked < plan.pods.size() && probes_per_minute_ > 0) {
+    if (start && asked < plan.pods.size()) {
       // Give back what was reserved and not asked (a healthy job asks one pod, not four).
-      std::lock_guard<std::mutex> lock(mu_);
-      size_t unused = plan.pods.size() - std::max<size_t>(asked, 1);
-      next_free_ -= PerRequest() * static_cast<long>(unused);
+      budget_->GiveBack(plan.pods.size() - std::max<size_t>(asked, 1));
     }
     // Silence counts only when every planned pod answered (an error cuts a probe short).
     bool probed = start && (seen || asked == plan.pods.size());

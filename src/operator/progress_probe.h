@@ -4,10 +4,10 @@
 // A probe is GET pods/<pod>/log?container=<default>&sinceSeconds=<since the last probe>&
 // limitBytes=1 on the job's running replicas in rank order (master/launcher first), stopping at
 // the first pod that wrote: one request per job while it is healthy, at most kMaxPodsPerProbe
-// while it is silent. A job is probed at most every max(timeout / 4, 10 s); every job together at
-// most `probes_per_minute` requests, paced: a probe that would exceed the budget reserves the
-// next free slot (each request takes 60 s / budget of it; up to 10 s of requests may go at once)
-// and the job comes back at that slot, so jobs take turns instead of all retrying at once.
+// while it is silent. A job is probed at most every max(timeout / 4, 10 s); every job together,
+// with the failed-rank probes, within one ProbeBudget (operator/probe_budget.h): a probe that
+// would exceed it reserves the next free slot and the job comes back at that slot, so jobs take
+// turns instead of all retrying at once.
 // Silence counts only when every planned pod was asked.
 //
 // The time reported as a replica's last output is shifted by the time since the last probe, so
@@ -30,6 +30,7 @@
 #include "engine/plan.h"
 #include "kube/client.h"
 #include "operator/metrics.h"
+#include "operator/probe_budget.h"
 
 namespace trainctl::op {
 
@@ -56,7 +57,8 @@ ProbePlan PlanProbe(const api::Job& job, const api::ProgressPolicy& policy,
 
 class ProgressProber {
  public:
-  ProgressProber(kube::Client* client, Metrics* metrics, int probes_per_minute);
+  // `budget` (shared with the other log probes) outlives the prober.
+  ProgressProber(kube::Client* client, Metrics* metrics, ProbeBudget* budget);
 
   // For a job with a progress policy: probes when due and budget allows, then fills
   // `last_output` of the running observations. Returns when to look again (nullopt: no policy or
@@ -66,16 +68,11 @@ class ProgressProber {
   void Forget(const std::string& uid);
 
  private:
-  // The time from which `requests` fit in the budget; reserves them. mu_ held.
-  Time Reserve(size_t requests, Time now);
-  Duration PerRequest() const;  // the budget's time per request (probes_per_minute_ > 0)
-
   kube::Client* client_;
   Metrics* metrics_;
-  const int probes_per_minute_;
+  ProbeBudget* budget_;
   std::mutex mu_;
   std::map<std::string, ProbeState> jobs_;  // by uid; guarded by mu_
-  Time next_free_{};                        // the budget's next free moment; guarded by mu_
 };
 
 }  // namespace trainctl::op

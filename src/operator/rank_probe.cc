@@ -6,6 +6,7 @@
 #include "api/kind_plugin.h"
 #include "api/replica_env.h"
 #include "api/torchrun_report.h"
+#include "common/text.h"
 #include "operator/metrics.h"
 
 namespace trainctl::op {
@@ -13,7 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr Duration kBurst{10000};  // how much of the budget may be spent at once
 constexpr size_t kOutputBytes = 2048;
 
 bool Running(const engine::ReplicaObservation& o) {
@@ -64,8 +64,14 @@ bool RunsTorchrun(const api::Job& job, const std::string& type) {
   const json* container = DefaultContainer(job, type);
   if (!container) return false;
   std::string line = CommandLine(*container);
-  return line.find("torchrun") != std::string::npos ||
-         line.find("torch.distributed.run") != std::string::npos;
+  if (line.find("torchrun") == std::string::npos &&
+      line.find("torch.distributed.run") == std::string::npos)
+    return false;
+  api::ReplicaEnv injected;  // PET_MAX_RESTARTS does not depend on the replica's index
+  StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(
+      job, type, 0, api::ServiceEndpoints(job.name, job.namespace_));
+  if (env.ok()) injected = std::move(env).value();
+  return !api::TorchrunMayRestartWorkers(EnvOf(*container, injected, "PET_MAX_RESTARTS"), line);
 }
 
 RankProbePlan PlanRankProbe(const api::Job& job,
@@ -110,12 +116,8 @@ std::optional<engine::ReplicaObservation::ProcessExit> ReadRankFailure(
       out.local_rank = exit->local_rank;
       out.exit_code = exit->exit_code;
       out.at = now;
-      std::string before = log_end.substr(0, line_start);
-      if (before.size() > kOutputBytes) {
-        size_t cut = before.find('\n', before.size() - kOutputBytes);
-        before.erase(0, cut == std::string::npos ? before.size() - kOutputBytes : cut + 1);
-      }
-      out.output = std::move(before);
+      out.output =
+          std::string(LastLines(std::string_view(log_end).substr(0, line_start), kOutputBytes));
       if (const json* container = DefaultContainer(job, replica.type)) {
         api::ReplicaEnv injected;
         StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(
@@ -132,8 +134,8 @@ std::optional<engine::ReplicaObservation::ProcessExit> ReadRankFailure(
   return std::nullopt;
 }
 
-RankProber::RankProber(kube::Client* client, Metrics* metrics, int probes_per_minute)
-    : client_(client), metrics_(metrics), probes_per_minute_(probes_per_minute) {}
+RankProber::RankProber(kube::Client* client, Metrics* metrics, ProbeBudget* budget)
+    : client_(client), metrics_(metrics), budget_(budget) {}
 
 std::optional<Duration> RankProber::Observe(const api::Job& job, const std::string& uid,
                                             std::vector<engine::ReplicaObservation>* observed,
@@ -146,20 +148,12 @@ std::optional<Duration> RankProber::Observe(const api::Job& job, const std::stri
   }
   RankProbePlan plan = PlanRankProbe(job, *observed, state, now);
   if (plan.due) {
-    bool start = true;
-    if (probes_per_minute_ > 0) {
-      const Duration per_request =
-          std::chrono::duration_cast<Duration>(std::chrono::minutes(1)) / probes_per_minute_;
-      std::lock_guard<std::mutex> lock(mu_);
-      Time slot = std::max(next_free_, now - kBurst);
-      if (slot > now) {
-        start = false;
-        plan.next = std::max(std::chrono::duration_cast<Duration>(slot - now), Duration(1000));
-      } else {
-        next_free_ = slot + per_request * static_cast<long>(plan.pods.size());
-      }
-    }
+    // A turn reserved earlier is paid for; else reserve one (the job comes back at it).
+    if (!state.slot) state.slot = budget_->Reserve(plan.pods.size(), now);
+    const bool start = now >= *state.slot;
+    if (!start) plan.next = std::chrono::duration_cast<Duration>(*state.slot - now);
     if (start) {
+      state.slot.reset();
       kube::PodLogOptions options;
       options.container = job.info().default_container;
       options.tail_lines = kRankProbeTailLines;
@@ -186,7 +180,7 @@ std::optional<Duration> RankProber::Observe(const api::Job& job, const std::stri
   state.failures = std::move(kept);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (state.failures.empty() && !state.last_probe)
+    if (state.failures.empty() && !state.last_probe && !state.slot)
       jobs_.erase(uid);
     else
       jobs_[uid] = state;

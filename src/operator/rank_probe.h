@@ -1,12 +1,14 @@
 // Failed ranks on the cluster (docs/status-machine.md, "A failed rank"): a replica that runs
 // torchrun keeps running after one of its worker processes failed (the agent waits at its exit
 // barrier), so its pod says nothing. Its log does: the agent's report
-// (api/torchrun_report.h). For a job whose replicas run torchrun, the operator reads the end of
-// each running replica's log (GET pods/<pod>/log?container=<default>&tailLines=50&
-// limitBytes=16 KiB) at most every kRankProbePeriod, at most kMaxPodsPerRankProbe pods a probe
-// (in turn), under a requests-per-minute budget shared by every job; a failure found is kept
-// for that pod (by uid) and put on its observation (ReplicaObservation::process_failure) from
-// then on, so the decision core names the rank in ReplicasReady and in the Succeeded message.
+// (api/torchrun_report.h). For a job whose replicas run torchrun (and do not restart their
+// workers), the operator reads the end of each running replica's log (GET pods/<pod>/log?
+// container=<default>&tailLines=50&limitBytes=256 KiB) at most every kRankProbePeriod, at most
+// kMaxPodsPerRankProbe pods a probe (in turn), within the ProbeBudget it shares with the
+// progress probes (a job over the budget comes back at its reserved turn); a failure found is
+// kept for that pod (by uid) and put on its observation (ReplicaObservation::process_failure)
+// from then on, so the decision core names the rank in ReplicasReady and in the Succeeded
+// message.
 //
 // Split read → decide → write: PlanRankProbe (pure) says whether a job is due and which pods
 // to ask; ReadRankFailure (pure) reads an answer; RankProber does the requests and keeps the
@@ -23,6 +25,7 @@
 #include "common/clock.h"
 #include "engine/plan.h"
 #include "kube/client.h"
+#include "operator/probe_budget.h"
 
 namespace trainctl::op {
 
@@ -31,15 +34,18 @@ class Metrics;
 inline constexpr Duration kRankProbePeriod{10000};
 inline constexpr size_t kMaxPodsPerRankProbe = 4;
 inline constexpr long long kRankProbeTailLines = 50;
-inline constexpr long long kRankProbeLimitBytes = 16384;
+// A window's bytes are counted from its start: room for 50 long lines (a bar, a traceback).
+inline constexpr long long kRankProbeLimitBytes = 262144;
 
 // True when the default container of `type` runs torchrun (its command or args name
-// `torchrun` or `torch.distributed.run`).
+// `torchrun` or `torch.distributed.run`) and its agent does not restart the worker group after
+// a failure (api::TorchrunMayRestartWorkers over its env and command line).
 bool RunsTorchrun(const api::Job& job, const std::string& type);
 
 struct RankProbeState {
   std::optional<Time> last_probe;
-  size_t turn = 0;  // where the next probe starts among the job's pods to ask
+  size_t turn = 0;           // where the next probe starts among the job's pods to ask
+  std::optional<Time> slot;  // a turn reserved in the budget
   // Failures found, by pod uid (a pod's failure stays with it; a new pod starts clean).
   std::map<std::string, engine::ReplicaObservation::ProcessExit> failures;
 };
@@ -64,7 +70,8 @@ std::optional<engine::ReplicaObservation::ProcessExit> ReadRankFailure(
 
 class RankProber {
  public:
-  RankProber(kube::Client* client, Metrics* metrics, int probes_per_minute);
+  // `budget` (shared with the other log probes) outlives the prober.
+  RankProber(kube::Client* client, Metrics* metrics, ProbeBudget* budget);
 
   // Probes when due and the budget allows, then fills `process_failure` of the observations
   // whose pods reported one. Returns when to look again (nullopt: no torchrun pod runs).
@@ -75,10 +82,9 @@ class RankProber {
  private:
   kube::Client* client_;
   Metrics* metrics_;
-  const int probes_per_minute_;
+  ProbeBudget* budget_;
   std::mutex mu_;
   std::map<std::string, RankProbeState> jobs_;  // by job uid; guarded by mu_
-  Time next_free_{};                            // the budget's next free moment; guarded by mu_
 };
 
 }  // namespace trainctl::op
