@@ -2,10 +2,11 @@
 // `trainctl run` writes (local/state_store.h). Each job is read through jobs/local_view.h,
 // which shows a job whose runner is gone as Failed (RunnerLost).
 //
-// Reads only: List, Get, Describe, Logs, Metrics and ReadLog never write a file, take a lock
-// or remove a folder. A job whose ttlSecondsAfterFinished has passed is listed until it is
-// removed; recording a lost runner, the history and TTL removal are the sweep's
-// (jobs/local_sweep.h), which its owners call.
+// Reads only: List, Get, Describe, Logs, Metrics and ReadLog never write a file, hold a lock
+// or remove a folder (whether a runner is alive is tested with a shared flock released at once,
+// which a starting runner retries past: local/state_store.h). A job whose ttlSecondsAfterFinished
+// has passed is listed until it is removed; recording a lost runner, the history and TTL removal
+// are the sweep's (jobs/local_sweep.h), which its owners call.
 //
 // Does file I/O. The clock is injected; logs are polled every PollInterval().
 #pragma once

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "api/json_bounds.h"
 
@@ -193,9 +194,14 @@ Status JobDir::AcquireRunnerLock() {
   std::string lock_path = path_ + "/runner.lock";
   int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return IoError("cannot open " + lock_path + ": " + std::strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return AlreadyExistsError("another trainctl run is running this job");
+  // A reader testing RunnerActive holds the lock shared for an instant: try again briefly.
+  int tries = 0;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK || ++tries * kRunnerLockRetryStep >= kRunnerLockRetry) {
+      close(fd);
+      return AlreadyExistsError("another trainctl run is running this job");
+    }
+    std::this_thread::sleep_for(kRunnerLockRetryStep);
   }
   std::string pid = std::to_string(getpid()) + "\n";
   (void)!ftruncate(fd, 0);

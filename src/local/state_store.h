@@ -8,6 +8,7 @@
 // threads.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -17,6 +18,11 @@
 #include "common/status.h"
 
 namespace trainctl::local {
+
+// How long AcquireRunnerLock tries again while the lock is held (a reader's instant test), and
+// how often.
+inline constexpr std::chrono::milliseconds kRunnerLockRetry{200};
+inline constexpr std::chrono::milliseconds kRunnerLockRetryStep{5};
 
 // $TRAINCTL_STATE_DIR, else $XDG_STATE_HOME/trainctl, else $HOME/.local/state/trainctl.
 std::string DefaultStateRoot();
@@ -63,11 +69,14 @@ class JobDir {
   Status AppendMetricRecords(const std::vector<nlohmann::json>& records) const;
   std::vector<nlohmann::json> ReadMetricRecords() const;  // none when there is no file
 
-  // Takes the runner lock (non-blocking). Fails with AlreadyExists if another runner holds it.
-  // The lock is released when the process exits or ReleaseRunnerLock is called.
+  // Takes the runner lock without waiting for a holder: fails with AlreadyExists if another
+  // runner holds it. A reader's RunnerActive test holds it shared for an instant, so a refusal
+  // is tried again for up to kRunnerLockRetry before it counts. The lock is released when the
+  // process exits or ReleaseRunnerLock is called.
   Status AcquireRunnerLock();
   void ReleaseRunnerLock();
-  // True while some runner process holds the lock; its pid when known.
+  // True while some runner process holds the lock; its pid when known. Tests it with a shared
+  // flock, released at once.
   bool RunnerActive(int* pid = nullptr) const;
   // The pid last written to runner.lock (also after that runner is gone); 0 when unknown.
   int LastRunnerPid() const;

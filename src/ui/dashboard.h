@@ -14,8 +14,8 @@
 //       (when they change), and a comment every 15 s
 //
 // Every request passes ui/auth.h first. Every request and stream only reads: none writes a
-// file, takes a lock or records history. Sources: this machine's state folder, and a cluster
-// through the user's kubeconfig when configured. Reads are serialised (one data lock); each
+// file, holds a lock on a job or records history. Sources: this machine's state folder, and a
+// cluster through the user's kubeconfig when configured. Reads are serialised (one data lock); each
 // stream polls every `tick`. The state folder's upkeep (a lost runner, the history, TTL
 // removal) is Sweep(), which its owner calls on a timer (cli/ui_command.cc).
 #pragma once
