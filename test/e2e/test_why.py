@@ -325,6 +325,7 @@ class WhyTorchrun(TrainctlTestCase):
             self.assertIn("is Running\nRankFailed (since ", waited.stderr)
             self.assertIn("rank 1 (local_rank 0) exited with code 7", waited.stderr)
             # The Master decides (upstream's rule), and its success says what failed meanwhile.
+            self.write("go", "")
             out, err = run.communicate(timeout=90)
             self.assertEqual(run.returncode, 0, err[-3000:])
             job = json.loads(self.trainctl("get", "pytorchjob", "ranks", "-o", "json").stdout)
@@ -337,12 +338,16 @@ class WhyTorchrun(TrainctlTestCase):
             self.stop(run)
 
 
+# Rank 0 trains on until the test has looked (the file "go"), so a slow machine cannot end the
+# job before the checks; at most 120 s.
 RANKS_PY = """
 import os, sys, time
 if os.environ["RANK"] == "1":
     print("rank 1: loss is nan, giving up", flush=True)
     sys.exit(7)
-time.sleep(20)
+deadline = time.time() + 120
+while not os.path.exists("go") and time.time() < deadline:
+    time.sleep(0.2)
 print("rank 0 done", flush=True)
 """
 
@@ -368,7 +373,10 @@ spec:
             - {name: PET_TEE, value: "9:1"}
     Worker:
       replicas: 1
-      restartPolicy: Never
+      # Not Never: when rank 0 is done both agents leave the barrier together, and the Worker's
+      # exit 1 (torchrun's, for rank 1) would race the Master's success (upstream's rule makes
+      # a Never replica's failure the job's). OnFailure, as create_job writes it.
+      restartPolicy: OnFailure
       template:
         spec:
           containers:

@@ -166,8 +166,9 @@ class LocalBackendTest(unittest.TestCase):
         # torchrun's agent waits at its exit barrier (300 s) once its worker failed: the
         # replica runs on, but the job says which rank failed, with what and its last output.
         c = self.client
+        go = os.path.join(self.state, "go")
         c.create_job(name="rank-dies", train_func=train_funcs.rank_one_exits,
-                     parameters={"seconds": 35}, num_workers=2)
+                     parameters={"go": go}, num_workers=2)
         with self.assertRaises(TimeoutError) as caught:
             c.wait_for_job_conditions("rank-dies", wait_timeout=25, polling_interval=1)
         text = str(caught.exception)
@@ -181,6 +182,7 @@ class LocalBackendTest(unittest.TestCase):
         self.assertEqual(worker["processFailure"]["rank"], 1)
         self.assertEqual(worker["processFailure"]["exitCode"], 7)
         # The Master decides success, as upstream; the message says what failed meanwhile.
+        open(go, "w").close()
         job = c.wait_for_job_conditions("rank-dies", polling_interval=1, wait_timeout=120)
         done = [x for x in job.status.conditions if x.type == "Succeeded"][0]
         self.assertIn("While it ran, a process failed: rank-dies-worker-0 (Worker 0): rank 1 "

@@ -81,11 +81,13 @@ def rank_one_exits(params):
     import sys
     import time
 
-    # Rank 1 fails; rank 0 trains on. Rank 1's torchrun agent then waits at its exit barrier
-    # for rank 0's, so its replica runs on until rank 0 is done.
+    # Rank 1 fails; rank 0 trains on until the file params["go"] exists (at most 120 s). Rank
+    # 1's torchrun agent waits at its exit barrier for rank 0's, so its replica runs on.
     rank = os.environ["RANK"]
     if rank == "1":
         print("rank 1: loss is nan, giving up", flush=True)
         sys.exit(7)
-    time.sleep(params["seconds"])
+    deadline = time.time() + 120
+    while not os.path.exists(params["go"]) and time.time() < deadline:
+        time.sleep(0.2)
     print("rank 0 done", flush=True)
