@@ -9,8 +9,8 @@
 namespace trainctl::local {
 
 // A line that grows past this without a newline (a progress bar redrawn with "\r" for hours)
-// is handed out up to its last "\r" (or whole, when it has none), so the tailer's memory and
-// each poll's work stay bounded.
+// is handed out up to its last "\r" (or whole, when it has none): the tailer keeps at most this
+// much plus what one poll read, and reads each byte once.
 inline constexpr size_t kMaxPartialLineBytes = 1 << 20;
 
 class LogTailer {
