@@ -121,15 +121,29 @@ build_busybox() {
   log "images: built docker.io/library/busybox:$BUSYBOX_TAG in $(( SECONDS - t0 ))s (Debian busybox-static)"
 }
 
+# Closes every descriptor above 2 this shell inherited. mmdebstrap hands apt a pipe that apt's
+# hooks write to through /bin/sh (`cat >&N`), and dash reads one-digit descriptors only: under a
+# caller that left many open (ctest, flock), the pipe lands above 9 and apt fails with "Bad fd
+# number".
+close_inherited_fds() {
+  local fd
+  for fd in /proc/"$BASHPID"/fd/*; do
+    fd="${fd##*/}"
+    (( fd > 2 )) && eval "exec ${fd}>&-"
+  done
+  return 0
+}
+
 # debian_rootfs VARIANT PACKAGE...: Debian 12 made by mmdebstrap (docs, man pages and locales
 # left out), unpacked into the new image's root filesystem.
 debian_rootfs() {
   local variant="$1" include=(); shift
   (( $# )) && include=(--include="$(IFS=,; echo "$*")")
-  mmdebstrap --quiet --variant="$variant" "${include[@]}" \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' \
-    bookworm "$work/rootfs.tar" >"$work/mmdebstrap.log" 2>&1 ||
+  ( close_inherited_fds
+    exec mmdebstrap --quiet --variant="$variant" "${include[@]}" \
+      --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+      --dpkgopt='path-exclude=/usr/share/locale/*' \
+      bookworm "$work/rootfs.tar" ) >"$work/mmdebstrap.log" 2>&1 ||
     { tail -20 "$work/mmdebstrap.log" >&2; die "images: mmdebstrap failed"; }
   tar -xpf "$work/rootfs.tar" --numeric-owner -C "$work/bundle/rootfs"
   rm -f "$work/rootfs.tar"
