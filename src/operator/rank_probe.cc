@@ -6,6 +6,7 @@
 #include "api/kind_plugin.h"
 #include "api/replica_env.h"
 #include "api/torchrun_report.h"
+#include "api/validation.h"
 #include "common/text.h"
 #include "operator/metrics.h"
 
@@ -18,20 +19,6 @@ constexpr size_t kOutputBytes = 2048;
 
 bool Running(const engine::ReplicaObservation& o) {
   return o.phase == engine::Phase::kRunning && !o.terminating;
-}
-
-// The default container of `type`'s template (null when absent).
-const json* DefaultContainer(const api::Job& job, const std::string& type) {
-  auto spec = job.replica_specs.find(type);
-  if (spec == job.replica_specs.end() || !spec->second.pod_template.is_object()) return nullptr;
-  const json* pod = &spec->second.pod_template;
-  auto pod_spec = pod->find("spec");
-  if (pod_spec == pod->end() || !pod_spec->is_object()) return nullptr;
-  auto containers = pod_spec->find("containers");
-  if (containers == pod_spec->end() || !containers->is_array()) return nullptr;
-  for (const json& c : *containers)
-    if (c.is_object() && api::StringAt(c, "name") == job.info().default_container) return &c;
-  return nullptr;
 }
 
 // The container's command and args, joined by spaces.
@@ -61,7 +48,7 @@ std::string EnvOf(const json& container, const api::ReplicaEnv& injected, const 
 }  // namespace
 
 bool RunsTorchrun(const api::Job& job, const std::string& type) {
-  const json* container = DefaultContainer(job, type);
+  const json* container = api::DefaultContainerAt(job, type).container;
   if (!container) return false;
   std::string line = CommandLine(*container);
   if (line.find("torchrun") == std::string::npos &&
@@ -118,7 +105,7 @@ std::optional<engine::ReplicaObservation::ProcessExit> ReadRankFailure(
       out.at = now;
       out.output =
           std::string(LastLines(std::string_view(log_end).substr(0, line_start), kOutputBytes));
-      if (const json* container = DefaultContainer(job, replica.type)) {
+      if (const json* container = api::DefaultContainerAt(job, replica.type).container) {
         api::ReplicaEnv injected;
         StatusOr<api::ReplicaEnv> env = api::PluginFor(job.kind).EnvFor(
             job, replica.type, replica.index, api::ServiceEndpoints(job.name, job.namespace_));
