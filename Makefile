@@ -40,10 +40,10 @@ run: build-trainctl
 	$(TRAINCTL) run examples/pytorch/pytorchjob.yaml --replace
 
 # Every test on the release build, then the unit tests, the fast e2e tests and a short run of
-# every fuzz target on the sanitized build.
-test: build build-sanitized
-	@ctest --preset $(PRESET)
-	@$(MAKE) --no-print-directory sanitized
+# every fuzz target on the sanitized build; the control plane's Go build and the sanitized
+# build run in the background beside the steps before them (hack/test.sh).
+test:
+	@PRESET=$(PRESET) hack/test.sh
 
 # The inner loop: the unit tests and the fast end-to-end suites on the release tree, two at a
 # time (tests marked RUN_SERIAL still run alone). docs/testing.md, "Tiers".

@@ -27,8 +27,13 @@
 #                        images/storage-initializer/Dockerfile (TrainingClient.train()'s
 #                        images) built by buildah
 #
+#   --own-registry       serve the registry's storage for this run only, on a free loopback
+#                        port, instead of using node.sh's registry: images built before the
+#                        node starts (hack/test.sh builds them beside the other tests)
+#
 # Each image is named as the manifests that use it name it; containerd maps every registry
-# name to the loopback registry (node.sh), so one name space serves them all.
+# name to the loopback registry (node.sh), so one name space serves them all. One images.sh
+# builds at a time per cache (a second waits, then finds what the first built).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,18 +41,46 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/lib.sh"
 
 force=0
+own_registry=0
 images=()
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
+    --own-registry) own_registry=1 ;;
     pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer) images+=("$arg") ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
 (( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer..."
 
-REGISTRY="127.0.0.1:$(node_port registry)"
+# The registry's storage and buildah's are shared by every images.sh of this cache.
+mkdir -p "$REGISTRY_DIR"
+exec 7>"$REGISTRY_DIR/.images.lock"
+if ! flock -n 7; then
+  log "images: another images.sh is building into $REGISTRY_DIR; waiting for it"
+  flock 7
+fi
+
+registry_pid=""
+if (( own_registry )); then
+  command -v docker-registry >/dev/null || die "images: docker-registry is missing (hack/install-deps.sh test installs it)"
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  REGISTRY="127.0.0.1:$port"
+  registry_conf="$(mktemp "${TMPDIR:-/tmp}/trainctl-registry.XXXXXX")"
+  printf 'version: 0.1\nlog: {level: warn}\nstorage:\n  filesystem: {rootdirectory: %s}\n  delete: {enabled: true}\nhttp:\n  addr: %s\n' \
+    "$REGISTRY_DIR" "$REGISTRY" >"$registry_conf"
+  docker-registry serve "$registry_conf" >/dev/null 2>&1 7>&- &
+  registry_pid=$!
+  trap 'kill "$registry_pid" 2>/dev/null || true' EXIT # cleanup (below) takes over
+  for _ in $(seq 100); do
+    curl -fsS --max-time 2 "http://$REGISTRY/v2/" >/dev/null 2>&1 && break
+    kill -0 "$registry_pid" 2>/dev/null || die "images: docker-registry did not start on $REGISTRY"
+    sleep 0.1
+  done
+else
+  REGISTRY="127.0.0.1:$(node_port registry)"
+fi
 curl -fsS --max-time 2 "http://$REGISTRY/v2/" >/dev/null 2>&1 ||
   die "no registry on $REGISTRY (node.sh up starts it)"
 
@@ -65,6 +98,11 @@ layer=""  # a layer's folder being assembled (build_example, build_kubectl_deliv
 cleanup() {
   if [[ -n "$work" ]]; then rm -rf "$work"; fi
   if [[ -n "$layer" ]]; then rm -rf "$layer"; fi
+  if [[ -n "$registry_pid" ]]; then
+    kill "$registry_pid" 2>/dev/null || true
+    wait "$registry_pid" 2>/dev/null || true
+    rm -f "$registry_conf"
+  fi
 }
 trap cleanup EXIT
 
