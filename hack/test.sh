@@ -2,16 +2,16 @@
 # `make test`: every test — the release tree's CTest (unit, e2e, SDK, integration, the real
 # node), then the sanitized tree's unit, fast e2e and fuzz tests.
 #
-# The long builds that only later steps need run in the background, niced, from the moment
-# they can start: the test control plane's Go build (hack/cluster/build.sh, needed first by
-# `cluster.up`) and then the real node's images (hack/cluster/images.sh, needed by `node.up`
-# and the fine-tuning module) from the start; the sanitized tree once the release tree is
-# built. They take the CPU the foreground leaves idle (the e2e and integration suites wait on
-# processes, the API server and the kubelet far more than they compute) instead of running
-# alone later. None is required to succeed: `cluster.up` and `node.up` run build.sh and
-# images.sh themselves (they wait for the background ones through their locks, then find what
-# they built), and a failed sanitized build is reported with its log before the sanitized tests
-# would start. docs/testing.md, "Cold time".
+# The long builds that only later steps need run in the background, niced, one after the other
+# in the order they are needed: the test control plane's Go build (hack/cluster/build.sh,
+# needed by `cluster.up`), the real node's images (hack/cluster/images.sh, needed by `node.up`
+# and the fine-tuning module), the sanitized tree (needed last). They take the CPU the
+# foreground leaves idle (the e2e and integration suites wait on processes, the API server and
+# the kubelet far more than they compute) instead of running alone later; one at a time, so the
+# one a waiting step needs is never slowed by the next. None is required to succeed: `cluster.up`
+# and `node.up` run build.sh and images.sh themselves (they wait for the background ones through
+# their locks, then find what they built), and a failed sanitized build is reported with its log
+# before the sanitized tests would start. docs/testing.md, "Cold time".
 #
 # Prints how long each step took at the end. Exit status: 0 when every step passed.
 # Logs of the background builds: build/test-logs/.
@@ -21,6 +21,29 @@ cd "$(dirname "$0")/.."
 preset="${PRESET:-release}"
 logs=build/test-logs
 mkdir -p "$logs"
+
+# hack/test.sh --background: the chain of background builds (started below, niced). Each step
+# writes $logs/STEP.log and "EXIT-STATUS SECONDS" to $logs/STEP.status.
+if [[ "${1:-}" == --background ]]; then
+  step() { # name command...
+    local name="$1" t0=$SECONDS rc=0; shift
+    "$@" >"$logs/$name.log" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - t0))" >"$logs/$name.status"
+  }
+  images() {
+    local why
+    if ! why="$(TRAINCTL_PORT_BASE=29600 hack/cluster/node.sh check)"; then
+      echo "no images: the real node cannot start here: $why"
+      return 0
+    fi
+    hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery \
+      trainer initializer
+  }
+  step control-plane hack/cluster/build.sh
+  step images images
+  step sanitized-build bash -c 'cmake --preset debug >/dev/null && cmake --build --preset debug'
+  exit 0
+fi
 t_start=$SECONDS
 status=0
 summary=()
@@ -41,30 +64,26 @@ stop_background() {
 trap stop_background EXIT
 trap 'exit 130' INT TERM
 
-# start_bg NAME COMMAND...: runs COMMAND niced in the background, logging to $logs/NAME.log,
-# and writes its exit status and duration to $logs/NAME.status when it ends.
-start_bg() {
-  local name="$1"; shift
-  rm -f "$logs/$name.status"
-  # setsid makes a new session, and with the kernel's autogroups (sched_autogroup_enabled) a
-  # session is scheduled as one group: the group itself is niced, or it would get half the CPU.
-  setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; t0=$SECONDS; nice -n 19 "$@" >"$0.log" 2>&1; rc=$?; echo "$rc $((SECONDS - t0))" >"$0.status"' \
-    "$logs/$name" "$@" </dev/null &
+# The background chain runs in a new session niced as a whole: with the kernel's autogroups
+# (sched_autogroup_enabled) a session is scheduled as one group, which would otherwise get half
+# the CPU whatever its processes' nice.
+start_background() {
+  rm -f "$logs"/{control-plane,images,sanitized-build}.status
+  setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
+    background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
   bg_pids+=("$!")
 }
 
-# wait_bg NAME PID: waits for a background job; prints its log's tail when it failed. Returns
-# its exit status.
-wait_bg() {
-  local name="$1" pid="$2" t0=$SECONDS rc secs
-  wait "$pid" 2>/dev/null || true
+# step_status NAME: how a background step ended (its log's tail when it failed). Returns its
+# exit status.
+step_status() {
+  local name="$1" rc secs
   if [[ ! -s "$logs/$name.status" ]]; then
     note "$name: ended without a status (log: $logs/$name.log)"
     return 1
   fi
   read -r rc secs <"$logs/$name.status"
   step_done "$name (background)" "$secs"
-  step_done "  waited for it" "$((SECONDS - t0))"
   if [[ "$rc" != 0 ]]; then
     tail -n 40 "$logs/$name.log" >&2
     note "$name failed (exit $rc; log: $logs/$name.log)"
@@ -76,39 +95,25 @@ t=$SECONDS
 hack/install-deps.sh test || exit
 step_done "dependencies" "$((SECONDS - t))"
 
-# The control plane's programs (Go, from the module proxy into the cache), then the real node's
-# images and the fine-tuning ones (into the registry's storage in the cache) where a real node
-# can run here (as `node.up` would judge it, with its port base): minutes when cold, nothing
-# when cached.
-start_bg control-plane bash -c '
-  hack/cluster/build.sh >/dev/null || exit
-  if ! why="$(TRAINCTL_PORT_BASE=29600 hack/cluster/node.sh check)"; then
-    echo "no images: the real node cannot start here: $why"; exit 0
-  fi
-  exec hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery trainer initializer'
-cp_pid="${bg_pids[-1]}"
+start_background
+bg_pid="${bg_pids[-1]}"
 
 t=$SECONDS
 cmake --preset "$preset" >/dev/null && cmake --build --preset "$preset" || exit
 step_done "release build" "$((SECONDS - t))"
 
-if cmake --preset debug >"$logs/sanitized-configure.log" 2>&1; then
-  start_bg sanitized-build cmake --build --preset debug
-  san_pid="${bg_pids[-1]}"
-else
-  cat "$logs/sanitized-configure.log" >&2
-  note "configuring the sanitized tree failed"
-  exit 1
-fi
-
 t=$SECONDS
 ctest --preset "$preset" || status=1
 step_done "release tests" "$((SECONDS - t))"
 
-# cluster.up and node.up have waited for it (through the locks); this only collects its status.
-wait_bg control-plane "$cp_pid" || true
-
-if wait_bg sanitized-build "$san_pid"; then
+# cluster.up and node.up have waited for their parts (through the locks); the sanitized tests
+# wait for the rest of the chain.
+t=$SECONDS
+wait "$bg_pid" 2>/dev/null || true
+step_done "waited for the background builds" "$((SECONDS - t))"
+step_status control-plane || true
+step_status images || true
+if step_status sanitized-build; then
   t=$SECONDS
   ctest --preset debug -L 'unit|fast|fuzz' || status=1
   step_done "sanitized tests" "$((SECONDS - t))"
