@@ -191,12 +191,20 @@ StatusOr<Job> DecodeJob(const nlohmann::json& doc) {
     return InvalidError("kind: Unsupported value: \"" + *kind_name +
                         "\": supported values: " + known);
   }
-  if (!api_version || *api_version != kApiVersion) {
+  const std::vector<std::string>& served = Info(*kind).api_versions;
+  if (!api_version || std::find(served.begin(), served.end(), *api_version) == served.end()) {
+    std::string versions;
+    for (size_t i = 0; i < served.size(); ++i)
+      versions += std::string(i == 0                   ? ""
+                              : i + 1 == served.size() ? " or "
+                                                       : ", ") +
+                  "\"" + served[i] + "\"";
     return InvalidError("apiVersion: Unsupported value: \"" + api_version.value_or("") +
-                        "\": " + *kind_name + " is served as \"" + kApiVersion + "\"");
+                        "\": " + *kind_name + " is served as " + versions);
   }
   Job job;
   job.kind = *kind;
+  job.api_version = *api_version;
   if (const json* md = top.Object("metadata")) job.metadata = *md;
   FieldReader md(job.metadata, "metadata", &errors);
   job.name = md.String("name").value_or("");
@@ -277,7 +285,7 @@ nlohmann::json EncodeStatus(const JobStatus& status) {
 
 nlohmann::json EncodeJob(const Job& job) {
   const KindInfo& info = job.info();
-  json out = {{"apiVersion", kApiVersion}, {"kind", info.name}};
+  json out = {{"apiVersion", job.api_version}, {"kind", info.name}};
   json metadata = job.metadata.is_object() ? job.metadata : json::object();
   if (!job.name.empty()) metadata["name"] = job.name;
   metadata["namespace"] = job.namespace_;
@@ -318,7 +326,8 @@ nlohmann::json EncodeJob(const Job& job) {
 }
 
 bool ManagedByUs(const std::optional<std::string>& managed_by) {
-  return !managed_by || managed_by->empty() || *managed_by == kManagedByKubeflow;
+  return !managed_by || managed_by->empty() || *managed_by == kManagedByKubeflow ||
+         *managed_by == kManagedByMpiOperator;
 }
 
 bool ObjectManagedByUs(const nlohmann::json& object) {

@@ -38,8 +38,8 @@ struct RunPolicy {
 };
 
 // The one managedBy rule, for the engine, the operator and the local runner: a job is ours when
-// spec.runPolicy.managedBy is absent, empty or kManagedByKubeflow; any other controller's job
-// (MultiKueue's) is left alone.
+// spec.runPolicy.managedBy is absent, empty, kManagedByKubeflow or (v2beta1's name for the MPI
+// controller) kManagedByMpiOperator; any other controller's job (MultiKueue's) is left alone.
 bool ManagedByUs(const std::optional<std::string>& managed_by);
 // The same rule on a raw object (before it is decoded): reads spec.runPolicy.managedBy.
 bool ObjectManagedByUs(const nlohmann::json& object);
@@ -90,6 +90,7 @@ struct JobStatus {
 
 struct Job {
   Kind kind = Kind::kPyTorchJob;
+  std::string api_version = kApiVersion;               // one of info().api_versions
   nlohmann::json metadata = nlohmann::json::object();  // verbatim
   nlohmann::json spec = nlohmann::json::object();      // verbatim; per-kind extras live here
   std::string name;
@@ -106,6 +107,11 @@ struct Job {
   std::optional<int32_t> slots_per_worker;          // MPI
   std::string main_container;                       // MPI
   std::optional<std::string> mpi_clean_pod_policy;  // MPI legacy spec.cleanPodPolicy
+  // MPIJob kubeflow.org/v2beta1 only ("" / nullopt until defaulted).
+  std::optional<bool> run_launcher_as_worker;
+  std::string ssh_auth_mount_path;       // default /root/.ssh
+  std::string launcher_creation_policy;  // AtStartup | WaitForWorkersReady
+  std::string mpi_implementation;        // OpenMPI | Intel | MPICH
 
   JobStatus status;
 
@@ -114,10 +120,13 @@ struct Job {
   int32_t ReplicasOf(const std::string& type) const;
   int32_t TotalReplicas() const;
   bool HasType(const std::string& type) const { return replica_specs.count(type) > 0; }
+  // An MPIJob of kubeflow.org/v2beta1 (mpi-operator's API).
+  bool IsMpiV2() const { return kind == Kind::kMPIJob && api_version == kApiVersionMpiV2; }
 };
 
-// Decodes one document. The document must be an object with apiVersion kubeflow.org/v1 and a
-// known kind; type errors are reported with field paths. `status` is decoded when present.
+// Decodes one document. The document must be an object with a known kind and one of the
+// apiVersions that kind is served as (kubeflow.org/v1; an MPIJob also kubeflow.org/v2beta1); type
+// errors are reported with field paths. `status` is decoded when present.
 StatusOr<Job> DecodeJob(const nlohmann::json& doc);
 
 // Encodes the job: the original metadata/spec with the typed fields written over them, and the

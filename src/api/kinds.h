@@ -1,4 +1,5 @@
-// The seven kubeflow.org/v1 job kinds and their fixed facts (names, replica types, defaults).
+// The seven kubeflow.org/v1 job kinds and their fixed facts (names, replica types, defaults,
+// the versions they are served as: MPIJob also as kubeflow.org/v2beta1).
 //
 // Each kind's facts are given by its plugin (src/kinds/<kind>.cc, api/kind_plugin.h); the
 // lookups here read the registry, are immutable and thread-safe. Values match the upstream
@@ -16,7 +17,11 @@ enum class Kind { kPyTorchJob, kTFJob, kXGBoostJob, kMPIJob, kPaddleJob, kJAXJob
 
 inline constexpr const char* kGroup = "kubeflow.org";
 inline constexpr const char* kApiVersion = "kubeflow.org/v1";
+// MPIJob is also served as mpi-operator's v2beta1 (SSH launcher, launcher as a batch Job).
+inline constexpr const char* kApiVersionMpiV2 = "kubeflow.org/v2beta1";
 inline constexpr const char* kManagedByKubeflow = "kubeflow.org/training-operator";
+// v2beta1's name for its own controller in spec.runPolicy.managedBy.
+inline constexpr const char* kManagedByMpiOperator = "kubeflow.org/mpi-operator";
 inline constexpr const char* kManagedByMultiKueue = "kueue.x-k8s.io/multikueue";
 
 inline constexpr const char* kLabelOperatorName = "training.kubeflow.org/operator-name";
@@ -76,6 +81,8 @@ struct KindInfo {
   // services, and a hostfile lists them.
   const char* launcher_type = "";
   StatusRules status_rules;
+  // The apiVersions a manifest of this kind may say; the first is the one the operator serves.
+  std::vector<std::string> api_versions = {kApiVersion};
 
   bool has_launcher() const { return launcher_type && *launcher_type; }
   bool IsLauncher(std::string_view type) const { return has_launcher() && type == launcher_type; }

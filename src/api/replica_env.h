@@ -49,10 +49,13 @@ class ServiceEndpoints final : public Endpoints {
 };
 
 // The env of one replica. `default_container_only` marks env that goes only to the kind's
-// default container (TF_CONFIG); the rest goes to every container.
+// default container (TF_CONFIG), `first_container_only` env that goes only to the pod's first
+// container whatever its name (MPIJob's, as both MPI controllers write it); the rest goes to
+// every container.
 struct ReplicaEnv {
   std::vector<EnvVar> env;
   bool default_container_only = false;
+  bool first_container_only = false;
 };
 
 // "<job>-<lowercase type>-<index>" with '/' replaced by '-' (pod and service name).

@@ -52,15 +52,16 @@ void ValidateNamespace(const Job& job, FieldErrorList* errors) {
 void ValidateManagedBy(const Job& job, FieldErrorList* errors) {
   if (!job.run_policy.managed_by) return;
   const std::string& v = *job.run_policy.managed_by;
-  if (v != kManagedByKubeflow && v != kManagedByMultiKueue)
-    errors->push_back(
-        NotSupported("spec.runPolicy.managedBy", v, {kManagedByKubeflow, kManagedByMultiKueue}));
+  const char* ours = job.IsMpiV2() ? kManagedByMpiOperator : kManagedByKubeflow;
+  if (v != ours && v != kManagedByMultiKueue)
+    errors->push_back(NotSupported("spec.runPolicy.managedBy", v, {ours, kManagedByMultiKueue}));
 }
 
 void ValidateEnums(const Job& job, FieldErrorList* errors) {
   for (const auto& [type, spec] : job.replica_specs) {
     const std::string& rp = spec.restart_policy;
-    if (ParseRestartPolicy(rp) == RestartPolicy::kUnknown)
+    // v2beta1's replicas take Never or OnFailure (the kind's validation says so).
+    if (!job.IsMpiV2() && ParseRestartPolicy(rp) == RestartPolicy::kUnknown)
       errors->push_back(NotSupported(ReplicaSpecPath(job, type) + ".restartPolicy", rp,
                                      {"Always", "OnFailure", "Never", "ExitCode"}));
     if (spec.replicas && *spec.replicas < 0)

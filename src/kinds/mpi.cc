@@ -1,6 +1,7 @@
 // MPIJob (legacy kubeflow.org/v1): a Launcher whose mpirun starts the ranks on the Workers,
 // wired through the launcher's hostfile, discover_hosts.sh and OMPI_MCA_*/I_MPI_* env. Workers
-// get no env.
+// get no env. A job of kubeflow.org/v2beta1 (mpi-operator's API) has its fields, defaults,
+// checks and env from kinds/mpi_v2.cc.
 #include "kinds/mpi.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "kinds/common.h"
+#include "kinds/mpi_v2.h"
 
 namespace trainctl::kinds {
 namespace {
@@ -42,7 +44,8 @@ class MpiKind final : public api::KindPlugin {
                     .injects_default_port = false,
                     .launcher_type = "Launcher",
                     .status_rules = {.shape = api::StatusRules::Shape::kLeadType,
-                                     .lead_types = {"Launcher"}}}) {}
+                                     .lead_types = {"Launcher"}},
+                    .api_versions = {api::kApiVersion, api::kApiVersionMpiV2}}) {}
 
   void DecodeSpec(api::FieldReader& spec, api::Job* job) const override;
   void EncodeSpec(const api::Job& job, nlohmann::json* spec) const override;
@@ -54,16 +57,19 @@ class MpiKind final : public api::KindPlugin {
 };
 
 void MpiKind::DecodeSpec(api::FieldReader& spec, api::Job* job) const {
+  if (job->IsMpiV2()) return DecodeMpiV2Spec(spec, job);
   job->slots_per_worker = spec.Integer<int32_t>("slotsPerWorker");
   job->main_container = spec.String("mainContainer").value_or("");
   job->mpi_clean_pod_policy = spec.String("cleanPodPolicy");
 }
 
 void MpiKind::EncodeSpec(const api::Job& job, nlohmann::json* spec) const {
+  if (job.IsMpiV2()) return EncodeMpiV2Spec(job, spec);
   if (job.mpi_clean_pod_policy) (*spec)["cleanPodPolicy"] = *job.mpi_clean_pod_policy;
 }
 
 void MpiKind::Default(api::Job* job) const {
+  if (job->IsMpiV2()) return DefaultMpiV2(job);
   api::RunPolicy& rp = job->run_policy;
   if (!rp.clean_pod_policy && !job->mpi_clean_pod_policy) {
     rp.clean_pod_policy = "None";
@@ -81,6 +87,7 @@ void MpiKind::Default(api::Job* job) const {
 // MPIJob has no webhook upstream; the controller checks these (§2.5). trainctl reports them
 // with field paths like the other kinds.
 void MpiKind::Validate(const api::Job& job, api::ValidationResult* out) const {
+  if (job.IsMpiV2()) return ValidateMpiV2(job, out);
   api::FieldErrorList* errors = &out->errors;
   ValidateTypeNames(job, info().replica_types, errors);
   if (!job.HasType("Launcher"))
@@ -115,9 +122,14 @@ bool MpiKind::IsMasterRole(const api::Job& job, const std::string& type, int ind
 StatusOr<api::ReplicaEnv> MpiKind::EnvFor(const api::Job& job, const std::string& type, int index,
                                           const api::Endpoints& endpoints) const {
   api::ReplicaEnv out;
+  if (job.IsMpiV2()) {
+    out.env = type == "Launcher" ? MpiV2LauncherEnv(job, "/etc/mpi") : MpiV2WorkerEnv();
+    out.first_container_only = true;
+    return out;
+  }
   if (type == "Launcher") {
     out.env = MpiLauncherEnv(job, "/etc/mpi", false);
-    out.default_container_only = true;
+    out.first_container_only = true;
   }
   return out;
 }
