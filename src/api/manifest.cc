@@ -8,6 +8,7 @@
 
 #include "api/defaults.h"
 #include "api/json_fields.h"
+#include "api/mpi_v1alpha2.h"
 #include "api/validation.h"
 #include "api/yaml.h"
 
@@ -71,7 +72,14 @@ StatusOr<std::vector<LoadedJob>> LoadJobsFromText(const std::string& text,
         continue;
       }
     }
-    StatusOr<LoadedJob> job = PrepareJob(doc);
+    StatusOr<LoadedJob> job = [&]() -> StatusOr<LoadedJob> {
+      if (!extras || !IsMpiV1alpha2(doc)) return PrepareJob(doc);
+      std::string note;
+      StatusOr<nlohmann::json> converted = ConvertMpiV1alpha2(doc, &note);
+      if (!converted.ok()) return converted.status();
+      extras->notes.push_back(where + ": " + note);
+      return PrepareJob(*converted);
+    }();
     if (!job.ok()) return InvalidError(where + ": " + job.status().message());
     jobs.push_back(std::move(job).value());
   }

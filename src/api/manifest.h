@@ -21,7 +21,8 @@ struct LoadedJob {
 
 // What a manifest holds besides jobs, for `trainctl run` (which runs a file written for a
 // cluster): core v1 PersistentVolumeClaims, whose folders it makes, and one note for each
-// PersistentVolume, Service and Pod it skips. Without it (null) those documents are errors.
+// PersistentVolume, Service and Pod it skips and for each MPIJob of kubeflow.org/v1alpha2 it
+// converts (api/mpi_v1alpha2.h). Without it (null) those documents are errors.
 struct ClaimDocument {
   std::string namespace_;  // "default" when unset
   std::string name;
