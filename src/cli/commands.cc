@@ -249,6 +249,8 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   for (const std::string& note : local::RunNotes(job)) std::cerr << "note: " << note << "\n";
   if (std::optional<std::string> note = local::LocalMpiRootNote(job, geteuid() == 0))
     std::cerr << "note: " << *note << "\n";
+  if (std::optional<std::string> note = local::LocalMpiWorkerNote(job))
+    std::cerr << "note: " << *note << "\n";
   if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);
   if (std::optional<std::string> note = local::UnenforcedLimitsNote(job, run.cgroups))
     std::cerr << "note: " << *note << "\n";

@@ -201,7 +201,8 @@ StatusOr<PreparedLaunch> PrepareLaunch(const api::Job& job, const std::string& t
   }
   bool to_this_container =
       !context.container &&
-      (!injected.default_container_only || api::StringAt(c, "name") == info.default_container);
+      (!injected.default_container_only || api::StringAt(c, "name") == info.default_container) &&
+      (!injected.first_container_only || ci == 0);
   if (to_this_container) {
     for (const api::EnvVar& e : injected.env) {
       std::string value = e.value;

@@ -10,6 +10,7 @@
 #include "api/manifest.h"
 #include "api/test_manifest.h"
 #include "kinds/mpi.h"
+#include "kinds/mpi_v2.h"
 #include "local/containers.h"
 #include "local/kubelet.h"
 #include "local/launch.h"
@@ -430,6 +431,59 @@ TEST(MpiLocalTest, RootAndOversubscriptionOnlyWhenNeeded) {
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), "1");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_rmaps_base_oversubscribe"), "1");
+}
+
+// The same job as mpi-operator's v2beta1: WaitForWorkersReady, the launcher as a worker, MPICH.
+std::string MpiV2Job(const std::string& extra) {
+  std::string yaml = kMpiJob;
+  yaml.replace(yaml.find("kubeflow.org/v1"), 15, "kubeflow.org/v2beta1");
+  yaml.replace(yaml.find("  slotsPerWorker: 2\n"), 19, "  slotsPerWorker: 2\n" + extra);
+  return yaml;
+}
+
+TEST(MpiLocalTest, V2LauncherAsWorkerAddsItsSlotsInTheImplementationsFormat) {
+  EXPECT_EQ(LocalMpiHostfile(LoadJob(MpiV2Job(""))), "localhost slots=6\n");
+  api::Job job = LoadJob(MpiV2Job("  runLauncherAsWorker: true\n  mpiImplementation: MPICH\n"));
+  EXPECT_EQ(LocalMpiSlots(job), 8);
+  EXPECT_EQ(LocalMpiHostfile(job), "localhost:8\n");
+}
+
+TEST(MpiLocalTest, V2LauncherEnvForksRanksLocallyForEachImplementation) {
+  api::Job job = LoadJob(MpiV2Job(""));
+  std::vector<api::EnvVar> env =
+      LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8);
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/h");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm_rsh_args"), "<unset>");  // no ssh here
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm"), "isolated");
+  EXPECT_EQ(EnvOf(env, "K_MPI_JOB_ROLE"), "launcher");
+  job.mpi_implementation = "MPICH";
+  env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8);
+  EXPECT_EQ(EnvOf(env, "HYDRA_HOST_FILE"), "/h");
+  EXPECT_EQ(EnvOf(env, "HYDRA_LAUNCHER"), "fork");
+  EXPECT_EQ(EnvOf(env, "HYDRA_LAUNCH_EXTRA_ARGS"), "<unset>");
+  job.mpi_implementation = "Intel";
+  env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8);
+  EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_HOST_FILE"), "/h");
+  EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP"), "fork");
+  EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"), "<unset>");
+}
+
+TEST(MpiLocalTest, V2LauncherWaitsForEveryWorkerOnlyWhenAsked) {
+  api::Job at_startup = LoadJob(MpiV2Job(""));
+  EXPECT_FALSE(LocalLauncherWaits(at_startup, "Launcher", 0));
+  api::Job waits = LoadJob(MpiV2Job("  launcherCreationPolicy: WaitForWorkersReady\n"));
+  EXPECT_TRUE(LocalLauncherWaits(waits, "Launcher", 0));
+  EXPECT_TRUE(LocalLauncherWaits(waits, "Launcher", 2));
+  EXPECT_FALSE(LocalLauncherWaits(waits, "Launcher", 3));
+  EXPECT_FALSE(LocalLauncherWaits(waits, "Worker", 0));
+  EXPECT_FALSE(LocalLauncherWaits(LoadJob(kMpiJob), "Launcher", 0));  // v1: no such policy
+}
+
+TEST(MpiLocalTest, V2WorkersCommandBeingReplacedIsSaidOnce) {
+  std::optional<std::string> note = LocalMpiWorkerNote(LoadJob(MpiV2Job("")));
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->rfind("spec.mpiReplicaSpecs[Worker]: the workers' command", 0), 0u) << *note;
+  EXPECT_FALSE(LocalMpiWorkerNote(LoadJob(kMpiJob)));
 }
 
 TEST(MpiLocalTest, RunningAsRootIsSaidOnceWithTheLaunchersPath) {

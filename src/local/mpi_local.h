@@ -27,21 +27,33 @@ bool IsIdleReplica(const api::Job& job, const std::string& type);
 // The command an idle replica runs until it is stopped.
 std::vector<std::string> IdleArgv();
 
-// Total MPI slots: Workers × slotsPerWorker (slotsPerWorker alone without Workers).
+// Total MPI slots: Workers × slotsPerWorker (slotsPerWorker alone without Workers); a v2beta1
+// launcher that runs as a worker adds its slots.
 int LocalMpiSlots(const api::Job& job);
 
 // The local hostfile's content: `localhost slots=<LocalMpiSlots>` (Open MPI rejects one host
-// listed several times with slot counts, so the workers' slots are summed on one line).
+// listed several times with slot counts, so the workers' slots are summed on one line);
+// `localhost:<LocalMpiSlots>` for a v2beta1 job of Intel MPI or MPICH.
 std::string LocalMpiHostfile(const api::Job& job);
 
-// The Launcher's framework env rewritten for this machine: the hostfile at `hostfile_path`,
-// OMPI_MCA_plm=isolated, the rsh agent and I_MPI_HYDRA_BOOTSTRAP_EXEC dropped,
-// I_MPI_HYDRA_BOOTSTRAP rsh → fork, Open MPI's allow-run-as-root env only when `as_root`,
+// The Launcher's framework env rewritten for this machine: the hostfile at `hostfile_path`
+// (whichever variable names it), OMPI_MCA_plm=isolated, the rsh agent, ssh's arguments and
+// I_MPI_HYDRA_BOOTSTRAP_EXEC dropped, I_MPI_HYDRA_BOOTSTRAP rsh → fork (v2beta1: added for
+// Intel MPI, HYDRA_LAUNCHER=fork for MPICH), Open MPI's allow-run-as-root env only when `as_root`,
 // oversubscription allowed when the slots exceed `cores`.
 std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
                                              std::vector<api::EnvVar> upstream,
                                              const std::string& hostfile_path, bool as_root,
                                              int cores);
+
+// True while a v2beta1 launcher under launcherCreationPolicy WaitForWorkersReady must not
+// start yet: fewer than all of its workers run (`workers_running`).
+bool LocalLauncherWaits(const api::Job& job, const std::string& type, int workers_running);
+
+// The note `trainctl run` prints once for a v2beta1 MPIJob with workers: their command is
+// replaced by a placeholder, and why; nullopt otherwise (v1 jobs' workers have no command of
+// their own that upstream runs either).
+std::optional<std::string> LocalMpiWorkerNote(const api::Job& job);
 
 // The note `trainctl run` prints once when it runs an MPI launcher as root: mpirun refuses
 // root unless told, and a cluster's pods usually do not run as root, so the runner allows it

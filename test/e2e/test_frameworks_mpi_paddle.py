@@ -3,6 +3,7 @@ mpirun in the Launcher forks every rank on this machine, the Workers are idle st
 are stopped when the Launcher ends. Checks the ranks' RESULT lines (accuracy, identical
 parameters), that a failing rank fails the job, and that no process is left behind."""
 
+import json
 import os
 import unittest
 
@@ -76,6 +77,85 @@ class MpiJobTest(TrainctlTestCase):
         self.assertEqual(job["status"]["replicaStatuses"]["Launcher"].get("failed"), 1,
                          job["status"])
         self.assertEqual(processes_in(self.work), [])
+
+
+class MpiJobV2Test(TrainctlTestCase):
+    """kubeflow.org/v2beta1 (mpi-operator's API) and the seed's v1alpha2 through `trainctl run`."""
+
+    def copy(self, example, replace=None):
+        with open(os.path.join(MPI_DIR, example)) as f:
+            text = f.read()
+        for old, new in (replace or {}).items():
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        os.symlink(os.path.join(MPI_DIR, "train.py"), os.path.join(self.work, "train.py"))
+        return self.write(example, text)
+
+    def created_pods(self, name):
+        path = os.path.join(self.state, "default", "mpijobs", name, "events.jsonl")
+        with open(path) as f:
+            events = [json.loads(line) for line in f if line.strip()]
+        return [e["message"].split(": ", 1)[1] for e in events
+                if e["reason"] == "SuccessfulCreatePod"]
+
+    def test_v2beta1_ranks_train_the_same_model_after_the_workers_start(self):
+        job, proc = self.run_json(self.copy("mpijob-v2beta1.yaml"), expect_code=0, timeout=240)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        self.assertEqual(job["apiVersion"], "kubeflow.org/v2beta1")
+        found = results(proc.stderr)
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1], self.explain(proc))
+        self.assertGreater(min(r["test_accuracy"] for r in found), 0.85, found)
+        self.assertEqual(len({r["params_sha256"] for r in found}), 1, found)
+        # The workers' command (sshd on a cluster) is replaced, said once with the field path.
+        self.assertEqual(proc.stderr.count(
+            "note: spec.mpiReplicaSpecs[Worker]: the workers' command (sshd on a cluster) is not "
+            "run here"), 1, proc.stderr[-3000:])
+        # WaitForWorkersReady: the launcher is created after both workers.
+        self.assertEqual(self.created_pods("mpi-digits-v2"),
+                         ["mpi-digits-v2-worker-0", "mpi-digits-v2-worker-1",
+                          "mpi-digits-v2-launcher"])
+        hostfile = os.path.join(self.state, "default", "mpijobs", "mpi-digits-v2", "hostfile")
+        with open(hostfile) as f:
+            self.assertEqual(f.read(), "localhost slots=2\n")
+        self.assertEqual(processes_in(self.work), [])
+
+    def test_v2beta1_launcher_as_worker_gets_its_own_slot(self):
+        manifest = self.copy("mpijob-v2beta1.yaml", {
+            "launcherCreationPolicy: WaitForWorkersReady": "runLauncherAsWorker: true",
+            '[mpirun, -np, "2",': '[mpirun, -np, "3",'})
+        job, proc = self.run_json(manifest, expect_code=0, timeout=240)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        found = results(proc.stderr)
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1, 2], self.explain(proc))
+        self.assertEqual({r["world_size"] for r in found}, {3})
+        self.assertEqual(len({r["params_sha256"] for r in found}), 1, found)
+        # AtStartup (the default): the launcher is not held back (replicas start in name order).
+        self.assertEqual(self.created_pods("mpi-digits-v2")[0], "mpi-digits-v2-launcher")
+
+    def test_v2beta1_bad_input_names_the_field(self):
+        for replace, expected in (
+                ({"mpiImplementation: OpenMPI": "mpiImplementation: LAM"},
+                 'spec.mpiImplementation: Unsupported value: "LAM": supported values: '
+                 '"Intel", "MPICH", "OpenMPI"'),
+                ({"slotsPerWorker: 1": "slotsPerWorker: one"}, "spec.slotsPerWorker")):
+            manifest = self.copy("mpijob-v2beta1.yaml", replace)
+            proc = self.trainctl("run", manifest, timeout=60)
+            self.assertEqual(proc.returncode, 2, self.explain(proc))
+            self.assertIn(manifest, proc.stderr)
+            self.assertIn(expected, proc.stderr)
+            os.unlink(os.path.join(self.work, "train.py"))
+
+    def test_v1alpha2_runs_as_v1_with_one_note(self):
+        manifest = self.copy("mpijob.yaml", {
+            "apiVersion: kubeflow.org/v1\n": "apiVersion: kubeflow.org/v1alpha2\n",
+            "  runPolicy:\n    cleanPodPolicy: Running\n": "  cleanPodPolicy: Running\n  backoffLimit: 0\n"})
+        job, proc = self.run_json(manifest, expect_code=0, timeout=240)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        self.assertEqual(job["apiVersion"], "kubeflow.org/v1")
+        self.assertEqual(job["spec"]["runPolicy"]["backoffLimit"], 0)
+        self.assertEqual(proc.stderr.count("is kubeflow.org/v1alpha2 (mpi-operator v0.3 and before): "
+                                           "run as kubeflow.org/v1"), 1, proc.stderr[-3000:])
+        self.assertEqual(sorted(r["rank"] for r in results(proc.stderr)), [0, 1])
 
 
 class PaddleJobTest(TrainctlTestCase):
