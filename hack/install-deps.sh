@@ -28,8 +28,10 @@ BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev 
 # The sanitized build and the fuzz targets (the `debug` preset): clang with its sanitizer and
 # libFuzzer runtimes; clang-format for `make format`.
 CHECK_PACKAGES=(clang libclang-rt-dev clang-format)
+# The frameworks of the examples and their tests; MPICH beside Open MPI (which stays the default
+# mpirun) for MPIJob v2beta1's MPICH test, ssh-keygen to check the MPI jobs' SSH keys.
 PYTHON_PACKAGES=(python3 python3-venv python3-torch python3-xgboost python3-sklearn
-  openmpi-bin libopenmpi-dev python3-mpi4py)
+  openmpi-bin libopenmpi-dev python3-mpi4py openssh-client mpich libmpich-dev)
 # The Python SDK (sdk/python): its kubernetes backend, its tests, and the example notebook
 # executed headless (nbclient + ipykernel) with matplotlib.
 SDK_PACKAGES=(python3-kubernetes python3-yaml python3-pytest python3-nbclient python3-nbformat

@@ -5,6 +5,7 @@ parameters), that a failing rank fails the job, and that no process is left behi
 
 import json
 import os
+import subprocess
 import unittest
 
 from harness import REPO, TrainctlTestCase, condition_types, results
@@ -144,6 +145,26 @@ class MpiJobV2Test(TrainctlTestCase):
             self.assertIn(manifest, proc.stderr)
             self.assertIn(expected, proc.stderr)
             os.unlink(os.path.join(self.work, "train.py"))
+
+    def test_v2beta1_mpich_all_reduces_with_the_fork_bootstrap(self):
+        # No skip: `make test` installs MPICH beside Open MPI (hack/install-deps.sh).
+        binary = os.path.join(self.work, "allreduce")
+        subprocess.run(["mpicc.mpich", "-O2", "-o", binary,
+                        os.path.join(REPO, "test", "e2e", "scripts", "allreduce.c")],
+                       check=True, timeout=120)
+        manifest = self.copy("mpijob-v2beta1.yaml", {
+            "mpiImplementation: OpenMPI": "mpiImplementation: MPICH",
+            '[mpirun, -np, "2", python3, train.py, --epochs, "200"]':
+                '[mpiexec.mpich, -n, "2", ./allreduce]'})
+        job, proc = self.run_json(manifest, expect_code=0, timeout=120)
+        self.assertEqual(condition_types(job)[-1], "Succeeded", self.explain(proc))
+        found = results(proc.stderr)
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1], self.explain(proc))
+        self.assertEqual({r["sum"] for r in found}, {3})
+        hostfile = os.path.join(self.state, "default", "mpijobs", "mpi-digits-v2", "hostfile")
+        with open(hostfile) as f:
+            self.assertEqual(f.read(), "localhost:2\n")  # MPICH's host:slots format
+        self.assertEqual(processes_in(self.work), [])
 
     def test_v1alpha2_runs_as_v1_with_one_note(self):
         manifest = self.copy("mpijob.yaml", {
