@@ -49,8 +49,9 @@ CASES = {
     # Both replicas print their env and succeed, the Worker first: the job succeeds with its
     # Master. On the cluster the Worker starts only once its init container has resolved the
     # Master's name (locally that container is skipped), so the Master runs long enough for
-    # the Worker to start and end on a busy node.
-    "conf-succeeds": pytorch_job("conf-succeeds", replica(f"{ENV_DUMP}; sleep 45"), replica(f"{ENV_DUMP}; sleep 1")),
+    # the Worker to start and end on a busy node (45 s was not always enough while `make test`
+    # built in the background).
+    "conf-succeeds": pytorch_job("conf-succeeds", replica(f"{ENV_DUMP}; sleep 90"), replica(f"{ENV_DUMP}; sleep 1")),
     # The Worker fails first with exit 3; the Master would succeed much later.
     "conf-first-failure": pytorch_job(
         "conf-first-failure", replica(f"{ENV_DUMP}; sleep 90"),

@@ -332,6 +332,14 @@ class UpstreamExamplesAndLeaderElection(OperatorTestCase):
         import os
         from harness import REPO
         files = sorted(glob.glob(os.path.join(REPO, "examples/*/*.yaml")))
+        # MPIJob kubeflow.org/v2beta1 runs with `trainctl run` only so far: the cluster's CRD
+        # does not serve that version yet, and says so.
+        unserved = [f for f in files if "apiVersion: kubeflow.org/v2beta1" in open(f).read()]
+        self.assertEqual([os.path.basename(f) for f in unserved], ["mpijob-v2beta1.yaml"])
+        refused = kubectl("apply", "-n", self.ns, "-f", unserved[0], check=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn('no matches for kind "MPIJob" in version "kubeflow.org/v2beta1"', refused.stderr)
+        files = [f for f in files if f not in unserved]
         for f in files:
             kubectl("apply", "-n", self.ns, "-f", f)
         for f in files:
