@@ -31,10 +31,8 @@ bool HasAnnotation(const json& object, const char* name) {
 
 // Puts back the fields the annotation `name` holds and removes it.
 Status Restore(json* object, const char* name) {
+  if (!HasAnnotation(*object, name)) return Status::Ok();
   json& metadata = (*object)["metadata"];
-  if (!metadata.contains("annotations") || !metadata["annotations"].is_object() ||
-      !metadata["annotations"].contains(name))
-    return Status::Ok();
   json& annotations = metadata["annotations"];
   const json& text = annotations[name];
   json kept = text.is_string() ? json::parse(text.get<std::string>(), nullptr, false) : json();

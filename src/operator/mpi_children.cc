@@ -13,28 +13,10 @@ using nlohmann::json;
 
 namespace {
 
-json Metadata(const api::Job& job, const std::string& name) {
-  return {{"name", name},
-          {"namespace", job.namespace_},
-          {"labels", {{"app", job.name}}},
-          {"ownerReferences", json::array({OwnerReference(job)})}};
-}
-
 json Template(const api::Job& job, const std::string& type) {
   auto it = job.replica_specs.find(type);
   if (it == job.replica_specs.end() || !it->second.pod_template.is_object()) return json::object();
   return it->second.pod_template;
-}
-
-std::string RestartPolicyOf(const api::Job& job, const std::string& type) {
-  auto it = job.replica_specs.find(type);
-  if (it == job.replica_specs.end()) return "";
-  return api::RestartPolicyName(api::PodRestartPolicyOf(job, type));
-}
-
-void AppendTo(json& object, const char* key, json item) {
-  if (!object.contains(key) || !object[key].is_array()) object[key] = json::array();
-  object[key].push_back(std::move(item));
 }
 
 json ConfigVolume(const api::Job& job, bool launcher) {
@@ -48,6 +30,24 @@ json ConfigVolume(const api::Job& job, bool launcher) {
 }
 
 }  // namespace
+
+json MpiChildMetadata(const api::Job& job, const std::string& name) {
+  return {{"name", name},
+          {"namespace", job.namespace_},
+          {"labels", {{"app", job.name}}},
+          {"ownerReferences", json::array({OwnerReference(job)})}};
+}
+
+std::string MpiPodRestartPolicy(const api::Job& job, const std::string& type) {
+  auto it = job.replica_specs.find(type);
+  if (it == job.replica_specs.end()) return "";
+  return api::RestartPolicyName(api::PodRestartPolicyOf(job, type));
+}
+
+void AppendToArray(json& object, const char* key, json item) {
+  if (!object.contains(key) || !object[key].is_array()) object[key] = json::array();
+  object[key].push_back(std::move(item));
+}
 
 std::string PodName(const api::Job& job, const std::string& type, int index) {
   return api::ReplicaName(job, type, index);
@@ -91,7 +91,7 @@ json MpiConfigMap(const api::Job& job, const std::vector<std::string>& running_w
   bool gpu = IsGpuLauncher(job);
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
-          {"metadata", Metadata(job, job.name + "-config")},
+          {"metadata", MpiChildMetadata(job, job.name + "-config")},
           {"data",
            {{"hostfile", kinds::MpiHostfile(job, endpoints, gpu)},
             {"kubexec.sh", MpiKubexec(job)},
@@ -101,7 +101,7 @@ json MpiConfigMap(const api::Job& job, const std::vector<std::string>& running_w
 json MpiLauncherServiceAccount(const api::Job& job) {
   return {{"apiVersion", "v1"},
           {"kind", "ServiceAccount"},
-          {"metadata", Metadata(job, MpiLauncherServiceAccountName(job))}};
+          {"metadata", MpiChildMetadata(job, MpiLauncherServiceAccountName(job))}};
 }
 
 json MpiLauncherRole(const api::Job& job) {
@@ -116,14 +116,14 @@ json MpiLauncherRole(const api::Job& job) {
                      {"resourceNames", workers}});
   return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
           {"kind", "Role"},
-          {"metadata", Metadata(job, job.name + "-launcher")},
+          {"metadata", MpiChildMetadata(job, job.name + "-launcher")},
           {"rules", rules}};
 }
 
 json MpiLauncherRoleBinding(const api::Job& job) {
   return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
           {"kind", "RoleBinding"},
-          {"metadata", Metadata(job, job.name + "-launcher")},
+          {"metadata", MpiChildMetadata(job, job.name + "-launcher")},
           {"roleRef",
            {{"apiGroup", "rbac.authorization.k8s.io"},
             {"kind", "Role"},
@@ -164,27 +164,30 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
   if (!spec.contains("containers") || !spec["containers"].is_array() || spec["containers"].empty())
     return InvalidError("MPIJob " + job.name + ": the " + type + " template has no containers");
   json& first = spec["containers"][0];
-  for (const api::EnvVar& e : api::RestartAttemptEnv(job)) AppendTo(first, "env", EnvVarJson(e));
+  for (const api::EnvVar& e : api::RestartAttemptEnv(job))
+    AppendToArray(first, "env", EnvVarJson(e));
   AddCheckpointNotice(job, &spec);
   if (launcher) {
     bool gpu = IsGpuLauncher(job);
     for (const api::EnvVar& e : kinds::MpiLauncherEnv(job, kMpiConfigDir, gpu))
-      AppendTo(first, "env", EnvVarJson(e));
-    AppendTo(first, "volumeMounts", {{"name", kMpiKubectlVolume}, {"mountPath", kMpiKubectlDir}});
-    AppendTo(first, "volumeMounts", {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}});
+      AppendToArray(first, "env", EnvVarJson(e));
+    AppendToArray(first, "volumeMounts",
+                  {{"name", kMpiKubectlVolume}, {"mountPath", kMpiKubectlDir}});
+    AppendToArray(first, "volumeMounts",
+                  {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}});
     json resources = {{"cpu", "100m"}, {"memory", "512Mi"}, {"ephemeral-storage", "5Gi"}};
-    AppendTo(spec, "initContainers",
-             {{"name", "kubectl-delivery"},
-              {"image", settings.mpi_kubectl_delivery_image},
-              {"imagePullPolicy", "IfNotPresent"},
-              {"env", json::array({{{"name", "TARGET_DIR"}, {"value", kMpiKubectlDir}},
-                                   {{"name", "NAMESPACE"}, {"value", job.namespace_}}})},
-              {"volumeMounts",
-               json::array({{{"name", kMpiKubectlVolume}, {"mountPath", kMpiKubectlDir}},
-                            {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}}})},
-              {"resources", {{"limits", resources}, {"requests", resources}}}});
-    AppendTo(spec, "volumes", {{"name", kMpiKubectlVolume}, {"emptyDir", json::object()}});
-    AppendTo(spec, "volumes", ConfigVolume(job, true));
+    AppendToArray(spec, "initContainers",
+                  {{"name", "kubectl-delivery"},
+                   {"image", settings.mpi_kubectl_delivery_image},
+                   {"imagePullPolicy", "IfNotPresent"},
+                   {"env", json::array({{{"name", "TARGET_DIR"}, {"value", kMpiKubectlDir}},
+                                        {{"name", "NAMESPACE"}, {"value", job.namespace_}}})},
+                   {"volumeMounts",
+                    json::array({{{"name", kMpiKubectlVolume}, {"mountPath", kMpiKubectlDir}},
+                                 {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}}})},
+                   {"resources", {{"limits", resources}, {"requests", resources}}}});
+    AppendToArray(spec, "volumes", {{"name", kMpiKubectlVolume}, {"emptyDir", json::object()}});
+    AppendToArray(spec, "volumes", ConfigVolume(job, true));
     if (!spec.contains("serviceAccountName") || !spec["serviceAccountName"].is_string() ||
         spec["serviceAccountName"].get<std::string>().empty())
       spec["serviceAccountName"] = MpiLauncherServiceAccountName(job);
@@ -193,14 +196,15 @@ StatusOr<BuiltPod> BuildMpiPod(const api::Job& job, const std::string& type, int
       first["command"] = json::array({"sleep"});
       first["args"] = json::array({"365d"});
     }
-    AppendTo(first, "volumeMounts", {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}});
-    AppendTo(spec, "volumes", ConfigVolume(job, false));
+    AppendToArray(first, "volumeMounts",
+                  {{"name", kMpiConfigVolume}, {"mountPath", kMpiConfigDir}});
+    AppendToArray(spec, "volumes", ConfigVolume(job, false));
   }
   if (spec.contains("restartPolicy"))
     out.events.push_back({"Warning", "SettedPodTemplateRestartPolicy",
                           "Restart policy in pod template will be overwritten by restart policy "
                           "in replica spec"});
-  spec["restartPolicy"] = RestartPolicyOf(job, type);
+  spec["restartPolicy"] = MpiPodRestartPolicy(job, type);
   SetTerminationMessagePolicy(&spec);
   out.pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", spec}};
   DecoratePodForGang(job, type, settings.gang, "SettedPodTemplateSchedulerName", &out.pod,

@@ -24,6 +24,14 @@ inline constexpr const char* kMpiKubectlDir = "/opt/kube";
 inline constexpr const char* kMpiConfigVolume = "mpi-job-config";
 inline constexpr const char* kMpiKubectlVolume = "mpi-job-kubectl";
 
+// What both MPIJob versions' children share (operator/mpi_v2_children.h too): the metadata of
+// a child that is not a pod (name, namespace, label app=<job>, the controller reference), the
+// pod restartPolicy of a replica type (ExitCode → Never; "" without that type), and appending
+// to a list field, made when missing or not a list.
+nlohmann::json MpiChildMetadata(const api::Job& job, const std::string& name);
+std::string MpiPodRestartPolicy(const api::Job& job, const std::string& type);
+void AppendToArray(nlohmann::json& object, const char* key, nlohmann::json item);
+
 // "<job>-launcher" for the Launcher, "<job>-<type>-<index>" otherwise (every kind).
 std::string PodName(const api::Job& job, const std::string& type, int index);
 

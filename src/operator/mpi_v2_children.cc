@@ -6,6 +6,7 @@
 #include "api/replica_env.h"
 #include "kinds/mpi_v2.h"
 #include "kube/base64.h"
+#include "operator/mpi_children.h"
 
 namespace trainctl::op {
 
@@ -17,22 +18,10 @@ constexpr const char* kConfigDir = "/etc/mpi";
 constexpr const char* kConfigVolume = "mpi-job-config";
 constexpr const char* kSshVolume = "ssh-auth";
 
-json Metadata(const api::Job& job, const std::string& name) {
-  return {{"name", name},
-          {"namespace", job.namespace_},
-          {"labels", {{"app", job.name}}},
-          {"ownerReferences", json::array({OwnerReference(job)})}};
-}
-
 json Labels(const api::Job& job, const char* role) {
   return {{api::kLabelOperatorName, kMpiV2OperatorName},
           {api::kLabelJobName, job.name},
           {api::kLabelJobRole, role}};
-}
-
-void AppendTo(json& object, const char* key, json item) {
-  if (!object.contains(key) || !object[key].is_array()) object[key] = json::array();
-  object[key].push_back(std::move(item));
 }
 
 // The replica's template with the operator's labels added, or kInvalid without a container.
@@ -68,14 +57,9 @@ void MountSsh(const api::Job& job, json* spec) {
                                         {{"key", "ssh-publickey"}, {"path", "id_rsa.pub"}},
                                         {{"key", "ssh-publickey"}, {"path", "authorized_keys"}}})}};
   if (job.ssh_auth_mount_path == "/root/.ssh") secret["defaultMode"] = 0600;
-  AppendTo(*spec, "volumes", {{"name", kSshVolume}, {"secret", secret}});
-  AppendTo((*spec)["containers"][0], "volumeMounts",
-           {{"name", kSshVolume}, {"mountPath", job.ssh_auth_mount_path}});
-}
-
-std::string RestartPolicyOf(const api::Job& job, const std::string& type) {
-  const std::string& p = job.replica_specs.at(type).restart_policy;
-  return p == "ExitCode" ? "Never" : p;
+  AppendToArray(*spec, "volumes", {{"name", kSshVolume}, {"secret", secret}});
+  AppendToArray((*spec)["containers"][0], "volumeMounts",
+                {{"name", kSshVolume}, {"mountPath", job.ssh_auth_mount_path}});
 }
 
 }  // namespace
@@ -89,7 +73,7 @@ std::string MpiV2HostName(const api::Job& job, const std::string& pod,
 json MpiV2SshSecret(const api::Job& job, const SshKeyPair& keys) {
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
-          {"metadata", Metadata(job, job.name + "-ssh")},
+          {"metadata", MpiChildMetadata(job, job.name + "-ssh")},
           {"type", "kubernetes.io/ssh-auth"},
           {"data",
            {{"ssh-privatekey", kube::Base64Encode(keys.private_pem)},
@@ -116,14 +100,14 @@ json MpiV2ConfigMap(const api::Job& job, const std::string& cluster_domain,
     discover += "echo " + MpiV2HostName(job, pod, cluster_domain) + "\n";
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
-          {"metadata", Metadata(job, job.name + "-config")},
+          {"metadata", MpiChildMetadata(job, job.name + "-config")},
           {"data", {{"hostfile", hostfile}, {"discover_hosts.sh", discover}}}};
 }
 
 json MpiV2Service(const api::Job& job) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},
-          {"metadata", Metadata(job, job.name)},
+          {"metadata", MpiChildMetadata(job, job.name)},
           {"spec",
            {{"clusterIP", "None"},
             {"selector",
@@ -144,14 +128,14 @@ StatusOr<BuiltPod> BuildMpiV2Worker(const api::Job& job, int index) {
   std::string search = job.name + "." + job.namespace_ + ".svc.cluster.local";
   if (!spec.contains("dnsConfig") || !spec["dnsConfig"].is_object())
     spec["dnsConfig"] = json::object();
-  AppendTo(spec["dnsConfig"], "searches", search);
-  spec["restartPolicy"] = RestartPolicyOf(job, "Worker");
+  AppendToArray(spec["dnsConfig"], "searches", search);
+  spec["restartPolicy"] = MpiPodRestartPolicy(job, "Worker");
   json& first = spec["containers"][0];
   bool has_command =
       first.contains("command") && first["command"].is_array() && !first["command"].empty();
   bool has_args = first.contains("args") && first["args"].is_array() && !first["args"].empty();
   if (!has_command && !has_args) first["command"] = json::array({"/usr/sbin/sshd", "-De"});
-  for (const api::EnvVar& e : kinds::MpiV2WorkerEnv()) AppendTo(first, "env", EnvVarJson(e));
+  for (const api::EnvVar& e : kinds::MpiV2WorkerEnv()) AppendToArray(first, "env", EnvVarJson(e));
   MountSsh(job, &spec);
   SetTerminationMessagePolicy(&spec);
   json metadata = {{"name", name},
@@ -175,14 +159,14 @@ StatusOr<BuiltJob> BuildMpiV2Launcher(const api::Job& job) {
   SetHostName(job, job.name + "-launcher", &spec);
   json& first = spec["containers"][0];
   for (const api::EnvVar& e : kinds::MpiV2LauncherEnv(job, kConfigDir))
-    AppendTo(first, "env", EnvVarJson(e));
+    AppendToArray(first, "env", EnvVarJson(e));
   MountSsh(job, &spec);
   if (spec.contains("restartPolicy") && spec["restartPolicy"] != "")
     out.events.push_back({"Warning", "SetPodTemplateRestartPolicy",
                           "Restart policy in pod template overridden by restart policy in replica "
                           "spec"});
-  spec["restartPolicy"] = RestartPolicyOf(job, "Launcher");
-  AppendTo(
+  spec["restartPolicy"] = MpiPodRestartPolicy(job, "Launcher");
+  AppendToArray(
       spec, "volumes",
       {{"name", kConfigVolume},
        {"configMap",
@@ -191,7 +175,7 @@ StatusOr<BuiltJob> BuildMpiV2Launcher(const api::Job& job) {
           json::array(
               {{{"key", "hostfile"}, {"path", "hostfile"}, {"mode", 0444}},
                {{"key", "discover_hosts.sh"}, {"path", "discover_hosts.sh"}, {"mode", 0555}}})}}}});
-  AppendTo(first, "volumeMounts", {{"name", kConfigVolume}, {"mountPath", kConfigDir}});
+  AppendToArray(first, "volumeMounts", {{"name", kConfigVolume}, {"mountPath", kConfigDir}});
   SetTerminationMessagePolicy(&spec);
   json pod_metadata = {{"labels", labels}};
   if ((*tmpl)["metadata"].contains("annotations"))
@@ -205,7 +189,7 @@ StatusOr<BuiltJob> BuildMpiV2Launcher(const api::Job& job) {
   if (rp.suspend.value_or(false)) job_spec["suspend"] = true;
   out.job = {{"apiVersion", "batch/v1"},
              {"kind", "Job"},
-             {"metadata", Metadata(job, job.name + "-launcher")},
+             {"metadata", MpiChildMetadata(job, job.name + "-launcher")},
              {"spec", job_spec}};
   return out;
 }

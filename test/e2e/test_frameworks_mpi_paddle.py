@@ -30,18 +30,23 @@ def processes_in(folder):
     return found
 
 
+def copy_mpi_example(test, example, replace=None):
+    """An MPI example, edited by `replace` (each old text must be there), in the test's work dir
+    beside train.py (so its processes can be found by their cwd)."""
+    with open(os.path.join(MPI_DIR, example)) as f:
+        text = f.read()
+    for old, new in (replace or {}).items():
+        test.assertIn(old, text)
+        text = text.replace(old, new)
+    os.symlink(os.path.join(MPI_DIR, "train.py"), os.path.join(test.work, "train.py"))
+    return test.write(example, text)
+
+
 class MpiJobTest(TrainctlTestCase):
     # No skip: `make test` installs Open MPI (hack/install-deps.sh); a missing mpirun is a failure.
 
     def copy_example(self, replace=None):
-        """The MPI example in the work dir (so its processes can be found by their cwd)."""
-        with open(os.path.join(MPI_DIR, "mpijob.yaml")) as f:
-            text = f.read()
-        for old, new in (replace or {}).items():
-            self.assertIn(old, text)
-            text = text.replace(old, new)
-        os.symlink(os.path.join(MPI_DIR, "train.py"), os.path.join(self.work, "train.py"))
-        return self.write("mpijob.yaml", text)
+        return copy_mpi_example(self, "mpijob.yaml", replace)
 
     def test_two_ranks_train_the_same_model(self):
         job, proc = self.run_json(self.copy_example(), expect_code=0, timeout=240)
@@ -84,13 +89,7 @@ class MpiJobV2Test(TrainctlTestCase):
     """kubeflow.org/v2beta1 (mpi-operator's API) and the seed's v1alpha2 through `trainctl run`."""
 
     def copy(self, example, replace=None):
-        with open(os.path.join(MPI_DIR, example)) as f:
-            text = f.read()
-        for old, new in (replace or {}).items():
-            self.assertIn(old, text)
-            text = text.replace(old, new)
-        os.symlink(os.path.join(MPI_DIR, "train.py"), os.path.join(self.work, "train.py"))
-        return self.write(example, text)
+        return copy_mpi_example(self, example, replace)
 
     def created_pods(self, name):
         path = os.path.join(self.state, "default", "mpijobs", name, "events.jsonl")
