@@ -78,6 +78,7 @@ bench-fine-tune: build
 # The dashboard and the job history with 10,000 jobs in the history (docs/benchmarks.md,
 # "Dashboard and history"): write cost, list and search latency, first paint, memory per stream.
 bench-dashboard: build
+	@cmake --build $(BUILD_DIR) --target history_seed
 	@.venv/bin/python3 bench/dashboard_bench.py --trainctl $(TRAINCTL) --seed $(BUILD_DIR)/bench/history_seed
 
 # The operator's chaos soak on a private test cluster (docs/reliability.md); SOAK_ARGS passes

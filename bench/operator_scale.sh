@@ -21,6 +21,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${TRAINCTL_BENCH_BIN:-$root/build/release/bench/operator_scale_bench}"
+# The benchmark programs are not in the default build: build this one (a no-op when current).
+[[ -n "${TRAINCTL_BENCH_BIN:-}" ]] || cmake --build "$root/build/release" --target operator_scale_bench >&2
 # shellcheck source=operator_bench_cluster.sh
 source "$root/bench/operator_bench_cluster.sh" "$@"
 "$bin" --trainctl "$root/build/release/trainctl" "${upstream[@]}" "$@"
