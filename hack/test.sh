@@ -121,7 +121,8 @@ step_status control-plane || true
 step_status images || true
 if step_status sanitized-build; then
   t=$SECONDS
-  ctest --preset debug -L 'unit|fast|fuzz' || status=1
+  # Nothing else runs by now: both cores (the suites that need the machine alone are RUN_SERIAL).
+  ctest --preset debug -L 'unit|fast|fuzz' -j "$(nproc)" || status=1
   step_done "sanitized tests" "$((SECONDS - t))"
 else
   status=1
