@@ -9,17 +9,20 @@
 # put .venv/bin first on PATH. (The python3 that comes first on a stock PATH here is another
 # interpreter that cannot import them.)
 #
-# Usage: hack/install-deps.sh [run|test]. `run` (make run) installs only what building
-# `trainctl` and running the PyTorch example need; `test` (the default: make test, make build)
-# installs everything the tests use: clang and the sanitizers, XGBoost, Open MPI, the SDK's
-# packages, Chromium for the dashboard's browser test, and the pinned TensorFlow, JAX,
-# PaddlePaddle and MXNet.
+# Usage: hack/install-deps.sh [run|test] [--packages]. `run` (make run) installs only what
+# building `trainctl` and running the PyTorch example need; `test` (the default: make test, make
+# build) installs everything the tests use: clang and the sanitizers, XGBoost, Open MPI, the
+# SDK's packages, Chromium for the dashboard's browser test, and the pinned TensorFlow, JAX,
+# PaddlePaddle and MXNet. --packages stops after the Debian packages (make test starts its
+# background builds then, while the venv's downloads run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-test}
+packages_only=0
+[[ "${2:-}" == --packages ]] && packages_only=1
 case "$mode" in
   run | test) ;;
-  *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+  *) echo "usage: $0 [run|test] [--packages]" >&2; exit 2 ;;
 esac
 
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libyaml-dev nlohmann-json3-dev libfmt-dev
@@ -97,6 +100,7 @@ if ((${#missing[@]})); then
     tail -20 /tmp/trainctl-apt.log >&2; exit 1; }
   echo "install-deps: done in $(( $(date +%s) - start ))s"
 fi
+(( packages_only )) && exit 0
 
 if [ ! -x .venv/bin/python3 ] || ! .venv/bin/python3 -c "import $venv_imports" 2>/dev/null; then
   echo "install-deps: creating .venv from /usr/bin/python3 (--system-site-packages)"

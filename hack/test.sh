@@ -91,12 +91,14 @@ step_status() {
   return "$rc"
 }
 
+# The Debian packages first (the background builds need Go, clang and the image tools), then
+# the background chain, then the venv's pinned PyPI sets (downloads, mostly) beside it.
 t=$SECONDS
-hack/install-deps.sh test || exit
-step_done "dependencies" "$((SECONDS - t))"
-
+hack/install-deps.sh test --packages || exit
 start_background
 bg_pid="${bg_pids[-1]}"
+hack/install-deps.sh test || exit
+step_done "dependencies" "$((SECONDS - t))"
 
 t=$SECONDS
 cmake --preset "$preset" >/dev/null && cmake --build --preset "$preset" || exit
