@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Generates the kubeflow.org/v1 CustomResourceDefinitions in manifests/crds/.
+"""Generates the kubeflow.org CustomResourceDefinitions in manifests/crds/.
 
     hack/gen-crds.py           write manifests/crds/kubeflow.org_<plural>.yaml
     hack/gen-crds.py --check   exit 1 (listing the files) if the committed files differ
@@ -12,6 +12,10 @@ carrying the whole core PodTemplateSpec schema, except for `template.metadata.la
 `.annotations`, which are typed maps so that they are certainly kept. Sub-objects whose exact
 shape trainctl does not interpret (metric specs, minResources, labelSelector) also keep unknown
 fields rather than dropping data.
+
+Every kind is served as v1 (the storage version). MPIJob is also served as v2beta1 (the MPI
+Operator v2's API): the API server converts between the two through the operator's conversion
+webhook (operator/conversion_review.h), whose caBundle the operator fills in.
 """
 
 import argparse
@@ -351,6 +355,77 @@ KINDS = [
 ]
 
 
+MPI_V2_SPEC = {
+    "slotsPerWorker": lambda: int32("Slots per worker in the hostfile (default 1)."),
+    "runLauncherAsWorker": lambda: boolean(
+        "The launcher is also a worker: it is in the hostfile and runs ranks.", default=False
+    ),
+    "sshAuthMountPath": lambda: string(
+        "Where the SSH key Secret is mounted in every pod (default /root/.ssh)."
+    ),
+    "launcherCreationPolicy": lambda: string(
+        "When the launcher is made: AtStartup (default) or WaitForWorkersReady.",
+        enum=("AtStartup", "WaitForWorkersReady"),
+    ),
+    "mpiImplementation": lambda: string(
+        "OpenMPI (default), Intel or MPICH: the hostfile's format and the launcher's env.",
+        enum=("OpenMPI", "Intel", "MPICH"),
+    ),
+}
+
+# The conversion webhook the operator serves (its Service, as for the validating webhooks).
+CONVERSION = {
+    "MPIJob": {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": "trainctl-operator",
+                    "namespace": "trainctl-system",
+                    "path": "/convert-kubeflow-org-mpijob",
+                    "port": 443,
+                }
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+}
+
+
+def mpi_v2beta1_version(columns):
+    """MPIJob as kubeflow.org/v2beta1 (mpi-operator v0.8.0's fields); served, not stored."""
+    spec_props = {name: make() for name, make in MPI_V2_SPEC.items()}
+    spec_props["runPolicy"] = run_policy()
+    spec_props["mpiReplicaSpecs"] = replica_specs(("Launcher", "Worker"))
+    spec = obj(
+        description="Desired state of the MPIJob (kubeflow.org/v2beta1).",
+        required=("mpiReplicaSpecs",),
+        properties=dict(sorted(spec_props.items())),
+    )
+    schema = obj(
+        description=(
+            "MPIJob as the MPI Operator v2 defines it (kubeflow.org/v2beta1, served by trainctl, "
+            "stored as v1 through its conversion webhook)."
+        ),
+        required=("spec",),
+        properties={
+            "apiVersion": string(),
+            "kind": string(),
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": job_status(),
+        },
+    )
+    return {
+        "name": "v2beta1",
+        "served": True,
+        "storage": False,
+        "schema": {"openAPIV3Schema": schema},
+        "subresources": {"status": {}},
+        "additionalPrinterColumns": columns,
+    }
+
+
 def plural(kind):
     return kind.lower() + "s"
 
@@ -385,7 +460,20 @@ def crd(k):
             "statusReplicasPath": ".status.replicaStatuses.Worker.active",
             "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
         }
-    return {
+    columns = [age, state] if k.get("age_first") else [state, age]
+    versions = [
+        {
+            "name": VERSION,
+            "served": True,
+            "storage": True,
+            "schema": {"openAPIV3Schema": schema},
+            "subresources": subresources,
+            "additionalPrinterColumns": columns,
+        }
+    ]
+    if kind == "MPIJob":
+        versions.append(mpi_v2beta1_version(columns))
+    doc = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {
@@ -401,18 +489,12 @@ def crd(k):
                 "singular": kind.lower(),
             },
             "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": VERSION,
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": subresources,
-                    "additionalPrinterColumns": [age, state] if k.get("age_first") else [state, age],
-                }
-            ],
+            "versions": versions,
         },
     }
+    if kind in CONVERSION:
+        doc["spec"]["conversion"] = CONVERSION[kind]
+    return doc
 
 
 # ---------------------------------------------------------------------------------------------

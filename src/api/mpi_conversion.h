@@ -27,12 +27,12 @@ namespace trainctl::api {
 inline constexpr const char* kMpiV1FieldsAnnotation = "mpi.trainctl.dev/v1-fields";
 inline constexpr const char* kMpiV2FieldsAnnotation = "mpi.trainctl.dev/v2beta1-fields";
 
-// Converts an MPIJob object to `to_version` (kubeflow.org/v1 or kubeflow.org/v2beta1). The
-// object must be an MPIJob of one of those versions; converting to its own version returns it
-// unchanged. Errors name what is wrong (kind, version, an annotation that is not a JSON object).
 // True for an MPIJob read as kubeflow.org/v1 that was written as kubeflow.org/v2beta1.
 bool WrittenAsMpiV2(const nlohmann::json& v1_object);
 
+// Converts an MPIJob object to `to_version` (kubeflow.org/v1 or kubeflow.org/v2beta1). The
+// object must be an MPIJob of one of those versions; converting to its own version returns it
+// unchanged. Errors name what is wrong (kind, version, an annotation that is not a JSON object).
 StatusOr<nlohmann::json> ConvertMpiJob(const nlohmann::json& object, const std::string& to_version);
 
 }  // namespace trainctl::api

@@ -6,6 +6,7 @@
 
 #include "kube/connect.h"
 #include "operator/admission.h"
+#include "operator/conversion_review.h"
 #include "operator/gang.h"
 #include "operator/log.h"
 #include "operator/process_stats.h"
@@ -49,7 +50,10 @@ void RotateCertificates(const Clock* clock, const std::atomic<bool>* stop, Webho
     clock->SleepFor(Duration(1000));
     if (!injected && seconds % 5 == 4 && certs->InjectCaBundle(ca).ok()) {
       injected = true;
-      LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", config_name);
+      LogInfo(
+          "CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
+          "webhooks",
+          config_name);
     }
     if (seconds % 3600 != 3599) continue;
     bool renewed = false;
@@ -127,8 +131,9 @@ void AddEventGauges(Metrics* metrics, const kube::EventRecorder* recorder) {
                     [recorder] { return static_cast<double>(EventsLost(recorder->stats())); });
 }
 
-// Serves the validating webhooks over TLS with a certificate from (or created in) the Secret,
-// injects the CA into the ValidatingWebhookConfiguration, and starts `rotation` (renewal and
+// Serves the validating webhooks and MPIJob's conversion webhook over TLS with a certificate
+// from (or created in) the Secret, injects the CA into the ValidatingWebhookConfiguration (and
+// the conversion CRDs), and starts `rotation` (renewal and
 // injection retries) until `stop`.
 Status StartWebhooks(const ManagerOptions& o, const Clock* clock, const std::atomic<bool>* stop,
                      WebhookCerts* webhook_certs, WebhookServer* webhook_server,
@@ -149,6 +154,10 @@ Status StartWebhooks(const ManagerOptions& o, const Clock* clock, const std::ato
           return server::Response::Json(200, ReviewAdmission(kind, request.body));
         });
   }
+  // MPIJob's kubeflow.org/v1 <-> v2beta1 conversion (the CRD's conversion webhook).
+  webhook_server->router().Handle("POST", kMpiConversionPath, [](const server::Request& request) {
+    return server::Response::Json(200, ReviewConversion(request.body));
+  });
   std::string address = o.webhook_bind_host + ":" + std::to_string(o.webhook_port);
   if (Status st = webhook_server->Start(address); !st.ok())
     return Status(st.code(), "webhook server: " + st.message());
@@ -156,11 +165,16 @@ Status StartWebhooks(const ManagerOptions& o, const Clock* clock, const std::ato
           webhook_server->port(), wo.namespace_, wo.secret_name);
   bool injected = false;
   if (Status st = webhook_certs->InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
-    LogError("cannot inject the CA into ValidatingWebhookConfiguration {} (retrying): {}",
-             wo.config_name, st.message());
+    LogError(
+        "cannot inject the CA into ValidatingWebhookConfiguration {} or a conversion "
+        "webhook (retrying): {}",
+        wo.config_name, st.message());
   } else {
     injected = true;
-    LogInfo("CA bundle injected into ValidatingWebhookConfiguration {}", wo.config_name);
+    LogInfo(
+        "CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
+        "webhooks",
+        wo.config_name);
   }
   *rotation = std::thread(RotateCertificates, clock, stop, webhook_certs, webhook_server,
                           certs->ca_cert_pem, injected, wo.config_name);

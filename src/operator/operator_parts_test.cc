@@ -437,6 +437,21 @@ TEST(CertsTest, GeneratesACaSignedServingCertificate) {
   EXPECT_FALSE(CertDnsNames("garbage").ok());
 }
 
+// The CA goes into a CRD's conversion webhook only where the CRD converts through one.
+TEST(CertsTest, ConversionWebhookOfACrdIsRecognised) {
+  nlohmann::json webhook = nlohmann::json::parse(R"({"spec": {"conversion": {
+      "strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://127.0.0.1:1/c"},
+                                         "conversionReviewVersions": ["v1"]}}}})");
+  EXPECT_TRUE(ConvertsThroughWebhook(webhook));
+  EXPECT_FALSE(ConvertsThroughWebhook(nlohmann::json::parse(R"({"spec": {"conversion":
+      {"strategy": "None"}}})")));
+  EXPECT_FALSE(ConvertsThroughWebhook(nlohmann::json::parse(R"({"spec": {}})")));
+  EXPECT_FALSE(ConvertsThroughWebhook(nlohmann::json::parse(R"({"spec": {"conversion":
+      {"strategy": "Webhook", "webhook": {"clientConfig": "not an object"}}}})")));
+  EXPECT_FALSE(ConvertsThroughWebhook(nlohmann::json::parse(R"({"spec": "odd"})")));
+  EXPECT_FALSE(ConvertsThroughWebhook(nlohmann::json::array()));
+}
+
 // A stored certificate is reused only when it names the service as configured now.
 TEST(CertsTest, ReusedOnlyWhenItNamesTheService) {
   Time now = std::chrono::system_clock::from_time_t(1800000000);

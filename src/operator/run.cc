@@ -142,6 +142,10 @@ StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
   wo.secret_name = flags.webhook_secret_name;
   wo.config_name = flags.webhook_config_name;
   wo.extra_hosts = flags.webhook_extra_hosts;
+  // MPIJob's CRD serves v1 and v2beta1 through the conversion webhook served with the others.
+  if (std::find(c.kinds.begin(), c.kinds.end(), api::Kind::kMPIJob) != c.kinds.end())
+    wo.conversion_crds.push_back(std::string(api::Info(api::Kind::kMPIJob).plural) + "." +
+                                 api::kGroup);
 
   char host[256] = {};
   gethostname(host, sizeof host - 1);

@@ -15,6 +15,8 @@ namespace {
 const kube::Resource kSecrets{"", "v1", "secrets"};
 const kube::Resource kValidatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
                                                       "validatingwebhookconfigurations", false};
+const kube::Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
+                                                "customresourcedefinitions", false};
 constexpr Duration kValidity = std::chrono::hours(24 * 365);
 constexpr Duration kRenewBefore = std::chrono::hours(24 * 30);
 
@@ -102,7 +104,42 @@ Status WebhookCerts::InjectCaBundle(const std::string& ca_pem) {
         for (json& w : config["webhooks"]) w["clientConfig"]["caBundle"] = bundle;
         return Status::Ok();
       });
+  // The CRDs even when the configuration is missing: each is its own webhook. The first error
+  // is returned (the caller retries all of them).
+  Status first = result.status();
+  for (const std::string& crd : options_.conversion_crds) {
+    Status st = InjectIntoCrd(crd, bundle);
+    if (!st.ok() && first.ok())
+      first = Status(st.code(), "CustomResourceDefinition " + crd + ": " + st.message());
+  }
+  return first;
+}
+
+Status WebhookCerts::InjectIntoCrd(const std::string& name, const std::string& bundle) {
+  StatusOr<json> crd = client_->Get(kCustomResourceDefinitions, "", name);
+  if (!crd.ok() && crd.status().code() == StatusCode::kNotFound) return Status::Ok();
+  if (!crd.ok()) return crd.status();
+  if (!ConvertsThroughWebhook(*crd) ||
+      (*crd)["spec"]["conversion"]["webhook"]["clientConfig"].value("caBundle", "") == bundle)
+    return Status::Ok();
+  StatusOr<json> result =
+      client_->UpdateWithRetry(kCustomResourceDefinitions, "", name, [&](json& object) -> Status {
+        if (!ConvertsThroughWebhook(object)) return Status::Ok();  // changed meanwhile
+        object["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = bundle;
+        return Status::Ok();
+      });
   return result.status();
+}
+
+bool ConvertsThroughWebhook(const json& crd) {
+  const json* conversion = nullptr;
+  if (crd.contains("spec") && crd["spec"].is_object() && crd["spec"].contains("conversion"))
+    conversion = &crd["spec"]["conversion"];
+  return conversion != nullptr && conversion->is_object() &&
+         conversion->value("strategy", "") == "Webhook" && conversion->contains("webhook") &&
+         (*conversion)["webhook"].is_object() &&
+         (*conversion)["webhook"].contains("clientConfig") &&
+         (*conversion)["webhook"]["clientConfig"].is_object();
 }
 
 }  // namespace trainctl::op

@@ -1,8 +1,10 @@
 // WebhookCerts: the webhook's TLS material, kept in a Secret (ca.crt, tls.crt, tls.key) so every
 // operator replica serves the same certificate, and the CA injected as caBundle into every
-// webhook of the ValidatingWebhookConfiguration. A certificate that is missing, unreadable,
-// not for the service's names, or within 30 days of expiry is replaced (one year of validity);
-// Rotate() repeats the check so a long-running operator renews before expiry. Thread-safe.
+// webhook of the ValidatingWebhookConfiguration and into the conversion webhook of each CRD
+// named in `conversion_crds` (where that CRD converts through a webhook). A certificate that is
+// missing, unreadable, not for the service's names, or within 30 days of expiry is replaced (one
+// year of validity); Rotate() repeats the check so a long-running operator renews before expiry.
+// Thread-safe.
 #pragma once
 
 #include <string>
@@ -19,7 +21,8 @@ struct WebhookCertOptions {
   std::string namespace_;    // of the Secret and the Service
   std::string service_name;  // DNS names <svc>.<ns>.svc[.cluster.local]
   std::string secret_name;
-  std::string config_name;               // ValidatingWebhookConfiguration to inject the CA into
+  std::string config_name;                   // ValidatingWebhookConfiguration to inject the CA into
+  std::vector<std::string> conversion_crds;  // CRDs whose conversion webhook gets the CA
   std::vector<std::string> extra_hosts;  // more names or IPs for the certificate (e.g. 127.0.0.1)
 };
 
@@ -34,14 +37,23 @@ class WebhookCerts {
   // The certificate to serve: the Secret's when still good, else a new one written to it.
   // `renewed` (optional) says whether a new one was made.
   StatusOr<CertBundle> Ensure(bool* renewed = nullptr);
-  // Sets caBundle on every webhook of the configuration (NotFound when it does not exist).
+  // Sets caBundle on every webhook of the configuration (NotFound when it does not exist) and
+  // on the conversion webhook of each of `conversion_crds` (whatever became of the first): a
+  // CRD that is not installed, or that converts without a webhook (strategy None), is left
+  // alone; one that already has this CA is not written. Returns the first error.
   Status InjectCaBundle(const std::string& ca_pem);
 
  private:
+  Status InjectIntoCrd(const std::string& name, const std::string& bundle);
+
   kube::Client* client_;
   const Clock* clock_;
   WebhookCertOptions options_;
 };
+
+// Whether a CustomResourceDefinition converts between its versions through a webhook with a
+// clientConfig (spec.conversion.strategy Webhook).
+bool ConvertsThroughWebhook(const nlohmann::json& crd);
 
 // The names the serving certificate covers.
 std::vector<std::string> WebhookDnsNames(const WebhookCertOptions& options);

@@ -332,14 +332,11 @@ class UpstreamExamplesAndLeaderElection(OperatorTestCase):
         import os
         from harness import REPO
         files = sorted(glob.glob(os.path.join(REPO, "examples/*/*.yaml")))
-        # MPIJob kubeflow.org/v2beta1 runs with `trainctl run` only so far: the cluster's CRD
-        # does not serve that version yet, and says so.
-        unserved = [f for f in files if "apiVersion: kubeflow.org/v2beta1" in open(f).read()]
-        self.assertEqual([os.path.basename(f) for f in unserved], ["mpijob-v2beta1.yaml"])
-        refused = kubectl("apply", "-n", self.ns, "-f", unserved[0], check=False)
-        self.assertNotEqual(refused.returncode, 0)
-        self.assertIn('no matches for kind "MPIJob" in version "kubeflow.org/v2beta1"', refused.stderr)
-        files = [f for f in files if f not in unserved]
+        # MPIJob kubeflow.org/v2beta1 needs the conversion webhook, which this class's operator
+        # does not serve: MpiJobBothVersions applies that example.
+        v2 = [f for f in files if "apiVersion: kubeflow.org/v2beta1" in open(f).read()]
+        self.assertEqual([os.path.basename(f) for f in v2], ["mpijob-v2beta1.yaml"])
+        files = [f for f in files if f not in v2]
         for f in files:
             kubectl("apply", "-n", self.ns, "-f", f)
         for f in files:
@@ -648,3 +645,143 @@ class AdmissionWebhooks(OperatorTestCase):
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("mpijob.validator.trainctl.test", out.stderr)
         self.assertIn("spec.mpiReplicaSpecs[Launcher].replicas", out.stderr)
+
+
+CONVERSION_PATH = "/convert-kubeflow-org-mpijob"
+# The conversion webhook as manifests/crds ships it (restored after the class).
+SHIPPED_CLIENT_CONFIG = {"service": {"name": "trainctl-operator", "namespace": "trainctl-system",
+                                     "path": CONVERSION_PATH, "port": 443}}
+
+
+def v2beta1(name, namespace, **spec):
+    """An MPIJob of kubeflow.org/v2beta1 whose pods run 2 s on kwok."""
+    template = {"metadata": {"annotations": run_for(2)},
+                "spec": {"containers": [{"name": "mpi", "image": "example.invalid/mpi:1"}]}}
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {**spec, "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1, "template": template},
+                "Worker": {"replicas": 2, "template": template}}}}
+
+
+class MpiJobBothVersions(OperatorTestCase):
+    """mpijobs.kubeflow.org serves v1 and v2beta1 from one CRD: the API server converts through the
+    operator's conversion webhook (TLS, its CA injected into the CRD by the operator), fields the
+    other version lacks survive a round trip, and a v2beta1 job is validated and reconciled."""
+
+    @classmethod
+    def setUpClass(cls):
+        from harness import free_port
+        install_crds()
+        cls.ns = "op-" + uuid.uuid4().hex[:8]
+        kubectl("create", "namespace", cls.ns)
+        cls.port = free_port()
+        cls.config = f"validator-{cls.ns}.trainctl.test"
+        # The CRD's conversion webhook pointed at this process (the shipped one names the
+        # operator's Service, which this cluster does not run).
+        cls.patch_client_config({"service": None, "url": f"https://127.0.0.1:{cls.port}{CONVERSION_PATH}"})
+        kubectl("create", "-f", "-", input=json.dumps({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": cls.config}, "webhooks": [{
+                "name": "mpijob.validator.trainctl.test",
+                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}/validate-kubeflow-org-v1-mpijob"},
+                "rules": [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
+                           "operations": ["CREATE", "UPDATE"], "resources": ["mpijobs"]}],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
+                "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 10}]}))
+        cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port), "--webhook-bind-host", "127.0.0.1",
+                          "--webhook-host", "127.0.0.1", "--webhook-config-name", cls.config,
+                          "--webhook-secret-name", f"webhook-cert-{cls.ns}",
+                          "--leader-election-namespace", cls.ns)
+        cls.op.start()
+        secret = get_json("secret", f"webhook-cert-{cls.ns}", "-n", cls.ns)
+        wait_for("the CA in the CRD's conversion webhook", lambda: get_json(
+            "crd", "mpijobs.kubeflow.org")["spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle")
+            == secret["data"]["ca.crt"])
+
+    @classmethod
+    def patch_client_config(cls, client_config):
+        kubectl("patch", "crd", "mpijobs.kubeflow.org", "--type", "merge", "-p", json.dumps(
+            {"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}}))
+
+    @classmethod
+    def tearDownClass(cls):
+        kubectl("delete", "validatingwebhookconfiguration", cls.config, "--ignore-not-found", check=False)
+        super().tearDownClass()
+        cls.patch_client_config({"url": None, **SHIPPED_CLIENT_CONFIG})
+
+    def read(self, version, name):
+        return get_json(f"mpijobs.{version}.kubeflow.org", name, "-n", self.ns)
+
+    def test_crd_serves_both_versions_with_the_operators_webhook(self):
+        crd = get_json("crd", "mpijobs.kubeflow.org")
+        self.assertEqual([(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]],
+                         [("v1", True, True), ("v2beta1", True, False)])
+        self.assertEqual(crd["spec"]["conversion"]["strategy"], "Webhook")
+        # The operator's log says where the CA went.
+        self.assertIn("CA bundle injected", self.op.log())
+
+    def test_a_v2beta1_job_round_trips_and_runs(self):
+        self.create(v2beta1("v2", self.ns, slotsPerWorker=2, runLauncherAsWorker=True,
+                            sshAuthMountPath="/home/mpiuser/.ssh",
+                            launcherCreationPolicy="WaitForWorkersReady", mpiImplementation="MPICH",
+                            runPolicy={"cleanPodPolicy": "Running", "backoffLimit": 3}))
+        back = self.read("v2beta1", "v2")
+        self.assertEqual(back["apiVersion"], "kubeflow.org/v2beta1")
+        spec = back["spec"]
+        self.assertEqual((spec["slotsPerWorker"], spec["runLauncherAsWorker"], spec["sshAuthMountPath"],
+                          spec["launcherCreationPolicy"], spec["mpiImplementation"]),
+                         (2, True, "/home/mpiuser/.ssh", "WaitForWorkersReady", "MPICH"))
+        self.assertEqual(spec["runPolicy"]["backoffLimit"], 3)
+        self.assertNotIn("mpi.trainctl.dev/v2beta1-fields", back["metadata"].get("annotations", {}),
+                         "the carrier annotation is removed on the way back")
+        # Stored as v1: the fields v1 lacks ride in one annotation, the rest are v1's own.
+        stored = self.read("v1", "v2")
+        self.assertEqual(stored["apiVersion"], "kubeflow.org/v1")
+        self.assertEqual(stored["spec"]["slotsPerWorker"], 2)
+        self.assertNotIn("mpiImplementation", stored["spec"])
+        carried = json.loads(stored["metadata"]["annotations"]["mpi.trainctl.dev/v2beta1-fields"])
+        self.assertEqual(carried["mpiImplementation"], "MPICH")
+        self.assertEqual(carried["launcherCreationPolicy"], "WaitForWorkersReady")
+        # Reconciled: the operator reads v1; the status reads in both versions.
+        self.wait_condition("MPIJob", "v2", "Succeeded", timeout=90)
+        self.assertEqual(self.read("v2beta1", "v2")["status"]["conditions"][-1]["type"], "Succeeded")
+
+    def test_a_v1_job_read_and_written_as_v2beta1_keeps_its_v1_fields(self):
+        job = make_job("MPIJob", "v1job", self.ns, {"Launcher": (1, FOREVER), "Worker": (1, FOREVER)},
+                       extra_spec={"mainContainer": "mpi", "slotsPerWorker": 3})
+        self.create(job)
+        as_v2 = self.read("v2beta1", "v1job")
+        self.assertNotIn("mainContainer", as_v2["spec"])
+        self.assertEqual(as_v2["spec"]["slotsPerWorker"], 3)
+        # An edit through v2beta1 (a label, as kubectl would) does not lose v1's mainContainer.
+        kubectl("label", "mpijobs.v2beta1.kubeflow.org", "v1job", "-n", self.ns, "edited=through-v2beta1")
+        stored = self.read("v1", "v1job")
+        self.assertEqual(stored["metadata"]["labels"]["edited"], "through-v2beta1")
+        self.assertEqual(stored["spec"]["mainContainer"], "mpi")
+        self.assertEqual(stored["spec"]["slotsPerWorker"], 3)
+        self.assertNotIn("mpi.trainctl.dev/v1-fields", stored["metadata"].get("annotations", {}))
+
+    def test_bad_v2beta1_jobs_are_refused_with_the_field(self):
+        bad_enum = v2beta1("badimpl", self.ns, mpiImplementation="LAM")
+        out = kubectl("create", "-f", "-", input=json.dumps(bad_enum), check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("spec.mpiImplementation", out.stderr)
+        # Converted to v1 for the validating webhook (matchPolicy Equivalent), which names the field.
+        two_launchers = v2beta1("twolaunchers", self.ns)
+        two_launchers["spec"]["mpiReplicaSpecs"]["Launcher"]["replicas"] = 2
+        out = kubectl("create", "-f", "-", input=json.dumps(two_launchers), check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("mpijob.validator.trainctl.test", out.stderr)
+        self.assertIn("spec.mpiReplicaSpecs[Launcher].replicas", out.stderr)
+        self.assertIsNone(self.read("v1", "twolaunchers"))
+
+    def test_the_v2beta1_example_applies_unchanged_and_runs(self):
+        import os
+        from harness import REPO
+        path = os.path.join(REPO, "examples/mpi/mpijob-v2beta1.yaml")
+        kubectl("apply", "-n", self.ns, "-f", path)
+        self.assertEqual(self.read("v2beta1", "mpi-digits-v2")["spec"]["launcherCreationPolicy"],
+                         "WaitForWorkersReady")
+        self.wait_condition("MPIJob", "mpi-digits-v2", "Succeeded", timeout=90)

@@ -113,7 +113,11 @@ class ShippedRbac(OperatorTestCase):
         wait_for("caBundle injected", lambda: all(
             w["clientConfig"].get("caBundle") for w in get_json("validatingwebhookconfiguration",
                                                                 WEBHOOK_CONFIG)["webhooks"]))
-        self.assertIsNotNone(get_json("secret", WEBHOOK_SECRET, "-n", SYSTEM_NS))
+        secret = get_json("secret", WEBHOOK_SECRET, "-n", SYSTEM_NS)
+        self.assertIsNotNone(secret)
+        # The MPIJob CRD's conversion webhook (v1 <-> v2beta1) gets the same CA.
+        wait_for("caBundle in the MPIJob CRD", lambda: get_json("crd", "mpijobs.kubeflow.org")[
+            "spec"]["conversion"]["webhook"]["clientConfig"].get("caBundle") == secret["data"]["ca.crt"])
         bad = make_job("PyTorchJob", "bad", self.ns, {"Master": (2, run_for(1))})
         out = kubectl("create", "-f", "-", input=json.dumps(bad), check=False)
         self.assertIn("spec.pytorchReplicaSpecs[Master].replicas", out.stderr)
