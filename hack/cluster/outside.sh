@@ -38,7 +38,11 @@ outside_down() {
     for (( i = 0; i < 50; i++ )); do [[ -z "$(ip netns pids "$OUTSIDE_NS" 2>/dev/null)" ]] && break; sleep 0.1; done
     ip netns delete "$OUTSIDE_NS"
   fi
-  if ip link show "$OUTSIDE_LINK" >/dev/null 2>&1; then ip link delete "$OUTSIDE_LINK"; fi
+  # The kernel removes the namespace's veth pair on its own, a moment after the delete: a link
+  # that vanishes between the look and the delete is gone, not an error.
+  if ip link show "$OUTSIDE_LINK" >/dev/null 2>&1; then
+    ip link delete "$OUTSIDE_LINK" 2>/dev/null || ! ip link show "$OUTSIDE_LINK" >/dev/null 2>&1
+  fi
   rm -rf "$OUTSIDE_DIR"
 }
 
