@@ -392,6 +392,21 @@ CONVERSION = {
 }
 
 
+def job_schema(description, spec):
+    """A job object's top-level schema: its spec and the common status."""
+    return obj(
+        description=description,
+        required=("spec",),
+        properties={
+            "apiVersion": string(),
+            "kind": string(),
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": job_status(),
+        },
+    )
+
+
 def mpi_v2beta1_version(columns):
     """MPIJob as kubeflow.org/v2beta1 (mpi-operator v0.8.0's fields); served, not stored."""
     spec_props = {name: make() for name, make in MPI_V2_SPEC.items()}
@@ -402,19 +417,10 @@ def mpi_v2beta1_version(columns):
         required=("mpiReplicaSpecs",),
         properties=dict(sorted(spec_props.items())),
     )
-    schema = obj(
-        description=(
-            "MPIJob as the MPI Operator v2 defines it (kubeflow.org/v2beta1, served by trainctl, "
-            "stored as v1 through its conversion webhook)."
-        ),
-        required=("spec",),
-        properties={
-            "apiVersion": string(),
-            "kind": string(),
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": job_status(),
-        },
+    schema = job_schema(
+        "MPIJob as the MPI Operator v2 defines it (kubeflow.org/v2beta1, served by trainctl, "
+        "stored as v1 through its conversion webhook).",
+        spec,
     )
     return {
         "name": "v2beta1",
@@ -440,16 +446,8 @@ def crd(k):
         required=(k["map"],),
         properties=dict(sorted(spec_props.items())),
     )
-    schema = obj(
-        description=f"{kind}: a distributed training job (kubeflow.org/v1, served by trainctl).",
-        required=("spec",),
-        properties={
-            "apiVersion": string(),
-            "kind": string(),
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": job_status(),
-        },
+    schema = job_schema(
+        f"{kind}: a distributed training job (kubeflow.org/v1, served by trainctl).", spec
     )
     state = {"name": "State", "type": "string", "jsonPath": ".status.conditions[-1:].type"}
     age = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}

@@ -584,6 +584,22 @@ class YuniKornGang(OperatorTestCase):
                              md["labels"]["training.kubeflow.org/replica-type"])
 
 
+def create_validating_config(name, port, namespace, kinds):
+    """A ValidatingWebhookConfiguration sending `kinds` (v1, create and update) in `namespace`
+    to the operator's webhooks on 127.0.0.1:`port`."""
+    hooks = [{
+        "name": f"{kind}.validator.trainctl.test",
+        "clientConfig": {"url": f"https://127.0.0.1:{port}/validate-kubeflow-org-v1-{kind}"},
+        "rules": [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
+                   "operations": ["CREATE", "UPDATE"], "resources": [kind + "s"]}],
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 10} for kind in kinds]
+    kubectl("create", "-f", "-", input=json.dumps({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name}, "webhooks": hooks}))
+
+
 class AdmissionWebhooks(OperatorTestCase):
     """The operator serves the validating webhooks over TLS with its own CA (kept in a Secret and
     injected as caBundle); the real API server rejects a bad job with the field-path message and
@@ -598,19 +614,7 @@ class AdmissionWebhooks(OperatorTestCase):
         cls.port = free_port()
         cls.config = f"validator-{cls.ns}.trainctl.test"
         cls.secret = f"webhook-cert-{cls.ns}"
-        hooks = []
-        for kind, plural in (("pytorchjob", "pytorchjobs"), ("mpijob", "mpijobs")):
-            hooks.append({
-                "name": f"{kind}.validator.trainctl.test",
-                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}/validate-kubeflow-org-v1-{kind}"},
-                "rules": [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
-                           "operations": ["CREATE", "UPDATE"], "resources": [plural]}],
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
-                "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                "timeoutSeconds": 10})
-        kubectl("create", "-f", "-", input=json.dumps({
-            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": cls.config}, "webhooks": hooks}))
+        create_validating_config(cls.config, cls.port, cls.ns, ("pytorchjob", "mpijob"))
         cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port), "--webhook-bind-host", "127.0.0.1",
                           "--webhook-host", "127.0.0.1", "--webhook-config-name", cls.config,
                           "--webhook-secret-name", cls.secret, "--leader-election-namespace", cls.ns)
@@ -680,16 +684,7 @@ class MpiJobBothVersions(OperatorTestCase):
         # The CRD's conversion webhook pointed at this process (the shipped one names the
         # operator's Service, which this cluster does not run).
         cls.patch_client_config({"service": None, "url": f"https://127.0.0.1:{cls.port}{CONVERSION_PATH}"})
-        kubectl("create", "-f", "-", input=json.dumps({
-            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": cls.config}, "webhooks": [{
-                "name": "mpijob.validator.trainctl.test",
-                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}/validate-kubeflow-org-v1-mpijob"},
-                "rules": [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"],
-                           "operations": ["CREATE", "UPDATE"], "resources": ["mpijobs"]}],
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
-                "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                "timeoutSeconds": 10}]}))
+        create_validating_config(cls.config, cls.port, cls.ns, ("mpijob",))
         cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port), "--webhook-bind-host", "127.0.0.1",
                           "--webhook-host", "127.0.0.1", "--webhook-config-name", cls.config,
                           "--webhook-secret-name", f"webhook-cert-{cls.ns}",
