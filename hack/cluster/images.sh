@@ -382,15 +382,23 @@ build_operator() {
 # copy hack/requirements/ and the SDK from), tagged trainctl/<name>:<hash of the Dockerfile,
 # the requirements and the SDK> and trainctl/<name>:dev, the name the node's tests pass to
 # TrainingClient.train(trainer_image=, initializer_image=).
+# The trainer is built on the examples' base (its Dockerfile's BASE): Debian's PyTorch is there
+# already, so its apt-get step fetches and unpacks no torch and its image shares the node's
+# layers; the initializer, which has no PyTorch, stays on debian:bookworm-slim.
 build_fine_tuning_image() {
-  local folder="$1" name="$2" root hash
+  local folder="$1" name="$2" root hash base="" args=()
   root="$(repo_root)"
   build_debian_slim
-  hash="$(cd "$root" && tree_hash "recipe=1" "images/$folder/Dockerfile" hack/requirements sdk/python/trainctl)"
+  if [[ "$name" == trainer ]]; then
+    build_examples_base
+    base="trainctl/examples-base:$(examples_base_tag)"
+    args=(--build-arg "BASE=$base")
+  fi
+  hash="$(cd "$root" && tree_hash "recipe=1 base=$base" "images/$folder/Dockerfile" hack/requirements sdk/python/trainctl)"
   if ! present "trainctl/$name" "$hash" || (( force )); then
     local t0=$SECONDS
-    log "images: building trainctl/$name from images/$folder/Dockerfile (pip from PyPI, pinned; a few minutes the first time)"
-    buildah_build "$root/images/$folder/Dockerfile" "$root" "trainctl/$name:$hash"
+    log "images: building trainctl/$name from images/$folder/Dockerfile${base:+ on $base} (pip from PyPI, pinned; a few minutes the first time)"
+    buildah_build "$root/images/$folder/Dockerfile" "$root" "trainctl/$name:$hash" "${args[@]}"
     log "images: built trainctl/$name:$hash (images/$folder/Dockerfile, buildah) in $(( SECONDS - t0 ))s"
   fi
   also_name "trainctl/$name:$hash" "trainctl/$name:dev"
