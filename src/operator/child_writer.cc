@@ -9,6 +9,7 @@
 #include "api/json_fields.h"
 #include "api/replica_env.h"
 #include "api/restart_scope.h"
+#include "operator/mpi_v2_children.h"
 
 namespace trainctl::op {
 
@@ -62,7 +63,10 @@ Status ChildWriter::SlowStart(size_t n, size_t max_batch,
 Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
                               const engine::ReplicaRef& ref) {
   api::ServiceEndpoints endpoints(job.name, job.namespace_, cluster_domain_);
-  StatusOr<BuiltPod> built = BuildPod(job, ref.type, ref.index, endpoints, settings_);
+  // An MPIJob of v2beta1 has only its workers made here (its launcher is a batch Job's pod).
+  StatusOr<BuiltPod> built = job.IsMpiV2()
+                                 ? BuildMpiV2Worker(job, ref.index)
+                                 : BuildPod(job, ref.type, ref.index, endpoints, settings_);
   if (!built.ok()) {
     Event(job, "Warning", "FailedCreatePod", "Error creating: " + built.status().message());
     return built.status();

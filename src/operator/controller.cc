@@ -7,6 +7,7 @@
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "api/mpi_conversion.h"
 #include "api/restart_scope.h"
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
@@ -22,6 +23,8 @@ namespace trainctl::op {
 namespace {
 
 constexpr const char* kOwnerIndex = "owner";
+constexpr const char* kSelfIndex = "self";  // a launcher Job by its own uid
+const kube::Resource kBatchJobs{"batch", "v1", "jobs"};
 
 kube::Resource JobResource(api::Kind kind) {
   return {api::kGroup, "v1", api::Info(kind).plural, true};
@@ -63,7 +66,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
       hpa_writer_(client, metrics),
       pod_group_writer_(client, recorder, metrics, options_.pod_settings.gang),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
-      services_(ProjectService) {
+      services_(ProjectService),
+      launcher_jobs_(ProjectLauncherJob) {
   auto owner_of_pod = [](const kube::PodSummary& p) {
     return p.HasOwner() ? std::vector<std::string>{kube::FormatUid(p.owner_uid)}
                         : std::vector<std::string>{};
@@ -119,6 +123,30 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
   service_reflector_ =
       std::make_unique<kube::Reflector>(client_, kube::kServices, child_options, &services_);
 
+  // An MPIJob of v2beta1 has its launcher in a batch Job: the Job's changes that say how the
+  // launcher ended, or that it is suspended, go to the MPIJob.
+  auto uid_text = [](const kube::Uid& uid) {
+    return uid != kube::Uid{} ? std::vector<std::string>{kube::FormatUid(uid)}
+                              : std::vector<std::string>{};
+  };
+  launcher_jobs_.AddIndexer(
+      kOwnerIndex, [uid_text](const LauncherJobSummary& j) { return uid_text(j.owner_uid); });
+  launcher_jobs_.AddIndexer(kSelfIndex,
+                            [uid_text](const LauncherJobSummary& j) { return uid_text(j.uid); });
+  launcher_jobs_.SetHandlers({
+      [this](const std::string&, const LauncherJobSummary& j) { EnqueueOwner(j.owner_uid); },
+      [this](const std::string&, const LauncherJobSummary& o, const LauncherJobSummary& n) {
+        if (o.complete != n.complete || o.failed != n.failed || o.suspended != n.suspended ||
+            o.owner_uid != n.owner_uid)
+          EnqueueOwner(n.owner_uid, n.failed ? kube::Lane::kUrgent : kube::Lane::kRoutine);
+      },
+      [this](const std::string&, const LauncherJobSummary& j) { EnqueueOwner(j.owner_uid); },
+  });
+  if (std::find(options_.kinds.begin(), options_.kinds.end(), api::Kind::kMPIJob) !=
+      options_.kinds.end())
+    launcher_job_reflector_ =
+        std::make_unique<kube::Reflector>(client_, kBatchJobs, child_options, &launcher_jobs_);
+
   for (api::Kind kind : options_.kinds) {
     KindInformer informer;
     informer.kind = kind;
@@ -173,8 +201,10 @@ void Controller::Start() {
   // Children first, so the first syncs see the pods that already exist.
   pod_reflector_->Start();
   service_reflector_->Start();
+  if (launcher_job_reflector_) launcher_job_reflector_->Start();
   pod_reflector_->WaitForSync(Duration(60000));
   service_reflector_->WaitForSync(Duration(60000));
+  if (launcher_job_reflector_) launcher_job_reflector_->WaitForSync(Duration(60000));
   for (KindInformer& informer : jobs_) informer.reflector->Start();
   for (int i = 0; i < std::max(1, options_.threads); ++i)
     workers_.emplace_back([this] { Worker(); });
@@ -182,6 +212,7 @@ void Controller::Start() {
 
 bool Controller::Synced() const {
   if (!pod_reflector_->HasSynced() || !service_reflector_->HasSynced()) return false;
+  if (launcher_job_reflector_ && !launcher_job_reflector_->HasSynced()) return false;
   for (const KindInformer& informer : jobs_)
     if (!informer.reflector->HasSynced()) return false;
   return true;
@@ -200,6 +231,7 @@ kube::ReflectorStats Controller::watch_stats() const {
   };
   add(pod_reflector_.get());
   add(service_reflector_.get());
+  add(launcher_job_reflector_.get());
   for (const KindInformer& informer : jobs_) add(informer.reflector.get());
   return sum;
 }
@@ -211,6 +243,7 @@ std::vector<std::pair<std::string, kube::ReflectorStats>> Controller::informer_s
   };
   add(pod_reflector_.get());
   add(service_reflector_.get());
+  add(launcher_job_reflector_.get());
   for (const KindInformer& informer : jobs_) add(informer.reflector.get());
   return out;
 }
@@ -252,6 +285,7 @@ void Controller::Stop() {
   for (KindInformer& informer : jobs_) informer.reflector->Stop();
   if (pod_reflector_) pod_reflector_->Stop();
   if (service_reflector_) service_reflector_->Stop();
+  if (launcher_job_reflector_) launcher_job_reflector_->Stop();
 }
 
 kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
@@ -262,11 +296,23 @@ kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
 
 void Controller::EnqueueOwner(const kube::Uid& owner, kube::Lane lane) {
   if (owner == kube::Uid{}) return;
+  std::string owner_text = kube::FormatUid(owner);
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    known = owner_keys_.count(owner_text) > 0;
+  }
+  if (!known && launcher_job_reflector_) {
+    // A launcher Job's pod: its job is the Job's owner.
+    launcher_jobs_.VisitIndex(kSelfIndex, owner_text, [&](const LauncherJobSummary& j) {
+      owner_text = kube::FormatUid(j.owner_uid);
+    });
+  }
   std::string key;
   Duration wait{0};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = owner_keys_.find(kube::FormatUid(owner));
+    auto it = owner_keys_.find(owner_text);
     if (it == owner_keys_.end()) return;
     key = it->second;
     auto quiet = quiet_until_.find(key);
@@ -347,6 +393,22 @@ std::vector<engine::ReplicaObservation> Controller::ObservePods(const api::Job& 
       observed.push_back(std::move(*o));
   });
   return observed;
+}
+
+Controller::LauncherView Controller::ViewLauncher(const api::Job& job,
+                                                  const std::string& uid) const {
+  LauncherView view;
+  const std::string name = job.name + "-launcher";
+  launcher_jobs_.VisitIndex(kOwnerIndex, uid, [&](const LauncherJobSummary& j) {
+    if (j.name == name && j.namespace_ == job.namespace_) view.job = j;
+  });
+  if (!view.job) return view;
+  ReplicaObserver observer(job);
+  pods_.VisitIndex(kOwnerIndex, kube::FormatUid(view.job->uid), [&](const kube::PodSummary& pod) {
+    if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
+      view.pods.push_back(std::move(*o));
+  });
+  return view;
 }
 
 std::map<std::string, std::string> Controller::NodesOf(const std::string& uid) const {
@@ -505,7 +567,13 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
   if (!api::ObjectManagedByUs(*object)) return result;
 
-  StatusOr<api::LoadedJob> prepared = api::PrepareJob(*object);
+  // An MPIJob written as v2beta1 is reconciled as one (mpi-operator's children: an SSH launcher
+  // in a batch Job); its status is the same in both versions and is written on the v1 object.
+  const bool mpi_v2 = informer->kind == api::Kind::kMPIJob && api::WrittenAsMpiV2(*object);
+  StatusOr<nlohmann::json> as_v2 = mpi_v2 ? api::ConvertMpiJob(*object, api::kApiVersionMpiV2)
+                                          : StatusOr<nlohmann::json>(nlohmann::json());
+  if (!as_v2.ok()) return SyncInvalid(*informer, *object, as_v2.status().message());
+  StatusOr<api::LoadedJob> prepared = api::PrepareJob(mpi_v2 ? *as_v2 : *object);
   if (!prepared.ok()) return SyncInvalid(*informer, *object, prepared.status().message());
 
   // Read.
@@ -522,6 +590,17 @@ SyncResult Controller::Sync(const std::string& qkey) {
     history_->events().Open(uid);
   }
   input.observed = expectations_.Overlay(qkey, ObservePods(input.job, uid), input.now);
+  std::optional<LauncherJobSummary> launcher_job;
+  if (input.job.IsMpiV2()) {
+    LauncherView launcher = ViewLauncher(input.job, uid);
+    launcher_job = launcher.job;
+    if (std::optional<engine::ReplicaObservation> o = ObserveMpiV2Launcher(
+            input.job, launcher.job ? &*launcher.job : nullptr, launcher.pods)) {
+      if (launcher.job->failed)
+        input.launcher_failed = LauncherFailure{o->end_reason, o->end_message};
+      input.observed.push_back(std::move(*o));
+    }
+  }
   input.services = expectations_.OverlayServices(qkey, ServiceNames(input.job, uid), input.now);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
@@ -586,8 +665,20 @@ SyncResult Controller::Sync(const std::string& qkey) {
     children = HoldForGang(hold, &decided.actions, &gang_requeue);
   }
   if (children.ok() && decided.ensure_mpi) {
-    children = mpi_writer_.Ensure(job, decided.mpi_running_workers);
-    if (!children.ok()) decided.actions.create_pods.clear();  // the launcher needs them; retried
+    children = job.IsMpiV2()
+                   ? mpi_writer_.EnsureV2(job, decided.mpi_running_workers, options_.cluster_domain)
+                   : mpi_writer_.Ensure(job, decided.mpi_running_workers);
+    if (!children.ok()) {  // the launcher and the workers need them; retried
+      decided.actions.create_pods.clear();
+      decided.actions.create_launcher_job = false;
+    }
+  }
+  if (children.ok() && decided.actions.create_launcher_job)
+    children = mpi_writer_.CreateLauncherJob(job);
+  // The launcher Job is suspended with its MPIJob (its pod stops) and resumed with it.
+  const bool suspend = job.run_policy.suspend.value_or(false);
+  if (launcher_job && launcher_job->suspended != suspend && !engine::IsFinished(plan.status)) {
+    if (Status st = mpi_writer_.SuspendLauncherJob(job, suspend); !st.ok()) result.status = st;
   }
   WriteOutcome outcome = writer_.Apply(qkey, job, decided.actions);
   if (!children.ok() && outcome.pods.ok()) outcome.pods = children;

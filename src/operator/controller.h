@@ -1,6 +1,8 @@
 // Controller: reconciles kubeflow.org/v1 jobs of the enabled kinds on a Kubernetes API server.
 //
-//   informers (jobs per kind, the jobs' pods and services, label-selected, compact caches)
+//   informers (jobs per kind, the jobs' pods and services, label-selected, compact caches; with
+//     MPIJob enabled also the batch Jobs that launch v2beta1 MPIJobs, whose pods' events go to
+//     the MPIJob that owns the Job)
 //     → event handlers enqueue the owning job's key ("<plural>/<ns>/<name>"); a job whose last
 //       sync was expensive waits a multiple of its cost first (sync_spacing.h)
 //     → WorkQueue (de-duplicated, N workers, back-off on errors, timed requeue; a job whose
@@ -35,6 +37,7 @@
 #include "operator/history_recorder.h"
 #include "operator/hpa_writer.h"
 #include "operator/metrics.h"
+#include "operator/mpi_v2_launcher.h"
 #include "operator/mpi_writer.h"
 #include "operator/pod_group_writer.h"
 #include "operator/progress_probe.h"
@@ -103,6 +106,8 @@ class Controller {
   kube::ReflectorConsumer* JobCache(api::Kind kind);
   kube::ReflectorConsumer* PodCache() { return &pods_; }
   kube::ReflectorConsumer* ServiceCache() { return &services_; }
+  // The MPIJob v2beta1 launchers' batch Jobs (informer started only when MPIJob is enabled).
+  kube::ReflectorConsumer* LauncherJobCache() { return &launcher_jobs_; }
   size_t cached_pods() const { return pods_.size(); }
   // The informers' list and watch counts, summed (zero before Start).
   kube::ReflectorStats watch_stats() const;
@@ -150,6 +155,13 @@ class Controller {
   // The job's pods in the cache, observed in place (no copies of the cached pods).
   std::vector<engine::ReplicaObservation> ObservePods(const api::Job& job,
                                                       const std::string& uid) const;
+  // MPIJob v2beta1: its launcher Job (`<job>-launcher`, controlled by the job) and that Job's
+  // pods, observed.
+  struct LauncherView {
+    std::optional<LauncherJobSummary> job;
+    std::vector<engine::ReplicaObservation> pods;
+  };
+  LauncherView ViewLauncher(const api::Job& job, const std::string& uid) const;
 
   kube::Client* client_;
   const Clock* clock_;
@@ -171,6 +183,8 @@ class Controller {
   kube::Store<kube::PodSummary> pods_;
   kube::Store<ServiceSummary> services_;
   std::unique_ptr<kube::Reflector> pod_reflector_, service_reflector_;
+  kube::Store<LauncherJobSummary> launcher_jobs_;
+  std::unique_ptr<kube::Reflector> launcher_job_reflector_;  // null: MPIJob not enabled
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> owner_keys_;  // job uid → queue key; guarded by mu_

@@ -54,6 +54,14 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   bool workers_up = running_workers >= job.ReplicasOf("Worker");
   for (engine::ReplicaRef ref : plan.create) {
     if (ref.name.empty()) ref.name = PodName(job, ref.type, ref.index);
+    if (job.IsMpiV2() && job.info().IsLauncher(ref.type)) {
+      // Its pod is the launcher Job's to make; the Job waits for the workers only when asked.
+      if (job.launcher_creation_policy == "WaitForWorkersReady" && !workers_up)
+        out.launcher_held = true;
+      else
+        out.create_launcher_job = true;
+      continue;
+    }
     if (job.info().IsLauncher(ref.type) && options.mpi_launcher_waits_for_workers && !workers_up) {
       out.launcher_held = true;
       continue;
@@ -61,6 +69,7 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
     out.create_pods.push_back(std::move(ref));
   }
   for (const engine::ReplicaRef& ref : plan.remove) {
+    if (job.IsMpiV2() && job.info().IsLauncher(ref.type)) continue;  // the launcher Job's pod
     std::string uid;
     for (const engine::ReplicaObservation& o : observed)
       if (o.name == ref.name && !o.terminating) uid = o.uid;

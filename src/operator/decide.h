@@ -36,6 +36,10 @@ struct ChildActions {
   std::vector<engine::ReplicaRef> create_services;
   std::vector<std::string> delete_services;
   bool launcher_held = false;  // MPIJob: the launcher waits for its workers to be Running
+  // MPIJob v2beta1: create the launcher's batch Job (its pod is the Job's; never in
+  // create_pods or delete_pods). Held (launcher_held) under launcherCreationPolicy
+  // WaitForWorkersReady until every worker runs; created at once under AtStartup.
+  bool create_launcher_job = false;
 };
 
 // One step of creating a job's children: a replica's service (when it is to be created) and

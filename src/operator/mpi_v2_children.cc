@@ -187,10 +187,12 @@ StatusOr<BuiltJob> BuildMpiV2Launcher(const api::Job& job) {
   if (rp.active_deadline_seconds) job_spec["activeDeadlineSeconds"] = *rp.active_deadline_seconds;
   if (rp.backoff_limit) job_spec["backoffLimit"] = *rp.backoff_limit;
   if (rp.suspend.value_or(false)) job_spec["suspend"] = true;
-  out.job = {{"apiVersion", "batch/v1"},
-             {"kind", "Job"},
-             {"metadata", MpiChildMetadata(job, job.name + "-launcher")},
-             {"spec", job_spec}};
+  json metadata = MpiChildMetadata(job, job.name + "-launcher");
+  // The operator's informer of launcher Jobs selects them by the job-name label, as its pods'.
+  metadata["labels"][api::kLabelJobName] = job.name;
+  metadata["labels"][api::kLabelOperatorName] = kMpiV2OperatorName;
+  out.job = {
+      {"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", metadata}, {"spec", job_spec}};
   return out;
 }
 

@@ -11,7 +11,9 @@
 //                  job's search domain, `/usr/sbin/sshd -De` when they have no command,
 //                  K_MPI_JOB_ROLE=worker, the keys at sshAuthMountPath
 //   <job>-launcher batch/v1 Job (ttl, activeDeadlineSeconds, backoffLimit and suspend from
-//                  runPolicy) whose pod has the implementation's env, /etc/mpi and the keys
+//                  runPolicy; labelled job-name and operator-name besides upstream's app, for
+//                  the operator's informer) whose pod has the implementation's env, /etc/mpi
+//                  and the keys
 //
 // Labels as mpi-operator's: training.kubeflow.org/operator-name=mpi-operator, job-name,
 // job-role launcher|worker, the workers' replica-index (from 1 when the launcher is index 0 as

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "api/manifest.h"
 #include "kube/base64.h"
+#include "operator/mpi_v2_test_job.h"
 
 namespace trainctl::op {
 namespace {
@@ -14,19 +14,7 @@ namespace {
 using nlohmann::json;
 
 api::Job Load(const std::string& spec_extra, const std::string& worker_extra = "") {
-  std::string yaml =
-      "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: pi, namespace: ns, uid: "
-      "u1}\nspec:\n" +
-      spec_extra +
-      "  mpiReplicaSpecs:\n"
-      "    Launcher:\n      template:\n        spec:\n          containers:\n"
-      "          - {name: launcher, image: mpi-pi, command: [mpirun, pi]}\n"
-      "    Worker:\n      replicas: 2\n      template:\n        metadata: {labels: {team: a}}\n"
-      "        spec:\n" +
-      worker_extra + "          containers:\n          - {name: worker, image: mpi-pi}\n";
-  auto jobs = api::LoadJobsFromText(yaml, "pi.yaml");
-  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
-  return (*jobs)[0].job;
+  return LoadMpiV2TestJob(spec_extra, worker_extra);
 }
 
 std::map<std::string, std::string> Env(const json& container) {
@@ -114,6 +102,8 @@ TEST(MpiV2ChildrenTest, LauncherIsABatchJobWithTheRunPolicy) {
   const json& j = launcher->job;
   EXPECT_EQ(j["apiVersion"], "batch/v1");
   EXPECT_EQ(j["metadata"]["name"], "pi-launcher");
+  // Selected by the operator's informer as the job's pods are.
+  EXPECT_EQ(j["metadata"]["labels"]["training.kubeflow.org/job-name"], "pi");
   EXPECT_EQ(j["spec"]["ttlSecondsAfterFinished"], 60);
   EXPECT_EQ(j["spec"]["activeDeadlineSeconds"], 600);
   EXPECT_EQ(j["spec"]["backoffLimit"], 6);

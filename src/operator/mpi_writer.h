@@ -1,5 +1,8 @@
 // MpiWriter: makes the API server hold an MPIJob's launcher ServiceAccount, Role, RoleBinding
-// and `<job>-config` ConfigMap as mpi_children.h builds them, before its pods are created.
+// and `<job>-config` ConfigMap as mpi_children.h builds them, before its pods are created; for
+// an MPIJob of v2beta1 instead its `<job>-ssh` Secret (a key pair made when the Secret is
+// created, never replaced), `<job>-config` ConfigMap and headless Service, and its launcher's
+// batch Job (mpi_v2_children.h), whose spec.suspend follows the MPIJob's.
 //
 // Each object is created when missing; an existing Role or ConfigMap that differs is updated;
 // an existing object controlled by someone else is an error (Warning event ErrResourceExists,
@@ -28,14 +31,25 @@ class MpiWriter {
 
   // `running_workers`: names of the job's worker pods that are Running now.
   Status Ensure(const api::Job& job, const std::vector<std::string>& running_workers);
+  // v2beta1: the Secret, ConfigMap and Service. `cluster_domain` as in the pods' host names.
+  Status EnsureV2(const api::Job& job, const std::vector<std::string>& running_workers,
+                  const std::string& cluster_domain);
+  // v2beta1: creates the launcher's batch Job (one there already that is the job's is kept).
+  Status CreateLauncherJob(const api::Job& job);
+  // v2beta1: sets the launcher Job's spec.suspend (the MPIJob was suspended or resumed).
+  Status SuspendLauncherJob(const api::Job& job, bool suspend);
   // Drops what is remembered of a job that is gone.
   void Forget(const std::string& uid);
 
  private:
   struct Written {
-    bool rbac = false;
+    bool rbac = false;   // v1: the launcher's RBAC; v2beta1: the Secret and the Service
     std::string config;  // the ConfigMap's data as last written (JSON text)
   };
+  // Writes the ConfigMap when its data differs from what was last written for `uid`.
+  Status WriteConfig(const api::Job& job, const nlohmann::json& config, const Written& before);
+  // A Warning event on the job.
+  void Warn(const api::Job& job, const std::string& reason, const std::string& message);
   // Create, or on AlreadyExists read it, check the controller, and update when `differs`.
   Status Upsert(const api::Job& job, const kube::Resource& resource, const nlohmann::json& object,
                 const char* compared_field, bool must_be_owned);

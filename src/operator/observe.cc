@@ -50,7 +50,7 @@ void Explain(const kube::PodDetail& d, const std::string& default_container,
 const std::vector<std::string>& ObservedLabels() {
   static const std::vector<std::string> labels = {api::kLabelJobName, api::kLabelReplicaType,
                                                   api::kLabelReplicaIndex,
-                                                  api::kRestartAttemptLabel};
+                                                  api::kRestartAttemptLabel, api::kLabelJobRole};
   return labels;
 }
 
@@ -63,6 +63,9 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     const kube::PodSummary& pod) const {
   const std::string* type_label = pod.Label(1);
   const std::string* index_label = pod.Label(2);
+  // mpi-operator's pods (v2beta1) name their role, not a replica type: launcher or worker.
+  const bool by_role = !type_label && job_.IsMpiV2();
+  if (by_role) type_label = pod.Label(4);
   if (!type_label) return std::nullopt;
   const std::string* type = nullptr;
   for (const auto& [lower, exact] : types_)
@@ -77,6 +80,11 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     auto [ptr, ec] =
         std::from_chars(index_label->data(), index_label->data() + index_label->size(), index);
     if (ec != std::errc() || ptr != index_label->data() + index_label->size() || index < 0)
+      return std::nullopt;
+    // A launcher that works too is index 0 of the hostfile, and the workers count from 1.
+    if (by_role && job_.info().IsLauncher(*type)) index = 0;
+    if (by_role && !job_.info().IsLauncher(*type) && job_.run_launcher_as_worker.value_or(false) &&
+        --index < 0)
       return std::nullopt;
   }
   engine::ReplicaObservation o;

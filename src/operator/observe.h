@@ -1,7 +1,8 @@
 // From the pods the informer cache holds for a job to the observations the decision core
 // reads: replica type (the exact-case type whose lowercase matches the pod's replica-type
-// label), index (pods without a parsable index are ignored, as upstream), phase, the default
-// container's exit code, its in-place restart count, and whether the pod is being deleted.
+// label; for an MPIJob of v2beta1, its job-role label), index (pods without a parsable index are
+// ignored, as upstream; a v2beta1 worker's counts from 1 when the launcher works too), phase, the
+// default container's exit code, its in-place restart count, and whether the pod is being deleted.
 //
 // Pure and thread-safe. `keep_labels` order must be kObservedLabels (the PodSummary projection
 // the operator's informer uses).

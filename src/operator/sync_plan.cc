@@ -20,8 +20,10 @@ std::vector<std::string> RunningMpiWorkers(
 SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options) {
   const api::Job& job = input.job;
   SyncPlan out;
-  out.plan = engine::Reconcile(job, input.observed, input.now);
+  out.plan = job.IsMpiV2() ? engine::Reconcile(MpiV2EngineView(job), input.observed, input.now)
+                           : engine::Reconcile(job, input.observed, input.now);
   if (out.plan.skip) return out;
+  if (input.launcher_failed) ApplyLauncherFailure(*input.launcher_failed, &out.plan);
   out.actions = PlanChildren(job, out.plan, input.services, input.observed, options.children);
   const bool finished = engine::IsFinished(out.plan.status);
   const bool suspended = job.run_policy.suspend.value_or(false);

@@ -32,6 +32,7 @@
 #include "engine/plan.h"
 #include "operator/decide.h"
 #include "operator/gang.h"
+#include "operator/mpi_v2_launcher.h"
 
 namespace trainctl::op {
 
@@ -41,6 +42,8 @@ struct SyncInput {
   std::vector<engine::ReplicaObservation> observed;  // expectations overlaid
   std::vector<std::string> services;                 // names of the services the job owns
   Time now{};
+  // MPIJob v2beta1 whose launcher Job failed: the Failed condition's reason and message.
+  std::optional<LauncherFailure> launcher_failed;
   // The job history is on (--history) and has no record of this job yet: a finished job keeps
   // its pods and is not TTL-deleted until it has one (at most kHistoryHold after it finished).
   bool hold_for_history = false;
@@ -72,6 +75,8 @@ struct SyncPlan {
   bool held = false;
 };
 
+// An MPIJob of v2beta1 is judged with its launcher's restart policy Never (MpiV2EngineView: the
+// launcher Job retries) and, when its launcher Job failed, with that Job's reason.
 SyncPlan DecideSync(const SyncInput& input, const SyncOptions& options);
 
 // `ensured`: the PodGroup write's answer (true: the gang is held). Clears the child creations

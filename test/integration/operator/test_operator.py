@@ -2,6 +2,7 @@
 kube-controller-manager + kube-scheduler + kwok nodes): every kind from Created to Succeeded with
 the pods, services and env of reference §3, failure and restart rules, deadlines, TTL,
 cleanPodPolicy, suspend/resume, managedBy, bad input, and an operator restart mid-job."""
+import base64
 import json
 import re
 import time
@@ -742,6 +743,63 @@ class MpiJobBothVersions(OperatorTestCase):
         # Reconciled: the operator reads v1; the status reads in both versions.
         self.wait_condition("MPIJob", "v2", "Succeeded", timeout=90)
         self.assertEqual(self.read("v2beta1", "v2")["status"]["conditions"][-1]["type"], "Succeeded")
+
+    def test_a_v2beta1_job_gets_mpi_operators_children_and_its_launcher_job_decides(self):
+        self.create(v2beta1("kids", self.ns, slotsPerWorker=2,
+                            runPolicy={"cleanPodPolicy": "None", "backoffLimit": 2}))
+        uid = self.read("v1", "kids")["metadata"]["uid"]
+
+        def owned(obj):
+            refs = obj["metadata"].get("ownerReferences", [])
+            return [(r["kind"], r["uid"], r.get("controller")) for r in refs] == [("MPIJob", uid, True)]
+
+        secret = wait_for("the SSH key Secret", lambda: get_json("secret", "kids-ssh", "-n", self.ns))
+        self.assertEqual(secret["type"], "kubernetes.io/ssh-auth")
+        self.assertTrue(owned(secret))
+        self.assertIn("BEGIN EC PRIVATE KEY", base64.b64decode(secret["data"]["ssh-privatekey"]).decode())
+        config = get_json("configmap", "kids-config", "-n", self.ns)
+        self.assertTrue(owned(config))
+        self.assertEqual(config["data"]["hostfile"],
+                         f"kids-worker-0.kids.{self.ns}.svc slots=2\nkids-worker-1.kids.{self.ns}.svc slots=2\n")
+        service = get_json("service", "kids", "-n", self.ns)
+        self.assertEqual(service["spec"]["clusterIP"], "None")
+        self.assertEqual(service["spec"]["selector"], {"training.kubeflow.org/job-name": "kids",
+                                                       "training.kubeflow.org/operator-name": "mpi-operator"})
+        # The launcher is a batch Job (AtStartup: at once), not a pod of the MPIJob's own.
+        launcher = wait_for("the launcher's batch Job", lambda: get_json("job.batch", "kids-launcher", "-n", self.ns))
+        self.assertTrue(owned(launcher))
+        self.assertEqual(launcher["spec"]["backoffLimit"], 2)
+        volumes = {v["name"] for v in launcher["spec"]["template"]["spec"]["volumes"]}
+        self.assertEqual(volumes, {"ssh-auth", "mpi-job-config"})
+        self.assertEqual(launcher["spec"]["template"]["metadata"]["labels"]["training.kubeflow.org/job-role"],
+                         "launcher")
+        self.wait_condition("MPIJob", "kids", "Succeeded", timeout=90)
+        # Its pods: the workers the operator made, the launcher the Job made.
+        pods = get_json("pods", "-n", self.ns, "-l", "training.kubeflow.org/job-name=kids")["items"]
+        by_role = {}
+        for pod in pods:
+            by_role.setdefault(pod["metadata"]["labels"]["training.kubeflow.org/job-role"], []).append(pod)
+        self.assertEqual(sorted(p["metadata"]["name"] for p in by_role["worker"]), ["kids-worker-0", "kids-worker-1"])
+        self.assertTrue(all(owned(p) for p in by_role["worker"]))
+        self.assertEqual([p["metadata"]["ownerReferences"][0]["kind"] for p in by_role["launcher"]], ["Job"])
+        worker = by_role["worker"][0]["spec"]
+        self.assertEqual(worker["hostname"], by_role["worker"][0]["metadata"]["name"])
+        self.assertEqual(worker["subdomain"], "kids")
+        self.assertIn({"name": "ssh-auth", "mountPath": "/root/.ssh"}, worker["containers"][0]["volumeMounts"])
+        status = self.read("v2beta1", "kids")["status"]
+        self.assertEqual(status["replicaStatuses"]["Launcher"].get("succeeded"), 1)
+
+    def test_a_failed_launcher_job_fails_the_v2beta1_job_with_the_jobs_reason(self):
+        job = v2beta1("lfail", self.ns, runPolicy={"backoffLimit": 0})
+        launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]
+        launcher["template"] = {"metadata": {"annotations": run_for(1, exit_code=3)},
+                                "spec": {"containers": [{"name": "mpi", "image": "example.invalid/mpi:1"}]}}
+        launcher["restartPolicy"] = "Never"
+        self.create(job)
+        self.wait_condition("MPIJob", "lfail", "Failed", timeout=90)
+        failed = [c for c in self.read("v1", "lfail")["status"]["conditions"] if c["type"] == "Failed"][0]
+        self.assertTrue(failed["reason"].startswith("BackoffLimitExceeded"), failed)
+        self.assertIn("backoff limit", failed["message"])
 
     def test_a_v1_job_read_and_written_as_v2beta1_keeps_its_v1_fields(self):
         job = make_job("MPIJob", "v1job", self.ns, {"Launcher": (1, FOREVER), "Worker": (1, FOREVER)},

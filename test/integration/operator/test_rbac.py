@@ -134,6 +134,11 @@ class ShippedRbac(OperatorTestCase):
         # MPIJob: ConfigMap (created, then patched when the workers run), ServiceAccount, Role,
         # RoleBinding for the launcher.
         self.create(make_job("MPIJob", "mpi", self.ns, {"Launcher": (1, run_for(2)), "Worker": (2, run_for(4))}))
+        # MPIJob v2beta1 (stored as v1 with its v2beta1 fields' annotation, as the conversion
+        # webhook stores one): the key Secret (created, never read) and the launcher's batch Job.
+        v2 = make_job("MPIJob", "mpiv2", self.ns, {"Launcher": (1, run_for(2)), "Worker": (2, run_for(4))})
+        v2["metadata"].setdefault("annotations", {})["mpi.trainctl.dev/v2beta1-fields"] = "{}"
+        self.create(v2)
         # Elastic PyTorchJob: its HPA.
         self.create(elastic_pytorch_job("elastic", self.ns))
         # A gang restart (the attempt patched on the job) with a checkpoint notice (the job and
@@ -165,6 +170,9 @@ class ShippedRbac(OperatorTestCase):
                                ("role", "mpi-launcher"), ("rolebinding", "mpi-launcher")):
             self.assertIsNotNone(get_json(resource, name, "-n", self.ns), f"{resource} {name}")
         self.assertIn("mpi-worker-1", get_json("configmap", "mpi-config", "-n", self.ns)["data"]["hostfile"])
+        self.wait_condition("MPIJob", "mpiv2", "Succeeded", timeout=60)
+        self.assertEqual(get_json("secret", "mpiv2-ssh", "-n", self.ns)["type"], "kubernetes.io/ssh-auth")
+        self.assertIsNotNone(get_json("job.batch", "mpiv2-launcher", "-n", self.ns))
         wait_for("the HPA", lambda: get_json("horizontalpodautoscalers.v2.autoscaling", "elastic", "-n", self.ns))
         self.wait_condition("PyTorchJob", "gang", "Failed", timeout=60)
         gang = self.job("PyTorchJob", "gang")
