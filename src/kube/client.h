@@ -40,6 +40,8 @@ struct Resource {
 inline const Resource kPods{"", "v1", "pods"};
 inline const Resource kServices{"", "v1", "services"};
 inline const Resource kConfigMaps{"", "v1", "configmaps"};
+inline const Resource kSecrets{"", "v1", "secrets"};
+inline const Resource kBatchJobs{"batch", "v1", "jobs"};
 inline const Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims"};
 inline const Resource kEvents{"", "v1", "events"};
 inline const Resource kNamespaces{"", "v1", "namespaces", false};

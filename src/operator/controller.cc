@@ -24,7 +24,6 @@ namespace {
 
 constexpr const char* kOwnerIndex = "owner";
 constexpr const char* kSelfIndex = "self";  // a launcher Job by its own uid
-const kube::Resource kBatchJobs{"batch", "v1", "jobs"};
 
 kube::Resource JobResource(api::Kind kind) {
   return {api::kGroup, "v1", api::Info(kind).plural, true};
@@ -144,8 +143,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
   });
   if (std::find(options_.kinds.begin(), options_.kinds.end(), api::Kind::kMPIJob) !=
       options_.kinds.end())
-    launcher_job_reflector_ =
-        std::make_unique<kube::Reflector>(client_, kBatchJobs, child_options, &launcher_jobs_);
+    launcher_job_reflector_ = std::make_unique<kube::Reflector>(client_, kube::kBatchJobs,
+                                                                child_options, &launcher_jobs_);
 
   for (api::Kind kind : options_.kinds) {
     KindInformer informer;

@@ -16,8 +16,6 @@ namespace {
 const kube::Resource kServiceAccounts{"", "v1", "serviceaccounts"};
 const kube::Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles"};
 const kube::Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings"};
-const kube::Resource kSecrets{"", "v1", "secrets"};
-const kube::Resource kBatchJobs{"batch", "v1", "jobs"};
 
 std::string Uid(const api::Job& job) {
   return job.metadata.is_object() ? api::StringAt(job.metadata, "uid") : "";
@@ -134,8 +132,8 @@ Status MpiWriter::EnsureV2(const api::Job& job, const std::vector<std::string>& 
     }
     StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
     if (!keys.ok()) return keys.status();
-    Status secret = client_->CreateOnly(kSecrets, job.namespace_, MpiV2SshSecret(job, *keys));
-    Count("create", kSecrets, secret.ok() || secret.code() == StatusCode::kAlreadyExists);
+    Status secret = client_->CreateOnly(kube::kSecrets, job.namespace_, MpiV2SshSecret(job, *keys));
+    Count("create", kube::kSecrets, secret.ok() || secret.code() == StatusCode::kAlreadyExists);
     if (secret.code() == StatusCode::kAlreadyExists && made.ok()) {
       std::string message = "Resource \"" + job.name +
                             "-ssh\" of MPIJobKind \"MPIJob\" already exists and is not managed "
@@ -162,7 +160,7 @@ Status MpiWriter::CreateLauncherJob(const api::Job& job) {
   }
   for (const engine::Event& e : built->events)
     if (e.type == "Warning") Warn(job, e.reason, e.message);
-  Status st = Upsert(job, kBatchJobs, built->job, nullptr, true);
+  Status st = Upsert(job, kube::kBatchJobs, built->job, nullptr, true);
   if (!st.ok() && st.code() != StatusCode::kAlreadyExists)
     Warn(job, "FailedCreatePod", "Error creating: " + st.message());
   return st;
@@ -170,9 +168,9 @@ Status MpiWriter::CreateLauncherJob(const api::Job& job) {
 
 Status MpiWriter::SuspendLauncherJob(const api::Job& job, bool suspend) {
   StatusOr<json> patched =
-      client_->Patch(kBatchJobs, job.namespace_, job.name + "-launcher", kube::PatchType::kMerge,
-                     json({{"spec", {{"suspend", suspend}}}}).dump());
-  Count("patch", kBatchJobs, patched.ok());
+      client_->Patch(kube::kBatchJobs, job.namespace_, job.name + "-launcher",
+                     kube::PatchType::kMerge, json({{"spec", {{"suspend", suspend}}}}).dump());
+  Count("patch", kube::kBatchJobs, patched.ok());
   if (!patched.ok() && patched.status().code() == StatusCode::kNotFound) return Status::Ok();
   return patched.status();
 }

@@ -12,7 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-const kube::Resource kSecrets{"", "v1", "secrets"};
 const kube::Resource kValidatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
                                                       "validatingwebhookconfigurations", false};
 const kube::Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
@@ -52,7 +51,7 @@ bool CertCovers(const std::string& cert_pem, const std::vector<std::string>& dns
 
 StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
   if (renewed) *renewed = false;
-  StatusOr<json> secret = client_->Get(kSecrets, options_.namespace_, options_.secret_name);
+  StatusOr<json> secret = client_->Get(kube::kSecrets, options_.namespace_, options_.secret_name);
   if (!secret.ok() && secret.status().code() != StatusCode::kNotFound) return secret.status();
   Time now = clock_->Now();
   if (secret.ok()) {
@@ -78,7 +77,7 @@ StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
     json updated = *secret;
     updated["data"] = data;
     updated["type"] = "kubernetes.io/tls";
-    StatusOr<json> st = client_->Update(kSecrets, options_.namespace_, updated);
+    StatusOr<json> st = client_->Update(kube::kSecrets, options_.namespace_, updated);
     if (!st.ok()) return st.status();  // a Conflict: another replica renewed; retried by caller
   } else {
     json object = {
@@ -87,7 +86,7 @@ StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
         {"type", "kubernetes.io/tls"},
         {"metadata", {{"name", options_.secret_name}, {"namespace", options_.namespace_}}},
         {"data", data}};
-    StatusOr<json> st = client_->Create(kSecrets, options_.namespace_, object);
+    StatusOr<json> st = client_->Create(kube::kSecrets, options_.namespace_, object);
     if (!st.ok() && st.status().code() == StatusCode::kAlreadyExists) return Ensure(renewed);
     if (!st.ok()) return st.status();
   }
