@@ -188,6 +188,33 @@ TEST(ClusterViewTest, ReplicaRowsComeFromTheJobsOwnPods) {
       << text;
 }
 
+TEST(ClusterViewTest, AnMpiJobV2beta1sLauncherIsItsBatchJobsPod) {
+  auto v2_pod = [](const std::string& name, const std::string& role, json owner) {
+    return json{{"metadata",
+                 {{"name", name},
+                  {"labels",
+                   {{"training.kubeflow.org/job-name", "pi"},
+                    {"training.kubeflow.org/job-role", role},
+                    {"training.kubeflow.org/operator-name", "mpi-operator"}}},
+                  {"ownerReferences", json::array({owner})}}},
+                {"spec", {{"containers", json::array({{{"name", "mpi"}}})}}},
+                {"status", {{"phase", "Running"}}}};
+  };
+  json job_owner = {{"uid", "uid-1"}, {"controller", true}, {"kind", "MPIJob"}};
+  json launcher_job = {
+      {"uid", "uid-j"}, {"controller", true}, {"kind", "Job"}, {"name", "pi-launcher"}};
+  json other_job = {{"uid", "uid-o"}, {"controller", true}, {"kind", "Job"}, {"name", "x"}};
+  json pods = {{"items", json::array({v2_pod("pi-worker-0", "worker", job_owner),
+                                      v2_pod("pi-launcher-x7k2p", "launcher", launcher_job),
+                                      v2_pod("pi-launcher-other", "launcher", other_job)})}};
+  json rows = ReplicaRowsFromPods(pods, "uid-1", {{"Launcher", {}}, {"Worker", {}}});
+  ASSERT_EQ(rows.size(), 2u) << rows.dump();
+  EXPECT_EQ(rows[0]["name"], "pi-launcher-x7k2p");
+  EXPECT_EQ(rows[0]["type"], "Launcher");
+  EXPECT_EQ(rows[1]["name"], "pi-worker-0");
+  EXPECT_EQ(rows[1]["type"], "Worker");
+}
+
 TEST(ClusterViewTest, EventsOldestFirstWithRepeatCounts) {
   json events = {
       {"items", json::array({{{"reason", "SuccessfulCreatePod"},

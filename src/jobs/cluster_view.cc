@@ -43,6 +43,22 @@ bool OwnedBy(const json& pod, const std::string& uid) {
   return false;
 }
 
+// An MPIJob v2beta1's launcher: the pod its batch Job `<job>-launcher` made (job-role launcher,
+// job-name <job>), not a pod of the job's own.
+bool LaunchedForJob(const json& pod) {
+  const json& md = Field(pod, "metadata");
+  const json& labels = Field(md, "labels");
+  if (Str(labels, api::kLabelJobRole) != "launcher") return false;
+  const std::string job = Str(labels, api::kLabelJobName);
+  const json& refs = Field(md, "ownerReferences");
+  if (job.empty() || !refs.is_array()) return false;
+  for (const json& ref : refs)
+    if (Str(ref, "kind") == "Job" && Str(ref, "name") == job + "-launcher" &&
+        Field(ref, "controller") == json(true))
+      return true;
+  return false;
+}
+
 // The status of the container the job runs (the default one, else the first listed).
 const json& MainContainerStatus(const json& pod, const std::string& container) {
   static const json kNull;
@@ -90,9 +106,12 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid,
   };
   std::vector<json> rows;
   for (const json& pod : Items(pod_list)) {
-    if (!OwnedBy(pod, job_uid)) continue;
+    if (!OwnedBy(pod, job_uid) && !LaunchedForJob(pod)) continue;
     const json& md = Field(pod, "metadata");
     const json& labels = Field(md, "labels");
+    // mpi-operator's pods (MPIJob v2beta1) name their role, not a replica type.
+    std::string type = Str(labels, api::kLabelReplicaType);
+    if (type.empty()) type = Str(labels, api::kLabelJobRole);
     std::string index_text = Str(labels, api::kLabelReplicaIndex);
     long long index = 0;
     if (!index_text.empty() && std::all_of(index_text.begin(), index_text.end(),
@@ -100,7 +119,7 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid,
       index = std::stoll(index_text.substr(0, 9));
     const json& cs = MainContainerStatus(pod, DefaultContainerOf(pod));
     json row = {{"name", Str(md, "name")},
-                {"type", exact_type(Str(labels, api::kLabelReplicaType))},
+                {"type", exact_type(type)},
                 {"index", index},
                 {"state", PodState(pod, cs)},
                 {"restarts", Int(cs, "restartCount")},

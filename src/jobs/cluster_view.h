@@ -17,7 +17,8 @@ namespace trainctl::jobs {
 // restarts, exitCode (when terminated), node, podIP. Sorted by replica type, then index.
 // `type` is the key of `replica_specs` (the job's spec map, e.g. its pytorchReplicaSpecs) that
 // the pod's lower-case replica-type label names, "Master" as `trainctl run` shows it; the label
-// itself when no key matches.
+// itself when no key matches. An MPIJob v2beta1's pods are typed by their job-role label, and
+// its launcher is the pod of its batch Job `<job>-launcher` (not owned by the job itself).
 nlohmann::json ReplicaRowsFromPods(const nlohmann::json& pod_list, const std::string& job_uid,
                                    const nlohmann::json& replica_specs = nlohmann::json());
 

@@ -788,6 +788,16 @@ class MpiJobBothVersions(OperatorTestCase):
         self.assertIn({"name": "ssh-auth", "mountPath": "/root/.ssh"}, worker["containers"][0]["volumeMounts"])
         status = self.read("v2beta1", "kids")["status"]
         self.assertEqual(status["replicaStatuses"]["Launcher"].get("succeeded"), 1)
+        # `trainctl describe` shows the launcher (its Job's pod) beside the workers.
+        import subprocess
+        from harness import KUBECONFIG, TRAINCTL
+        described = subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, "describe", "mpijob",
+                                    "kids", "-o", "json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(described.returncode, 0, described.stderr)
+        rows = json.loads(described.stdout)["replicas"]
+        self.assertEqual([(r["type"], r["name"]) for r in rows],
+                         [("Launcher", by_role["launcher"][0]["metadata"]["name"]),
+                          ("Worker", "kids-worker-0"), ("Worker", "kids-worker-1")])
 
     def test_a_failed_launcher_job_fails_the_v2beta1_job_with_the_jobs_reason(self):
         job = v2beta1("lfail", self.ns, runPolicy={"backoffLimit": 0})
