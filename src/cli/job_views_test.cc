@@ -213,6 +213,12 @@ TEST(ClusterViewTest, AnMpiJobV2beta1sLauncherIsItsBatchJobsPod) {
   EXPECT_EQ(rows[0]["type"], "Launcher");
   EXPECT_EQ(rows[1]["name"], "pi-worker-0");
   EXPECT_EQ(rows[1]["type"], "Worker");
+  // Its logs too: `trainctl logs pi` reads the launcher's.
+  std::vector<LogTarget> logs = LogTargets(pods, "pi", "uid-1", "launcher", "");
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0].pod, "pi-launcher-x7k2p");
+  EXPECT_EQ(logs[0].container, "mpi");
+  EXPECT_EQ(logs[1].pod, "pi-worker-0");
 }
 
 TEST(ClusterViewTest, EventsOldestFirstWithRepeatCounts) {

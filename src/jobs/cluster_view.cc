@@ -206,7 +206,7 @@ std::vector<LogTarget> LogTargets(const json& pod_list, const std::string& job_n
   std::vector<LogTarget> out;
   std::string prefix = job_name + "-";
   for (const json& pod : Items(pod_list)) {
-    if (!OwnedBy(pod, job_uid)) continue;
+    if (!OwnedBy(pod, job_uid) && !LaunchedForJob(pod)) continue;
     LogTarget t;
     t.pod = Str(Field(pod, "metadata"), "name");
     if (t.pod.empty()) continue;
