@@ -296,12 +296,12 @@ kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
 void Controller::EnqueueOwner(const kube::Uid& owner, kube::Lane lane) {
   if (owner == kube::Uid{}) return;
   std::string owner_text = kube::FormatUid(owner);
-  bool known = false;
-  {
+  bool known = true;  // only an operator that watches launcher Jobs looks twice
+  if (launcher_job_reflector_) {
     std::lock_guard<std::mutex> lock(mu_);
     known = owner_keys_.count(owner_text) > 0;
   }
-  if (!known && launcher_job_reflector_) {
+  if (!known) {
     // A launcher Job's pod: its job is the Job's owner.
     launcher_jobs_.VisitIndex(kSelfIndex, owner_text, [&](const LauncherJobSummary& j) {
       owner_text = kube::FormatUid(j.owner_uid);

@@ -39,10 +39,7 @@ Status MpiWriter::Upsert(const api::Job& job, const kube::Resource& resource, co
   if (!current.ok()) return current.status();
   if (ControllerOwnerUid(*current) != Uid(job)) {
     if (!must_be_owned) return Status::Ok();
-    std::string message = "Resource \"" + name + "\" of MPIJobKind \"MPIJob\" already exists and " +
-                          "is not managed by MPIJob";
-    Warn(job, "ErrResourceExists", message);
-    return AlreadyExistsError(message);
+    return NotTheJobs(job, name);
   }
   if (!compared_field ||
       (current->contains(compared_field) && (*current)[compared_field] == object[compared_field]))
@@ -87,6 +84,13 @@ void MpiWriter::Warn(const api::Job& job, const std::string& reason, const std::
   e.reason = reason;
   e.message = message;
   recorder_->Record(std::move(e));
+}
+
+Status MpiWriter::NotTheJobs(const api::Job& job, const std::string& name) {
+  std::string message = "Resource \"" + name + "\" of MPIJobKind \"MPIJob\" already exists and " +
+                        "is not managed by MPIJob";
+  Warn(job, "ErrResourceExists", message);
+  return AlreadyExistsError(message);
 }
 
 Status MpiWriter::WriteConfig(const api::Job& job, const json& config, const Written& before) {
@@ -134,13 +138,8 @@ Status MpiWriter::EnsureV2(const api::Job& job, const std::vector<std::string>& 
     if (!keys.ok()) return keys.status();
     Status secret = client_->CreateOnly(kube::kSecrets, job.namespace_, MpiV2SshSecret(job, *keys));
     Count("create", kube::kSecrets, secret.ok() || secret.code() == StatusCode::kAlreadyExists);
-    if (secret.code() == StatusCode::kAlreadyExists && made.ok()) {
-      std::string message = "Resource \"" + job.name +
-                            "-ssh\" of MPIJobKind \"MPIJob\" already exists and is not managed "
-                            "by MPIJob";
-      Warn(job, "ErrResourceExists", message);
-      return AlreadyExistsError(message);
-    }
+    if (secret.code() == StatusCode::kAlreadyExists && made.ok())
+      return NotTheJobs(job, job.name + "-ssh");
     if (!secret.ok() && secret.code() != StatusCode::kAlreadyExists) return secret;
     if (Status st = Upsert(job, kube::kServices, MpiV2Service(job), nullptr, true); !st.ok())
       return st;

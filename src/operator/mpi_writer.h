@@ -48,6 +48,9 @@ class MpiWriter {
   };
   // Writes the ConfigMap when its data differs from what was last written for `uid`.
   Status WriteConfig(const api::Job& job, const nlohmann::json& config, const Written& before);
+  // An object `name` the job needs is someone else's: upstream's ErrResourceExists, as an
+  // event and the error.
+  Status NotTheJobs(const api::Job& job, const std::string& name);
   // A Warning event on the job.
   void Warn(const api::Job& job, const std::string& reason, const std::string& message);
   // Create, or on AlreadyExists read it, check the controller, and update when `differs`.
