@@ -350,3 +350,20 @@ class LeaveStuckGroupTest(unittest.TestCase):
         self.assertIn("did not close within 120 s", proc.stderr)
         self.assertIn("Current thread", proc.stderr)
         self.assertNotIn("not reached", proc.stdout)
+
+    def test_leaving_the_group_flushes_and_exits_zero_at_once(self):
+        import subprocess
+        import sys
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            code = ("import torch.distributed as dist\n"
+                    f"dist.init_process_group('gloo', init_method='file://{tmp}/store', "
+                    "rank=0, world_size=1)\n"
+                    "print('saved', end='')\n"
+                    "from trainctl.trainer import hf_llm_training as t\n"
+                    "t.leave_group()\n"
+                    "print('not reached')\n")
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, "saved")

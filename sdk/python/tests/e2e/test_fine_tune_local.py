@@ -40,6 +40,25 @@ def checkpoint_resumed(test, log):
     return int(found.group(1))
 
 
+def trainer_pids(pgids):
+    """The trainer processes (not torchrun's agents) in the process groups ``pgids``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                pgrp = int(f.read().rsplit(")", 1)[1].split()[2])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if pgrp in pgids and b"trainctl.trainer.hf_llm_training" in argv and \
+                b"torch.distributed.run" not in argv:
+            found.append(int(entry))
+    return found
+
+
 def trainer_params(max_steps, save_steps=10, **extra):
     from peft import LoraConfig
     from transformers import TrainingArguments
@@ -85,6 +104,25 @@ class FineTuneLocalTest(unittest.TestCase):
             init_env_vars={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                            "HF_DATASETS_CACHE": os.path.join(self.tmp, "datasets-cache")})
 
+    def wait(self, name, timeout):
+        """wait_for_job_conditions; on a timeout, each trainer prints where its threads wait
+        (SIGUSR1, faulthandler) and the test fails with every replica's last lines."""
+        try:
+            return self.client.wait_for_job_conditions(name, wait_timeout=timeout,
+                                                       polling_interval=1)
+        except TimeoutError as e:
+            doc = json.loads(self.trainctl("describe", name, "-o", "json").stdout or "{}")
+            pgids = {r["pid"] for r in doc.get("replicas", []) if r.get("pid")}
+            for pid in trainer_pids(pgids):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR1)
+            time.sleep(3)
+            logs, _ = self.client.get_job_logs(name, is_master=False)
+            tails = "".join(f"\n--- {replica}:\n{text[-15000:]}" for replica, text in logs.items())
+            states = [{k: r.get(k) for k in ("name", "state", "pid", "attempt")}
+                      for r in doc.get("replicas", [])]
+            self.fail(f"{e}\nreplicas: {states}{tails}")
+
     def trainctl(self, *args):
         return subprocess.run([self.client._backend.trainctl, "--state-dir", self.state] +
                               list(args), capture_output=True, text=True, timeout=60)
@@ -96,7 +134,7 @@ class FineTuneLocalTest(unittest.TestCase):
 
         c = self.client
         self.train("tiny", max_steps=40)
-        job = c.wait_for_job_conditions("tiny", wait_timeout=600, polling_interval=1)
+        job = self.wait("tiny", 600)
         self.assertTrue(c.is_job_succeeded(job=job), job.status.conditions)
         logs, _ = c.get_job_logs("tiny", is_master=False)
         # The trainer leaves a process group stuck after the save (a hang seen twice on
@@ -176,7 +214,7 @@ class FineTuneLocalTest(unittest.TestCase):
         c.delete_job("resume")
         self.assertTrue(os.path.isdir(os.path.join(workspace, "out", "checkpoint-20")))
         self.train("resume", max_steps=MAX_STEPS, num_workers=2, procs=1, save_steps=10)
-        job = c.wait_for_job_conditions("resume", wait_timeout=600, polling_interval=1)
+        job = self.wait("resume", 600)
         self.assertTrue(c.is_job_succeeded(job=job))
         log = c.get_job_logs("resume")[0]["resume-master-0"]
         resumed_from = checkpoint_resumed(self, log)
@@ -200,7 +238,7 @@ class FineTuneLocalTest(unittest.TestCase):
         doc = json.loads(self.trainctl("describe", "inplace", "-o", "json").stdout)
         self.assertIn("pid", doc["replicas"][0], "training ended before the kill")
         os.killpg(doc["replicas"][0]["pid"], signal.SIGKILL)
-        job = c.wait_for_job_conditions("inplace", wait_timeout=600, polling_interval=1)
+        job = self.wait("inplace", 600)
         self.assertTrue(c.is_job_succeeded(job=job), job.status.conditions)
         self.assertEqual(job.status.replica_statuses["Master"].restarts, 1)
         log = c.get_job_logs("inplace")[0]["inplace-master-0"]

@@ -301,24 +301,37 @@ def train(args, environ=None):
         what = "adapter" if lora else "model"
         print(f"trainer: saved the final {what} to {training_args.output_dir} "
               f"(step {trainer.state.global_step})", flush=True)
-    # Leave the process group together: with torch 1.x's gloo a rank that exits while another
-    # still holds the group can abort at exit ("terminate called without an active
-    # exception", exit -6) after training succeeded.
-    import torch.distributed as dist
-    if dist.is_available() and dist.is_initialized():
-        # Rank 0 stayed here for ten minutes after saving, the other ranks gone, in 2 of 4 runs of
-        # sdk.e2e_local on 2026-11-27 (cause not found yet). The model is saved by then: after
-        # 120 s the process prints where it waits and leaves, rather than hang the job.
-        import threading
-        watchdog = threading.Timer(LEAVE_GROUP_SECONDS, leave_stuck_group)
-        watchdog.daemon = True
-        watchdog.start()
-        dist.barrier()
-        dist.destroy_process_group()
-        watchdog.cancel()
 
 
 LEAVE_GROUP_SECONDS = 120
+
+
+def leave_group():
+    """The end of a distributed training, after the model was saved: the ranks leave the
+    process group together and the process exits 0 at once, without the interpreter's
+    finalization.
+
+    Why together: with torch 1.x's gloo a rank that exits while another still holds the group
+    can abort at exit ("terminate called without an active exception", exit -6) after training
+    succeeded. Why watched: rank 0 stayed here after saving, the other ranks gone, in 2 of 4 runs
+    of sdk.e2e_local on 2026-11-27, and a two-replica job stayed Running for 10 minutes in CI on
+    2026-11-29 (where is not known; a wait here that holds the GIL would never let the Python
+    timer below run, nor would a hang in the interpreter's finalization). So two watchdogs: the timer (exit 0, the model is saved) and faulthandler's own
+    thread, which needs no GIL (exit 1: the job fails, its log says where it waited, instead of
+    hanging). Does not return."""
+    import faulthandler
+    import threading
+
+    import torch.distributed as dist
+    watchdog = threading.Timer(LEAVE_GROUP_SECONDS, leave_stuck_group)
+    watchdog.daemon = True
+    watchdog.start()
+    faulthandler.dump_traceback_later(LEAVE_GROUP_SECONDS + 30, exit=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def leave_stuck_group():
@@ -334,11 +347,18 @@ def leave_stuck_group():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    # `kill -USR1 <pid>` prints where every thread of a trainer that seems stuck waits.
+    import faulthandler
+    import signal
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         train(args)
     except (BadInput, InitError) as e:
         print(f"trainer: error: {e}", file=sys.stderr, flush=True)
         return 2
+    import torch.distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        leave_group()
     return 0
 
 
