@@ -11,7 +11,7 @@ parameters.
 
 Every rank prints progress lines and, at the end, exactly one line
 
-    RESULT {"rank": .., "world_size": .., "test_accuracy": .., "params_sha256": ..}
+    RESULT {"rank": .., "world_size": .., "host": .., "test_accuracy": .., "params_sha256": ..}
 
 params_sha256 is the sha256 of the final weights; it is the same on every rank.
 
@@ -90,6 +90,7 @@ def main():
     accuracy = float((np.argmax(x_test @ w + b, axis=1) == y_test).mean())
     digest = hashlib.sha256(np.concatenate([w.ravel(), b]).tobytes()).hexdigest()
     emit("RESULT " + json.dumps({"rank": rank, "world_size": size,
+                                 "host": MPI.Get_processor_name(),
                                  "test_accuracy": round(accuracy, 4),
                                  "params_sha256": digest}))
 

@@ -208,9 +208,12 @@ build_alpine_stand_in() {
 
 # The examples' base: Debian 12 with the frameworks the examples import (the same packages
 # `make run` and the tests use on this machine). Its tag is a hash of the package list.
+# OpenSSH: an MPIJob v2beta1's launcher reaches its workers' `sshd -De` with the keys of the
+# Secret the operator makes; as in the images mpi-operator's examples use, the client does not
+# check host keys (the workers' are the image's own) and sshd accepts the mounted keys' modes.
 EXAMPLES_PACKAGES=(python3 python3-torch python3-sklearn python3-xgboost python3-mpi4py
-  openmpi-bin ca-certificates)
-examples_base_tag() { echo "recipe=1 ${EXAMPLES_PACKAGES[*]}" | sha256sum | cut -c1-12; }
+  openmpi-bin openssh-server openssh-client ca-certificates)
+examples_base_tag() { echo "recipe=2 ${EXAMPLES_PACKAGES[*]}" | sha256sum | cut -c1-12; }
 build_examples_base() {
   local tag
   tag="$(examples_base_tag)"
@@ -219,7 +222,13 @@ build_examples_base() {
   new_image
   log "images: building the examples' base with mmdebstrap (Debian 12: ${EXAMPLES_PACKAGES[*]}; a few minutes, once)"
   debian_rootfs apt "${EXAMPLES_PACKAGES[@]}"
-  mkdir -p "$work/bundle/rootfs/workspace"
+  local rootfs="$work/bundle/rootfs"
+  mkdir -p "$rootfs/workspace" "$rootfs/run/sshd"
+  printf '%s\n' "StrictHostKeyChecking no" "UserKnownHostsFile /dev/null" "LogLevel ERROR" \
+    >"$rootfs/etc/ssh/ssh_config.d/trainctl-mpi.conf"
+  printf '%s\n' "StrictModes no" >"$rootfs/etc/ssh/sshd_config.d/trainctl-mpi.conf"
+  # The host keys (openssh-server's postinst makes them; any it did not are made here).
+  ssh-keygen -A -f "$rootfs" >/dev/null
   push_image trainctl/examples-base "$tag" --config.workingdir /workspace \
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --config.env PYTHONUNBUFFERED=1 --config.cmd python3
