@@ -251,6 +251,24 @@ bool IsFailedEnd(const ReplicaObservation& r) {
   return r.restarts > 0 && r.exit_code && *r.exit_code != 0;
 }
 
+// An MPIJob v2beta1 whose launcher is not made until its workers run
+// (launcherCreationPolicy: WaitForWorkersReady): which workers it waits for, when it waits.
+std::string LauncherHeldNote(const api::Job& job, const std::vector<const Slot*>& waiting) {
+  if (!job.IsMpiV2() || job.launcher_creation_policy != "WaitForWorkersReady") return "";
+  bool launcher_waits = false;
+  std::vector<const Slot*> workers;
+  for (const Slot* s : waiting) {
+    if (job.info().IsLauncher(s->type))
+      launcher_waits = launcher_waits || s->reason == "NotCreated";
+    else
+      workers.push_back(s);
+  }
+  if (!launcher_waits || workers.empty()) return "";
+  return "; the Launcher is made once every Worker runs (launcherCreationPolicy "
+         "WaitForWorkersReady), still waiting for " +
+         ListReplicas(workers);
+}
+
 }  // namespace
 
 bool InCrashLoop(const ReplicaObservation& r, Time now) {
@@ -351,6 +369,7 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     first = false;
   }
   if (!first_message.empty()) out.message += "; " + first_message;
+  out.message += LauncherHeldNote(job, all);
   out.message = ValidUtf8(Head(out.message, kMaxReadinessMessage));
   return out;
 }

@@ -156,6 +156,25 @@ TEST(AssessTest, ManyReplicasAreListedUpToALimit) {
             "11/12 replicas are unschedulable (Worker 0, 1, 2, 3, 4, 5, 6, 7 and 3 more): no room");
 }
 
+TEST(AssessTest, AHeldMpiV2LauncherSaysWhichWorkersItWaitsFor) {
+  api::Job job = MakeJob("MPIJob", {{"Launcher", 1, ""}, {"Worker", 3, ""}});
+  job.api_version = api::kApiVersionMpiV2;
+  job.launcher_creation_policy = "WaitForWorkersReady";
+  std::vector<ReplicaObservation> observed = {Pod("Worker", 0, Phase::kRunning),
+                                              Pod("Worker", 1, Phase::kPending),
+                                              Pod("Worker", 2, Phase::kPending)};
+  Readiness r = AssessReplicas(job, observed, kT0);
+  EXPECT_EQ(r.reason, "Starting");
+  EXPECT_EQ(r.message,
+            "3/4 replicas not running yet (Launcher 0; Worker 1, 2): 1 not created yet, 2 pending; "
+            "the Launcher is made once every Worker runs (launcherCreationPolicy "
+            "WaitForWorkersReady), still waiting for Worker 1, 2");
+
+  job.launcher_creation_policy = "AtStartup";  // the launcher is on its way: nothing to add
+  EXPECT_EQ(AssessReplicas(job, observed, kT0).message,
+            "3/4 replicas not running yet (Launcher 0; Worker 1, 2): 1 not created yet, 2 pending");
+}
+
 TEST(AssessTest, MessagesAreBounded) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}});
   Readiness r = AssessReplicas(
