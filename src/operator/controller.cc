@@ -665,7 +665,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
   if (children.ok() && decided.ensure_mpi) {
     children = job.IsMpiV2()
-                   ? mpi_writer_.EnsureV2(job, decided.mpi_running_workers, options_.cluster_domain)
+                   ? mpi_writer_.EnsureV2(job, decided.mpi_running_workers, options_.cluster_domain,
+                                          !decided.actions.create_pods.empty() ||
+                                              decided.actions.create_launcher_job)
                    : mpi_writer_.Ensure(job, decided.mpi_running_workers);
     if (!children.ok()) {  // the launcher and the workers need them; retried
       decided.actions.create_pods.clear();

@@ -114,7 +114,7 @@ Status MpiWriter::WriteConfig(const api::Job& job, const json& config, const Wri
 }
 
 Status MpiWriter::EnsureV2(const api::Job& job, const std::vector<std::string>& running_workers,
-                           const std::string& cluster_domain) {
+                           const std::string& cluster_domain, bool makes_pods) {
   std::string uid = Uid(job);
   Written before;
   {
@@ -143,11 +143,29 @@ Status MpiWriter::EnsureV2(const api::Job& job, const std::vector<std::string>& 
     if (!secret.ok() && secret.code() != StatusCode::kAlreadyExists) return secret;
     if (Status st = Upsert(job, kube::kServices, MpiV2Service(job), nullptr, true); !st.ok())
       return st;
-  } else if (Status st = WriteConfig(job, config, before); !st.ok()) {
-    return st;
+  } else {
+    if (Status st = WriteConfig(job, config, before); !st.ok()) return st;
+    if (makes_pods) {
+      if (Status st = RecreateSecret(job); !st.ok()) return st;
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   written_[uid] = {true, config["data"].dump()};
+  return Status::Ok();
+}
+
+Status MpiWriter::RecreateSecret(const api::Job& job) {
+  StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
+  if (!keys.ok()) return keys.status();
+  Status secret = client_->CreateOnly(kube::kSecrets, job.namespace_, MpiV2SshSecret(job, *keys));
+  Count("create", kube::kSecrets, secret.ok() || secret.code() == StatusCode::kAlreadyExists);
+  if (secret.code() == StatusCode::kAlreadyExists) return Status::Ok();  // still there
+  if (!secret.ok()) return secret;
+  Warn(job, "SSHAuthSecretRecreated",
+       "Secret " + job.name +
+           "-ssh was gone (deleted?) and was made again with new keys for the "
+           "pods made now; the running pods' volumes get the new keys when the kubelet next "
+           "refreshes them");
   return Status::Ok();
 }
 

@@ -1,8 +1,9 @@
 // MpiWriter: makes the API server hold an MPIJob's launcher ServiceAccount, Role, RoleBinding
 // and `<job>-config` ConfigMap as mpi_children.h builds them, before its pods are created; for
 // an MPIJob of v2beta1 instead its `<job>-ssh` Secret (a key pair made when the Secret is
-// created, never replaced), `<job>-config` ConfigMap and headless Service, and its launcher's
-// batch Job (mpi_v2_children.h), whose spec.suspend follows the MPIJob's.
+// created, never replaced; made again only when deleted), `<job>-config` ConfigMap and headless
+// Service, and its launcher's batch Job (mpi_v2_children.h), whose spec.suspend follows the
+// MPIJob's.
 //
 // Each object is created when missing; an existing Role or ConfigMap that differs is updated;
 // an existing object controlled by someone else is an error (Warning event ErrResourceExists,
@@ -32,8 +33,12 @@ class MpiWriter {
   // `running_workers`: names of the job's worker pods that are Running now.
   Status Ensure(const api::Job& job, const std::vector<std::string>& running_workers);
   // v2beta1: the Secret, ConfigMap and Service. `cluster_domain` as in the pods' host names.
+  // `makes_pods`: this pass creates a pod or the launcher Job, which mount the Secret; it is
+  // then created again should someone have deleted it (with new keys, which the kubelet also
+  // brings to the running pods' volumes; a Warning event says so). Otherwise a Secret made
+  // once is not asked for again (the operator may create Secrets, never read them).
   Status EnsureV2(const api::Job& job, const std::vector<std::string>& running_workers,
-                  const std::string& cluster_domain);
+                  const std::string& cluster_domain, bool makes_pods);
   // v2beta1: creates the launcher's batch Job (one there already that is the job's is kept).
   Status CreateLauncherJob(const api::Job& job);
   // v2beta1: sets the launcher Job's spec.suspend (the MPIJob was suspended or resumed).
@@ -51,6 +56,8 @@ class MpiWriter {
   // An object `name` the job needs is someone else's: upstream's ErrResourceExists, as an
   // event and the error.
   Status NotTheJobs(const api::Job& job, const std::string& name);
+  // v2beta1: creates the Secret again when it is gone (AlreadyExists: nothing to do).
+  Status RecreateSecret(const api::Job& job);
   // A Warning event on the job.
   void Warn(const api::Job& job, const std::string& reason, const std::string& message);
   // Create, or on AlreadyExists read it, check the controller, and update when `differs`.

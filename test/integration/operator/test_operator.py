@@ -799,6 +799,29 @@ class MpiJobBothVersions(OperatorTestCase):
                          [("Launcher", by_role["launcher"][0]["metadata"]["name"]),
                           ("Worker", "kids-worker-0"), ("Worker", "kids-worker-1")])
 
+    def test_a_deleted_ssh_secret_is_made_again_for_the_next_pod(self):
+        job = v2beta1("keys", self.ns)
+        for spec in job["spec"]["mpiReplicaSpecs"].values():
+            spec["template"] = {"metadata": {"annotations": FOREVER},
+                                "spec": {"containers": [{"name": "mpi", "image": "example.invalid/mpi:1"}]}}
+        self.create(job)
+        first = wait_for("the SSH key Secret", lambda: get_json("secret", "keys-ssh", "-n", self.ns))
+        wait_for("both workers", lambda: len(get_json("pods", "-n", self.ns, "-l",
+                                                      "training.kubeflow.org/job-name=keys,"
+                                                      "training.kubeflow.org/job-role=worker")["items"]) == 2)
+        kubectl("delete", "secret", "keys-ssh", "-n", self.ns)
+        # A worker deleted: the operator makes it again, and the Secret its pod mounts with it.
+        kubectl("delete", "pod", "keys-worker-1", "-n", self.ns, "--wait=false")
+        again = wait_for("the Secret made again", lambda: get_json("secret", "keys-ssh", "-n", self.ns))
+        self.assertNotEqual(again["metadata"]["uid"], first["metadata"]["uid"])
+        self.assertNotEqual(again["data"]["ssh-privatekey"], first["data"]["ssh-privatekey"], "new keys")
+        self.assertEqual(again["metadata"]["ownerReferences"][0]["kind"], "MPIJob")
+        events = wait_for("the Warning event", lambda: [
+            e for e in get_json("events", "-n", self.ns, "--field-selector", "involvedObject.name=keys")["items"]
+            if e["reason"] == "SSHAuthSecretRecreated"])
+        self.assertIn("Secret keys-ssh was gone", events[0]["message"])
+        self.assertEqual(events[0]["type"], "Warning")
+
     def test_a_failed_launcher_job_fails_the_v2beta1_job_with_the_jobs_reason(self):
         job = v2beta1("lfail", self.ns, runPolicy={"backoffLimit": 0})
         launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]
