@@ -426,8 +426,10 @@ void ReconcileActive(const Job& job, const std::vector<ReplicaObservation>& all,
   bool restarting_at_start = HasCondition(plan->status, kRestarting) || restarting_before;
   // A gang restart decided in this pass is the job's state: the kind's rules would read the
   // failed replica as a restart (or, for lead-type kinds, a failure) of its own.
-  if (!plan->restart_attempt && !gang_notice)
+  if (!plan->restart_attempt && !gang_notice) {
+    FailOnEvictedMpiV2Workers(job, observed, now, plan);  // before the kind's own reason
     ApplyKindStatusRules(job, observed, restarting_at_start, now, plan);
+  }
   AttributeFailure(job, observed, plan);
   if (!IsFinished(plan->status)) UpdateReadiness(job, observed, now, *retries, plan);
 }

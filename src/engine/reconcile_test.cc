@@ -215,6 +215,32 @@ INSTANTIATE_TEST_SUITE_P(Section47, KindRulesTest, testing::ValuesIn(kKindRows),
 
 // ---- condition sequences (§4.6, §4.13) ------------------------------------------------------
 
+TEST(ReconcileTest, AnEvictedWorkerFailsAnMpiV2JobAsMpiOperatorDoes) {
+  api::Job job = MakeJob("MPIJob", {{"Launcher", 1, ""}, {"Worker", 2, ""}});
+  job.api_version = api::kApiVersionMpiV2;
+  Step(&job, {}, kT0);
+  ReplicaObservation evicted = Pod("Worker", 1, Phase::kFailed);
+  evicted.end_reason = "Evicted";
+  std::vector<ReplicaObservation> observed = {Pod("Launcher", 0, Phase::kRunning),
+                                              Pod("Worker", 0, Phase::kRunning), evicted};
+  Plan plan = Step(&job, observed, kT0 + seconds(5));
+  const api::Condition* failed = FindCondition(plan.status, kFailed);
+  ASSERT_NE(failed, nullptr) << Summary(plan.status);
+  EXPECT_EQ(failed->reason, "MPIJobEvicted");
+  EXPECT_EQ(failed->message.substr(0, failed->message.find('\n')), "1/2 workers are evicted");
+  EXPECT_TRUE(plan.status.completion_time);
+  EXPECT_TRUE(std::any_of(plan.events.begin(), plan.events.end(), [](const auto& e) {
+    return e.type == "Warning" && e.reason == "MPIJobEvicted";
+  }));
+
+  // A v1 MPIJob's evicted worker is judged by its restart policy, as the v1 operator does.
+  api::Job v1 = MakeJob("MPIJob", {{"Launcher", 1, ""}, {"Worker", 2, ""}});
+  Step(&v1, {}, kT0);
+  Plan v1_plan = Step(&v1, observed, kT0 + seconds(5));
+  const api::Condition* v1_failed = FindCondition(v1_plan.status, kFailed);
+  EXPECT_TRUE(v1_failed == nullptr || v1_failed->reason != "MPIJobEvicted");
+}
+
 TEST(ReconcileTest, CreatesEveryReplicaOnFirstPass) {
   api::Job job = MakeJob("PyTorchJob", {{"Master", 1, ""}, {"Worker", 2, ""}});
   Plan plan = Step(&job, {}, kT0);

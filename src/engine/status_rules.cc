@@ -207,6 +207,22 @@ void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan*
   plan->metrics.push_back(Metric::kJobFailed);
 }
 
+void FailOnEvictedMpiV2Workers(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                               Time now, Plan* plan) {
+  if (!job.IsMpiV2() || IsFinished(plan->status)) return;
+  int evicted = 0;
+  for (const ReplicaObservation& r : observed)
+    if (r.type == "Worker" && r.phase == Phase::kFailed && r.end_reason == "Evicted") ++evicted;
+  if (evicted == 0) return;
+  const std::string reason = "MPIJobEvicted";  // mpi-operator v0.8's, not Reason(job, …)
+  std::string message = std::to_string(evicted) + "/" + std::to_string(job.ReplicasOf("Worker")) +
+                        " workers are evicted";
+  if (!plan->status.completion_time) plan->status.completion_time = now;
+  SetCondition(&plan->status, kFailed, "True", reason, message, now);
+  plan->events.push_back({"Warning", reason, message});
+  plan->metrics.push_back(Metric::kJobFailed);
+}
+
 void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                           bool restarting_at_start, Time now, Plan* plan) {
   switch (job.info().status_rules.shape) {

@@ -16,6 +16,12 @@ namespace trainctl::engine {
 void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                           bool restarting_at_start, Time now, Plan* plan);
 
+// An MPIJob of v2beta1, as mpi-operator v0.8 judges it: any worker evicted (its pod Failed
+// with reason Evicted) fails the job at once, reason MPIJobEvicted, "<n>/<workers> workers are
+// evicted", with a Warning event of that reason. Nothing for other jobs or a finished one.
+void FailOnEvictedMpiV2Workers(const api::Job& job, const std::vector<ReplicaObservation>& observed,
+                               Time now, Plan* plan);
+
 // Sets Failed (terminal) with the kind's reason, completion time, event and metric.
 void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan* plan,
                 bool emit_event = true);
