@@ -233,7 +233,10 @@ bool OnlyFirstStatus(api::JobStatus a, api::JobStatus b) {
     return false;
   std::erase_if(a.conditions, [](const api::Condition& c) {
     return c.type == engine::kCreated ||
-           (c.type == engine::kReplicasReady && c.status == "False" && c.reason == "Starting");
+           (c.type == engine::kReplicasReady && c.status == "False" &&
+            (c.reason == "Starting" || c.reason == "Suspended")) ||
+           (c.type == engine::kSuspended && c.status == "True") ||
+           (c.type == engine::kRunning && c.status == "False");
   });
   std::erase_if(b.conditions,
                 [](const api::Condition& c) { return c.type == engine::kReplicasReady; });

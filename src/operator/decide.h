@@ -100,8 +100,11 @@ bool OnlyNotReadyDetailsDiffer(api::JobStatus a, api::JobStatus b);
 
 // `a` is a job's first status over `b`, which has no Created condition yet: all `a` adds is
 // Created, the start time, the replica statuses and ReplicasReady False Starting (a reason with
-// no event of its own). Nothing else happened to the job: no other condition (Running,
-// Suspended, a problem such as Unschedulable, a failure, …) is new.
+// no event of its own), or, for a job created suspended, Suspended True (ReplicasReady False
+// Suspended, Running False). Nothing else happened to the job: no other condition (Running,
+// a problem such as Unschedulable, a failure, …) is new. (A client that creates a job
+// suspended and at once updates it with the object its create returned, as mpi-operator's e2e
+// suite does, then does not meet a Conflict from a status written in between.)
 bool OnlyFirstStatus(api::JobStatus a, api::JobStatus b);
 
 }  // namespace trainctl::op

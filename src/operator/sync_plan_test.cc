@@ -484,6 +484,39 @@ api::JobStatus FirstStatus(Time at, bool running = false) {
   return s;
 }
 
+// A job created suspended: its first status (Created, Suspended) is held as any first status,
+// and written when due; a failure beside it is not held.
+TEST(DecideStatus, HoldsTheFirstStatusOfAJobCreatedSuspended) {
+  using std::chrono::milliseconds;
+  api::Job job = LoadJob(kPyTorch);
+  const api::JobStatus stored = job.status;
+  const CountCoalescing settle{.window = milliseconds(1000),
+                               .not_ready_window = milliseconds(1000),
+                               .held_since = {},
+                               .first_status_window = milliseconds(1000)};
+  api::JobStatus suspended;
+  engine::SetCondition(&suspended, engine::kCreated, "True", "PyTorchJobCreated", "created", T0());
+  engine::ApplyReadiness({false, "Suspended", "PyTorchJob job is suspended", false}, T0(),
+                         &suspended, nullptr, nullptr);
+  engine::SetCondition(&suspended, engine::kSuspended, "True", "PyTorchJobSuspended", "suspended",
+                       T0());
+  StatusDecision held =
+      DecideStatus(job, suspended, stored, Status::Ok(), Status::Ok(), T0(), "", settle);
+  EXPECT_FALSE(held.write);
+  EXPECT_TRUE(held.first_status_held);
+  CountCoalescing since = settle;
+  since.held_since = T0();
+  StatusDecision due = DecideStatus(job, suspended, stored, Status::Ok(), Status::Ok(),
+                                    T0() + milliseconds(1000), "", since);
+  ASSERT_TRUE(due.write);
+  EXPECT_TRUE(engine::FindCondition(*due.write, engine::kSuspended));
+
+  api::JobStatus failed = suspended;
+  engine::SetCondition(&failed, engine::kFailed, "True", "PyTorchJobFailed", "failed", T0());
+  EXPECT_TRUE(
+      DecideStatus(job, failed, stored, Status::Ok(), Status::Ok(), T0(), "", settle).write);
+}
+
 // A new job's first status waits up to first_status_window for its pods' first states, then
 // goes out with them, Created and the start time keeping the time first decided; anything else
 // new goes out at once.
@@ -528,8 +561,8 @@ TEST(DecideStatus, HoldsANewJobsFirstStatusForItsPodsFirstStatesKeepingItsTimes)
   EXPECT_EQ(engine::FindCondition(*due.write, engine::kCreated)->last_transition_time, T0());
   EXPECT_EQ(due.write->start_time, T0());
 
-  // Not held: a failed pod create, a held gang, a problem with an event of its own, a suspended
-  // job, a job whose status is not its first, and no window.
+  // Not held: a failed pod create, a held gang, a problem with an event of its own, a job whose
+  // status is not its first, and no window (a job created suspended is held: the test below).
   EXPECT_TRUE(
       DecideStatus(job, FirstStatus(T0()), stored, ForbiddenLike(), Status::Ok(), T0(), "", settle)
           .write);
@@ -541,11 +574,6 @@ TEST(DecideStatus, HoldsANewJobsFirstStatusForItsPodsFirstStatesKeepingItsTimes)
                          &unschedulable, nullptr, nullptr);
   EXPECT_TRUE(
       DecideStatus(job, unschedulable, stored, Status::Ok(), Status::Ok(), T0(), "", settle).write);
-  api::JobStatus suspended = FirstStatus(T0());
-  engine::SetCondition(&suspended, engine::kSuspended, "True", "PyTorchJobSuspended", "suspended",
-                       T0());
-  EXPECT_TRUE(
-      DecideStatus(job, suspended, stored, Status::Ok(), Status::Ok(), T0(), "", settle).write);
   api::JobStatus counted = FirstStatus(T0());  // stored: its first status was written
   counted.replica_statuses["Worker"].active = 1;
   StatusDecision counts =
