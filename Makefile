@@ -11,7 +11,7 @@ SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
 .PHONY: all deps deps-run build build-trainctl build-sanitized run test check unit e2e integration sanitized fuzz bench bench-fine-tune bench-dashboard soak \
-	cluster-up cluster-down format clean
+	cluster-up cluster-down format clean mpi-operator-e2e
 
 all: build
 
@@ -69,6 +69,11 @@ integration: build
 
 bench: build
 	@bench/local_overhead.py --trainctl $(TRAINCTL)
+
+# mpi-operator v0.8.0's own e2e suite, unmodified, against `trainctl operator` on the real node
+# (hack/upstream/mpi-operator-e2e.sh; docs/compatibility.md has the count). Not in `make test`.
+mpi-operator-e2e: build
+	@hack/upstream/mpi-operator-e2e.sh
 
 # train() against the same trainer started by hand, and the storage initializer's peak RSS
 # (docs/benchmarks.md, "Fine-tuning").

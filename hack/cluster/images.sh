@@ -47,12 +47,12 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --own-registry) own_registry=1 ;;
-    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer) images+=("$arg") ;;
+    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer | mpi-pi) images+=("$arg") ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
-(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer..."
+(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer|mpi-pi..."
 
 # The registry's storage and buildah's are shared by every images.sh of this cache.
 mkdir -p "$REGISTRY_DIR"
@@ -293,6 +293,61 @@ build_examples() {
     --config.env OMPI_ALLOW_RUN_AS_ROOT=1 --config.env OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
+# The stand-ins for mpi-operator's mpioperator/mpi-pi:openmpi and :mpich, which its own e2e
+# suite runs (hack/upstream/mpi-operator-e2e.sh): Debian 12 with Open MPI or MPICH and OpenSSH,
+# the user mpiuser (uid 1000) with a non-root sshd configuration in its home, sshd and ssh on
+# port 2222, host keys not checked, and /home/mpiuser/pi compiled here from the module's own
+# examples/v2beta1/pi/pi.cc (`go mod download` fetches it into the Go module cache).
+MPI_OPERATOR_VERSION="${TRAINCTL_MPI_OPERATOR_VERSION:-v0.8.0}"
+build_mpi_pi_stand_in() { # openmpi|mpich
+  local impl="$1" module source stamp packages compiler
+  case "$impl" in
+    openmpi) packages=(openmpi-bin) compiler=mpicxx.openmpi ;;
+    mpich) packages=(mpich) compiler=mpicxx.mpich ;;
+  esac
+  module="$(GOFLAGS=-mod=mod go mod download -json "github.com/kubeflow/mpi-operator@$MPI_OPERATOR_VERSION" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" ||
+    die "images: cannot download github.com/kubeflow/mpi-operator@$MPI_OPERATOR_VERSION"
+  source="$module/examples/v2beta1/pi/pi.cc"
+  stamp="$( (echo "recipe=3 $impl $MPI_OPERATOR_VERSION"; cat "$source") | sha256sum | cut -c1-12)"
+  present "trainctl/mpi-pi-$impl" "$stamp" && present mpioperator/mpi-pi "$impl" && (( ! force )) && return 0
+  local t0=$SECONDS
+  new_image
+  debian_rootfs apt "${packages[@]}" openssh-server openssh-client
+  local rootfs="$work/bundle/rootfs" home="$work/bundle/rootfs/home/mpiuser"
+  echo "mpiuser:x:1000:1000::/home/mpiuser:/bin/bash" >>"$rootfs/etc/passwd"
+  echo "mpiuser:x:1000:" >>"$rootfs/etc/group"
+  echo "mpiuser:*:20000:0:99999:7:::" >>"$rootfs/etc/shadow"
+  mkdir -p "$home" "$rootfs/run/sshd"
+  printf '%s\n' "PidFile /home/mpiuser/sshd.pid" "HostKey /home/mpiuser/.ssh/id_rsa" \
+    "StrictModes no" "Port 2222" >"$home/.sshd_config"
+  printf '%s\n' "StrictHostKeyChecking no" "UserKnownHostsFile /dev/null" "Port 2222" \
+    >"$rootfs/etc/ssh/ssh_config.d/mpi-operator.conf"
+  printf '%s\n' "StrictModes no" "Port 2222" >"$rootfs/etc/ssh/sshd_config.d/mpi-operator.conf"
+  ssh-keygen -A -f "$rootfs" >/dev/null
+  # The entrypoint (the suite's MPICH specs give only args): a launcher first waits, 120 s at
+  # most for each, until its own name and every host of its hostfile resolve, since the
+  # workers' DNS records appear a moment after their pods run (and a name looked up too early
+  # stays unresolved in CoreDNS's cache for a while).
+  install -D -m 0755 /dev/stdin "$rootfs/usr/local/bin/entrypoint" <<'SCRIPT'
+#!/bin/sh
+if [ "$K_MPI_JOB_ROLE" = launcher ] && [ -r /etc/mpi/hostfile ]; then
+  for host in "$(hostname)" $(cut -d: -f1 /etc/mpi/hostfile | cut -d' ' -f1); do
+    i=0
+    until getent hosts "$host" >/dev/null || [ "$i" -ge 600 ]; do sleep 0.2; i=$((i + 1)); done
+  done
+fi
+exec "$@"
+SCRIPT
+  "$compiler" -O2 "$source" -o "$home/pi"
+  chown -R 1000:1000 "$home"
+  push_image "trainctl/mpi-pi-$impl" "$stamp" --config.workingdir /home/mpiuser \
+    --config.entrypoint /usr/local/bin/entrypoint \
+    --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  also_name "trainctl/mpi-pi-$impl:$stamp" "mpioperator/mpi-pi:$impl"
+  log "images: built docker.io/mpioperator/mpi-pi:$impl (stand-in: Debian 12, pi.cc of mpi-operator $MPI_OPERATOR_VERSION) in $(( SECONDS - t0 ))s"
+}
+
 # The MPI launcher's init container (the operator's default --mpi-kubectl-delivery-image):
 # busybox with this cluster's kubectl and images/kubectl-delivery.sh.
 build_kubectl_delivery() {
@@ -423,5 +478,6 @@ for image in "${images[@]}"; do
     operator) build_operator ;;
     trainer) build_fine_tuning_image trainer trainer ;;
     initializer) build_fine_tuning_image storage-initializer initializer ;;
+    mpi-pi) build_mpi_pi_stand_in openmpi && build_mpi_pi_stand_in mpich ;;
   esac
 done

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# mpi-operator's own end-to-end suite, unmodified (github.com/kubeflow/mpi-operator@v0.8.0,
+# test/e2e, built from the Go module proxy with `go test -c`), against `trainctl operator` on
+# the real node (`make mpi-operator-e2e`). It starts the node cluster (hack/cluster/up.sh with
+# TRAINCTL_REAL_NODE=1, the node suites' state folder and ports: not while they run), deploys
+# the operator from manifests/ as the node suites do, builds the stand-ins for the suite's
+# images (images.sh mpi-pi: mpioperator/mpi-pi:openmpi and :mpich, compiled here from the
+# module's pi.cc), runs the suite with USE_EXISTING_CLUSTER and USE_EXISTING_OPERATOR, and
+# stops the cluster.
+#
+# Skipped, and why: Intel MPI (not packaged for Debian), scheduler-plugins and Volcano (not
+# served here), the custom cluster-domain spec (it edits mpi-operator's own Deployment).
+# Exit status: the suite's. Results: docs/compatibility.md.
+#   Environment: TRAINCTL_MPI_OPERATOR_VERSION (default v0.8.0), TRAINCTL_CACHE.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=../cluster/lib.sh
+source "$root/hack/cluster/lib.sh"
+
+version="${TRAINCTL_MPI_OPERATOR_VERSION:-v0.8.0}"
+module="github.com/kubeflow/mpi-operator"
+dir="$(cache_root)/upstream/mpi-operator-$version"
+suite="$dir/mpi-operator-e2e.test"
+export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
+  TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0
+export TRAINCTL_BIN="$root/build/release/trainctl" TRAINCTL_REPO="$root"
+[[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
+why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
+
+# The suite's test binary, once per version.
+if [[ ! -x "$suite" ]]; then
+  log "building $module@$version test/e2e (go test -c; a few minutes the first time)"
+  mkdir -p "$dir"
+  src="$(GOFLAGS=-mod=mod go mod download -json "$module@$version" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')"
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  cp -r "$src/." "$work/" && chmod -R u+w "$work"
+  (cd "$work" && GOTOOLCHAIN=local CGO_ENABLED=0 go test -c -o "$suite.tmp" ./test/e2e) ||
+    die "building the suite failed"
+  mv "$suite.tmp" "$suite"
+fi
+
+trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
+"$root/hack/cluster/up.sh"
+"$root/hack/cluster/images.sh" --own-registry mpi-pi
+(cd "$root/test/integration/node" &&
+  "$root/.venv/bin/python3" -c 'import node_harness; node_harness.deploy_operator()')
+export KUBECONFIG="$TRAINCTL_CLUSTER_DIR/kubeconfig"
+kubectl="$(cluster_bin_dir)/kubectl"
+# v2beta1 is converted by the operator's webhook once the operator has written its CA.
+for _ in $(seq 60); do
+  [[ -n "$("$kubectl" get crd mpijobs.kubeflow.org \
+    -o jsonpath='{.spec.conversion.webhook.clientConfig.caBundle}')" ]] && break
+  sleep 2
+done
+USE_EXISTING_CLUSTER=true USE_EXISTING_OPERATOR=true "$suite" -ginkgo.noColor -ginkgo.v \
+  -ginkgo.skip='Intel|scheduler-plugins|volcano|custom cluster-domain'
