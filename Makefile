@@ -71,7 +71,7 @@ bench: build
 	@bench/local_overhead.py --trainctl $(TRAINCTL)
 
 # mpi-operator v0.8.0's own e2e suite, unmodified, against `trainctl operator` on the real node
-# (hack/upstream/mpi-operator-e2e.sh; docs/compatibility.md has the count). Not in `make test`.
+# (hack/upstream/mpi-operator-e2e.sh; docs/compatibility.md has the result). Not in `make test`.
 mpi-operator-e2e: build
 	@hack/upstream/mpi-operator-e2e.sh
 
