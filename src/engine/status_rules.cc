@@ -199,11 +199,12 @@ void LeadTypeRules(const api::Job& job, Time now, Plan* plan) {
 }  // namespace
 
 void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan* plan,
-                bool emit_event) {
+                bool emit_event, const std::string& reason) {
   if (HasCondition(plan->status, kFailed)) return;
+  const std::string why = reason.empty() ? Reason(job, "Failed") : reason;
   if (!plan->status.completion_time) plan->status.completion_time = now;
-  SetCondition(&plan->status, kFailed, "True", Reason(job, "Failed"), message, now);
-  if (emit_event) plan->events.push_back({"Normal", Reason(job, "Failed"), message});
+  SetCondition(&plan->status, kFailed, "True", why, message, now);
+  if (emit_event) plan->events.push_back({"Normal", why, message});
   plan->metrics.push_back(Metric::kJobFailed);
 }
 
@@ -217,10 +218,8 @@ void FailOnEvictedMpiV2Workers(const api::Job& job, const std::vector<ReplicaObs
   const std::string reason = "MPIJobEvicted";  // mpi-operator v0.8's, not Reason(job, …)
   std::string message = std::to_string(evicted) + "/" + std::to_string(job.ReplicasOf("Worker")) +
                         " workers are evicted";
-  if (!plan->status.completion_time) plan->status.completion_time = now;
-  SetCondition(&plan->status, kFailed, "True", reason, message, now);
   plan->events.push_back({"Warning", reason, message});
-  plan->metrics.push_back(Metric::kJobFailed);
+  MarkFailed(job, message, now, plan, /*emit_event=*/false, reason);
 }
 
 void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservation>& observed,

@@ -22,8 +22,9 @@ void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservat
 void FailOnEvictedMpiV2Workers(const api::Job& job, const std::vector<ReplicaObservation>& observed,
                                Time now, Plan* plan);
 
-// Sets Failed (terminal) with the kind's reason, completion time, event and metric.
+// Sets Failed (terminal) with the kind's reason (or `reason` when given), completion time,
+// event and metric.
 void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan* plan,
-                bool emit_event = true);
+                bool emit_event = true, const std::string& reason = "");
 
 }  // namespace trainctl::engine

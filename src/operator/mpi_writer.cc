@@ -134,10 +134,7 @@ Status MpiWriter::EnsureV2(const api::Job& job, const std::vector<std::string>& 
     if (!made.ok()) {
       if (Status st = Upsert(job, kube::kConfigMaps, config, "data", true); !st.ok()) return st;
     }
-    StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
-    if (!keys.ok()) return keys.status();
-    Status secret = client_->CreateOnly(kube::kSecrets, job.namespace_, MpiV2SshSecret(job, *keys));
-    Count("create", kube::kSecrets, secret.ok() || secret.code() == StatusCode::kAlreadyExists);
+    Status secret = CreateSecret(job);
     if (secret.code() == StatusCode::kAlreadyExists && made.ok())
       return NotTheJobs(job, job.name + "-ssh");
     if (!secret.ok() && secret.code() != StatusCode::kAlreadyExists) return secret;
@@ -154,11 +151,16 @@ Status MpiWriter::EnsureV2(const api::Job& job, const std::vector<std::string>& 
   return Status::Ok();
 }
 
-Status MpiWriter::RecreateSecret(const api::Job& job) {
+Status MpiWriter::CreateSecret(const api::Job& job) {
   StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
   if (!keys.ok()) return keys.status();
   Status secret = client_->CreateOnly(kube::kSecrets, job.namespace_, MpiV2SshSecret(job, *keys));
   Count("create", kube::kSecrets, secret.ok() || secret.code() == StatusCode::kAlreadyExists);
+  return secret;
+}
+
+Status MpiWriter::RecreateSecret(const api::Job& job) {
+  Status secret = CreateSecret(job);
   if (secret.code() == StatusCode::kAlreadyExists) return Status::Ok();  // still there
   if (!secret.ok()) return secret;
   Warn(job, "SSHAuthSecretRecreated",

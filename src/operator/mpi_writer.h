@@ -56,6 +56,8 @@ class MpiWriter {
   // An object `name` the job needs is someone else's: upstream's ErrResourceExists, as an
   // event and the error.
   Status NotTheJobs(const api::Job& job, const std::string& name);
+  // v2beta1: creates `<job>-ssh` with a new key pair (CreateOnly: AlreadyExists when there).
+  Status CreateSecret(const api::Job& job);
   // v2beta1: creates the Secret again when it is gone (AlreadyExists: nothing to do).
   Status RecreateSecret(const api::Job& job);
   // A Warning event on the job.
