@@ -247,9 +247,10 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
     run.runtime = std::move(host).value();
   }
   for (const std::string& note : local::RunNotes(job)) std::cerr << "note: " << note << "\n";
-  if (std::optional<std::string> note = local::LocalMpiRootNote(job, geteuid() == 0))
+  local::LocalMpiMode mpi = local::LocalMpiModeOf(job, run.runtime.has_value());
+  if (std::optional<std::string> note = local::LocalMpiRootNote(job, geteuid() == 0, mpi))
     std::cerr << "note: " << *note << "\n";
-  if (std::optional<std::string> note = local::LocalMpiWorkerNote(job))
+  if (std::optional<std::string> note = local::LocalMpiWorkerNote(job, mpi))
     std::cerr << "note: " << *note << "\n";
   if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);
   if (std::optional<std::string> note = local::UnenforcedLimitsNote(job, run.cgroups))

@@ -162,6 +162,7 @@ std::vector<std::string> RunArgv(const RuntimeHost& host, const ContainerRun& ru
                                    "--network", "host", "--pull", "never"};
   argv.insert(argv.end(), host.run_flags.begin(), host.run_flags.end());
   if (host.kind == RuntimeKind::kPodman) argv.push_back("--sig-proxy=true");
+  if (!run.hostname.empty()) argv.insert(argv.end(), {"--hostname", run.hostname});
   for (const auto& [key, value] : run.labels)
     argv.insert(argv.end(), {"--label", key + "=" + value});
   if (!run.cgroup_parent.empty()) {

@@ -83,7 +83,8 @@ StatusOr<RuntimeHost> DecideRuntimeHost(const RuntimeFacts& facts);
 
 // One container to run.
 struct ContainerRun {
-  std::string name;  // unique among the runtime's containers
+  std::string name;      // unique among the runtime's containers
+  std::string hostname;  // "" : the runtime's default
   std::string image;
   std::vector<std::string> command;    // empty: the image's entrypoint
   std::vector<std::string> args;       // with an empty command: replace the image's cmd

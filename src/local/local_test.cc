@@ -399,21 +399,25 @@ std::string EnvOf(const std::vector<api::EnvVar>& env, const std::string& name) 
 }
 
 TEST(MpiLocalTest, WorkersAreIdleOnlyInMpiJobs) {
-  EXPECT_TRUE(IsIdleReplica(LoadJob(kMpiJob), "Worker"));
-  EXPECT_FALSE(IsIdleReplica(LoadJob(kMpiJob), "Launcher"));
-  EXPECT_FALSE(IsIdleReplica(LoadJob(kJob), "Worker"));
+  EXPECT_TRUE(IsIdleReplica(LoadJob(kMpiJob), "Worker", false));
+  EXPECT_TRUE(IsIdleReplica(LoadJob(kMpiJob), "Worker", true));  // v1: no sshd, even in containers
+  EXPECT_FALSE(IsIdleReplica(LoadJob(kMpiJob), "Launcher", false));
+  EXPECT_FALSE(IsIdleReplica(LoadJob(kJob), "Worker", false));
+  EXPECT_TRUE(ServesLauncherOnly(LoadJob(kMpiJob), "Worker"));
+  EXPECT_FALSE(ServesLauncherOnly(LoadJob(kJob), "Worker"));
   EXPECT_EQ(IdleArgv(), (std::vector<std::string>{"sleep", "infinity"}));
 }
 
 TEST(MpiLocalTest, HostfileSumsWorkerSlotsOnOneLocalLine) {
   EXPECT_EQ(LocalMpiSlots(LoadJob(kMpiJob)), 6);
-  EXPECT_EQ(LocalMpiHostfile(LoadJob(kMpiJob)), "localhost slots=6\n");
+  EXPECT_EQ(LocalMpiHostfile(LoadJob(kMpiJob), LocalMpiMode::kFork), "localhost slots=6\n");
 }
 
 TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
   api::Job job = LoadJob(kMpiJob);
-  std::vector<api::EnvVar> env = LocalMpiLauncherEnv(
-      job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/state/hostfile", false, 8);
+  std::vector<api::EnvVar> env =
+      LocalMpiLauncherEnv(job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/state/hostfile",
+                          false, 8, LocalMpiMode::kFork);
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/state/hostfile");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm"), "isolated");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm_rsh_agent"), "<unset>");
@@ -426,8 +430,8 @@ TEST(MpiLocalTest, LauncherEnvForksRanksLocally) {
 
 TEST(MpiLocalTest, RootAndOversubscriptionOnlyWhenNeeded) {
   api::Job job = LoadJob(kMpiJob);
-  std::vector<api::EnvVar> env =
-      LocalMpiLauncherEnv(job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/h", true, 2);
+  std::vector<api::EnvVar> env = LocalMpiLauncherEnv(
+      job, kinds::MpiLauncherEnv(job, "/etc/mpi", false), "/h", true, 2, LocalMpiMode::kFork);
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "1");
   EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), "1");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_rmaps_base_oversubscribe"), "1");
@@ -442,27 +446,29 @@ std::string MpiV2Job(const std::string& extra) {
 }
 
 TEST(MpiLocalTest, V2LauncherAsWorkerAddsItsSlotsInTheImplementationsFormat) {
-  EXPECT_EQ(LocalMpiHostfile(LoadJob(MpiV2Job(""))), "localhost slots=6\n");
+  EXPECT_EQ(LocalMpiHostfile(LoadJob(MpiV2Job("")), LocalMpiMode::kFork), "localhost slots=6\n");
   api::Job job = LoadJob(MpiV2Job("  runLauncherAsWorker: true\n  mpiImplementation: MPICH\n"));
   EXPECT_EQ(LocalMpiSlots(job), 8);
-  EXPECT_EQ(LocalMpiHostfile(job), "localhost:8\n");
+  EXPECT_EQ(LocalMpiHostfile(job, LocalMpiMode::kFork), "localhost:8\n");
 }
 
 TEST(MpiLocalTest, V2LauncherEnvForksRanksLocallyForEachImplementation) {
   api::Job job = LoadJob(MpiV2Job(""));
-  std::vector<api::EnvVar> env =
-      LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8);
+  std::vector<api::EnvVar> env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"),
+                                                     "/h", false, 8, LocalMpiMode::kFork);
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/h");
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm_rsh_args"), "<unset>");  // no ssh here
   EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm"), "isolated");
   EXPECT_EQ(EnvOf(env, "K_MPI_JOB_ROLE"), "launcher");
   job.mpi_implementation = "MPICH";
-  env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8);
+  env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8,
+                            LocalMpiMode::kFork);
   EXPECT_EQ(EnvOf(env, "HYDRA_HOST_FILE"), "/h");
   EXPECT_EQ(EnvOf(env, "HYDRA_LAUNCHER"), "fork");
   EXPECT_EQ(EnvOf(env, "HYDRA_LAUNCH_EXTRA_ARGS"), "<unset>");
   job.mpi_implementation = "Intel";
-  env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8);
+  env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"), "/h", false, 8,
+                            LocalMpiMode::kFork);
   EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_HOST_FILE"), "/h");
   EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP"), "fork");
   EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"), "<unset>");
@@ -480,20 +486,93 @@ TEST(MpiLocalTest, V2LauncherWaitsForEveryWorkerOnlyWhenAsked) {
 }
 
 TEST(MpiLocalTest, V2WorkersCommandBeingReplacedIsSaidOnce) {
-  std::optional<std::string> note = LocalMpiWorkerNote(LoadJob(MpiV2Job("")));
+  std::optional<std::string> note = LocalMpiWorkerNote(LoadJob(MpiV2Job("")), LocalMpiMode::kFork);
   ASSERT_TRUE(note);
   EXPECT_EQ(note->rfind("spec.mpiReplicaSpecs[Worker]: the workers' command", 0), 0u) << *note;
-  EXPECT_FALSE(LocalMpiWorkerNote(LoadJob(kMpiJob)));
+  EXPECT_FALSE(LocalMpiWorkerNote(LoadJob(kMpiJob), LocalMpiMode::kFork));
 }
 
 TEST(MpiLocalTest, RunningAsRootIsSaidOnceWithTheLaunchersPath) {
   api::Job job = LoadJob(kMpiJob);
-  std::optional<std::string> note = LocalMpiRootNote(job, true);
+  std::optional<std::string> note = LocalMpiRootNote(job, true, LocalMpiMode::kFork);
   ASSERT_TRUE(note);
-  EXPECT_EQ(note->rfind("spec.mpiReplicaSpecs[Launcher]: mpirun runs as root here", 0), 0u) << *note;
+  EXPECT_EQ(note->rfind("spec.mpiReplicaSpecs[Launcher]: mpirun runs as root here", 0), 0u)
+      << *note;
   EXPECT_NE(note->find("OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"),
             std::string::npos);
-  EXPECT_EQ(LocalMpiRootNote(job, false), std::nullopt);
+  EXPECT_EQ(LocalMpiRootNote(job, false, LocalMpiMode::kFork), std::nullopt);
+  EXPECT_EQ(LocalMpiRootNote(job, true, LocalMpiMode::kSsh), std::nullopt);
+}
+
+TEST(MpiLocalTest, V2InContainersReachesItsWorkersOverSsh) {
+  api::Job job = LoadJob(MpiV2Job(""));
+  EXPECT_EQ(LocalMpiModeOf(job, true), LocalMpiMode::kSsh);
+  EXPECT_EQ(LocalMpiModeOf(job, false), LocalMpiMode::kFork);
+  EXPECT_EQ(LocalMpiModeOf(LoadJob(kMpiJob), true), LocalMpiMode::kFork);  // v1: kubexec.sh
+  EXPECT_EQ(LocalMpiModeOf(LoadJob(kJob), true), LocalMpiMode::kNone);
+  EXPECT_FALSE(IsIdleReplica(job, "Worker", true));
+  EXPECT_TRUE(IsIdleReplica(job, "Worker", false));
+  // The workers by the names the cluster's hostfile gives them; the launcher as localhost.
+  EXPECT_EQ(LocalMpiHostfile(job, LocalMpiMode::kSsh),
+            "pi-worker-0.pi.default.svc slots=2\npi-worker-1.pi.default.svc slots=2\n"
+            "pi-worker-2.pi.default.svc slots=2\n");
+  api::Job works = LoadJob(MpiV2Job("  runLauncherAsWorker: true\n  mpiImplementation: MPICH\n"));
+  EXPECT_EQ(LocalMpiHostfile(works, LocalMpiMode::kSsh),
+            "localhost:2\npi-worker-0.pi.default.svc:2\npi-worker-1.pi.default.svc:2\n"
+            "pi-worker-2.pi.default.svc:2\n");
+  // Upstream's env as it is, the hostfile here: mpirun's ssh reaches the workers.
+  std::vector<api::EnvVar> env = LocalMpiLauncherEnv(job, kinds::MpiV2LauncherEnv(job, "/etc/mpi"),
+                                                     "/h", true, 1, LocalMpiMode::kSsh);
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_default_hostfile"), "/h");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm_rsh_args"), "-o ConnectionAttempts=10");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_orte_keep_fqdn_hostnames"), "true");
+  EXPECT_EQ(EnvOf(env, "OMPI_MCA_plm"), "<unset>");
+  EXPECT_EQ(EnvOf(env, "OMPI_ALLOW_RUN_AS_ROOT"), "<unset>");  // the image's user decides
+}
+
+TEST(MpiLocalTest, SshConfigMapsEachWorkerToItsPortOnThisMachine) {
+  std::string config = LocalSshConfig(LoadJob(MpiV2Job("")), {30001, 30002, 30003});
+  EXPECT_NE(config.find("Host pi-worker-1.pi.default.svc pi-worker-1\n  HostName 127.0.0.1\n"
+                        "  Port 30002\n"),
+            std::string::npos)
+      << config;
+  EXPECT_NE(config.find("Host *\n  StrictHostKeyChecking no\n"), std::string::npos) << config;
+}
+
+TEST(MpiLocalTest, SshdGetsItsPortAndOtherCommandsAreLeftAlone) {
+  std::vector<std::string> command, args;
+  ASSERT_TRUE(SetLocalSshdPort(2022, &command, &args));  // mpi-operator's default command
+  EXPECT_EQ(command, (std::vector<std::string>{"/usr/sbin/sshd", "-De", "-p", "2022"}));
+  EXPECT_TRUE(args.empty());
+  command = {"/usr/sbin/sshd"};
+  args = {"-De", "-f", "/home/mpiuser/.sshd_config"};
+  ASSERT_TRUE(SetLocalSshdPort(2022, &command, &args));
+  EXPECT_EQ(args,
+            (std::vector<std::string>{"-De", "-f", "/home/mpiuser/.sshd_config", "-p", "2022"}));
+  command = {"/entrypoint.sh"};
+  args.clear();
+  EXPECT_FALSE(SetLocalSshdPort(2022, &command, &args));
+  EXPECT_TRUE(args.empty());
+  args = {"sshd"};  // args alone: the image's entrypoint, which trainctl cannot see
+  command.clear();
+  EXPECT_FALSE(SetLocalSshdPort(2022, &command, &args));
+}
+
+TEST(MpiLocalTest, V2WorkersOverSshAreSaidOnceAndAForeignCommandIsWarnedOf) {
+  std::optional<std::string> note = LocalMpiWorkerNote(LoadJob(MpiV2Job("")), LocalMpiMode::kSsh);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("the workers run sshd as on a cluster"), std::string::npos) << *note;
+  EXPECT_NE(note->find("/root/.ssh"), std::string::npos) << *note;
+  EXPECT_EQ(note->find("warning"), std::string::npos) << *note;
+  std::string yaml = MpiV2Job("");
+  yaml.replace(yaml.rfind("{name: mpi, image: mpi}"), 23,
+               "{name: mpi, image: mpi, command: [/start.sh]}");
+  note = LocalMpiWorkerNote(LoadJob(yaml), LocalMpiMode::kSsh);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("warning: spec.mpiReplicaSpecs[Worker].template.spec.containers[0].command "
+                       "is not sshd"),
+            std::string::npos)
+      << *note;
 }
 
 TEST(MpiLocalTest, IdleLaunchIgnoresTheTemplate) {

@@ -6,9 +6,31 @@
 #include "kinds/mpi_v2.h"
 
 namespace trainctl::local {
+namespace {
 
-bool IsIdleReplica(const api::Job& job, const std::string& type) {
+// The strings of `container[key]` (non-strings skipped).
+std::vector<std::string> StringsOf(const nlohmann::json& container, const char* key) {
+  std::vector<std::string> out;
+  if (container.is_object() && container.contains(key) && container[key].is_array())
+    for (const nlohmann::json& v : container[key])
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+LocalMpiMode LocalMpiModeOf(const api::Job& job, bool containers) {
+  if (!job.info().has_launcher()) return LocalMpiMode::kNone;
+  bool workers = job.replica_specs.count("Worker") && job.ReplicasOf("Worker") > 0;
+  return job.IsMpiV2() && containers && workers ? LocalMpiMode::kSsh : LocalMpiMode::kFork;
+}
+
+bool ServesLauncherOnly(const api::Job& job, const std::string& type) {
   return job.info().has_launcher() && type == "Worker";
+}
+
+bool IsIdleReplica(const api::Job& job, const std::string& type, bool containers) {
+  return ServesLauncherOnly(job, type) && LocalMpiModeOf(job, containers) == LocalMpiMode::kFork;
 }
 
 std::vector<std::string> IdleArgv() { return {"sleep", "infinity"}; }
@@ -20,16 +42,38 @@ int LocalMpiSlots(const api::Job& job) {
   return workers > 0 ? workers * slots : slots;
 }
 
-std::string LocalMpiHostfile(const api::Job& job) {
+std::string LocalMpiWorkerHost(const api::Job& job, int index) {
+  return job.name + "-worker-" + std::to_string(index) + "." + job.name + "." + job.namespace_ +
+         ".svc";
+}
+
+std::string LocalMpiHostfile(const api::Job& job, LocalMpiMode mode) {
+  if (mode == LocalMpiMode::kSsh) {
+    int slots = job.slots_per_worker.value_or(1);
+    std::string out;
+    if (kinds::MpiRunsLauncherAsWorker(job))
+      out += kinds::MpiV2HostfileLine(job, "localhost", slots);
+    for (int i = 0; i < job.ReplicasOf("Worker"); ++i)
+      out += kinds::MpiV2HostfileLine(job, LocalMpiWorkerHost(job, i), slots);
+    return out;
+  }
   if (job.IsMpiV2()) return kinds::MpiV2HostfileLine(job, "localhost", LocalMpiSlots(job));
   return "localhost slots=" + std::to_string(LocalMpiSlots(job)) + "\n";
 }
 
-std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job,
-                                             std::vector<api::EnvVar> upstream,
+std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<api::EnvVar> upstream,
                                              const std::string& hostfile_path, bool as_root,
-                                             int cores) {
+                                             int cores, LocalMpiMode mode) {
   std::vector<api::EnvVar> out;
+  if (mode == LocalMpiMode::kSsh) {
+    for (api::EnvVar& e : upstream) {
+      if (e.name == "OMPI_MCA_orte_default_hostfile" || e.name == "I_MPI_HYDRA_HOST_FILE" ||
+          e.name == "HYDRA_HOST_FILE")
+        e.value = hostfile_path;
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
   for (api::EnvVar& e : upstream) {
     // How mpirun reaches other hosts (kubexec.sh, ssh's arguments): it reaches none here.
     if (e.name == "OMPI_MCA_plm_rsh_agent" || e.name == "I_MPI_HYDRA_BOOTSTRAP_EXEC" ||
@@ -68,17 +112,62 @@ bool LocalLauncherWaits(const api::Job& job, const std::string& type, int worker
   return workers_running < workers;
 }
 
-std::optional<std::string> LocalMpiWorkerNote(const api::Job& job) {
+std::string LocalSshConfig(const api::Job& job, const std::vector<int>& worker_ports) {
+  std::string out = "# trainctl run: the workers of " + job.name +
+                    " share this machine's network, each " + "with its sshd on a port of its own\n";
+  for (size_t i = 0; i < worker_ports.size(); ++i) {
+    std::string host = LocalMpiWorkerHost(job, static_cast<int>(i));
+    out += "Host " + host + " " + host.substr(0, host.find('.')) +
+           "\n  HostName 127.0.0.1\n  Port " + std::to_string(worker_ports[i]) + "\n";
+  }
+  out += "Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n";
+  return out;
+}
+
+bool SetLocalSshdPort(int port, std::vector<std::string>* command, std::vector<std::string>* args) {
+  if (command->empty() && args->empty()) {
+    *command = {"/usr/sbin/sshd", "-De", "-p", std::to_string(port)};
+    return true;
+  }
+  if (command->empty()) return false;
+  const std::string& program = command->front();
+  if (program != "sshd" && (program.size() < 5 || program.substr(program.size() - 5) != "/sshd"))
+    return false;
+  args->push_back("-p");
+  args->push_back(std::to_string(port));
+  return true;
+}
+
+std::optional<std::string> LocalMpiWorkerNote(const api::Job& job, LocalMpiMode mode) {
   if (!job.IsMpiV2() || !job.replica_specs.count("Worker") || job.ReplicasOf("Worker") == 0)
     return std::nullopt;
+  if (mode == LocalMpiMode::kSsh) {
+    std::string note = api::ReplicaSpecPath(job, "Worker") +
+                       ": the workers run sshd as on a cluster, each on a port of its own "
+                       "(this machine's network is shared): `-p <port>` is added to an sshd "
+                       "command, and the launcher's ssh finds each worker through the config "
+                       "file beside the keys at " +
+                       job.ssh_auth_mount_path;
+    api::ContainerAt worker = api::DefaultContainerAt(job, "Worker");
+    std::vector<std::string> command, args;
+    if (worker.container) {
+      command = StringsOf(*worker.container, "command");
+      args = StringsOf(*worker.container, "args");
+    }
+    if (!SetLocalSshdPort(22, &command, &args))
+      note += "; warning: " + worker.path +
+              ".command is not sshd, so it must listen on the port in $" + kLocalSshPortEnv +
+              " itself or the launcher will not reach it";
+    return note;
+  }
   return api::ReplicaSpecPath(job, "Worker") +
          ": the workers' command (sshd on a cluster) is not run here: the launcher's mpirun "
          "starts every rank on this machine itself, so each worker only holds its place until "
          "the job ends";
 }
 
-std::optional<std::string> LocalMpiRootNote(const api::Job& job, bool as_root) {
-  if (!as_root) return std::nullopt;
+std::optional<std::string> LocalMpiRootNote(const api::Job& job, bool as_root, LocalMpiMode mode) {
+  if (!as_root || mode == LocalMpiMode::kSsh) return std::nullopt;
   for (const auto& [type, spec] : job.replica_specs)
     if (job.info().IsLauncher(type) && job.ReplicasOf(type) > 0)
       return api::ReplicaSpecPath(job, type) +

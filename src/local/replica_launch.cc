@@ -18,10 +18,24 @@ namespace {
 
 // Names, labels, limits, devices and extra mounts of a container launch, then its command line.
 void FinishContainer(const api::Job& job, const std::string& type, int index,
-                     const ReplicaLaunchInputs& inputs, const ReplicaLimits* limits,
-                     PreparedLaunch& launch) {
+                     const api::Endpoints& endpoints, const ReplicaLaunchInputs& inputs,
+                     const ReplicaLimits* limits, PreparedLaunch& launch) {
   ContainerRun& run = *launch.container;
   std::string replica = api::ReplicaName(job, type, index);
+  if (LocalMpiModeOf(job, true) == LocalMpiMode::kSsh && !inputs.init &&
+      (job.info().IsLauncher(type) || ServesLauncherOnly(job, type))) {
+    // As in the pods: the key folder at sshAuthMountPath, the pod's host name; a worker's sshd
+    // on its own port (the network is this machine's).
+    run.hostname = replica;
+    if (!inputs.ssh_folder.empty())
+      run.mounts.push_back({inputs.ssh_folder, job.ssh_auth_mount_path, /*read_only=*/true});
+    if (ServesLauncherOnly(job, type)) {
+      int port = endpoints.Port(type, index, 22);
+      SetLocalSshdPort(port, &run.command, &run.args);
+      launch.spec.env.push_back(std::string(kLocalSshPortEnv) + "=" + std::to_string(port));
+      launch.env_sources.emplace_back(kLocalSshPortEnv, EnvSource::kRunner);
+    }
+  }
   run.name = ContainerName(job.namespace_, job.info().name, replica, 1,
                            inputs.init ? api::StringAt(*inputs.init->container, "name") : "");
   run.labels = {{kLabelRunnerPid, std::to_string(getpid())},
@@ -62,7 +76,8 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
                     {api::kLabelReplicaIndex, std::to_string(index)}};
   static const LocalConfig kNone;
   context.config = inputs.config;
-  bool in_container = inputs.runtime && !IsIdleReplica(job, type);
+  bool containers = inputs.runtime != nullptr;
+  bool in_container = containers && !IsIdleReplica(job, type, containers);
   context.in_container = in_container;
   if (inputs.init) {
     context.container = inputs.init;
@@ -73,7 +88,7 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
     context.mounts = std::move(mounts).value();
     if (!in_container) return ResolveLaunch(job, type, index, *env, context);
     StatusOr<PreparedLaunch> launch = PrepareLaunch(job, type, index, *env, context);
-    if (launch.ok()) FinishContainer(job, type, index, inputs, nullptr, *launch);
+    if (launch.ok()) FinishContainer(job, type, index, endpoints, inputs, nullptr, *launch);
     return launch;
   }
   // In a container the runtime hands over only the replica's devices (as a device plugin
@@ -83,7 +98,7 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
   StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
   if (!limits.ok()) return limits.status();
   for (auto& entry : ThreadEnv(*limits)) context.resource_env.push_back(std::move(entry));
-  if (!IsIdleReplica(job, type)) {
+  if (!IsIdleReplica(job, type, containers)) {
     StatusOr<std::vector<LocalMount>> mounts =
         PlanMounts(job, type, index, inputs.job_folder, inputs.config ? *inputs.config : kNone);
     if (!mounts.ok()) return mounts.status();
@@ -92,9 +107,10 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
   }
   if (job.info().IsLauncher(type))
     env->env = LocalMpiLauncherEnv(job, std::move(env->env), inputs.hostfile_path, geteuid() == 0,
-                                   static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+                                   static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+                                   LocalMpiModeOf(job, containers));
   StatusOr<PreparedLaunch> launch = in_container ? PrepareLaunch(job, type, index, *env, context)
-                                    : IsIdleReplica(job, type)
+                                    : IsIdleReplica(job, type, containers)
                                         ? ResolveIdleLaunch(context)
                                         : ResolveLaunch(job, type, index, *env, context);
   if (!launch.ok()) return launch;
@@ -124,7 +140,7 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
       std::string folder = launch->error_file.substr(0, launch->error_file.rfind('/'));
       launch->container->mounts.push_back({folder, folder, /*read_only=*/false});
     }
-    FinishContainer(job, type, index, inputs, &*limits, *launch);
+    FinishContainer(job, type, index, endpoints, inputs, &*limits, *launch);
   }
   return launch;
 }
@@ -133,7 +149,7 @@ StatusOr<InitLaunches> BuildInitLaunches(const api::Job& job, const std::string&
                                          const api::Endpoints& endpoints,
                                          const ReplicaLaunchInputs& inputs, size_t from) {
   InitLaunches out;
-  if (IsIdleReplica(job, type)) return out;
+  if (IsIdleReplica(job, type, inputs.runtime != nullptr)) return out;
   StatusOr<std::vector<InitStep>> steps = InitStepsOf(job, type);
   if (!steps.ok()) return steps.status();
   out.total = steps->size();

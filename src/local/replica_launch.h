@@ -1,7 +1,8 @@
 // One replica's launch on this machine, for the runner, its pre-flight and `trainctl run
 // --dry-run` alike: the framework's env from the endpoints (an MPIJob Launcher's rewritten for
 // this machine), the devices it was given and the thread env of its CPU limit, its command
-// resolved on PATH (an MPIJob Worker's idle command instead), where torchelastic writes its
+// resolved on PATH (an MPIJob Worker's idle command instead, or its sshd on its own port in a
+// container: local/mpi_local.h), where torchelastic writes its
 // error file, and its volumes as local folders (made by the caller: MakeMounts).
 //
 // I/O: the executable lookup and hostPath checks only. Errors name the field.
@@ -44,6 +45,9 @@ struct ReplicaLaunchInputs {
   // as TRAINCTL_NOTICE_FILE and TRAINCTL_NOTICE_DONE_FILE (mounted at the same path in a
   // container); "" when the job has no notice policy.
   std::string notice_folder{};
+  // The job's SSH key folder (keys, authorized_keys, ssh config), mounted at sshAuthMountPath
+  // in the launcher and the workers of a v2beta1 MPIJob run in containers (LocalMpiMode::kSsh).
+  std::string ssh_folder{};
 };
 
 StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::string& type, int index,

@@ -17,6 +17,7 @@
 #include "api/restart_policy.h"
 #include "api/restart_scope.h"
 #include "api/validation.h"
+#include "common/ssh_keys.h"
 #include "common/text.h"
 #include "engine/checkpoint_notice.h"
 #include "engine/conditions.h"
@@ -237,11 +238,22 @@ Status Run::Setup() {
                            " container(s) left by a runner that is gone: " + removed.front() +
                            (removed.size() > 1 ? ", …" : ""));
   }
-  if (job_.info().has_launcher())
-    TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_)));
+  LocalMpiMode mpi = LocalMpiModeOf(job_, options_.runtime.has_value());
+  if (mpi != LocalMpiMode::kNone)
+    TRAINCTL_RETURN_IF_ERROR(dir_.WriteHostfile(LocalMpiHostfile(job_, mpi)));
   StatusOr<LocalEndpoints> endpoints = LocalEndpoints::Allocate(job_);
   if (!endpoints.ok()) return endpoints.status();
   endpoints_ = std::move(endpoints).value();
+  if (mpi == LocalMpiMode::kSsh) {
+    // A key pair of this run's own, as the operator makes the job's Secret.
+    StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
+    if (!keys.ok()) return keys.status();
+    std::vector<int> ports;
+    for (int i = 0; i < job_.ReplicasOf("Worker"); ++i)
+      ports.push_back(endpoints_->Port("Worker", i, 22));
+    TRAINCTL_RETURN_IF_ERROR(
+        dir_.WriteSshFolder(keys->private_pem, keys->authorized_key, LocalSshConfig(job_, ports)));
+  }
   endpoints_attempt_ = api::RestartAttemptOf(job_);
   json metadata = job_.metadata.is_object() ? job_.metadata : json::object();
   if (!metadata.contains("creationTimestamp"))
@@ -622,9 +634,9 @@ StatusOr<RunResult> Run::Execute() {
         interrupted_by_ != 0, drain_started_, mono_, options_.drain);
     drain_started_ = finish.drain_started;
     if (finish.stop_idle) {
-      // Idle replicas (MPIJob Workers) only stand in for containers: no drain for them.
+      // MPIJob Workers only serve the launcher (idle, or sshd in a container): no drain.
       for (auto& [name, r] : replicas_)
-        if (IsIdleReplica(job_, r.type) && !r.deleted && r.process) r.Terminate(ctx_);
+        if (ServesLauncherOnly(job_, r.type) && !r.deleted && r.process) r.Terminate(ctx_);
     }
     if (finish.stop_all && !interrupt_stop_at_) TerminateAll(now);
     TailLogs(false);
@@ -658,6 +670,7 @@ StatusOr<RunResult> Run::Execute() {
   if (options_.runtime)  // each container's supervisor removed it; this catches the rest
     RemoveLeftoverContainers(*options_.runtime, options_.base_env,
                              ContainerJobLabel(job_.kind, job_.namespace_, job_.name));
+  Report(dir_.RemoveSshFolder(), "(removing) the job's SSH keys");
   if (options_.on_finished) options_.on_finished(dir_);
   dir_.ReleaseRunnerLock();
   if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");
@@ -672,6 +685,7 @@ ReplicaLaunchInputs LaunchInputs(const RunOptions& options, const JobDir& dir,
   inputs.manifest_dir = options.manifest_dir;
   inputs.base_env = options.base_env;
   inputs.hostfile_path = dir.HostfilePath();
+  inputs.ssh_folder = dir.SshFolderPath();
   inputs.gpus = gpus;
   // torchrun (or a script with torch's @record) writes its root cause here, unless the user
   // points it elsewhere.

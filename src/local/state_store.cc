@@ -123,6 +123,31 @@ std::string JobDir::HostfilePath() const { return path_ + "/hostfile"; }
 Status JobDir::WriteHostfile(const std::string& content) const {
   return WriteFileAtomically(HostfilePath(), content);
 }
+std::string JobDir::SshFolderPath() const { return path_ + "/ssh"; }
+Status JobDir::WriteSshFolder(const std::string& private_pem, const std::string& authorized_key,
+                              const std::string& config) const {
+  TRAINCTL_RETURN_IF_ERROR(RemoveSshFolder());
+  std::string folder = SshFolderPath();
+  if (mkdir(folder.c_str(), 0700) != 0)
+    return IoError("cannot create " + folder + ": " + std::strerror(errno));
+  for (const auto& [name, content] :
+       {std::pair<const char*, const std::string&>{"id_rsa", private_pem},
+        {"id_rsa.pub", authorized_key},
+        {"authorized_keys", authorized_key},
+        {"config", config}}) {
+    std::string path = folder + "/" + name;
+    TRAINCTL_RETURN_IF_ERROR(WriteFileAtomically(path, content));
+    if (chmod(path.c_str(), 0600) != 0)
+      return IoError("cannot chmod " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+Status JobDir::RemoveSshFolder() const {
+  std::error_code ec;
+  fs::remove_all(SshFolderPath(), ec);
+  if (ec) return IoError("cannot remove " + SshFolderPath() + ": " + ec.message());
+  return Status::Ok();
+}
 Status JobDir::WriteRuntime(const std::string& name) const {
   return WriteFileAtomically(path_ + "/runtime", name + "\n");
 }

@@ -49,6 +49,14 @@ class JobDir {
   Status WriteJob(const nlohmann::json& job) const;
   std::string HostfilePath() const;  // <dir>/hostfile: an MPIJob launcher's local hostfile
   Status WriteHostfile(const std::string& content) const;
+  // <dir>/ssh: the key folder of a v2beta1 MPIJob run in containers (local/mpi_local.h), made
+  // anew (0700) with the files mpi-operator mounts its Secret as, id_rsa (the private key),
+  // id_rsa.pub and authorized_keys, and the ssh `config`, each 0600. Removed when the run ends:
+  // the private key is not kept.
+  std::string SshFolderPath() const;
+  Status WriteSshFolder(const std::string& private_pem, const std::string& authorized_key,
+                        const std::string& config) const;
+  Status RemoveSshFolder() const;
   // <dir>/runtime: the container runtime its replicas run with ("podman", "docker"), written
   // before they start, so `trainctl delete` can remove what a dead runner left; "" : none.
   Status WriteRuntime(const std::string& name) const;

@@ -8,11 +8,10 @@ certificates) reconciles the examples on the real node, in real containers:
 - examples/mpi/mpijob.yaml: mpirun in the Launcher starts its ranks in the Worker pods through
   kubexec.sh (kubectl exec), as upstream's v1 MPIJob does, after the kubectl-delivery init
   container saw every Worker Running;
-- examples/mpi/mpijob-v2beta1.yaml, the same training as mpi-operator's API: the launcher is a
-  batch Job whose mpirun reaches the workers' sshd with the keys of the Secret the operator
-  made (the workers run `/usr/sbin/sshd -De`, the examples' base has OpenSSH);
 - a replica killed mid-training (SIGKILL to its process, through containerd) follows its
   restart policy, and the operator reports the crash loop it started, once.
+
+examples/mpi/mpijob-v2beta1.yaml (over SSH) is test_mpi_v2.py's.
 
 Environment: see node_harness.py. Each example's image is built by images.sh examples.
 """
@@ -153,35 +152,6 @@ class OperatorOnTheNodeTest(NodeTestCase):
             p = get_json("pod", f"{name}-worker-{i}", "-n", self.ns)
             return p is None or p["metadata"].get("deletionTimestamp")
         wait_for("the workers deleted", lambda: all(deleted(i) for i in range(2)), timeout=60)
-
-    def test_the_mpi_v2beta1_example_reaches_its_workers_over_ssh(self):
-        # v2beta1 is converted by the operator's webhook once the operator has written its CA
-        # into the CRD.
-        def converts():
-            crd = get_json("crd", "mpijobs.kubeflow.org") or {}
-            return crd.get("spec", {}).get("conversion", {}).get("webhook", {}).get(
-                "clientConfig", {}).get("caBundle")
-        wait_for("the MPIJob CRD's conversion CA", converts, timeout=120)
-        self.apply("mpi/mpijob-v2beta1.yaml")
-        name = "mpi-digits-v2"
-        self.finished("mpijobs.v2beta1.kubeflow.org", name)
-
-        launcher = get_json("job.batch", f"{name}-launcher", "-n", self.ns)
-        self.assertEqual(launcher["metadata"]["ownerReferences"][0]["kind"], "MPIJob")
-        self.assertEqual(launcher["status"].get("succeeded"), 1, launcher["status"])
-        ranks = results(self.ns, f"job/{name}-launcher")
-        self.assertEqual(sorted(r["rank"] for r in ranks), [0, 1], "mpirun's output carries both ranks")
-        # Each rank ran in a worker (its host is the worker pod's), reached over SSH.
-        self.assertEqual(sorted(r["host"] for r in ranks), [f"{name}-worker-0", f"{name}-worker-1"])
-        self.assertEqual(len({r["params_sha256"] for r in ranks}), 1)
-        self.assertGreater(ranks[0]["test_accuracy"], 0.8)
-        secret = get_json("secret", f"{name}-ssh", "-n", self.ns)
-        self.assertEqual(secret["type"], "kubernetes.io/ssh-auth")
-        self.assertEqual(set(secret["data"]), {"ssh-privatekey", "ssh-publickey"})
-        hostfile = get_json("configmap", f"{name}-config", "-n", self.ns)["data"]["hostfile"]
-        self.assertEqual(hostfile.split(),
-                         [f"{name}-worker-0.{name}.{self.ns}.svc", "slots=1",
-                          f"{name}-worker-1.{name}.{self.ns}.svc", "slots=1"])
 
     def test_a_replica_killed_mid_training_is_restarted_by_its_policy(self):
         # The PyTorch example (restartPolicy OnFailure on both replicas), long enough to kill.
