@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Builds the upstream Kubeflow training operator, unmodified, from the Go module proxy, for the
-# side-by-side benchmarks (bench/operator_scale.sh --impl upstream). Never used by the product
-# and never committed: the binary lands in the same cache outside the repository as the test
-# control plane:
+# side-by-side benchmarks (bench/operator_scale.sh --impl upstream); with --mpi-operator,
+# mpi-operator instead (--impl mpi-operator). Never used by the product and never committed:
+# the binary lands in the same cache outside the repository as the test control plane:
 #
 #   ${TRAINCTL_CACHE:-~/.cache/trainctl}/upstream/<version>/
 #     bin/training-operator.v1   github.com/kubeflow/training-operator/cmd/training-operator.v1
 #     crds/                      the module's own manifests/base/crds (for reference; the
 #                                benchmark installs manifests/crds for both operators)
 #     .stamp                     what produced it
+#   ${TRAINCTL_CACHE:-~/.cache/trainctl}/upstream/mpi-operator-<version>/   (--mpi-operator)
+#     bin/mpi-operator           github.com/kubeflow/mpi-operator/cmd/mpi-operator
+#     crds/kubeflow.org_mpijobs.yaml   its own CRD (v2beta1 only), which the benchmark installs
+#                                for mpi-operator's runs
+#     .stamp                     what produced it (the folder also holds the e2e suite that
+#                                hack/upstream/mpi-operator-e2e.sh builds; left alone here)
 #
-# `go install module/cmd@version` builds with the module's own go.mod and go.sum (verified
-# against the checksum database), so the dependency graph is exactly upstream's. The binary has
+# The module is built with its own go.mod and go.sum (verified against the checksum database),
+# so the dependency graph is exactly upstream's. The training operator has
 # no version flag; the cache path and the stamp file say which version it is.
 #
 # Idempotent: returns at once when the stamp matches. Prints the binary's path on stdout.
+#   --mpi-operator   build mpi-operator (TRAINCTL_MPI_OPERATOR_VERSION, default v0.8.0)
 #   --force          rebuild
 #   --print-path     print the binary's path and exit (builds nothing)
 # Environment: TRAINCTL_UPSTREAM_VERSION (default v1.9.4), TRAINCTL_CACHE, TRAINCTL_GOMODCACHE,
@@ -25,25 +32,32 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../cluster/lib.sh
 source "$here/../cluster/lib.sh"
 
-version="${TRAINCTL_UPSTREAM_VERSION:-v1.9.4}"
-module=github.com/kubeflow/training-operator
-package="$module/cmd/training-operator.v1"
+version="${TRAINCTL_UPSTREAM_VERSION:-v1.9.4}" version_var=TRAINCTL_UPSTREAM_VERSION
+module=github.com/kubeflow/training-operator command=training-operator.v1 crds=manifests/base/crds
+subdir=""
+if [[ " $* " == *" --mpi-operator "* ]]; then
+  version="${TRAINCTL_MPI_OPERATOR_VERSION:-v0.8.0}" version_var=TRAINCTL_MPI_OPERATOR_VERSION
+  module=github.com/kubeflow/mpi-operator command=mpi-operator subdir=mpi-operator-
+  crds=manifests/base/kubeflow.org_mpijobs.yaml
+fi
+package="$module/cmd/$command"
 [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
-  die "bad upstream version '$version' (TRAINCTL_UPSTREAM_VERSION): expected vMAJOR.MINOR.PATCH"
-dir="$(cache_root)/upstream/$version"
-binary="$dir/bin/training-operator.v1"
+  die "bad upstream version '$version' ($version_var): expected vMAJOR.MINOR.PATCH"
+dir="$(cache_root)/upstream/$subdir$version"
+binary="$dir/bin/$command"
 
 force=0
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
+    --mpi-operator) ;;
     --print-path) echo "$binary"; exit 0 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "hack/upstream/build.sh: unknown argument $arg" ;;
   esac
 done
 
-recipe=1
+recipe=2
 stamp="recipe=$recipe package=$package@$version go=$(go env GOVERSION 2>/dev/null || echo none)"
 if (( ! force )) && [[ -x "$binary" && -f "$dir/.stamp" && "$(cat "$dir/.stamp")" == "$stamp" ]]; then
   echo "$binary"
@@ -68,16 +82,24 @@ work="$(mktemp -d "$dir/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 log "building $package@$version (unmodified, its own go.mod; niced; log: $dir/build.log)"
 t0=$SECONDS
-if ! (cd "$work" && GOBIN="$work/bin" nice -n "${TRAINCTL_NICE:-19}" \
-    go install -trimpath -ldflags "-s -w" "$package@$version") >"$dir/build.log" 2>&1; then
+# Built inside a copy of the module (read-only in the module cache) with its own go.mod and
+# go.sum: the graph `go install $package@$version` uses, without the proxy's version list,
+# which `go install` asks for its deprecation check and some proxies refuse.
+src="$(go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+[[ -f "$src/go.mod" ]] || die "cannot download $module@$version from the module proxy"
+cp -r "$src/." "$work/module" && chmod -R u+w "$work/module"
+if ! (cd "$work/module" && nice -n "${TRAINCTL_NICE:-19}" \
+    go build -mod=readonly -trimpath -ldflags "-s -w" -o "$work/bin/$command" "./cmd/$command") \
+    >"$dir/build.log" 2>&1; then
   tail -n 30 "$dir/build.log" >&2
   die "upstream operator build failed (full log: $dir/build.log)"
 fi
-src="$(go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-[[ -d "$src/manifests/base/crds" ]] || die "$module@$version has no manifests/base/crds"
-mkdir -p "$dir/bin"
-rm -rf "$dir/crds" && cp -r "$src/manifests/base/crds" "$dir/crds" && chmod -R u+w "$dir/crds"
-mv -f "$work/bin/training-operator.v1" "$binary"
+[[ -e "$src/$crds" ]] || die "$module@$version has no $crds"
+mkdir -p "$dir/bin" "$dir/crds"
+rm -rf "${dir:?}/crds/"*
+if [[ -d "$src/$crds" ]]; then cp -r "$src/$crds/." "$dir/crds/"; else cp "$src/$crds" "$dir/crds/"; fi
+chmod -R u+w "$dir/crds"
+mv -f "$work/bin/$command" "$binary"
 echo "$stamp" >"$dir/.stamp"
 if [[ -z "${TRAINCTL_GOCACHE:-}" ]]; then rm -rf "$GOCACHE"; fi
 log "built $package@$version in $(( SECONDS - t0 ))s: $binary"
