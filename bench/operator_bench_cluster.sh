@@ -5,7 +5,8 @@
 #
 #   source "$root/bench/operator_bench_cluster.sh" "$@"
 #
-# Sets `upstream` to the flags that pass the upstream binary on (empty when not asked for).
+# Sets `upstream` to the flags that pass the upstream binaries on (empty when not asked for):
+# --upstream (the Training Operator, --impl upstream) and --mpi-operator (--impl mpi-operator).
 # The cluster: state in build/release/bench-cluster, ports 29800+, made afresh each time (what a
 # run cut short left there is purged first). Its API server writes an audit log of one
 # identity's requests (Metadata level; job status writes and events with their bodies, which
@@ -14,7 +15,11 @@
 # also what it needs to start outside a pod: the namespace kubeflow, its webhook certificate
 # Secret and a ValidatingWebhookConfiguration for it to fill (rules that match no kubeflow.org
 # resource, so neither side pays for admission; the benchmark copies the certificate files to
-# disk). Exports TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE and the TRAINCTL_BENCH_* variables
+# disk). With --kind mpijob-v2: mpijobs.kubeflow.org as each side serves it, as JSON files for the
+# benchmark to install before each run (TRAINCTL_BENCH_MPI_CRD: manifests/crds', whose
+# conversion webhook trainctl serves; TRAINCTL_BENCH_MPI_OPERATOR_CRD: mpi-operator's own), and
+# a ValidatingWebhookConfiguration trainctl-bench-validator that matches nothing, for trainctl
+# to inject its CA into. Exports TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BASE and the TRAINCTL_BENCH_* variables
 # bench/operator_harness.h and bench/etcd_maintenance.h read; the cluster is stopped when the script exits.
 # shellcheck shell=bash
 
@@ -28,11 +33,18 @@ $(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), Linux $(un
 $(date -u '+%F %T') UTC; tree $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)\
 $(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' with uncommitted changes')"
 upstream=()
+_bench_training_operator=0 _bench_mpi=0
 _bench_args=("$@")
 for ((_i = 0; _i < ${#_bench_args[@]}; _i++)); do
-  if [[ "${_bench_args[$_i]}" == --impl && "${_bench_args[$((_i + 1))]:-}" == *upstream* ]]; then
-    upstream=(--upstream "$("$root/hack/upstream/build.sh")")
+  _bench_next="${_bench_args[$((_i + 1))]:-}"
+  if [[ "${_bench_args[$_i]}" == --impl && ",$_bench_next," == *,upstream,* ]]; then
+    upstream+=(--upstream "$("$root/hack/upstream/build.sh")")
+    _bench_training_operator=1
   fi
+  if [[ "${_bench_args[$_i]}" == --impl && ",$_bench_next," == *,mpi-operator,* ]]; then
+    upstream+=(--mpi-operator "$("$root/hack/upstream/build.sh" --mpi-operator)")
+  fi
+  [[ "${_bench_args[$_i]}" == --kind && "$_bench_next" == mpijob-v2 ]] && _bench_mpi=1
 done
 
 export TRAINCTL_CLUSTER_DIR="$root/build/release/bench-cluster" TRAINCTL_PORT_BASE=29800
@@ -94,7 +106,7 @@ _bench_k="$(cluster_bin_dir)/kubectl --kubeconfig $_bench_kubeconfig"
 $_bench_k config set-credentials bench-operator --token="$_bench_token" >/dev/null
 $_bench_k config set-context "$($_bench_k config current-context)" --user=bench-operator >/dev/null
 
-if (( ${#upstream[@]} )); then
+if (( _bench_training_operator )); then
   $kubectl apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Namespace
@@ -114,6 +126,30 @@ webhooks:
   failurePolicy: Ignore
   clientConfig:
     service: {name: training-operator, namespace: kubeflow, path: /validate-kubeflow-org-v1-pytorchjob}
+  rules:
+  - {apiGroups: [kubeflow.org], apiVersions: [v1], operations: [CREATE], resources: [bench-matches-nothing]}
+EOF
+fi
+if (( _bench_mpi )); then
+  export TRAINCTL_BENCH_MPI_CRD="$TRAINCTL_CLUSTER_DIR/mpijobs-crd.trainctl.json"
+  export TRAINCTL_BENCH_MPI_OPERATOR_CRD="$TRAINCTL_CLUSTER_DIR/mpijobs-crd.mpi-operator.json"
+  $kubectl create --dry-run=client -o json -f "$root/manifests/crds/kubeflow.org_mpijobs.yaml" \
+    >"$TRAINCTL_BENCH_MPI_CRD"
+  _bench_mpi_crd="$(dirname "$("$root/hack/upstream/build.sh" --mpi-operator --print-path)")"
+  _bench_mpi_crd="$_bench_mpi_crd/../crds/kubeflow.org_mpijobs.yaml"
+  if [[ -f "$_bench_mpi_crd" ]]; then
+    $kubectl create --dry-run=client -o json -f "$_bench_mpi_crd" >"$TRAINCTL_BENCH_MPI_OPERATOR_CRD"
+  fi
+  $kubectl apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: trainctl-bench-validator}
+webhooks:
+- name: validator.bench.trainctl.kubeflow.org
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Ignore
+  clientConfig: {url: "https://127.0.0.1:1/matches-nothing"}
   rules:
   - {apiGroups: [kubeflow.org], apiVersions: [v1], operations: [CREATE], resources: [bench-matches-nothing]}
 EOF

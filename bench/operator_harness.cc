@@ -192,6 +192,36 @@ std::map<std::string, PodWatch::Stages> PodWatch::stages() {
   return stages_;
 }
 
+JobConditionWatch::JobConditionWatch(kube::Client* client, const kube::Resource& resource,
+                                     const std::string& ns)
+    : store_([this](const json& o) -> std::optional<Seen> {
+        Seen seen;
+        for (const json& c : o.value("status", json::object()).value("conditions", json::array()))
+          if (c.value("status", "") == "True") {
+            const std::string type = c.value("type", "");
+            seen.running |= type == "Running" || type == "Succeeded";
+            seen.succeeded |= type == "Succeeded";
+          }
+        const std::string name = o["metadata"].value("name", "");
+        std::lock_guard<std::mutex> lock(mu_);
+        if (seen.running) running_.insert(name);
+        if (seen.succeeded) succeeded_.insert(name);
+        return seen;
+      }) {
+  kube::ReflectorOptions options;
+  options.namespace_ = ns;
+  reflector_ = std::make_unique<kube::Reflector>(client, resource, options, &store_);
+  reflector_->Start();
+  if (!reflector_->WaitForSync(Duration(120000))) Die("job watch of " + ns + " did not sync");
+}
+
+JobConditionWatch::~JobConditionWatch() { reflector_->Stop(); }
+
+JobConditionWatch::Counts JobConditionWatch::counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {running_.size(), succeeded_.size()};
+}
+
 std::map<std::string, double> ControlPlaneCpu() {
   std::map<std::string, double> cpu;
   const std::string cluster = Env("TRAINCTL_CLUSTER_DIR");
@@ -230,9 +260,35 @@ void DeleteNamespace(kube::Client* admin, const std::string& ns) {
   std::fprintf(stderr, "namespace %s removed after %.0f s\n", ns.c_str(), Since(start));
 }
 
+namespace {
+
+// mpi-operator's spelling of the same flags.
+std::vector<std::string> MpiOperatorArgs(const OperatorFlags& flags) {
+  if (flags.qps != static_cast<int>(flags.qps))
+    Die("mpi-operator takes a whole --kube-api-qps, not " + Number(flags.qps));
+  return {flags.binary,
+          "--kubeConfig",
+          OperatorKubeconfig(),
+          "--namespace",
+          flags.namespace_,
+          "--kube-api-qps",
+          std::to_string(static_cast<int>(flags.qps)),
+          "--kube-api-burst",
+          std::to_string(flags.burst),
+          "--threadiness",
+          std::to_string(flags.threads),
+          "--monitoring-port",
+          std::to_string(kMetricsPort),
+          "--lock-namespace",
+          "trainctl-bench"};
+}
+
+}  // namespace
+
 Operator StartOperator(const OperatorFlags& flags) {
   std::vector<std::string> argv_s = {flags.binary};
   if (flags.impl != "upstream") argv_s.push_back("operator");
+  if (flags.impl == "mpi-operator") argv_s = MpiOperatorArgs(flags);
   const std::string common[] = {"--kubeconfig",
                                 OperatorKubeconfig(),
                                 "--namespace",
@@ -247,7 +303,9 @@ Operator StartOperator(const OperatorFlags& flags) {
                                 "127.0.0.1:" + std::to_string(kMetricsPort),
                                 "--health-probe-bind-address",
                                 "127.0.0.1:" + std::to_string(kProbePort)};
-  argv_s.insert(argv_s.end(), std::begin(common), std::end(common));
+  if (flags.impl != "mpi-operator")
+    argv_s.insert(argv_s.end(), std::begin(common), std::end(common));
+  argv_s.insert(argv_s.end(), flags.extra.begin(), flags.extra.end());
   if (flags.impl == "upstream")
     argv_s.insert(argv_s.end(), {"--webhook-server-port", std::to_string(kWebhookPort)});
   std::vector<char*> argv;
@@ -261,14 +319,23 @@ Operator StartOperator(const OperatorFlags& flags) {
   posix_spawn_file_actions_addopen(&actions, 1, op.log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
                                    0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  if (posix_spawn(&op.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0)
+  // mpi-operator takes KUBECONFIG over --kubeConfig: the audited identity's, for every side.
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e)
+    if (std::string(*e).rfind("KUBECONFIG=", 0) != 0) env_s.push_back(*e);
+  env_s.push_back("KUBECONFIG=" + OperatorKubeconfig());
+  std::vector<char*> env;
+  for (auto& s : env_s) env.push_back(s.data());
+  env.push_back(nullptr);
+  if (posix_spawn(&op.pid, argv[0], &actions, nullptr, argv.data(), env.data()) != 0)
     Die("cannot start " + argv_s[0]);
   posix_spawn_file_actions_destroy(&actions);
   return op;
 }
 
-int JobsWithCondition(kube::Client* admin, const std::string& ns, const std::string& type) {
-  auto list = admin->ListAll(kPyTorchJobs, ns, {});
+int JobsWithCondition(kube::Client* admin, const std::string& ns, const std::string& type,
+                      const kube::Resource& resource) {
+  auto list = admin->ListAll(resource, ns, {});
   if (!list.ok()) return -1;
   int n = 0;
   for (const json& j : (*list)["items"])
@@ -287,15 +354,18 @@ double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds) 
     int status = 0;
     if (waitpid(op.pid, &status, WNOHANG) == op.pid) Die(op.impl + " exited; see " + op.log);
     if (!certs) certs = CopyUpstreamCerts(admin);
-    bool ready = HttpCode("http://127.0.0.1:" + std::to_string(kProbePort) + "/readyz") == "200";
-    if (ready && op.impl == "upstream") {
+    const bool mpi = op.impl == "mpi-operator";
+    bool ready =
+        mpi || HttpCode("http://127.0.0.1:" + std::to_string(kProbePort) + "/readyz") == "200";
+    if (ready && (op.impl == "upstream" || mpi)) {
       std::ifstream in(op.log);
       in.seekg(from);
       std::string line;
       ready = false;
       while (!ready && std::getline(in, line))
-        ready = line.find("Starting workers") != std::string::npos &&
-                line.find("pytorchjob-controller") != std::string::npos;
+        ready = mpi ? line.find("Started workers") != std::string::npos
+                    : line.find("Starting workers") != std::string::npos &&
+                          line.find("pytorchjob-controller") != std::string::npos;
     }
     if (ready) {
       double waited = Since(start);

@@ -100,12 +100,15 @@ void DeleteNamespace(kube::Client* admin, const std::string& ns);
 std::map<std::string, double> ControlPlaneCpu();
 
 struct OperatorFlags {
-  std::string impl;  // "trainctl", "baseline" (another trainctl build) or "upstream"
+  // "trainctl", "baseline" (another trainctl build), "upstream" (the Training Operator) or
+  // "mpi-operator"
+  std::string impl;
   std::string binary;
   std::string namespace_;
-  double qps = 20;
+  double qps = 20;  // mpi-operator takes whole numbers only
   int burst = 30;
-  int threads = 1;
+  int threads = 1;                 // mpi-operator: --threadiness
+  std::vector<std::string> extra;  // more flags, after the common ones
 };
 
 struct Operator {
@@ -116,13 +119,41 @@ struct Operator {
 
 // Starts the operator with the same flags for either side, as the audited identity, its output
 // in $TRAINCTL_CLUSTER_DIR/scale-<impl>.log (appended: restarts keep what came before).
+// mpi-operator spells them its way (--kubeConfig, --threadiness, --monitoring-port), takes its
+// leader-election Lease in trainctl-bench (it always elects) and serves its health check on
+// :8080, which it does not let one move; KUBECONFIG, which it prefers to --kubeConfig, is set to
+// the audited identity's for it.
 Operator StartOperator(const OperatorFlags& flags);
 // Waits until it is ready: /readyz answers 200 (trainctl: informers synced; upstream: certificates
-// in place and the webhook server up) and, for upstream, its PyTorchJob workers have started.
+// in place and the webhook server up) and, for upstream, its PyTorchJob workers have started;
+// mpi-operator, which serves no /readyz: its log says "Started workers" (informers synced).
 // Upstream's certificate files are copied from its Secret meanwhile. Returns the seconds waited.
 double WaitReady(const Operator& op, kube::Client* admin, double limit_seconds = 300);
-// How many PyTorchJobs in `ns` have condition `type` True; -1 when they cannot be listed.
-int JobsWithCondition(kube::Client* admin, const std::string& ns, const std::string& type);
+// How many jobs (PyTorchJobs unless `resource` says) in `ns` have condition `type` True; -1
+// when they cannot be listed.
+int JobsWithCondition(kube::Client* admin, const std::string& ns, const std::string& type,
+                      const kube::Resource& resource = kPyTorchJobs);
+
+// Watches one namespace's jobs of `resource` and notes when each was first seen with condition
+// Running True (or already Succeeded) and with Succeeded True.
+class JobConditionWatch {
+ public:
+  JobConditionWatch(kube::Client* client, const kube::Resource& resource, const std::string& ns);
+  ~JobConditionWatch();
+  struct Counts {
+    size_t running = 0, succeeded = 0;
+  };
+  Counts counts();
+
+ private:
+  struct Seen {
+    bool running = false, succeeded = false;
+  };
+  std::mutex mu_;
+  std::set<std::string> running_, succeeded_;
+  kube::Store<Seen> store_;
+  std::unique_ptr<kube::Reflector> reflector_;
+};
 
 struct ProcessFigures {
   double peak_rss_mib = 0, cpu_seconds = 0;

@@ -7,8 +7,12 @@
 #   bench/operator_scale.sh [--impl trainctl,baseline,upstream,floor] [--jobs 1000] [--replicas 8]
 #                           [--qps 20] [--burst 30] [--threads 4] [--run-seconds 30] [--repeat 1]
 #                           [--settle-seconds 0] [--compact-etcd 1]
+#                           [--kind pytorchjob|mpijob-v2] [--workers 4]
 #
 # --impl upstream builds the upstream operator first (hack/upstream/build.sh, cached).
+# --kind mpijob-v2 submits MPIJobs of kubeflow.org/v2beta1 (1 launcher, --workers workers; the
+# launcher runs --run-seconds) instead of PyTorchJobs; --impl mpi-operator then builds mpi-operator
+# first (hack/upstream/build.sh --mpi-operator) and runs it as one side, with its own CRD.
 # --impl baseline --baseline PATH runs another trainctl build as one more side, for a before and
 # after in one run (e.g. a copy of build/release/trainctl taken before a change).
 # --repeat N runs every side N times (odd rounds in reverse order) and adds a table of per-side

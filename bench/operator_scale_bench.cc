@@ -10,6 +10,17 @@
 //   floor:    the same pods and services (built by trainctl's pod builder) created by a plain
 //             client at the same QPS/burst, no logic at all.
 //
+// --kind mpijob-v2 submits MPIJobs of kubeflow.org/v2beta1 instead (1 Launcher + --workers
+// Workers; bench/mpi_bench.h), and --impl may name mpi-operator (built unmodified by
+// hack/upstream/build.sh --mpi-operator; --threadiness for --controller-threads). Each side gets
+// mpijobs.kubeflow.org the way it serves it, replaced between runs: mpi-operator its own CRD
+// (v2beta1 only), trainctl ours (v1 stored, v2beta1 converted by its webhook, which it serves on
+// 127.0.0.1 for the CRD's URL; the jobs are watched as v1, so the benchmark's watch costs no
+// conversion). The floor creates what an operator makes for each job (Secret, ConfigMap,
+// Service, worker pods, the launcher's batch Job, whose pod kube-controller-manager makes).
+// Besides the pods' times: when every job is first seen with its Running condition, and every
+// request that writes (create, update, patch, delete; Leases aside) per job.
+//
 // For each: time from the first submission until every pod exists, is Running, has Succeeded
 // (kwok runs each pod --run-seconds), and (operators) every job is Succeeded, watched through an
 // informer; then each operator runs --settle-seconds more (default 0); the operator's peak RSS
@@ -32,6 +43,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -41,6 +53,7 @@
 #include "api/manifest.h"
 #include "api/replica_env.h"
 #include "etcd_maintenance.h"
+#include "mpi_bench.h"
 #include "operator/pod_builder.h"
 #include "operator_harness.h"
 #include "prometheus_text.h"
@@ -68,7 +81,31 @@ struct Args {
   std::string upstream;  // the upstream operator's binary (hack/upstream/build.sh --print-path)
   std::string baseline;  // another trainctl build (side "baseline"), e.g. the last commit's
   std::vector<std::string> impls = {"trainctl", "floor"};
+  std::string kind = "pytorchjob";  // or mpijob-v2
+  int workers = 4;                  // mpijob-v2: Workers per job (the Launcher besides)
+  std::string mpi_operator;         // mpi-operator's binary (hack/upstream/build.sh --mpi-operator)
+  bool mpi() const { return kind == "mpijob-v2"; }
+  // Pods per job, and of them those that end (the Launcher; a PyTorchJob's every pod).
+  int pods_per_job() const { return mpi() ? workers + 1 : replicas; }
+  int ending_per_job() const { return mpi() ? 1 : replicas; }
 };
+
+// The port trainctl serves its conversion webhook on in mpijob-v2 runs, and the CRD's URL for it.
+constexpr int kConversionPort = 29993;
+const char* const kConversionUrl = "https://127.0.0.1:29993/convert-kubeflow-org-mpijob";
+
+// mpijobs.kubeflow.org as `impl` serves it, from the JSON files bench/operator_scale.sh wrote.
+nlohmann::json MpiCrdFor(const std::string& impl) {
+  const std::string path =
+      Env(impl == "mpi-operator" ? "TRAINCTL_BENCH_MPI_OPERATOR_CRD" : "TRAINCTL_BENCH_MPI_CRD");
+  std::ifstream in(path);
+  nlohmann::json crd = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!crd.is_object()) Die("cannot read the MPIJob CRD for " + impl + " from \"" + path + "\"");
+  if (impl == "mpi-operator") return crd;
+  StatusOr<nlohmann::json> pointed = PointConversionAt(std::move(crd), kConversionUrl);
+  if (!pointed.ok()) Die(path + ": " + pointed.status().message());
+  return *pointed;
+}
 
 JobShape Shape(const Args& a) {
   JobShape shape;
@@ -81,24 +118,28 @@ std::string Seconds(double s) { return s < 0 ? "—" : Number(std::round(s * 10)
 
 struct Timing {
   double all_created = -1, all_running = -1, all_succeeded = -1, jobs_succeeded = -1;
+  double jobs_running = -1;  // mpijob-v2: every job seen with its Running condition
 };
 
-// Waits until every pod has Succeeded and, when `jobs_done` is given, every job too.
-Timing WaitPods(PodWatch& watch, size_t expected, Steady::time_point start, double limit,
-                const std::function<bool()>& jobs_done = nullptr) {
+// Waits until every pod has Succeeded (`ending` of them: the rest run on) and, when `jobs_done`
+// is given, every job too. `jobs_running` (optional) says when every job is Running.
+Timing WaitPods(PodWatch& watch, size_t expected, size_t ending, Steady::time_point start,
+                double limit, const std::function<bool()>& jobs_done = nullptr,
+                const std::function<bool()>& jobs_running = nullptr) {
   Timing t;
   Steady::time_point last_list = Steady::now() - std::chrono::seconds(10);
   while (Since(start) < limit) {
     PodWatch::Counts c = watch.counts();
     if (t.all_created < 0 && c.created >= expected) t.all_created = Since(start);
     if (t.all_running < 0 && c.running >= expected) t.all_running = Since(start);
-    if (t.all_succeeded < 0 && c.succeeded >= expected) t.all_succeeded = Since(start);
+    if (jobs_running && t.jobs_running < 0 && jobs_running()) t.jobs_running = Since(start);
+    if (t.all_succeeded < 0 && c.succeeded >= ending) t.all_succeeded = Since(start);
     if (jobs_done && t.jobs_succeeded < 0 && t.all_running >= 0 && Since(last_list) >= 2) {
       last_list = Steady::now();
       if (jobs_done()) t.jobs_succeeded = Since(start);
     }
     if (t.all_succeeded >= 0 && (!jobs_done || t.jobs_succeeded >= 0)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(jobs_running ? 50 : 200));
   }
   return t;
 }
@@ -164,20 +205,45 @@ RunResult RunOperator(const Args& a, const std::string& impl, int round, kube::C
                       const Clock* clock) {
   std::string ns = RunNamespace(impl, round);
   CreateNamespace(admin, ns);
-  size_t expected = static_cast<size_t>(a.jobs) * a.replicas;
+  size_t expected = static_cast<size_t>(a.jobs) * a.pods_per_job();
   auto watch_client = MakeClient(clock, AdminKubeconfig(), -1, 0);
   PodWatch watch(watch_client.get(), ns);
+  // MPIJobs: the CRD as this side serves it, and the jobs watched in its storage version.
+  if (a.mpi()) InstallCrd(admin, MpiCrdFor(impl));
+  std::unique_ptr<JobConditionWatch> job_watch;
+  if (a.mpi())
+    job_watch = std::make_unique<JobConditionWatch>(
+        watch_client.get(), impl == "mpi-operator" ? kMpiJobsV2 : kMpiJobsV1, ns);
 
   // Requests are counted from the operator's start (its initial lists included); the clock
   // starts once it is ready.
   const std::string audit_log = Env("TRAINCTL_BENCH_AUDIT_LOG");
   const uint64_t audit_from = bench::AuditLogSize(audit_log);
-  const std::string& binary = impl == "upstream"   ? a.upstream
-                              : impl == "baseline" ? a.baseline
-                                                   : a.trainctl;
-  OperatorFlags flags{impl, binary, ns, a.qps, a.burst, a.threads};
+  const std::string& binary = impl == "upstream"       ? a.upstream
+                              : impl == "mpi-operator" ? a.mpi_operator
+                              : impl == "baseline"     ? a.baseline
+                                                       : a.trainctl;
+  OperatorFlags flags{impl, binary, ns, a.qps, a.burst, a.threads, {}};
+  // trainctl reconciles MPIJobs alone, as mpi-operator does, and serves the CRD's conversion
+  // webhook (its certificate in trainctl-bench; the validating configuration matches nothing).
+  if (a.mpi() && impl != "mpi-operator")
+    flags.extra = {"--enable-scheme",
+                   "mpijob",
+                   "--webhook-server-port",
+                   std::to_string(kConversionPort),
+                   "--webhook-bind-host",
+                   "127.0.0.1",
+                   "--webhook-host",
+                   "127.0.0.1",
+                   "--webhook-config-name",
+                   "trainctl-bench-validator",
+                   "--leader-election-namespace",
+                   "trainctl-bench"};
   Operator op = StartOperator(flags);
   WaitReady(op, admin);
+  if (a.mpi())
+    std::fprintf(stderr, "v2beta1 MPIJobs creatable after %.1f s more\n",
+                 WaitV2Creatable(admin, "trainctl-bench"));
 
   const std::map<std::string, double> plane_before = ControlPlaneCpu();
   const double alloc_before = ApiServerAllocatedBytes(admin);
@@ -186,17 +252,30 @@ RunResult RunOperator(const Args& a, const std::string& impl, int round, kube::C
   std::vector<std::thread> submitters;
   for (int w = 0; w < 8; ++w)
     submitters.emplace_back([&] {
-      for (int i; (i = next++) < a.jobs;)
-        if (!admin->Create(kPyTorchJobs, ns, JobDoc("job-" + std::to_string(i), ns, Shape(a))).ok())
+      for (int i; (i = next++) < a.jobs;) {
+        const std::string name = "job-" + std::to_string(i);
+        if (!(a.mpi()
+                  ? admin->Create(kMpiJobsV2, ns, MpiJobV2Doc(name, ns, a.workers, a.run_seconds))
+                  : admin->Create(kPyTorchJobs, ns, JobDoc(name, ns, Shape(a))))
+                 .ok())
           ++failed;
+      }
     });
   for (auto& t : submitters) t.join();
   if (failed) std::fprintf(stderr, "%s: %d job creates failed\n", impl.c_str(), failed.load());
 
-  auto jobs_done = [&] { return JobsWithCondition(admin, ns, "Succeeded") >= a.jobs; };
+  std::function<bool()> jobs_done = [&] {
+    return JobsWithCondition(admin, ns, "Succeeded") >= a.jobs;
+  };
+  std::function<bool()> jobs_running;
+  if (a.mpi()) {
+    jobs_done = [&] { return job_watch->counts().succeeded >= static_cast<size_t>(a.jobs); };
+    jobs_running = [&] { return job_watch->counts().running >= static_cast<size_t>(a.jobs); };
+  }
   RunResult r;
   r.impl = impl;
-  r.t = WaitPods(watch, expected, start, 3600, jobs_done);
+  r.t = WaitPods(watch, expected, static_cast<size_t>(a.jobs) * a.ending_per_job(), start, 3600,
+                 jobs_done, jobs_running);
   r.lags = LagsOf(watch, start);
   r.plane_cpu = CpuSince(plane_before);
   r.apiserver_alloc = AllocatedSince(admin, alloc_before);
@@ -216,14 +295,20 @@ RunResult RunOperator(const Args& a, const std::string& impl, int round, kube::C
 RunResult RunFloor(const Args& a, int round, kube::Client* admin, const Clock* clock) {
   std::string ns = RunNamespace("floor", round);
   CreateNamespace(admin, ns);
-  size_t expected = static_cast<size_t>(a.jobs) * a.replicas;
+  size_t expected = static_cast<size_t>(a.jobs) * a.pods_per_job();
   auto watch_client = MakeClient(clock, AdminKubeconfig(), -1, 0);
   PodWatch watch(watch_client.get(), ns);
   auto client = MakeClient(clock, OperatorKubeconfig(), a.qps, a.burst);
 
   // Every object built beforehand by the operator's own builder: the floor has no logic.
   std::vector<std::pair<const kube::Resource*, json>> objects;
-  for (int i = 0; i < a.jobs; ++i) {
+  for (int i = 0; a.mpi() && i < a.jobs; ++i) {
+    auto made =
+        MpiV2FloorObjects(MpiJobV2Doc("job-" + std::to_string(i), ns, a.workers, a.run_seconds));
+    if (!made.ok()) Die(made.status().message());
+    for (auto& object : *made) objects.push_back(std::move(object));
+  }
+  for (int i = 0; !a.mpi() && i < a.jobs; ++i) {
     json doc = JobDoc("job-" + std::to_string(i), ns, Shape(a));
     doc["metadata"]["uid"] = "00000000-0000-0000-0000-000000000000";
     auto prepared = api::PrepareJob(doc);
@@ -259,7 +344,7 @@ RunResult RunFloor(const Args& a, int round, kube::Client* admin, const Clock* c
   if (failed) std::fprintf(stderr, "floor: %d creates failed\n", failed.load());
   RunResult r;
   r.impl = "floor";
-  r.t = WaitPods(watch, expected, start, 3600);
+  r.t = WaitPods(watch, expected, static_cast<size_t>(a.jobs) * a.ending_per_job(), start, 3600);
   r.lags = LagsOf(watch, start);
   r.plane_cpu = CpuSince(plane_before);
   r.apiserver_alloc = AllocatedSince(admin, alloc_before);
@@ -276,34 +361,76 @@ std::string Ratio(double v, double floor) {
   return buf;
 }
 
-void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
-  // Each run against the floor of its own round (--repeat).
-  auto floor_of = [&](const RunResult& run) -> const RunResult* {
-    for (const RunResult& r : runs)
-      if (r.impl == "floor" && r.round == run.round) return &r;
-    return nullptr;
-  };
-  std::printf("\n%d jobs × %d replicas, QPS %s, burst %d, %d threads, pods run %d s\n\n", a.jobs,
-              a.replicas, Number(a.qps).c_str(), a.burst, a.threads, a.run_seconds);
+const RunResult* FloorOf(const std::vector<RunResult>& runs, const RunResult& run) {
+  for (const RunResult& r : runs)
+    if (r.impl == "floor" && r.round == run.round) return &r;
+  return nullptr;
+}
+
+// mpijob-v2: the pods' times, when every job was Running, and writes per job, each operator
+// against the floor of its round (its pods all Running: the floor has no job to be Running).
+void PrintMpiTable(const Args& a, const std::vector<RunResult>& runs) {
   std::printf(
-      "| run | all pods created | all Running | vs floor | all Succeeded | all jobs Succeeded | "
-      "peak RSS | CPU s | reconciles | API requests | job status writes (per job) | 409s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "\n%d MPIJobs (v2beta1) × (1 launcher + %d workers), QPS %s, burst %d, %d threads, "
+      "launchers run %d s\n\n",
+      a.jobs, a.workers, Number(a.qps).c_str(), a.burst, a.threads, a.run_seconds);
+  std::printf(
+      "| run | all pods created | all pods Running | vs floor | all jobs Running | vs floor | "
+      "all launchers Succeeded | all jobs Succeeded | peak RSS | CPU s | API requests | "
+      "API writes (per job) | job status writes (per job) | 409s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const RunResult& r : runs) {
-    bool op = r.impl != "floor";
-    char rss[32] = "—", cpu[32] = "—", writes[64] = "—", reconciles[32] = "—";
+    const bool op = r.impl != "floor";
+    const RunResult* floor = FloorOf(runs, r);
+    const double floor_running = floor ? floor->t.all_running : -1;
+    char rss[32] = "—", cpu[32] = "—", status[64] = "—", writes[64];
     if (op) {
       std::snprintf(rss, sizeof rss, "%.1f MiB", r.rss_mib);
       std::snprintf(cpu, sizeof cpu, "%.1f", r.cpu);
-      if (r.reconciles >= 0) std::snprintf(reconciles, sizeof reconciles, "%.0f", r.reconciles);
-      std::snprintf(writes, sizeof writes, "%ld (%.2f)", r.api.job_status_writes,
+      std::snprintf(status, sizeof status, "%ld (%.2f)", r.api.job_status_writes,
                     static_cast<double>(r.api.job_status_writes) / a.jobs);
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %ld | %s | %ld |\n", r.impl.c_str(),
-                Seconds(r.t.all_created).c_str(), Seconds(r.t.all_running).c_str(),
-                floor_of(r) ? Ratio(r.t.all_running, floor_of(r)->t.all_running).c_str() : "—",
-                Seconds(r.t.all_succeeded).c_str(), Seconds(r.t.jobs_succeeded).c_str(), rss, cpu,
-                reconciles, r.api.total, writes, r.api.conflicts);
+    std::snprintf(writes, sizeof writes, "%ld (%.2f)", r.api.writes,
+                  static_cast<double>(r.api.writes) / a.jobs);
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %ld | %s | %s | %ld |\n",
+                r.impl.c_str(), Seconds(r.t.all_created).c_str(), Seconds(r.t.all_running).c_str(),
+                Ratio(r.t.all_running, floor_running).c_str(),
+                op ? Seconds(r.t.jobs_running).c_str() : "—",
+                op ? Ratio(r.t.jobs_running, floor_running).c_str() : "—",
+                Seconds(r.t.all_succeeded).c_str(), op ? Seconds(r.t.jobs_succeeded).c_str() : "—",
+                rss, cpu, r.api.total, writes, status, r.api.conflicts);
+  }
+}
+
+void PrintTables(const Args& a, const std::vector<RunResult>& runs) {
+  // Each run against the floor of its own round (--repeat).
+  auto floor_of = [&](const RunResult& run) { return FloorOf(runs, run); };
+  if (a.mpi()) {
+    PrintMpiTable(a, runs);
+  } else {
+    std::printf("\n%d jobs × %d replicas, QPS %s, burst %d, %d threads, pods run %d s\n\n", a.jobs,
+                a.replicas, Number(a.qps).c_str(), a.burst, a.threads, a.run_seconds);
+    std::printf(
+        "| run | all pods created | all Running | vs floor | all Succeeded | all jobs Succeeded | "
+        "peak RSS | CPU s | reconciles | API requests | job status writes (per job) | 409s |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const RunResult& r : runs) {
+      bool op = r.impl != "floor";
+      char rss[32] = "—", cpu[32] = "—", writes[64] = "—", reconciles[32] = "—";
+      if (op) {
+        std::snprintf(rss, sizeof rss, "%.1f MiB", r.rss_mib);
+        std::snprintf(cpu, sizeof cpu, "%.1f", r.cpu);
+        if (r.reconciles >= 0) std::snprintf(reconciles, sizeof reconciles, "%.0f", r.reconciles);
+        std::snprintf(writes, sizeof writes, "%ld (%.2f)", r.api.job_status_writes,
+                      static_cast<double>(r.api.job_status_writes) / a.jobs);
+      }
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %ld | %s | %ld |\n",
+                  r.impl.c_str(), Seconds(r.t.all_created).c_str(),
+                  Seconds(r.t.all_running).c_str(),
+                  floor_of(r) ? Ratio(r.t.all_running, floor_of(r)->t.all_running).c_str() : "—",
+                  Seconds(r.t.all_succeeded).c_str(), Seconds(r.t.jobs_succeeded).c_str(), rss, cpu,
+                  reconciles, r.api.total, writes, r.api.conflicts);
+    }
   }
   // Between "all pods created" and "all Running": the scheduler's binding or the node's start,
   // and what the control plane spent meanwhile.
@@ -432,6 +559,26 @@ void PrintMedians(const Args& a, const std::vector<RunResult>& runs) {
         FormatSpread(SpreadOf(per_gib), 2).c_str(), FormatSpread(SpreadOf(probe), 3, " s").c_str(),
         FormatSpread(SpreadOf(wake), 1, " µs").c_str());
   }
+  if (a.mpi()) {
+    std::printf(
+        "\n| side | all jobs Running | vs floor's pods Running (paired by round) | API writes per "
+        "job |\n|---|---|---|---|\n");
+    for (const std::string& impl : a.impls) {
+      std::vector<double> jobs_running, writes, side(a.repeat, -1);
+      for (const RunResult& r : runs) {
+        if (r.impl != impl) continue;
+        jobs_running.push_back(r.t.jobs_running);
+        side[r.round] = r.t.jobs_running;
+        writes.push_back(static_cast<double>(r.api.writes) / a.jobs);
+      }
+      const bool floor = impl == "floor";
+      std::printf(
+          "| %s | %s | %s | %s |\n", impl.c_str(),
+          floor ? "—" : FormatSpread(SpreadOf(jobs_running), 1, " s").c_str(),
+          floor ? "—" : FormatSpread(SpreadOf(PairedRatios(side, floor_running)), 2).c_str(),
+          FormatSpread(SpreadOf(writes), 2).c_str());
+    }
+  }
   std::fflush(stdout);
 }
 
@@ -467,6 +614,12 @@ int main(int argc, char** argv) {
       a.trainctl = v;
     else if (k == "--upstream")
       a.upstream = v;
+    else if (k == "--mpi-operator")
+      a.mpi_operator = v;
+    else if (k == "--kind")
+      a.kind = v;
+    else if (k == "--workers")
+      a.workers = std::atoi(v.c_str());
     else if (k == "--baseline")
       a.baseline = v;
     else if (k == "--impl")
@@ -476,13 +629,44 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  for (const std::string& impl : a.impls)
-    if (impl != "trainctl" && impl != "baseline" && impl != "upstream" && impl != "floor") {
+  if (a.kind != "pytorchjob" && a.kind != "mpijob-v2") {
+    std::fprintf(stderr, "--kind: \"%s\"; expected pytorchjob or mpijob-v2\n", a.kind.c_str());
+    return 2;
+  }
+  if (a.workers < 1) {
+    std::fprintf(stderr, "--workers: %d; expected at least 1\n", a.workers);
+    return 2;
+  }
+  for (const std::string& impl : a.impls) {
+    if (impl != "trainctl" && impl != "baseline" && impl != "upstream" && impl != "floor" &&
+        impl != "mpi-operator") {
       std::fprintf(stderr,
-                   "--impl: unknown side \"%s\"; expected trainctl, baseline, upstream, floor\n",
+                   "--impl: unknown side \"%s\"; expected trainctl, baseline, upstream, "
+                   "mpi-operator, floor\n",
                    impl.c_str());
       return 2;
     }
+    // Each upstream operator serves its own kind.
+    if ((impl == "upstream" && a.mpi()) || (impl == "mpi-operator" && !a.mpi())) {
+      std::fprintf(stderr, "--impl %s does not serve --kind %s\n", impl.c_str(), a.kind.c_str());
+      return 2;
+    }
+  }
+  if (std::find(a.impls.begin(), a.impls.end(), "mpi-operator") != a.impls.end() &&
+      access(a.mpi_operator.c_str(), X_OK) != 0) {
+    std::fprintf(stderr,
+                 "--mpi-operator: \"%s\" is not an executable (hack/upstream/build.sh "
+                 "--mpi-operator)\n",
+                 a.mpi_operator.c_str());
+    return 2;
+  }
+  if (a.mpi())
+    for (const char* env : {"TRAINCTL_BENCH_MPI_CRD", "TRAINCTL_BENCH_MPI_OPERATOR_CRD"})
+      if (trainctl::bench::Env(env).empty()) {
+        std::fprintf(stderr,
+                     "--kind mpijob-v2: %s is not set; run through bench/operator_scale.sh\n", env);
+        return 2;
+      }
   if (std::find(a.impls.begin(), a.impls.end(), "baseline") != a.impls.end() &&
       access(a.baseline.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "--baseline: \"%s\" is not an executable (another trainctl build)\n",

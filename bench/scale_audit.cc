@@ -35,6 +35,10 @@ AuditCounts CountAudit(const std::string& path, uint64_t offset, const std::stri
     ++counts.total;
     if (e.contains("responseStatus") && e["responseStatus"].value("code", 0) == 409)
       ++counts.conflicts;
+    if ((verb == "create" || verb == "update" || verb == "patch" || verb == "delete" ||
+         verb == "deletecollection") &&
+        ref.value("resource", "") != "leases")
+      ++counts.writes;
     if (ref.value("apiGroup", "") == "kubeflow.org" && sub == "status" &&
         (verb == "update" || verb == "patch"))
       ++counts.job_status_writes;

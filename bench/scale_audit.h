@@ -16,6 +16,9 @@ struct AuditCounts {
   long conflicts = 0;  // answered 409
   // Writes of a job's status: update or patch of <plural>/status for a kubeflow.org resource.
   long job_status_writes = 0;
+  // Requests that write (create, update, patch, delete, deletecollection), Leases aside: leader
+  // election renews its Lease whatever the jobs do, and not every operator elects.
+  long writes = 0;
 };
 
 // The size of the log now (0 when it does not exist yet): where the next run's requests begin.
