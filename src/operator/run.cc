@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "kube/config_loader.h"
+#include "operator/compose.h"
 #include "operator/gang.h"
 #include "operator/log.h"
-#include "operator/manager.h"
 #include "operator/pod_builder.h"
 
 namespace trainctl::op {
@@ -80,10 +80,10 @@ StatusOr<kube::RecorderBudget> EventBudget(const OperatorFlags& flags) {
   return budget;
 }
 
-// Flags (and the environment upstream's Deployment sets) → what the Manager runs with. Reads
+// Flags (and the environment upstream's Deployment sets) → what the operator runs with. Reads
 // the kubeconfig and the init-container template file; every error is a start-up error.
-StatusOr<ManagerOptions> ResolveOptions(const OperatorFlags& flags) {
-  ManagerOptions o;
+StatusOr<OperatorOptions> ResolveOptions(const OperatorFlags& flags) {
+  OperatorOptions o;
   StatusOr<std::vector<api::Kind>> kinds = Schemes(flags.enable_schemes);
   if (!kinds.ok()) return kinds.status();
   if (flags.controller_threads < 1)
@@ -170,7 +170,7 @@ int RunOperator(const OperatorFlags& flags) {
     return 2;
   }
   SetLogOptions(*log_options);
-  StatusOr<ManagerOptions> options = ResolveOptions(flags);
+  StatusOr<OperatorOptions> options = ResolveOptions(flags);
   if (!options.ok()) {
     LogError("{}", options.status().message());
     return 2;
@@ -178,8 +178,7 @@ int RunOperator(const OperatorFlags& flags) {
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);
   signal(SIGPIPE, SIG_IGN);
-  Manager manager(std::move(options).value());
-  return manager.Run(&g_stop);
+  return RunComposedOperator(*options, &g_stop);
 }
 
 }  // namespace trainctl::op

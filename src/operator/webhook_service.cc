@@ -1,0 +1,96 @@
+#include "operator/webhook_service.h"
+
+#include "operator/admission.h"
+#include "operator/conversion_review.h"
+#include "operator/log.h"
+
+namespace trainctl::op {
+
+WebhookService::WebhookService(kube::Client* client, const Clock* clock, WebhookCertOptions options,
+                               std::string bind_host, int port)
+    : clock_(clock),
+      options_(options),
+      address_(std::move(bind_host) + ":" + std::to_string(port)),
+      certs_(client, clock, std::move(options)) {}
+
+WebhookService::~WebhookService() { Stop(); }
+
+Status WebhookService::Start() {
+  StatusOr<CertBundle> certs = certs_.Ensure();
+  if (certs.ok()) {
+    Status st = server_.SetCertificate(certs->cert_pem, certs->key_pem);
+    if (!st.ok()) certs = st;
+  }
+  if (!certs.ok())
+    return Status(certs.status().code(), "webhook certificate (Secret " + options_.namespace_ +
+                                             "/" + options_.secret_name +
+                                             "): " + certs.status().message());
+  for (const api::KindInfo& k : api::AllKinds()) {
+    api::Kind kind = k.kind;
+    server_.router().Handle("POST", WebhookPath(kind), [kind](const server::Request& request) {
+      return server::Response::Json(200, ReviewAdmission(kind, request.body));
+    });
+  }
+  // MPIJob's kubeflow.org/v1 <-> v2beta1 conversion (the CRD's conversion webhook).
+  server_.router().Handle("POST", kMpiConversionPath, [](const server::Request& request) {
+    return server::Response::Json(200, ReviewConversion(request.body));
+  });
+  if (Status st = server_.Start(address_); !st.ok())
+    return Status(st.code(), "webhook server: " + st.message());
+  LogInfo("webhook server listening on port {} (certificate in Secret {}/{})", server_.port(),
+          options_.namespace_, options_.secret_name);
+  bool injected = false;
+  if (Status st = certs_.InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
+    LogError(
+        "cannot inject the CA into ValidatingWebhookConfiguration {} or a conversion "
+        "webhook (retrying): {}",
+        options_.config_name, st.message());
+  } else {
+    injected = true;
+    LogInfo(
+        "CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
+        "webhooks",
+        options_.config_name);
+  }
+  rotation_ = std::thread(&WebhookService::Rotate, this, certs->ca_cert_pem, injected);
+  return Status::Ok();
+}
+
+void WebhookService::Stop() {
+  stopping_ = true;
+  if (rotation_.joinable()) rotation_.join();
+  server_.Stop();
+}
+
+// Renews the certificate well before expiry (Ensure replaces one with < 30 days left) and keeps
+// trying to inject the CA until the ValidatingWebhookConfiguration exists.
+void WebhookService::Rotate(std::string ca, bool injected) {
+  for (int seconds = 0; !stopping_; ++seconds) {
+    clock_->SleepFor(Duration(1000));
+    if (!injected && seconds % 5 == 4 && certs_.InjectCaBundle(ca).ok()) {
+      injected = true;
+      LogInfo(
+          "CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
+          "webhooks",
+          options_.config_name);
+    }
+    if (seconds % 3600 != 3599) continue;
+    bool renewed = false;
+    StatusOr<CertBundle> next = certs_.Ensure(&renewed);
+    if (!next.ok()) {
+      LogError("webhook certificate renewal: {}", next.status().message());
+      continue;
+    }
+    if (!renewed) continue;
+    Status st = server_.SetCertificate(next->cert_pem, next->key_pem);
+    ca = next->ca_cert_pem;
+    if (st.ok()) st = certs_.InjectCaBundle(ca);
+    injected = st.ok();
+    if (st.ok())
+      LogInfo("webhook certificate renewed");
+    else
+      LogError("webhook certificate renewal: {}", st.message());
+  }
+}
+
+}  // namespace trainctl::op
