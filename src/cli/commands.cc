@@ -31,6 +31,7 @@
 #include "local/gpu_inventory.h"
 #include "local/job_view.h"
 #include "local/mpi_local.h"
+#include "local/prepare_run.h"
 #include "local/replica_limits.h"
 #include "local/runner.h"
 #include "local/runtime_probe.h"
@@ -194,23 +195,6 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   }
   for (const std::string& w : chosen->warnings) std::cerr << "warning: " << w << "\n";
 
-  local::RunOptions run;
-  if (!options.workdir.empty()) {
-    std::error_code ec;
-    if (!fs::is_directory(options.workdir, ec))
-      return Fail("--workdir: \"" + options.workdir + "\" is not a folder", 2);
-    run.manifest_dir = fs::absolute(fs::path(options.workdir)).lexically_normal().string();
-  } else {
-    run.manifest_dir = from_stdin ? fs::current_path().string()
-                                  : fs::absolute(fs::path(options.file)).parent_path().string();
-  }
-  run.state_root = StateRoot(global);
-  run.replace = options.replace;
-  run.grace = Duration(static_cast<long long>(options.grace_seconds * 1000));
-  run.drain = Duration(static_cast<long long>(options.drain_seconds * 1000));
-  run.supervisor = "/proc/self/exe";  // main() serves `__supervise`
-  run.base_env = CurrentEnv();
-
   bool json_out = options.output == "json";
   std::FILE* progress_stream = json_out ? stderr : stdout;
   RealClock clock;
@@ -218,43 +202,24 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   ProgressPrinter progress(progress_stream, isatty(fileno(progress_stream)) != 0, !options.quiet,
                            started);
   api::Job job = chosen->job;
-  run.gpu_share = options.gpu_share;
-  StatusOr<local::LocalConfig> config = local::ReadLocalConfig(
-      {options.config_maps, options.secrets, options.volumes, options.env_files},
-      fs::current_path().string());
-  if (!config.ok()) return Fail(config.status().message(), 2);
-  run.config = std::move(config).value();
-  run.config.claims_dir = local::ClaimFolder(run.state_root, chosen->job.namespace_, "");
-  run.config.claims_dir.pop_back();  // no trailing '/'
-
-  StatusOr<std::vector<local::GpuAsk>> gpu_asks = local::GpuAsks(job);
-  if (!gpu_asks.ok()) return Fail(source + ": " + gpu_asks.status().message(), 2);
-  if (!gpu_asks->empty()) {
-    StatusOr<local::GpuInventory> inventory = local::ReadGpuInventory(run.base_env);
-    if (!inventory.ok()) return Fail(inventory.status().message(), 2);
-    run.gpus = std::move(inventory).value();
-  }
-  StatusOr<local::RuntimeKind> runtime = local::ChooseRuntime(options.runtime, job, run.base_env);
-  if (!runtime.ok()) return Fail(source + ": " + runtime.status().message(), 2);
-  if (*runtime != local::RuntimeKind::kProcess) {
-    // The runtime's GPU support matters only for a job this machine's GPUs can hold; the
-    // pre-flight below says so otherwise, with the counts.
-    bool gpus_fit = !gpu_asks->empty() && run.gpus &&
-                    local::AssignGpus(job, *gpu_asks, *run.gpus, {}, true).ok();
-    StatusOr<local::RuntimeHost> host = local::ProbeRuntime(*runtime, run.base_env, gpus_fit);
-    if (!host.ok()) return Fail(host.status().message(), 2);
-    for (const std::string& note : host->notes) std::cerr << "note: " << note << "\n";
-    run.runtime = std::move(host).value();
-  }
-  for (const std::string& note : local::RunNotes(job)) std::cerr << "note: " << note << "\n";
-  local::LocalMpiMode mpi = local::LocalMpiModeOf(job, run.runtime.has_value());
-  if (std::optional<std::string> note = local::LocalMpiRootNote(job, geteuid() == 0, mpi))
-    std::cerr << "note: " << *note << "\n";
-  if (std::optional<std::string> note = local::LocalMpiWorkerNote(job, mpi))
-    std::cerr << "note: " << *note << "\n";
-  if (local::HasLimits(job)) run.cgroups = local::FindCgroupHost(run.base_env);
-  if (std::optional<std::string> note = local::UnenforcedLimitsNote(job, run.cgroups))
-    std::cerr << "note: " << *note << "\n";
+  local::RunFlags flags;
+  flags.manifest = options.file;
+  flags.source = source;
+  flags.workdir = options.workdir;
+  flags.cwd = fs::current_path().string();
+  flags.state_root = StateRoot(global);
+  flags.env = CurrentEnv();
+  flags.supervisor = "/proc/self/exe";  // main() serves `__supervise`
+  flags.replace = options.replace;
+  flags.grace_seconds = options.grace_seconds;
+  flags.drain_seconds = options.drain_seconds;
+  flags.gpu_share = options.gpu_share;
+  flags.runtime = options.runtime;
+  flags.config = {options.config_maps, options.secrets, options.volumes, options.env_files};
+  StatusOr<local::PreparedRun> prepared = local::PrepareRun(job, flags);
+  if (!prepared.ok()) return Fail(prepared.status().message(), 2);
+  for (const std::string& note : prepared->notes) std::cerr << "note: " << note << "\n";
+  local::RunOptions run = std::move(prepared->options);
   if (options.dry_run) {
     StatusOr<json> plan = local::PlanDryRun(job, run);
     if (!plan.ok()) return Fail(source + ": " + plan.status().message(), ExitFor(plan.status()));
@@ -267,18 +232,10 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   if (Status st = local::PreflightCheck(job, run); !st.ok())
     return Fail(source + ": " + st.message(), ExitFor(st));
   // A claim in the file is made now, as applying it would create it on a cluster.
-  for (const api::ClaimDocument& claim : extras.claims) {
-    std::string folder = local::ClaimFolder(run.state_root, claim.namespace_, claim.name);
-    std::error_code ec;
-    bool made = fs::create_directories(folder, ec);
-    if (ec)
-      return Fail(
-          source + ": PersistentVolumeClaim " + claim.name + ": " + folder + ": " + ec.message(),
-          1);
-    std::cerr << "note: PersistentVolumeClaim " << claim.namespace_ << "/" << claim.name << ": "
-              << folder << (made ? " (made; " : " (kept from earlier jobs; ")
-              << "trainctl claims delete " << claim.name << " removes it)\n";
-  }
+  StatusOr<std::vector<std::string>> claims =
+      local::MakeClaimFolders(run.state_root, extras.claims);
+  if (!claims.ok()) return Fail(source + ": " + claims.status().message(), 1);
+  for (const std::string& note : *claims) std::cerr << "note: " << note << "\n";
   RecordWhenFinished(&run);
   if (options.detach) return RunInBackground(std::move(job), run, source);
   int total = job.TotalReplicas();
