@@ -1,14 +1,15 @@
 """MPIJob kubeflow.org/v2beta1 (mpi-operator's API) over real SSH, on the cluster and on this
 machine (CTest label `mpi-v2`):
 
-- the cluster: examples/mpi/mpijob-v2beta1.yaml unchanged through `trainctl operator` on the
-  real node — the launcher is a batch Job whose mpirun reaches the workers' `sshd -De` with the
-  keys of the Secret the operator made, and each rank runs in its worker pod;
-- this machine: the same manifest unchanged through `trainctl run --runtime podman`, its image
+- the cluster: examples/mpi/mpijob-v2beta1.yaml (an mpi4py all-reduce training) and
+  pi-v2beta1.yaml (mpi-operator's `pi`, 2 workers × 2 slots) unchanged through `trainctl
+  operator` on the real node — the launcher is a batch Job whose mpirun reaches the workers'
+  `sshd -De` with the keys of the Secret the operator made, and each rank runs in its worker pod;
+- this machine: the same manifests unchanged through `trainctl run --runtime podman`, their image
   copied from the node's loopback registry into podman's storage — each worker container runs
   sshd on a port of its own, the launcher's mpirun logs in with a key pair made for the run, and
   each rank runs in its worker's container; the keys are gone when the run ends, and so are the
-  containers;
+  containers; pi again with the launcher as a worker too (its ranks are its own);
 - a worker whose command is not sshd: the run warns before it starts, and the job fails through
   its launcher (mpirun cannot log in) instead of hanging.
 
@@ -25,6 +26,7 @@ import yaml
 from node_harness import NODE, REPO, NodeTestCase, deploy_operator, get_json, kubectl, new_namespace, wait_for
 
 EXAMPLE = os.path.join(REPO, "examples", "mpi", "mpijob-v2beta1.yaml")
+PI = os.path.join(REPO, "examples", "mpi", "pi-v2beta1.yaml")
 IMAGE = "kubeflow/mpi-horovod-mnist:latest"
 NAME = "mpi-digits-v2"
 
@@ -45,6 +47,24 @@ class MpiV2OnTheNodeTest(NodeTestCase):
     def tearDownClass(cls):
         kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
 
+    def finished(self, name):
+        def done():
+            job = get_json("mpijobs.v2beta1.kubeflow.org", name, "-n", self.ns) or {}
+            for c in job.get("status", {}).get("conditions", []):
+                if c["type"] in ("Succeeded", "Failed") and c["status"] == "True":
+                    return c
+            return None
+        condition = wait_for(f"mpijob/{name} to finish", done, timeout=400, interval=2)
+        self.assertEqual(condition["type"], "Succeeded", condition)
+
+    def test_pi_runs_two_ranks_in_each_worker(self):
+        kubectl("apply", "-n", self.ns, "-f", PI)
+        self.finished("pi")
+        (result,) = results(kubectl("logs", "-n", self.ns, "job/pi-launcher").stdout)
+        self.assertLess(result["error"], 1e-9, result)
+        self.assertEqual(result["ranks"], 4)
+        self.assertEqual(sorted(result["hosts"]), ["pi-worker-0"] * 2 + ["pi-worker-1"] * 2)
+
     def test_the_example_reaches_its_workers_over_ssh(self):
         # v2beta1 is converted by the operator's webhook once the operator has written its CA
         # into the CRD.
@@ -54,15 +74,7 @@ class MpiV2OnTheNodeTest(NodeTestCase):
                 "clientConfig", {}).get("caBundle")
         wait_for("the MPIJob CRD's conversion CA", converts, timeout=120)
         kubectl("apply", "-n", self.ns, "-f", EXAMPLE)
-
-        def done():
-            job = get_json("mpijobs.v2beta1.kubeflow.org", NAME, "-n", self.ns) or {}
-            for c in job.get("status", {}).get("conditions", []):
-                if c["type"] in ("Succeeded", "Failed") and c["status"] == "True":
-                    return c
-            return None
-        condition = wait_for(f"mpijob/{NAME} to finish", done, timeout=400, interval=2)
-        self.assertEqual(condition["type"], "Succeeded", condition)
+        self.finished(NAME)
 
         launcher = get_json("job.batch", f"{NAME}-launcher", "-n", self.ns)
         self.assertEqual(launcher["metadata"]["ownerReferences"][0]["kind"], "MPIJob")
@@ -135,6 +147,32 @@ class MpiV2InLocalContainersTest(unittest.TestCase):
                                                 f"{NAME}-worker-1.{NAME}.default.svc", "slots=1"])
         self.assertFalse(os.path.exists(os.path.join(self.folder(), "ssh")), "the keys are removed")
         self.assertNoContainersLeft()
+
+    def test_pi_runs_in_the_workers_and_in_a_launcher_that_works_too(self):
+        proc = self.run_manifest(PI)
+        self.assertEqual(proc.returncode, 0, (proc.stdout + proc.stderr)[-4000:])
+        (result,) = results(proc.stdout)
+        self.assertLess(result["error"], 1e-9, result)
+        self.assertEqual(sorted(result["hosts"]), ["pi-worker-0"] * 2 + ["pi-worker-1"] * 2)
+        with open(PI) as f:
+            job = yaml.safe_load(f)
+        job["spec"]["runLauncherAsWorker"] = True
+        job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["args"][1] = "6"
+        manifest = os.path.join(self.state, "pi-launcher-works.yaml")
+        with open(manifest, "w") as f:
+            yaml.safe_dump(job, f)
+        proc = self.run_manifest(manifest)
+        self.assertEqual(proc.returncode, 0, (proc.stdout + proc.stderr)[-4000:])
+        (result,) = results(proc.stdout)
+        self.assertLess(result["error"], 1e-9, result)
+        # The launcher's slots come first in the hostfile: ranks 0 and 1 are its own.
+        self.assertEqual(result["hosts"], ["pi-launcher"] * 2 + ["pi-worker-0"] * 2 +
+                         ["pi-worker-1"] * 2)
+        pi_folder = os.path.join(self.state, "default", "mpijobs", "pi")
+        with open(os.path.join(pi_folder, "hostfile")) as f:
+            self.assertEqual(f.read().split(), ["localhost", "slots=2",
+                                                "pi-worker-0.pi.default.svc", "slots=2",
+                                                "pi-worker-1.pi.default.svc", "slots=2"])
 
     def test_a_worker_that_runs_no_sshd_fails_the_job_through_its_launcher(self):
         with open(EXAMPLE) as f:
