@@ -3,13 +3,13 @@
 #include <memory>
 #include <optional>
 
+#include "admission/webhook_service.h"
 #include "kube/connect.h"
 #include "operator/gang.h"
 #include "operator/history_recorder.h"
 #include "operator/log.h"
 #include "operator/manager.h"
 #include "operator/process_stats.h"
-#include "operator/webhook_service.h"
 #include "server/http_server.h"
 #include "ui/dashboard.h"
 
@@ -255,10 +255,16 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
   manager.Add(ServerPart("metrics server", &metrics_server, o.metrics_bind_address));
   manager.Add(ServerPart("health probe server", &health_server, o.health_probe_bind_address));
 
-  std::unique_ptr<WebhookService> webhooks;
+  std::unique_ptr<admission::WebhookService> webhooks;
   if (o.webhook_port > 0) {
-    webhooks = std::make_unique<WebhookService>(client->get(), &clock, o.webhook_certs,
-                                                o.webhook_bind_host, o.webhook_port);
+    webhooks = std::make_unique<admission::WebhookService>(client->get(), &clock, o.webhook_certs,
+                                                           o.webhook_bind_host, o.webhook_port,
+                                                           [](bool error, const std::string& line) {
+                                                             if (error)
+                                                               LogError("{}", line);
+                                                             else
+                                                               LogInfo("{}", line);
+                                                           });
     manager.Add({"webhooks", [&] { return webhooks->Start(); }, [&] { webhooks->Stop(); }});
   }
 

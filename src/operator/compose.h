@@ -17,7 +17,7 @@
 #include "kube/event_recorder.h"
 #include "kube/leader_election.h"
 #include "operator/controller.h"
-#include "operator/webhook_certs.h"
+#include "admission/webhook_certs.h"
 
 namespace trainctl::op {
 
@@ -31,7 +31,7 @@ struct OperatorOptions {
   std::string health_probe_bind_address;
   int webhook_port = 0;  // 0: no webhook server
   std::string webhook_bind_host;
-  WebhookCertOptions webhook_certs;
+  admission::WebhookCertOptions webhook_certs;
   bool leader_elect = false;
   kube::LeaderElectionConfig leader_election;
   std::string host;                          // this machine's name, for events

@@ -134,7 +134,7 @@ StatusOr<OperatorOptions> ResolveOptions(const OperatorFlags& flags) {
   o.health_probe_bind_address = flags.health_probe_bind_address;
   o.webhook_port = flags.webhook_server_port;
   o.webhook_bind_host = flags.webhook_bind_host;
-  WebhookCertOptions& wo = o.webhook_certs;
+  admission::WebhookCertOptions& wo = o.webhook_certs;
   wo.namespace_ = Env("MY_POD_NAMESPACE");
   if (wo.namespace_.empty()) wo.namespace_ = flags.leader_election_namespace;
   if (wo.namespace_.empty()) wo.namespace_ = o.config.namespace_name;

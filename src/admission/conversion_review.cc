@@ -1,10 +1,10 @@
-#include "operator/conversion_review.h"
+#include "admission/conversion_review.h"
 
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "api/mpi_conversion.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 using nlohmann::json;
 
@@ -53,4 +53,4 @@ json ReviewConversion(const std::string& body) {
                 {{"convertedObjects", std::move(converted)}, {"result", {{"status", "Success"}}}});
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "admission/certs.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/client.h"
-#include "operator/certs.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 struct WebhookCertOptions {
   std::string namespace_;    // of the Secret and the Service
@@ -58,4 +58,4 @@ bool ConvertsThroughWebhook(const nlohmann::json& crd);
 // The names the serving certificate covers.
 std::vector<std::string> WebhookDnsNames(const WebhookCertOptions& options);
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -1,4 +1,4 @@
-#include "operator/webhook_certs.h"
+#include "admission/webhook_certs.h"
 
 #include <arpa/inet.h>
 
@@ -6,7 +6,7 @@
 
 #include "kube/base64.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 using nlohmann::json;
 
@@ -141,4 +141,4 @@ bool ConvertsThroughWebhook(const json& crd) {
          (*conversion)["webhook"]["clientConfig"].is_object();
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

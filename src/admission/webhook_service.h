@@ -6,27 +6,33 @@
 // it nears expiry (and re-injects the CA) until Stop(). Every replica serves it, leader or not:
 // the API server may call any of them.
 //
+// What it does is said through `log` (the operator's log: compose.cc gives it).
+//
 // I/O: the API (the Secret, the configuration, the CRDs) and the listening socket.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "admission/webhook_certs.h"
+#include "admission/webhook_server.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/client.h"
-#include "operator/webhook_certs.h"
-#include "operator/webhook_server.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
+
+// Receives each line to log, and whether it is an error.
+using WebhookLog = std::function<void(bool error, const std::string& line)>;
 
 class WebhookService {
  public:
   // `client` and `clock` outlive the service; `bind_host:port` is where it listens.
   WebhookService(kube::Client* client, const Clock* clock, WebhookCertOptions options,
-                 std::string bind_host, int port);
+                 std::string bind_host, int port, WebhookLog log);
   ~WebhookService();
   WebhookService(const WebhookService&) = delete;
   WebhookService& operator=(const WebhookService&) = delete;
@@ -39,6 +45,7 @@ class WebhookService {
   void Rotate(std::string ca, bool injected);
 
   const Clock* clock_;
+  WebhookLog log_;
   WebhookCertOptions options_;
   std::string address_;
   WebhookCerts certs_;
@@ -47,4 +54,4 @@ class WebhookService {
   std::thread rotation_;
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -1,11 +1,11 @@
-#include "operator/admission.h"
+#include "admission/admission.h"
 
 #include "api/job.h"
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
 #include "api/validation.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 using nlohmann::json;
 
@@ -63,4 +63,4 @@ json ReviewAdmission(api::Kind kind, const std::string& body) {
   return Review(uid, true, "", result.warnings);
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -9,7 +9,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 struct CertBundle {
   std::string ca_cert_pem;
@@ -29,4 +29,4 @@ StatusOr<Time> CertNotAfter(const std::string& pem);
 // cannot be read.
 StatusOr<std::vector<std::string>> CertDnsNames(const std::string& pem);
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

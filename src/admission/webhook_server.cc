@@ -1,4 +1,4 @@
-#include "operator/webhook_server.h"
+#include "admission/webhook_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -12,7 +12,7 @@
 #include "server/connection_deadlines.h"
 #include "server/listener.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 using server::ConnectionDeadlines;
 using server::DeadlineScope;
@@ -132,4 +132,4 @@ void WebhookServer::Stop() {
 
 int WebhookServer::port() const { return impl_->listener.port(); }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -1,14 +1,25 @@
-#include "operator/webhook_service.h"
+#include "admission/webhook_service.h"
 
-#include "operator/admission.h"
-#include "operator/conversion_review.h"
-#include "operator/log.h"
+#include <fmt/format.h>
 
-namespace trainctl::op {
+#include "admission/admission.h"
+#include "admission/conversion_review.h"
+
+namespace trainctl::admission {
+namespace {
+
+// fmt's checked format string, then the line to the log.
+template <typename... Args>
+std::string Line(fmt::format_string<Args...> format, Args&&... args) {
+  return fmt::format(format, std::forward<Args>(args)...);
+}
+
+}  // namespace
 
 WebhookService::WebhookService(kube::Client* client, const Clock* clock, WebhookCertOptions options,
-                               std::string bind_host, int port)
+                               std::string bind_host, int port, WebhookLog log)
     : clock_(clock),
+      log_(std::move(log)),
       options_(options),
       address_(std::move(bind_host) + ":" + std::to_string(port)),
       certs_(client, clock, std::move(options)) {}
@@ -37,20 +48,18 @@ Status WebhookService::Start() {
   });
   if (Status st = server_.Start(address_); !st.ok())
     return Status(st.code(), "webhook server: " + st.message());
-  LogInfo("webhook server listening on port {} (certificate in Secret {}/{})", server_.port(),
-          options_.namespace_, options_.secret_name);
+  log_(false, Line("webhook server listening on port {} (certificate in Secret {}/{})",
+                   server_.port(), options_.namespace_, options_.secret_name));
   bool injected = false;
   if (Status st = certs_.InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
-    LogError(
-        "cannot inject the CA into ValidatingWebhookConfiguration {} or a conversion "
-        "webhook (retrying): {}",
-        options_.config_name, st.message());
+    log_(true, Line("cannot inject the CA into ValidatingWebhookConfiguration {} or a conversion "
+                    "webhook (retrying): {}",
+                    options_.config_name, st.message()));
   } else {
     injected = true;
-    LogInfo(
-        "CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
-        "webhooks",
-        options_.config_name);
+    log_(false, Line("CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
+                     "webhooks",
+                     options_.config_name));
   }
   rotation_ = std::thread(&WebhookService::Rotate, this, certs->ca_cert_pem, injected);
   return Status::Ok();
@@ -69,16 +78,16 @@ void WebhookService::Rotate(std::string ca, bool injected) {
     clock_->SleepFor(Duration(1000));
     if (!injected && seconds % 5 == 4 && certs_.InjectCaBundle(ca).ok()) {
       injected = true;
-      LogInfo(
-          "CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
-          "webhooks",
-          options_.config_name);
+      log_(false,
+           Line("CA bundle injected into ValidatingWebhookConfiguration {} and the conversion "
+                "webhooks",
+                options_.config_name));
     }
     if (seconds % 3600 != 3599) continue;
     bool renewed = false;
     StatusOr<CertBundle> next = certs_.Ensure(&renewed);
     if (!next.ok()) {
-      LogError("webhook certificate renewal: {}", next.status().message());
+      log_(true, Line("webhook certificate renewal: {}", next.status().message()));
       continue;
     }
     if (!renewed) continue;
@@ -87,10 +96,10 @@ void WebhookService::Rotate(std::string ca, bool injected) {
     if (st.ok()) st = certs_.InjectCaBundle(ca);
     injected = st.ok();
     if (st.ok())
-      LogInfo("webhook certificate renewed");
+      log_(false, Line("webhook certificate renewed"));
     else
-      LogError("webhook certificate renewal: {}", st.message());
+      log_(true, Line("webhook certificate renewal: {}", st.message()));
   }
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

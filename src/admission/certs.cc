@@ -1,4 +1,4 @@
-#include "operator/certs.h"
+#include "admission/certs.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -10,7 +10,7 @@
 #include <ctime>
 #include <memory>
 
-namespace trainctl::op {
+namespace trainctl::admission {
 namespace {
 
 template <typename T, void (*F)(T*)>
@@ -133,4 +133,4 @@ StatusOr<std::vector<std::string>> CertDnsNames(const std::string& pem) {
   return names;
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

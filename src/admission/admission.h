@@ -14,7 +14,7 @@
 
 #include "api/kinds.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 // "/validate-kubeflow-org-v1-pytorchjob" → PyTorchJob; nullopt for any other path.
 std::optional<api::Kind> KindForWebhookPath(const std::string& path);
@@ -24,4 +24,4 @@ std::string WebhookPath(api::Kind kind);
 // whose response denies with the reason (the uid echoed when it can be read).
 nlohmann::json ReviewAdmission(api::Kind kind, const std::string& body);
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 inline constexpr const char* kMpiConversionPath = "/convert-kubeflow-org-mpijob";
 
 nlohmann::json ReviewConversion(const std::string& body);
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

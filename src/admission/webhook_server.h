@@ -29,7 +29,7 @@
 #include "common/status.h"
 #include "server/http.h"
 
-namespace trainctl::op {
+namespace trainctl::admission {
 
 inline constexpr int kMaxWebhookConnections = 64;
 inline constexpr std::chrono::seconds kWebhookRequestDeadline{15};
@@ -57,4 +57,4 @@ class WebhookServer {
   std::atomic<int> open_{0};
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::admission

@@ -1,10 +1,10 @@
 // The MPIJob conversion webhook's review: all objects converted or none, failures naming the
 // object, bodies that are not ConversionReviews refused.
-#include "operator/conversion_review.h"
+#include "admission/conversion_review.h"
 
 #include <gtest/gtest.h>
 
-namespace trainctl::op {
+namespace trainctl::admission {
 namespace {
 
 using nlohmann::json;
@@ -60,4 +60,4 @@ TEST(ConversionReviewTest, ABodyThatIsNotAReviewIsRefused) {
 }
 
 }  // namespace
-}  // namespace trainctl::op
+}  // namespace trainctl::admission
