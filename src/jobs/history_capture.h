@@ -41,7 +41,7 @@ StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key
                                const Clock& clock);
 
 // What a controller knows of a finished cluster job from its own caches, enough for its record
-// without listing anything (operator/history_snapshot.h makes it).
+// without listing anything (recording/history_snapshot.h makes it).
 struct ClusterSnapshot {
   nlohmann::json job;              // with its final status, kind and apiVersion
   nlohmann::json replicas;         // rows of ReplicaRowsFromPods's shape, sorted

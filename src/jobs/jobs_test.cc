@@ -503,7 +503,7 @@ TEST_F(ClusterSourceTest, LogsAndErrorsNameTheServer) {
   EXPECT_EQ(none.code(), StatusCode::kNotFound);
 }
 
-// What the operator's caches know of the same job (operator/history_snapshot.h makes this).
+// What the operator's caches know of the same job (recording/history_snapshot.h makes this).
 ClusterSnapshot SnapshotOfFailedJob() {
   ClusterSnapshot snapshot;
   snapshot.job = FailedJob();

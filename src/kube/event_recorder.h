@@ -75,7 +75,7 @@ class EventRecorder {
   void Record(EventInput event);
   // Called with each event Record() is given, on the caller's thread, before it is queued: the
   // operator's job history keeps a finished job's events without listing them
-  // (operator/job_event_log.h). Set before the first Record().
+  // (recording/job_event_log.h). Set before the first Record().
   void SetTap(std::function<void(const EventInput&)> tap) { tap_ = std::move(tap); }
   bool Flush(Duration timeout);
   RecorderStats stats() const;

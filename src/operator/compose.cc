@@ -6,15 +6,23 @@
 #include "admission/webhook_service.h"
 #include "kube/connect.h"
 #include "operator/gang.h"
-#include "operator/history_recorder.h"
 #include "operator/log.h"
 #include "operator/manager.h"
 #include "operator/process_stats.h"
+#include "recording/history_recorder.h"
 #include "server/http_server.h"
 #include "ui/dashboard.h"
 
 namespace trainctl::op {
 namespace {
+
+// The operator's log for a room that says what it does through a callback.
+void OperatorLog(bool error, const std::string& line) {
+  if (error)
+    LogError("{}", line);
+  else
+    LogInfo("{}", line);
+}
 
 // The recorder's SQLite page cache: it appends, so a small one costs little time
 // (bench/history_seed, docs/benchmarks.md) and keeps the operator's memory down.
@@ -99,18 +107,16 @@ void AddEventGauges(Metrics* metrics, const kube::EventRecorder* recorder) {
 
 // The job history: the SQLite store, fed by the controller (finished jobs) and the event
 // recorder (its tap), its pod-log reads through `log_client`. Null when off.
-StatusOr<std::unique_ptr<HistoryRecorder>> MakeHistory(const OperatorOptions& o,
-                                                       kube::Client* log_client, const Clock* clock,
-                                                       Controller* controller,
-                                                       kube::EventRecorder* recorder,
-                                                       Metrics* metrics) {
-  if (o.history_path.empty()) return std::unique_ptr<HistoryRecorder>();
+StatusOr<std::unique_ptr<recording::HistoryRecorder>> MakeHistory(
+    const OperatorOptions& o, kube::Client* log_client, const Clock* clock, Controller* controller,
+    kube::EventRecorder* recorder, Metrics* metrics) {
+  if (o.history_path.empty()) return std::unique_ptr<recording::HistoryRecorder>();
   StatusOr<std::unique_ptr<history::HistoryStore>> store =
       history::HistoryStore::Open(o.history_path);
   Status cache = store.ok() ? (*store)->LimitCache(kHistoryCacheKib) : store.status();
   if (!cache.ok()) return Status(cache.code(), "--history: " + cache.message());
-  auto history =
-      std::make_unique<HistoryRecorder>(std::move(*store), log_client, history::Limits{}, clock);
+  auto history = std::make_unique<recording::HistoryRecorder>(
+      std::move(*store), log_client, history::Limits{}, clock, OperatorLog);
   controller->SetHistory(history.get());
   recorder->SetTap([h = history.get()](const kube::EventInput& e) {
     ThreadCpuMeter meter(h->shared_cpu_nanos());
@@ -205,7 +211,7 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
   Controller controller(client->get(), &clock, controller_options, &metrics, &recorder);
   // The history's log reads go through the event client: bookkeeping traffic beside the
   // events, never in the way of the controller's creates, and no third connection.
-  StatusOr<std::unique_ptr<HistoryRecorder>> history =
+  StatusOr<std::unique_ptr<recording::HistoryRecorder>> history =
       MakeHistory(o, event_client->get(), &clock, &controller, &recorder, &metrics);
   std::unique_ptr<DashboardPart> dashboard;
   if (history.ok() && o.dashboard_bind_address != "0") {

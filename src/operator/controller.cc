@@ -12,12 +12,12 @@
 #include "engine/conditions.h"
 #include "engine/reconcile.h"
 #include "operator/decide.h"
-#include "operator/history_snapshot.h"
 #include "operator/log.h"
 #include "operator/observe.h"
 #include "operator/process_stats.h"
 #include "operator/sync_plan.h"
 #include "operator/sync_spacing.h"
+#include "recording/history_snapshot.h"
 
 namespace trainctl::op {
 namespace {
@@ -538,7 +538,7 @@ SyncResult Controller::SyncInvalid(const KindInformer& informer, const nlohmann:
   return result;
 }
 
-void Controller::SetHistory(HistoryRecorder* history) {
+void Controller::SetHistory(recording::HistoryRecorder* history) {
   history_ = history;
   if (history_)
     history_->OnDone([this](api::Kind kind, const std::string& ns, const std::string& name) {
@@ -625,7 +625,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
       input.hold_for_history = true;
       decided = DecideSync(input, sync_options);
       if (decided.record)
-        history_->Enqueue(MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)),
+        history_->Enqueue(recording::MakeSnapshot(*object, job.kind, input.observed, NodesOf(uid)),
                           /*wake=*/decided.held);
     }
   }

@@ -34,7 +34,6 @@
 #include "operator/cache_types.h"
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
-#include "operator/history_recorder.h"
 #include "operator/hpa_writer.h"
 #include "operator/metrics.h"
 #include "operator/mpi_v2_launcher.h"
@@ -42,6 +41,7 @@
 #include "operator/pod_group_writer.h"
 #include "operator/progress_probe.h"
 #include "operator/rank_probe.h"
+#include "recording/history_recorder.h"
 
 namespace trainctl::op {
 
@@ -98,7 +98,7 @@ class Controller {
   SyncResult Sync(const std::string& key);
   // The job history (--history): finished jobs are held until it records them. Set before
   // Start(); null: off.
-  void SetHistory(HistoryRecorder* history);
+  void SetHistory(recording::HistoryRecorder* history);
 
   kube::WorkQueue& queue() { return queue_; }
   // The informers' caches; unit tests feed them as a reflector would (Replace/Apply) and then
@@ -168,7 +168,7 @@ class Controller {
   ControllerOptions options_;
   Metrics* metrics_;
   kube::EventRecorder* recorder_;
-  HistoryRecorder* history_ = nullptr;
+  recording::HistoryRecorder* history_ = nullptr;
   kube::WorkQueue queue_;
   Expectations expectations_;
   ChildWriter writer_;

@@ -1171,7 +1171,8 @@ TEST_F(SyncTest, AFinishedJobIsRecordedFromTheCachesReadingOnlyItsLog) {
   options.qps = -1;
   options.max_retries = 0;
   kube::Client history_client(std::make_unique<SharedApi>(api_), options, &clock_);
-  HistoryRecorder history(std::move(*store), &history_client, history::Limits{}, &clock_);
+  recording::HistoryRecorder history(std::move(*store), &history_client, history::Limits{}, &clock_,
+                                     nullptr);
   Make();
   controller_->SetHistory(&history);
   recorder_->SetTap([&](const kube::EventInput& e) { history.events().Add(e); });

@@ -27,7 +27,7 @@
 #include "common/clock.h"
 #include "kube/event_correlator.h"
 
-namespace trainctl::op {
+namespace trainctl::recording {
 
 class JobEventLog {
  public:
@@ -76,4 +76,4 @@ class JobEventLog {
   std::map<std::string, Job> by_uid_;  // guarded by mu_
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::recording

@@ -1,16 +1,21 @@
-#include "operator/history_recorder.h"
+#include "recording/history_recorder.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 
 #include "api/json_bounds.h"
 #include "api/json_fields.h"
-#include "operator/log.h"
 
-namespace trainctl::op {
+namespace trainctl::recording {
 
 HistoryRecorder::HistoryRecorder(std::unique_ptr<history::HistoryStore> store, kube::Client* client,
-                                 history::Limits limits, const Clock* clock)
-    : store_(std::move(store)), client_(client), limits_(limits), clock_(clock), events_(clock) {}
+                                 history::Limits limits, const Clock* clock, RecordingLog log)
+    : store_(std::move(store)),
+      client_(client),
+      limits_(limits),
+      clock_(clock),
+      log_(log ? std::move(log) : [](bool, const std::string&) {}),
+      events_(clock) {}
 
 HistoryRecorder::~HistoryRecorder() { Stop(); }
 
@@ -52,7 +57,7 @@ bool HistoryRecorder::Recorded(const std::string& uid) {
     }();
     if (!uids.ok()) {
       // Not known: the job is captured (again); a record that exists is then replaced.
-      if (!load_failed_) LogError("job history: {}", uids.status().message());
+      if (!load_failed_) log_(true, fmt::format("job history: {}", uids.status().message()));
       load_failed_ = true;
       return false;
     }
@@ -134,8 +139,8 @@ void HistoryRecorder::Work() {
     }
     if (++item.attempts >= 8) {  // the events list kept failing
       ++failed_;
-      LogError("job history: {}/{} not recorded: {}", item.ns, item.name,
-               record.status().message());
+      log_(true, fmt::format("job history: {}/{} not recorded: {}", item.ns, item.name,
+                             record.status().message()));
       Done(item.uid, item.kind, item.ns, item.name, item.wake);
       continue;
     }
@@ -185,14 +190,16 @@ void HistoryRecorder::Writer() {
           std::lock_guard<std::mutex> lock(seen_mu_);
           recorded_.insert(w.uid);
         }
-        LogInfo("job history: recorded {} {}/{}", api::Info(w.kind).name, w.ns, w.name);
+        log_(false,
+             fmt::format("job history: recorded {} {}/{}", api::Info(w.kind).name, w.ns, w.name));
       } else {
         ++failed_;
-        LogError("job history: {}/{} not recorded: {}", w.ns, w.name, written.message());
+        log_(true,
+             fmt::format("job history: {}/{} not recorded: {}", w.ns, w.name, written.message()));
       }
       Done(w.uid, w.kind, w.ns, w.name, w.wake);
     }
   }
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::recording

@@ -1,7 +1,7 @@
 // HistoryRecorder: the operator's job history (--history sqlite:PATH, docs/history.md). The
 // controller asks Recorded(uid) for each finished job; while the answer is no it holds the
 // job's deletions (operator/sync_plan.h, kHistoryHold) and, once its final status is stored,
-// Enqueue()s a snapshot made from its caches (operator/history_snapshot.h), kept as compact text
+// Enqueue()s a snapshot made from its caches (recording/history_snapshot.h), kept as compact text
 // while it waits. Capture threads (kWorkers: the work is waiting on the API server) add the
 // events this operator recorded (events(), fed by the EventRecorder's tap; listed from the API
 // only for a job this leader did not see from its start) and read the log tails of rank 0 and
@@ -9,6 +9,8 @@
 // records in batches (up to kMaxBatch, gathered for kBatchWindow): one transaction each, since
 // a transaction per record costs several times more. A failed capture or write is retried with
 // back-off. Only the leader runs the controller, so only the leader writes.
+//
+// What it records and fails to record is said through `log` (the operator's log: compose.cc).
 //
 // Thread-safe.
 #pragma once
@@ -28,9 +30,12 @@
 #include "history/store.h"
 #include "jobs/cluster_source.h"
 #include "jobs/history_capture.h"
-#include "operator/job_event_log.h"
+#include "recording/job_event_log.h"
 
-namespace trainctl::op {
+namespace trainctl::recording {
+
+// Receives each line to log, and whether it is an error.
+using RecordingLog = std::function<void(bool error, const std::string& line)>;
 
 class HistoryRecorder {
  public:
@@ -43,7 +48,7 @@ class HistoryRecorder {
   // `client` (for the log reads; the operator passes its event client, so they never wait
   // behind the controller's creates) and `clock` must outlive the recorder.
   HistoryRecorder(std::unique_ptr<history::HistoryStore> store, kube::Client* client,
-                  history::Limits limits, const Clock* clock);
+                  history::Limits limits, const Clock* clock, RecordingLog log);
   ~HistoryRecorder();
   HistoryRecorder(const HistoryRecorder&) = delete;
   HistoryRecorder& operator=(const HistoryRecorder&) = delete;
@@ -100,6 +105,7 @@ class HistoryRecorder {
   kube::Client* client_;
   history::Limits limits_;
   const Clock* clock_;
+  RecordingLog log_;
   JobEventLog events_;
   // The uids with a record: read from the store at the first Recorded() (the controller runs
   // only on the leader, so by then this process is the only writer) and kept up to date by the
@@ -124,4 +130,4 @@ class HistoryRecorder {
   std::atomic<int64_t> shared_cpu_nanos_{0};
 };
 
-}  // namespace trainctl::op
+}  // namespace trainctl::recording

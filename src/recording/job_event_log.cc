@@ -1,4 +1,4 @@
-#include "operator/job_event_log.h"
+#include "recording/job_event_log.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "api/kinds.h"
 #include "jobs/cluster_view.h"
 
-namespace trainctl::op {
+namespace trainctl::recording {
 
 void JobEventLog::Open(const std::string& uid) {
   if (uid.empty()) return;
@@ -101,4 +101,4 @@ size_t JobEventLog::jobs() const {
   return by_uid_.size();
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::recording

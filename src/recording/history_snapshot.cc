@@ -1,9 +1,9 @@
-#include "operator/history_snapshot.h"
+#include "recording/history_snapshot.h"
 
 #include "api/json_fields.h"
 #include "jobs/cluster_view.h"
 
-namespace trainctl::op {
+namespace trainctl::recording {
 
 jobs::ClusterSnapshot MakeSnapshot(nlohmann::json job, api::Kind kind,
                                    const std::vector<engine::ReplicaObservation>& replicas,
@@ -34,4 +34,4 @@ jobs::ClusterSnapshot MakeSnapshot(nlohmann::json job, api::Kind kind,
   return out;
 }
 
-}  // namespace trainctl::op
+}  // namespace trainctl::recording
