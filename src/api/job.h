@@ -21,10 +21,22 @@
 
 namespace trainctl::api {
 
+// A replica group that waits for another before its replicas are made (JobSet's dependsOn:
+// Trainer v2's initializers before the trainer; MPIJob v2beta1's launcher under
+// launcherCreationPolicy WaitForWorkersReady). Set by a kind's defaulting, never read from or
+// written to a manifest; engine/groups.h judges it.
+struct GroupDependency {
+  enum class Until { kReady, kComplete };  // every replica of `type` runs / has succeeded
+  std::string type;
+  Until until = Until::kReady;
+  std::string why;  // the spec that asks for it, for messages ("launcherCreationPolicy …")
+};
+
 struct ReplicaSpec {
   std::optional<int32_t> replicas;
   std::string restart_policy;   // "" until defaulted: Always | OnFailure | Never | ExitCode
   nlohmann::json pod_template;  // core/v1 PodTemplateSpec, verbatim (null when absent)
+  std::vector<GroupDependency> depends_on;  // kind-derived (above); empty: made at once
 };
 
 struct RunPolicy {

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <tuple>
 
 #include "engine/conditions.h"
+#include "engine/groups.h"
 
 namespace trainctl::engine {
 namespace {
@@ -251,22 +253,29 @@ bool IsFailedEnd(const ReplicaObservation& r) {
   return r.restarts > 0 && r.exit_code && *r.exit_code != 0;
 }
 
-// An MPIJob v2beta1 whose launcher is not made until its workers run
-// (launcherCreationPolicy: WaitForWorkersReady): which workers it waits for, when it waits.
-std::string LauncherHeldNote(const api::Job& job, const std::vector<const Slot*>& waiting) {
-  if (!job.IsMpiV2() || job.launcher_creation_policy != "WaitForWorkersReady") return "";
-  bool launcher_waits = false;
-  std::vector<const Slot*> workers;
-  for (const Slot* s : waiting) {
-    if (job.info().IsLauncher(s->type))
-      launcher_waits = launcher_waits || s->reason == "NotCreated";
-    else
-      workers.push_back(s);
+// A group not made until others run or finish (api::GroupDependency: an MPIJob v2beta1's
+// launcher under WaitForWorkersReady, Trainer v2's trainer after its initializers): what it
+// waits for, and which of their replicas are still not there.
+std::string HeldGroupsNote(const api::Job& job, const std::vector<const Slot*>& waiting) {
+  std::string out;
+  std::set<std::string> held;
+  for (const Slot* s : waiting)
+    if (s->reason == "NotCreated") held.insert(s->type);
+  for (const std::string& type : held) {
+    auto spec = job.replica_specs.find(type);
+    if (spec == job.replica_specs.end()) continue;
+    std::vector<api::GroupDependency> unmet;
+    std::vector<const Slot*> behind;
+    for (const api::GroupDependency& d : spec->second.depends_on) {
+      size_t before = behind.size();
+      for (const Slot* s : waiting)
+        if (s->type == d.type) behind.push_back(s);
+      if (behind.size() > before) unmet.push_back(d);
+    }
+    if (!unmet.empty())
+      out += "; " + HeldGroupPhrase(type, unmet) + ", still waiting for " + ListReplicas(behind);
   }
-  if (!launcher_waits || workers.empty()) return "";
-  return "; the Launcher is made once every Worker runs (launcherCreationPolicy "
-         "WaitForWorkersReady), still waiting for " +
-         ListReplicas(workers);
+  return out;
 }
 
 }  // namespace
@@ -369,7 +378,7 @@ Readiness AssessReplicas(const api::Job& job, const std::vector<ReplicaObservati
     first = false;
   }
   if (!first_message.empty()) out.message += "; " + first_message;
-  out.message += LauncherHeldNote(job, all);
+  out.message += HeldGroupsNote(job, all);
   out.message = ValidUtf8(Head(out.message, kMaxReadinessMessage));
   return out;
 }

@@ -159,7 +159,9 @@ TEST(AssessTest, ManyReplicasAreListedUpToALimit) {
 TEST(AssessTest, AHeldMpiV2LauncherSaysWhichWorkersItWaitsFor) {
   api::Job job = MakeJob("MPIJob", {{"Launcher", 1, ""}, {"Worker", 3, ""}});
   job.api_version = api::kApiVersionMpiV2;
-  job.launcher_creation_policy = "WaitForWorkersReady";
+  // What DefaultMpiV2 sets for launcherCreationPolicy WaitForWorkersReady.
+  job.replica_specs["Launcher"].depends_on = {{"Worker", api::GroupDependency::Until::kReady,
+                                               "launcherCreationPolicy WaitForWorkersReady"}};
   std::vector<ReplicaObservation> observed = {Pod("Worker", 0, Phase::kRunning),
                                               Pod("Worker", 1, Phase::kPending),
                                               Pod("Worker", 2, Phase::kPending)};
@@ -170,7 +172,7 @@ TEST(AssessTest, AHeldMpiV2LauncherSaysWhichWorkersItWaitsFor) {
             "the Launcher is made once every Worker runs (launcherCreationPolicy "
             "WaitForWorkersReady), still waiting for Worker 1, 2");
 
-  job.launcher_creation_policy = "AtStartup";  // the launcher is on its way: nothing to add
+  job.replica_specs["Launcher"].depends_on.clear();  // AtStartup: on its way, nothing to add
   EXPECT_EQ(AssessReplicas(job, observed, kT0).message,
             "3/4 replicas not running yet (Launcher 0; Worker 1, 2): 1 not created yet, 2 pending");
 }

@@ -10,6 +10,7 @@
 #include "engine/checkpoint_notice.h"
 #include "engine/conditions.h"
 #include "engine/diagnosis.h"
+#include "engine/groups.h"
 #include "engine/status_rules.h"
 
 namespace trainctl::engine {
@@ -145,6 +146,8 @@ void CountSlots(const Job& job, const std::vector<ReplicaObservation>& observed,
                 std::vector<FailedReplica>* failed, std::vector<FailedSlot>* slots_failed) {
   for (const auto& [type, spec] : job.replica_specs) {
     int replicas = spec.replicas.value_or(1);
+    // A group that waits for another (initializers, a held launcher) is not made yet.
+    bool may_create = UnmetDependencies(job, type, observed).empty();
     api::ReplicaStatus rs;
     auto previous = plan->status.replica_statuses.find(type);
     if (previous != plan->status.replica_statuses.end())
@@ -171,7 +174,8 @@ void CountSlots(const Job& job, const std::vector<ReplicaObservation>& observed,
       }
       if (!pod) {
         // A replacement waits until the old replica is gone (no duplicate names).
-        if (index < replicas && !any_terminating) plan->create.push_back({type, index, ""});
+        if (index < replicas && !any_terminating && may_create)
+          plan->create.push_back({type, index, ""});
         continue;
       }
       if (index >= replicas) plan->remove.push_back({type, index, pod->name});

@@ -59,6 +59,13 @@ void DefaultMpiV2(api::Job* job) {
   if (job->ssh_auth_mount_path.empty()) job->ssh_auth_mount_path = "/root/.ssh";
   if (job->mpi_implementation.empty()) job->mpi_implementation = kMpiOpenMpi;
   if (job->launcher_creation_policy.empty()) job->launcher_creation_policy = kLauncherAtStartup;
+  // WaitForWorkersReady: the launcher's group waits until every worker runs (engine/groups.h).
+  if (job->launcher_creation_policy == kLauncherWaitForWorkersReady) {
+    auto launcher = job->replica_specs.find(kLauncher);
+    if (launcher != job->replica_specs.end() && launcher->second.depends_on.empty())
+      launcher->second.depends_on.push_back({kWorker, api::GroupDependency::Until::kReady,
+                                             "launcherCreationPolicy WaitForWorkersReady"});
+  }
   for (auto& [type, spec] : job->replica_specs) {
     if (spec.restart_policy.empty()) spec.restart_policy = DefaultRestart(type);
     if (!spec.replicas) spec.replicas = type == kLauncher ? 1 : 0;

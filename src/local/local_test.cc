@@ -474,17 +474,6 @@ TEST(MpiLocalTest, V2LauncherEnvForksRanksLocallyForEachImplementation) {
   EXPECT_EQ(EnvOf(env, "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"), "<unset>");
 }
 
-TEST(MpiLocalTest, V2LauncherWaitsForEveryWorkerOnlyWhenAsked) {
-  api::Job at_startup = LoadJob(MpiV2Job(""));
-  EXPECT_FALSE(LocalLauncherWaits(at_startup, "Launcher", 0));
-  api::Job waits = LoadJob(MpiV2Job("  launcherCreationPolicy: WaitForWorkersReady\n"));
-  EXPECT_TRUE(LocalLauncherWaits(waits, "Launcher", 0));
-  EXPECT_TRUE(LocalLauncherWaits(waits, "Launcher", 2));
-  EXPECT_FALSE(LocalLauncherWaits(waits, "Launcher", 3));
-  EXPECT_FALSE(LocalLauncherWaits(waits, "Worker", 0));
-  EXPECT_FALSE(LocalLauncherWaits(LoadJob(kMpiJob), "Launcher", 0));  // v1: no such policy
-}
-
 TEST(MpiLocalTest, V2WorkersCommandBeingReplacedIsSaidOnce) {
   std::optional<std::string> note = LocalMpiWorkerNote(LoadJob(MpiV2Job("")), LocalMpiMode::kFork);
   ASSERT_TRUE(note);

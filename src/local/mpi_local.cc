@@ -105,13 +105,6 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<ap
   return out;
 }
 
-bool LocalLauncherWaits(const api::Job& job, const std::string& type, int workers_running) {
-  if (!job.IsMpiV2() || !job.info().IsLauncher(type)) return false;
-  if (job.launcher_creation_policy != kinds::kLauncherWaitForWorkersReady) return false;
-  int workers = job.replica_specs.count("Worker") ? job.ReplicasOf("Worker") : 0;
-  return workers_running < workers;
-}
-
 std::string LocalSshConfig(const api::Job& job, const std::vector<int>& worker_ports) {
   std::string out = "# trainctl run: the workers of " + job.name +
                     " share this machine's network, each " + "with its sshd on a port of its own\n";

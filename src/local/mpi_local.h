@@ -85,10 +85,6 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<ap
                                              const std::string& hostfile_path, bool as_root,
                                              int cores, LocalMpiMode mode);
 
-// True while a v2beta1 launcher under launcherCreationPolicy WaitForWorkersReady must not
-// start yet: fewer than all of its workers run (`workers_running`).
-bool LocalLauncherWaits(const api::Job& job, const std::string& type, int workers_running);
-
 // The note `trainctl run` prints once for a v2beta1 MPIJob with workers. kFork: their command is
 // replaced by a placeholder, and why. kSsh: they run sshd on ports of their own, with where the
 // launcher's ssh finds them (and a warning for a worker command that is not sshd). nullopt

@@ -504,11 +504,8 @@ void Run::ApplyPlan(const engine::Plan& plan, Time now) {
     auto it = replicas_.find(ref.name);
     if (it != replicas_.end()) it->second.Terminate(ctx_);
   }
-  int workers_running = 0;  // before this plan's starts: a held launcher waits a tick for them
-  for (const auto& [name, r] : replicas_)
-    if (r.type == "Worker" && r.process && !r.deleted) ++workers_running;
-  for (const engine::ReplicaRef& ref : plan.create)
-    if (!LocalLauncherWaits(job_, ref.type, workers_running)) Start(ref.type, ref.index, now);
+  // A launcher held for its workers (WaitForWorkersReady) is not in the plan until they run.
+  for (const engine::ReplicaRef& ref : plan.create) Start(ref.type, ref.index, now);
   if (plan.delete_job) delete_job_ = true;
 }
 

@@ -55,11 +55,9 @@ ChildActions PlanChildren(const api::Job& job, const engine::Plan& plan,
   for (engine::ReplicaRef ref : plan.create) {
     if (ref.name.empty()) ref.name = PodName(job, ref.type, ref.index);
     if (job.IsMpiV2() && job.info().IsLauncher(ref.type)) {
-      // Its pod is the launcher Job's to make; the Job waits for the workers only when asked.
-      if (job.launcher_creation_policy == "WaitForWorkersReady" && !workers_up)
-        out.launcher_held = true;
-      else
-        out.create_launcher_job = true;
+      // Its pod is the launcher Job's to make. Under WaitForWorkersReady the engine plans it
+      // only once every worker runs (engine/groups.h).
+      out.create_launcher_job = true;
       continue;
     }
     if (job.info().IsLauncher(ref.type) && options.mpi_launcher_waits_for_workers && !workers_up) {

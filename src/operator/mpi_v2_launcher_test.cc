@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/conditions.h"
+#include "engine/reconcile.h"
 #include "operator/decide.h"
 #include "operator/mpi_v2_test_job.h"
 #include "operator/observe.h"
@@ -223,13 +224,19 @@ TEST(MpiV2LauncherTest, TheLauncherJobWaitsForTheWorkersOnlyWhenAskedAndIsNeverA
   EXPECT_TRUE(now.delete_pods.empty());  // the Job's pod is the Job's
   EXPECT_TRUE(now.create_services.empty());
 
+  // Under WaitForWorkersReady the engine plans the launcher only once every worker runs
+  // (engine/groups.h); planned, its Job is made.
   api::Job waits = LoadV2("  launcherCreationPolicy: WaitForWorkersReady\n");
-  ChildActions held = PlanChildren(waits, plan, {}, one_up);
+  std::vector<engine::ReplicaObservation> pods = {Worker(0, engine::Phase::kRunning),
+                                                  Worker(1, engine::Phase::kPending)};
+  ChildActions held = PlanChildren(
+      waits, engine::Reconcile(waits, pods, Time(std::chrono::seconds(1700000000))), {}, pods);
   EXPECT_FALSE(held.create_launcher_job);
-  EXPECT_TRUE(held.launcher_held);
-  std::vector<engine::ReplicaObservation> both_up = {Worker(0, engine::Phase::kRunning),
-                                                     Worker(1, engine::Phase::kRunning)};
-  EXPECT_TRUE(PlanChildren(waits, plan, {}, both_up).create_launcher_job);
+  pods[1].phase = engine::Phase::kRunning;
+  EXPECT_TRUE(PlanChildren(waits,
+                           engine::Reconcile(waits, pods, Time(std::chrono::seconds(1700000000))),
+                           {}, pods)
+                  .create_launcher_job);
 }
 
 }  // namespace
