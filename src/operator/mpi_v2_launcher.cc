@@ -115,6 +115,13 @@ std::optional<engine::ReplicaObservation> ObserveMpiV2Launcher(
     return o;
   }
   if (running) return *running;
+  if (succeeded) {
+    // Its pod is done and the Job not yet marked Complete (a moment): the launcher is still
+    // at work as far as the job goes, not waiting to start.
+    engine::ReplicaObservation o = *succeeded;
+    o.phase = engine::Phase::kRunning;
+    return o;
+  }
   if (pending) return *pending;
   // Between a failed pod and the Job's next one, or before its first: the Job is at work.
   engine::ReplicaObservation o = Named(job, engine::Phase::kPending);

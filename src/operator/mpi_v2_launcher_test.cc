@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/conditions.h"
+#include "engine/diagnosis.h"
 #include "engine/reconcile.h"
 #include "operator/decide.h"
 #include "operator/mpi_v2_test_job.h"
@@ -105,6 +106,26 @@ TEST(MpiV2LauncherTest, AFailedPodWhileTheJobRetriesIsNotTheJobsFailure) {
   ASSERT_TRUE(retry);
   EXPECT_EQ(retry->name, "pi-launcher-b");
   EXPECT_EQ(retry->phase, engine::Phase::kRunning);
+}
+
+// Found by the side-by-side benchmark: between the pod's success and the Job's Complete, the
+// launcher was read as pending, and every job wrote a "not running yet" status just before
+// Succeeded.
+TEST(MpiV2LauncherTest, ASucceededPodOfAJobNotYetCompleteIsStillAtWork) {
+  api::Job job = LoadV2("");
+  LauncherJobSummary finishing;
+  std::optional<engine::ReplicaObservation> o =
+      ObserveMpiV2Launcher(job, &finishing, {Pod("pi-launcher-a", engine::Phase::kSucceeded)});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->name, "pi-launcher-a");
+  EXPECT_EQ(o->phase, engine::Phase::kRunning);
+  engine::ReplicaObservation worker;
+  worker.name = "pi-worker-0";
+  worker.type = "Worker";
+  worker.phase = engine::Phase::kRunning;
+  job.replica_specs["Worker"].replicas = 1;
+  engine::Readiness r = engine::AssessReplicas(job, {*o, worker}, Time(std::chrono::seconds(1)));
+  EXPECT_NE(r.reason, "Starting") << r.message;
 }
 
 TEST(MpiV2LauncherTest, AFailedJobFailsTheLauncherWithUpstreamsReasonAndMessage) {
