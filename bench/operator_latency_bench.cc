@@ -187,7 +187,7 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 OperatorFlags Flags(const Args& a, const std::string& impl, const std::string& ns) {
-  return {impl, impl == "upstream" ? a.upstream : a.trainctl, ns, a.qps, a.burst, a.threads};
+  return {impl, impl == "upstream" ? a.upstream : a.trainctl, ns, a.qps, a.burst, a.threads, {}};
 }
 
 std::string Ms(double ms) {
