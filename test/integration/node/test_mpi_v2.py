@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 import unittest
 
 import yaml
@@ -29,6 +30,44 @@ EXAMPLE = os.path.join(REPO, "examples", "mpi", "mpijob-v2beta1.yaml")
 PI = os.path.join(REPO, "examples", "mpi", "pi-v2beta1.yaml")
 IMAGE = "kubeflow/mpi-horovod-mnist:latest"
 NAME = "mpi-digits-v2"
+
+
+def podman(*args, check=True, timeout=600):
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check,
+                          timeout=timeout)
+
+
+class ImageCopy(threading.Thread):
+    """The node's image into podman's storage under the name the manifests give it (copied again
+    only when the registry holds another build), beside the node's tests: about 40 s of
+    decompression, mostly while the node's pods start."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.error = None
+
+    def run(self):
+        try:
+            source = f"docker://127.0.0.1:{NODE['registry']}/{IMAGE}"
+            wanted = subprocess.run(["skopeo", "inspect", "--tls-verify=false", "--format",
+                                     "{{.Digest}}", source], capture_output=True, text=True,
+                                    check=True).stdout.strip()
+            have = podman("image", "inspect", "--format", "{{.Digest}}", f"docker.io/{IMAGE}",
+                          check=False).stdout.strip()
+            if have != wanted:
+                if have:  # an older build: dropped, so that its layers do not stay behind unnamed
+                    podman("rmi", "-f", f"docker.io/{IMAGE}", check=False)
+                subprocess.run(["skopeo", "copy", "--quiet", "--src-tls-verify=false", source,
+                                f"containers-storage:docker.io/{IMAGE}"], check=True, timeout=600)
+        except Exception as e:  # reported by the tests that need the image
+            self.error = e
+
+
+COPY = ImageCopy()
+
+
+def setUpModule():
+    COPY.start()
 
 
 def results(text):
@@ -42,6 +81,15 @@ class MpiV2OnTheNodeTest(NodeTestCase):
     def setUpClass(cls):
         cls.operator = deploy_operator()
         cls.ns = new_namespace("mpiv2")
+        # v2beta1 is converted by the operator's webhook once the operator has written its CA
+        # into the CRD. Both examples are applied at once: they run side by side.
+        def converts():
+            crd = get_json("crd", "mpijobs.kubeflow.org") or {}
+            return crd.get("spec", {}).get("conversion", {}).get("webhook", {}).get(
+                "clientConfig", {}).get("caBundle")
+        wait_for("the MPIJob CRD's conversion CA", converts, timeout=120)
+        for manifest in (EXAMPLE, PI):
+            kubectl("apply", "-n", cls.ns, "-f", manifest)
 
     @classmethod
     def tearDownClass(cls):
@@ -58,7 +106,6 @@ class MpiV2OnTheNodeTest(NodeTestCase):
         self.assertEqual(condition["type"], "Succeeded", condition)
 
     def test_pi_runs_two_ranks_in_each_worker(self):
-        kubectl("apply", "-n", self.ns, "-f", PI)
         self.finished("pi")
         (result,) = results(kubectl("logs", "-n", self.ns, "job/pi-launcher").stdout)
         self.assertLess(result["error"], 1e-9, result)
@@ -66,14 +113,6 @@ class MpiV2OnTheNodeTest(NodeTestCase):
         self.assertEqual(sorted(result["hosts"]), ["pi-worker-0"] * 2 + ["pi-worker-1"] * 2)
 
     def test_the_example_reaches_its_workers_over_ssh(self):
-        # v2beta1 is converted by the operator's webhook once the operator has written its CA
-        # into the CRD.
-        def converts():
-            crd = get_json("crd", "mpijobs.kubeflow.org") or {}
-            return crd.get("spec", {}).get("conversion", {}).get("webhook", {}).get(
-                "clientConfig", {}).get("caBundle")
-        wait_for("the MPIJob CRD's conversion CA", converts, timeout=120)
-        kubectl("apply", "-n", self.ns, "-f", EXAMPLE)
         self.finished(NAME)
 
         launcher = get_json("job.batch", f"{NAME}-launcher", "-n", self.ns)
@@ -94,28 +133,15 @@ class MpiV2OnTheNodeTest(NodeTestCase):
                           f"{NAME}-worker-1.{NAME}.{self.ns}.svc", "slots=1"])
 
 
-def podman(*args, check=True, timeout=600):
-    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check,
-                          timeout=timeout)
-
-
-class MpiV2InLocalContainersTest(unittest.TestCase):
-    """`trainctl run --runtime podman` of the same manifest, with the image the node runs."""
+class MpiV2WithPodmanTest(unittest.TestCase):
+    """`trainctl run --runtime podman` of the same manifests, with the image the node runs
+    (after the node's tests: its copy runs beside them)."""
 
     @classmethod
     def setUpClass(cls):
-        # The node's image, into podman's storage under the name the manifest gives it (copied
-        # again only when the registry holds another build).
-        source = f"docker://127.0.0.1:{NODE['registry']}/{IMAGE}"
-        wanted = subprocess.run(["skopeo", "inspect", "--tls-verify=false", "--format", "{{.Digest}}",
-                                 source], capture_output=True, text=True, check=True).stdout.strip()
-        have = podman("image", "inspect", "--format", "{{.Digest}}", f"docker.io/{IMAGE}",
-                      check=False).stdout.strip()
-        if have != wanted:
-            if have:  # an older build: dropped, so that its layers do not stay behind unnamed
-                podman("rmi", "-f", f"docker.io/{IMAGE}", check=False)
-            subprocess.run(["skopeo", "copy", "--quiet", "--src-tls-verify=false", source,
-                            f"containers-storage:docker.io/{IMAGE}"], check=True, timeout=600)
+        COPY.join(timeout=600)
+        if COPY.is_alive() or COPY.error:
+            raise RuntimeError(f"the examples' image did not reach podman's storage: {COPY.error}")
         cls.state = tempfile.mkdtemp(prefix="trainctl-mpi-v2-")
 
     def run_manifest(self, manifest, timeout=300):
@@ -183,6 +209,8 @@ class MpiV2InLocalContainersTest(unittest.TestCase):
             "sleep", "infinity"]
         job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"] = [
             "mpirun", "-np", "2", "hostname"]
+        # No retries: the launcher (OnFailure) would otherwise try 6 more times with back-off.
+        job["spec"]["runPolicy"]["backoffLimit"] = 0
         manifest = os.path.join(self.state, "no-sshd.yaml")
         with open(manifest, "w") as f:
             yaml.safe_dump(job, f)
