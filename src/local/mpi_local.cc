@@ -8,6 +8,21 @@
 namespace trainctl::local {
 namespace {
 
+// The launcher's variables that name its hostfile, one per implementation.
+bool NamesHostfile(const std::string& name) {
+  return name == "OMPI_MCA_orte_default_hostfile" || name == "I_MPI_HYDRA_HOST_FILE" ||
+         name == "HYDRA_HOST_FILE";
+}
+
+// Whether a container with this command and args runs sshd itself, or runs mpi-operator's
+// default command (neither given).
+bool RunsSshd(const std::vector<std::string>& command, const std::vector<std::string>& args) {
+  if (command.empty()) return args.empty();
+  const std::string& program = command.front();
+  return program == "sshd" ||
+         (program.size() >= 5 && program.compare(program.size() - 5, 5, "/sshd") == 0);
+}
+
 // The strings of `container[key]` (non-strings skipped).
 std::vector<std::string> StringsOf(const nlohmann::json& container, const char* key) {
   std::vector<std::string> out;
@@ -67,9 +82,7 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<ap
   std::vector<api::EnvVar> out;
   if (mode == LocalMpiMode::kSsh) {
     for (api::EnvVar& e : upstream) {
-      if (e.name == "OMPI_MCA_orte_default_hostfile" || e.name == "I_MPI_HYDRA_HOST_FILE" ||
-          e.name == "HYDRA_HOST_FILE")
-        e.value = hostfile_path;
+      if (NamesHostfile(e.name)) e.value = hostfile_path;
       out.push_back(std::move(e));
     }
     return out;
@@ -80,9 +93,7 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<ap
         e.name == "OMPI_MCA_plm_rsh_args" || e.name == "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS" ||
         e.name == "HYDRA_LAUNCH_EXTRA_ARGS")
       continue;
-    if (e.name == "OMPI_MCA_orte_default_hostfile" || e.name == "I_MPI_HYDRA_HOST_FILE" ||
-        e.name == "HYDRA_HOST_FILE")
-      e.value = hostfile_path;
+    if (NamesHostfile(e.name)) e.value = hostfile_path;
     if (e.name == "I_MPI_HYDRA_BOOTSTRAP") e.value = "fork";
     out.push_back(std::move(e));
   }
@@ -107,7 +118,7 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<ap
 
 std::string LocalSshConfig(const api::Job& job, const std::vector<int>& worker_ports) {
   std::string out = "# trainctl run: the workers of " + job.name +
-                    " share this machine's network, each " + "with its sshd on a port of its own\n";
+                    " share this machine's network, each with its sshd on a port of its own\n";
   for (size_t i = 0; i < worker_ports.size(); ++i) {
     std::string host = LocalMpiWorkerHost(job, static_cast<int>(i));
     out += "Host " + host + " " + host.substr(0, host.find('.')) +
@@ -118,14 +129,11 @@ std::string LocalSshConfig(const api::Job& job, const std::vector<int>& worker_p
 }
 
 bool SetLocalSshdPort(int port, std::vector<std::string>* command, std::vector<std::string>* args) {
-  if (command->empty() && args->empty()) {
+  if (!RunsSshd(*command, *args)) return false;
+  if (command->empty()) {
     *command = {"/usr/sbin/sshd", "-De", "-p", std::to_string(port)};
     return true;
   }
-  if (command->empty()) return false;
-  const std::string& program = command->front();
-  if (program != "sshd" && (program.size() < 5 || program.substr(program.size() - 5) != "/sshd"))
-    return false;
   args->push_back("-p");
   args->push_back(std::to_string(port));
   return true;
@@ -147,7 +155,7 @@ std::optional<std::string> LocalMpiWorkerNote(const api::Job& job, LocalMpiMode 
       command = StringsOf(*worker.container, "command");
       args = StringsOf(*worker.container, "args");
     }
-    if (!SetLocalSshdPort(22, &command, &args))
+    if (!RunsSshd(command, args))
       note += "; warning: " + worker.path +
               ".command is not sshd, so it must listen on the port in $" + kLocalSshPortEnv +
               " itself or the launcher will not reach it";
