@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Generates the kubeflow.org CustomResourceDefinitions in manifests/crds/.
+"""Generates the CustomResourceDefinitions in manifests/crds/.
 
-    hack/gen-crds.py           write manifests/crds/kubeflow.org_<plural>.yaml
+    hack/gen-crds.py           write manifests/crds/<group>_<plural>.yaml
     hack/gen-crds.py --check   exit 1 (listing the files) if the committed files differ
 
 Standard library only and deterministic: the same script always writes the same bytes.
@@ -13,9 +13,16 @@ carrying the whole core PodTemplateSpec schema, except for `template.metadata.la
 shape trainctl does not interpret (metric specs, minResources, labelSelector) also keep unknown
 fields rather than dropping data.
 
-Every kind is served as v1 (the storage version). MPIJob is also served as v2beta1 (the MPI
-Operator v2's API): the API server converts between the two through the operator's conversion
-webhook (operator/conversion_review.h), whose caBundle the operator fills in.
+kubeflow.org: every kind is served as v1 (the storage version). MPIJob is also served as v2beta1
+(the MPI Operator v2's API): the API server converts between the two through the operator's
+conversion webhook (operator/conversion_review.h), whose caBundle the operator fills in.
+
+trainer.kubeflow.org/v1alpha1 (Kubeflow Trainer v2.3.0): TrainJob, TrainingRuntime and
+ClusterTrainingRuntime with upstream's names, scope, defaults, CEL rules (their messages as
+upstream words them: users see them), limits and list keys. Inside a runtime's JobSet template,
+Job and pod specs (and a runtime patch's volumes, affinity and security contexts) keep unknown
+fields instead of embedding the core/v1 schemas; replicated jobs and every metadata are typed.
+Not listed in manifests/kustomization.yaml yet: the operator does not serve that group.
 """
 
 import argparse
@@ -436,6 +443,35 @@ def plural(kind):
     return kind.lower() + "s"
 
 
+# kubectl get's columns for every kind with conditions: the last condition's type, and the age.
+STATE_AND_AGE_COLUMNS = (
+    {"name": "State", "type": "string", "jsonPath": ".status.conditions[-1:].type"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+)
+
+
+def crd_document(group, kind, scope, versions):
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{plural(kind)}.{group}",
+            "labels": {"app.kubernetes.io/part-of": "trainctl"},
+        },
+        "spec": {
+            "group": group,
+            "names": {
+                "kind": kind,
+                "listKind": kind + "List",
+                "plural": plural(kind),
+                "singular": kind.lower(),
+            },
+            "scope": scope,
+            "versions": versions,
+        },
+    }
+
+
 def crd(k):
     kind = k["kind"]
     spec_props = {"runPolicy": run_policy()}
@@ -449,8 +485,7 @@ def crd(k):
     schema = job_schema(
         f"{kind}: a distributed training job (kubeflow.org/v1, served by trainctl).", spec
     )
-    state = {"name": "State", "type": "string", "jsonPath": ".status.conditions[-1:].type"}
-    age = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+    state, age = STATE_AND_AGE_COLUMNS
     subresources = {"status": {}}
     if k.get("scale"):
         subresources["scale"] = {
@@ -471,28 +506,833 @@ def crd(k):
     ]
     if kind == "MPIJob":
         versions.append(mpi_v2beta1_version(columns))
-    doc = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {
-            "name": f"{plural(kind)}.{GROUP}",
-            "labels": {"app.kubernetes.io/part-of": "trainctl"},
-        },
-        "spec": {
-            "group": GROUP,
-            "names": {
-                "kind": kind,
-                "listKind": kind + "List",
-                "plural": plural(kind),
-                "singular": kind.lower(),
-            },
-            "scope": "Namespaced",
-            "versions": versions,
-        },
-    }
+    doc = crd_document(GROUP, kind, "Namespaced", versions)
     if kind in CONVERSION:
         doc["spec"]["conversion"] = CONVERSION[kind]
     return doc
+
+
+# ---------------------------------------------------------------------------------------------
+# trainer.kubeflow.org/v1alpha1: Kubeflow Trainer v2.3.0's TrainJob and its runtimes
+
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINER_VERSION = "v1alpha1"
+# The CEL messages are upstream's, word for word: they are what a refused request says.
+IMMUTABLE = "field is immutable"  # TrainJob's own immutable fields
+JOBSET_IMMUTABLE = "Value is immutable"  # JobSet's, inside a runtime's template
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]"
+    r"|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+
+def cel(schema, *rules):
+    """`schema` with CEL rules added, each a (rule, message) pair."""
+    s = dict(schema)
+    s["x-kubernetes-validations"] = s.get("x-kubernetes-validations", []) + [
+        {"rule": rule, "message": message} for rule, message in rules
+    ]
+    return s
+
+
+def immutable(schema, message=IMMUTABLE):
+    return cel(schema, ("self == oldSelf", message))
+
+
+def list_map(items, keys, description=None, max_items=None):
+    """A list merged by `keys` (server-side apply, strategic merge): each key is unique."""
+    s = array(items, description)
+    if max_items:
+        s["maxItems"] = max_items
+    s["x-kubernetes-list-type"] = "map"
+    s["x-kubernetes-list-map-keys"] = list(keys)
+    return s
+
+
+def atomic_list(items, description=None, max_items=None):
+    s = array(items, description)
+    if max_items:
+        s["maxItems"] = max_items
+    s["x-kubernetes-list-type"] = "atomic"
+    return s
+
+
+def atomic(schema):
+    return schema | {"x-kubernetes-map-type": "atomic"}
+
+
+def quantity(description=None):
+    s = {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "pattern": QUANTITY_PATTERN,
+        "x-kubernetes-int-or-string": True,
+    }
+    if description:
+        s["description"] = description
+    return s
+
+
+def name_field(description):
+    return string(description) | {"minLength": 1, "maxLength": 253}
+
+
+def object_meta(description):
+    """The part of an ObjectMeta a template carries (other metadata fields are pruned)."""
+    return obj(
+        description=description,
+        properties={
+            "labels": string_map("Labels."),
+            "annotations": string_map("Annotations."),
+            "name": string(),
+            "namespace": string(),
+            "finalizers": array(string()),
+        },
+    )
+
+
+def local_object_reference(description):
+    return atomic(obj(description=description, properties={"name": string("Name.") | {"default": ""}}))
+
+
+def key_selector(what):
+    return atomic(
+        obj(
+            description=f"A key of a {what}.",
+            required=("key",),
+            properties={
+                "key": string(),
+                "name": string() | {"default": ""},
+                "optional": boolean(f"The {what} or its key may be missing."),
+            },
+        )
+    )
+
+
+def env_var():
+    """core/v1 EnvVar, typed: trainctl merges these into the runtime's containers."""
+    return obj(
+        description="One environment variable.",
+        required=("name",),
+        properties={
+            "name": string("Variable name."),
+            "value": string("Literal value ($(VAR) references are expanded)."),
+            "valueFrom": obj(
+                description="Where the value comes from instead of `value`.",
+                properties={
+                    "configMapKeyRef": key_selector("ConfigMap"),
+                    "secretKeyRef": key_selector("Secret"),
+                    "fieldRef": atomic(
+                        obj(
+                            description="A field of the pod.",
+                            required=("fieldPath",),
+                            properties={"apiVersion": string(), "fieldPath": string()},
+                        )
+                    ),
+                    "resourceFieldRef": atomic(
+                        obj(
+                            description="A resource limit or request of a container.",
+                            required=("resource",),
+                            properties={
+                                "containerName": string(),
+                                "divisor": quantity(),
+                                "resource": string(),
+                            },
+                        )
+                    ),
+                    "fileKeyRef": atomic(
+                        obj(
+                            description="A key of an env file in an emptyDir volume.",
+                            required=("key", "path", "volumeName"),
+                            properties={
+                                "key": string(),
+                                "optional": boolean(default=False),
+                                "path": string(),
+                                "volumeName": string(),
+                            },
+                        )
+                    ),
+                },
+            ),
+        },
+    )
+
+
+def env_list(description):
+    return list_map(env_var(), ("name",), description, max_items=128)
+
+
+def resource_requirements(description):
+    return obj(
+        description=description,
+        properties={
+            "limits": obj(description="Resource name to limit.", additionalProperties=quantity()),
+            "requests": obj(
+                description="Resource name to request.", additionalProperties=quantity()
+            ),
+            "claims": list_map(
+                obj(
+                    required=("name",),
+                    properties={"name": string(), "request": string()},
+                ),
+                ("name",),
+                "Resource claims of the pod this container uses.",
+            ),
+        },
+    )
+
+
+def runtime_ref():
+    return immutable(
+        obj(
+            description="The runtime this TrainJob is made from.",
+            required=("name",),
+            properties={
+                "name": name_field(
+                    "Runtime name (a TrainingRuntime must be in the TrainJob's namespace)."
+                ),
+                "apiGroup": string("API group of the runtime.")
+                | {"default": TRAINER_GROUP, "maxLength": 253},
+                "kind": string("ClusterTrainingRuntime or TrainingRuntime.")
+                | {"default": "ClusterTrainingRuntime", "maxLength": 253},
+            },
+        )
+    )
+
+
+STORAGE_URI_RULE = (
+    "self == '' || self.matches('^[A-Za-z][A-Za-z0-9+.-]*://.+$')",
+    "storageUri may be empty, or it must be a valid URI (scheme://...)",
+)
+
+
+def asset_initializer(what, step):
+    return obj(
+        description=f"Overrides for the runtime's {what} initializer (the `{step}` step).",
+        properties={
+            "storageUri": cel(
+                string(f"Where the {what} comes from, scheme://... (hf://, s3://, ...).")
+                | {"maxLength": 2048},
+                STORAGE_URI_RULE,
+            ),
+            "env": env_list(f"Merged into the {what} initializer's environment."),
+            "secretRef": local_object_reference(
+                f"Secret in the TrainJob's namespace with the credentials to fetch the {what}."
+            ),
+        },
+    )
+
+
+def trainer_override():
+    items = string() | {"maxLength": 1048576}
+    return immutable(
+        obj(
+            description="Overrides for the runtime's trainer step (its `node` container).",
+            properties={
+                "image": string("Container image.") | {"maxLength": 500},
+                "command": atomic_list(items, "Entrypoint.", max_items=128),
+                "args": atomic_list(items, "Arguments of the entrypoint.", max_items=128),
+                "env": env_list("Merged into the trainer's environment."),
+                "numNodes": int32("Number of training nodes (replaces mlPolicy.numNodes)."),
+                "resourcesPerNode": resource_requirements("Resources of each node's trainer."),
+                "numProcPerNode": int32("Processes (MPI: slots) per node."),
+            },
+        )
+    )
+
+
+def volume_mount():
+    return obj(
+        required=("mountPath", "name"),
+        properties={
+            "name": string("Volume name."),
+            "mountPath": string(),
+            "mountPropagation": string(),
+            "readOnly": boolean(),
+            "recursiveReadOnly": string(),
+            "subPath": string(),
+            "subPathExpr": string(),
+        },
+    )
+
+
+def container_patch():
+    return obj(
+        description="Additions to one container of the runtime, by name.",
+        required=("name",),
+        properties={
+            "name": name_field("Container name (the runtime must have it)."),
+            "env": env_list(
+                "Merged into the container's environment (not for node, dataset-initializer "
+                "or model-initializer: use trainer and initializer)."
+            ),
+            "volumeMounts": list_map(volume_mount(), ("name",), max_items=128),
+            "securityContext": free_object("core/v1 SecurityContext."),
+        },
+    )
+
+
+def toleration():
+    return obj(
+        properties={
+            "key": string(),
+            "operator": string(),
+            "value": string(),
+            "effect": string(),
+            "tolerationSeconds": int64(),
+        }
+    )
+
+
+def pod_spec_patch():
+    return obj(
+        description="What a manager may add to the pods of one replicated job.",
+        properties={
+            "serviceAccountName": immutable(string() | {"maxLength": 253}),
+            "volumes": immutable(
+                list_map(
+                    obj(
+                        description="core/v1 Volume.",
+                        required=("name",),
+                        properties={"name": string()},
+                        preserve=True,
+                    ),
+                    ("name",),
+                    max_items=128,
+                )
+            ),
+            "initContainers": immutable(list_map(container_patch(), ("name",), max_items=64)),
+            "containers": immutable(list_map(container_patch(), ("name",), max_items=64)),
+            "imagePullSecrets": immutable(
+                list_map(local_object_reference("A pull Secret."), ("name",), max_items=64)
+            ),
+            "securityContext": immutable(free_object("core/v1 PodSecurityContext.")),
+            "nodeSelector": string_map("Node labels the pods must match."),
+            "affinity": free_object("core/v1 Affinity."),
+            "tolerations": atomic_list(toleration(), max_items=128),
+            "schedulingGates": list_map(
+                obj(required=("name",), properties={"name": string()}),
+                ("name",),
+                max_items=16,
+            ),
+            "terminationGracePeriodSeconds": immutable(int64() | {"minimum": 0}),
+        },
+    )
+
+
+def runtime_patch():
+    replicated_job_patch = obj(
+        required=("name",),
+        properties={
+            "name": name_field("Replicated job to patch."),
+            "template": obj(
+                properties={
+                    "metadata": object_meta("Labels and annotations for the Job."),
+                    "spec": obj(
+                        properties={
+                            "template": obj(
+                                properties={
+                                    "metadata": object_meta("Labels and annotations for the pods."),
+                                    "spec": pod_spec_patch(),
+                                }
+                            )
+                        }
+                    ),
+                }
+            ),
+        },
+    )
+    return obj(
+        description="One manager's patch of the runtime, applied to this TrainJob only.",
+        required=("manager",),
+        properties={
+            "manager": immutable(name_field("Who owns this patch (e.g. kueue.x-k8s.io/manager).")),
+            "time": string("When the patch was last written.", fmt="date-time"),
+            "trainingRuntimeSpec": obj(
+                properties={
+                    "template": obj(
+                        properties={
+                            "metadata": object_meta("Labels and annotations for the JobSet."),
+                            "spec": obj(
+                                properties={
+                                    "replicatedJobs": list_map(
+                                        replicated_job_patch, ("name",), max_items=100
+                                    )
+                                }
+                            ),
+                        }
+                    )
+                }
+            ),
+        },
+    )
+
+
+MANAGED_BY = ("trainer.kubeflow.org/trainjob-controller", "kueue.x-k8s.io/multikueue")
+
+
+def trainjob_spec():
+    return obj(
+        description="Desired state of the TrainJob.",
+        required=("runtimeRef",),
+        properties={
+            "runtimeRef": runtime_ref(),
+            "initializer": immutable(
+                obj(
+                    description="Dataset and model initializers, run before the trainer.",
+                    properties={
+                        "dataset": asset_initializer("dataset", "dataset-initializer"),
+                        "model": asset_initializer("model", "model-initializer"),
+                    },
+                )
+            ),
+            "trainer": trainer_override(),
+            "runtimePatches": list_map(
+                runtime_patch(), ("manager",), "Patches of the runtime, one per manager.", 16
+            ),
+            "suspend": boolean("true keeps the TrainJob (and its JobSet) suspended.", default=False),
+            "activeDeadlineSeconds": immutable(
+                int64("Seconds the TrainJob may be active (reset on resume) before it fails.")
+                | {"minimum": 1}
+            ),
+            "managedBy": immutable(
+                cel(
+                    string(
+                        "Controller of the TrainJob; kueue.x-k8s.io/multikueue leaves it to Kueue."
+                    )
+                    | {"default": MANAGED_BY[0], "maxLength": 253},
+                    (
+                        "self in [" + ", ".join(f"'{v}'" for v in MANAGED_BY) + "]",
+                        "ManagedBy must be " + " or ".join(MANAGED_BY) + " if set",
+                    ),
+                )
+            ),
+        },
+    )
+
+
+def meta_condition():
+    """metav1.Condition, with its API constraints."""
+    return obj(
+        description="One observed state of the TrainJob.",
+        required=("lastTransitionTime", "message", "reason", "status", "type"),
+        properties={
+            "type": string("Suspended, Complete, Failed, ...")
+            | {
+                "maxLength": 316,
+                "pattern": r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+            },
+            "status": string(enum=("True", "False", "Unknown")),
+            "reason": string("CamelCase reason.")
+            | {
+                "minLength": 1,
+                "maxLength": 1024,
+                "pattern": r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+            },
+            "message": string("Human-readable detail.") | {"maxLength": 32768},
+            "observedGeneration": int64() | {"minimum": 0},
+            "lastTransitionTime": string(fmt="date-time"),
+        },
+    )
+
+
+def trainjob_status():
+    count = int32() | {"minimum": 0}
+    counts = ("active", "failed", "ready", "succeeded", "suspended")
+    metric = obj(
+        required=("name", "value"),
+        properties={
+            "name": string("Metric name.") | {"minLength": 1, "maxLength": 64},
+            "value": string("Metric value, as a string.") | {"minLength": 1, "maxLength": 64},
+        },
+    )
+    return obj(
+        description="Observed state of the TrainJob, written by the controller.",
+        properties={
+            "conditions": list_map(meta_condition(), ("type",), "Conditions, by type.", 8),
+            "jobsStatus": list_map(
+                obj(
+                    description="Child Job counts of one replicated job.",
+                    required=("name",) + counts,
+                    properties={"name": name_field("Replicated job.")}
+                    | {c: count for c in counts},
+                ),
+                ("name",),
+                "Per replicated job of the JobSet.",
+                100,
+            ),
+            "trainerStatus": cel(
+                obj(
+                    description="Progress reported by the trainer.",
+                    properties={
+                        "progressPercentage": int32() | {"minimum": 0, "maximum": 100},
+                        "estimatedRemainingSeconds": int32() | {"minimum": 0},
+                        "metrics": atomic_list(metric, max_items=256),
+                        "lastUpdatedTime": string(fmt="date-time"),
+                    },
+                ),
+                (
+                    "has(self.lastUpdatedTime)",
+                    "lastUpdatedTime is required when trainerStatus is present",
+                ),
+            ),
+        },
+        minProperties=1,
+    )
+
+
+def ml_policy():
+    policies = ("torch", "mpi", "jax", "xgboost", "flux")
+    target = obj(
+        required=("containerNames", "jobName"),
+        properties={
+            "jobName": name_field("Replicated job."),
+            "containerNames": cel(
+                array(string() | {"maxLength": 63}, "Containers of that job.")
+                | {"minItems": 1, "maxItems": 8, "x-kubernetes-list-type": "set"},
+                (
+                    "!self.exists(c, c == 'node')",
+                    "containerNames must not include the main node container because PET_* "
+                    "envs are always injected into it",
+                ),
+            ),
+        },
+    )
+    return cel(
+        obj(
+            description="The framework's launch parameters; at most one policy.",
+            properties={
+                "numNodes": int32("Number of training nodes (default 1)."),
+                "torch": obj(
+                    description="torchrun (PET_* env).",
+                    properties={
+                        "envInjection": obj(
+                            description="Other containers that also get the PET_* env.",
+                            properties={
+                                "targets": list_map(target, ("jobName",), max_items=16)
+                            },
+                        )
+                    },
+                ),
+                "mpi": obj(
+                    description="MPI over SSH from a launcher.",
+                    properties={
+                        "numProcPerNode": int32("Slots per node in the hostfile.")
+                        | {"default": 1},
+                        "mpiImplementation": string("Hostfile format.", enum=("OpenMPI", ""))
+                        | {"default": "OpenMPI"},
+                        "sshAuthMountPath": string("Where the SSH key is mounted.")
+                        | {"default": "/root/.ssh", "maxLength": 4096},
+                        "runLauncherAsNode": boolean(
+                            "The launcher also runs a training process.", default=False
+                        ),
+                    },
+                ),
+                "flux": obj(
+                    description="Flux framework.",
+                    properties={
+                        "numProcPerNode": cel(
+                            int32("Processes per node.") | {"default": 1},
+                            ("self >= 1", "NumProcPerNode in fluxPolicy must be >= 1"),
+                        )
+                    },
+                ),
+                "jax": obj(description="JAX distributed (no parameters)."),
+                "xgboost": obj(description="XGBoost's collective, DMLC_* env (no parameters)."),
+            },
+        ),
+        (
+            "[" + ", ".join(f"has(self.{p})" for p in policies) + "].filter(x, x).size() <= 1",
+            "Only one of the policy can be configured",
+        ),
+    )
+
+
+def pod_group_policy():
+    return obj(
+        description="Gang scheduling of the TrainJob's pods.",
+        properties={
+            "coscheduling": obj(
+                description="scheduler-plugins' coscheduling PodGroup.",
+                properties={
+                    "scheduleTimeoutSeconds": int32("Seconds to schedule the whole group.")
+                    | {"default": 60}
+                },
+            ),
+            "volcano": obj(
+                description="Volcano PodGroup.",
+                properties={
+                    "networkTopology": obj(
+                        description="Volcano network topology constraint.",
+                        properties={
+                            "mode": string("hard or soft.", enum=("hard", "soft"))
+                            | {"default": "hard"},
+                            "highestTierAllowed": {"type": "integer", "default": 1},
+                        },
+                    )
+                },
+            ),
+        },
+    )
+
+
+def named_containers(description):
+    return list_map(
+        obj(
+            description="core/v1 Container.",
+            required=("name",),
+            properties={"name": string()},
+            preserve=True,
+        ),
+        ("name",),
+        description,
+    )
+
+
+def runtime_pod_template():
+    return obj(
+        description="Pod template (core/v1 PodTemplateSpec); the spec keeps what was written.",
+        properties={
+            "metadata": object_meta("Labels and annotations for the pods."),
+            "spec": obj(
+                description="core/v1 PodSpec.",
+                required=("containers",),
+                preserve=True,
+                properties={
+                    "containers": named_containers("Containers, by name."),
+                    "initContainers": named_containers("Init containers, by name."),
+                },
+            ),
+        },
+    )
+
+
+def replicated_job():
+    dependency = obj(
+        required=("name", "status"),
+        properties={
+            "name": string("Replicated job waited for."),
+            "status": string("Ready or Complete.", enum=("Ready", "Complete")),
+        },
+    )
+    return obj(
+        description="A group of identical Jobs.",
+        required=("name", "template"),
+        properties={
+            "name": string("Replicated job name (e.g. node, dataset-initializer, launcher)."),
+            "groupName": string("Group label of the replicated job.") | {"default": "default"},
+            "replicas": int32("Number of Jobs.") | {"default": 1},
+            "dependsOn": immutable(
+                list_map(dependency, ("name",), "Replicated jobs to wait for.", 5),
+                JOBSET_IMMUTABLE,
+            ),
+            "template": obj(
+                description="batch/v1 JobTemplateSpec; the Job spec keeps what was written.",
+                properties={
+                    "metadata": object_meta("Labels and annotations for the Jobs."),
+                    "spec": obj(
+                        description="batch/v1 JobSpec.",
+                        required=("template",),
+                        preserve=True,
+                        properties={"template": runtime_pod_template()},
+                    ),
+                },
+            ),
+        },
+    )
+
+
+def jobset_spec():
+    failure_rule = obj(
+        required=("action", "name"),
+        properties={
+            "name": string(),
+            "action": string(
+                enum=(
+                    "FailJobSet",
+                    "RestartJobSet",
+                    "RestartJobSetAndIgnoreMaxRestarts",
+                    "RestartJob",
+                    "RestartJobAndIgnoreMaxRestarts",
+                )
+            ),
+            "onJobFailureReasons": array(string()),
+            "onJobFailureMessagePatterns": array(string()),
+            "targetReplicatedJobs": atomic_list(string()),
+        },
+    )
+    claim_policy = cel(
+        obj(
+            properties={
+                "templates": atomic_list(
+                    obj(
+                        description="core/v1 PersistentVolumeClaim template.",
+                        preserve=True,
+                        properties={"metadata": object_meta("Claim metadata.")},
+                    ),
+                    max_items=50,
+                ),
+                "retentionPolicy": obj(
+                    properties={
+                        "whenDeleted": string(enum=("Delete", "Retain")) | {"default": "Delete"}
+                    }
+                ),
+            }
+        ),
+        (
+            "self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)",
+            "namespace cannot be set for VolumeClaimPolicies templates",
+        ),
+    )
+    return cel(
+        obj(
+            description="jobset.x-k8s.io/v1alpha2 JobSetSpec.",
+            properties={
+                "replicatedJobs": list_map(replicated_job(), ("name",), "The JobSet's jobs."),
+                "network": immutable(
+                    obj(
+                        properties={
+                            "enableDNSHostnames": boolean(),
+                            "publishNotReadyAddresses": boolean(),
+                            "subdomain": string(),
+                        }
+                    ),
+                    JOBSET_IMMUTABLE,
+                ),
+                "successPolicy": immutable(
+                    obj(
+                        required=("operator",),
+                        properties={
+                            "operator": string(enum=("All", "Any")),
+                            "targetReplicatedJobs": atomic_list(string()),
+                        },
+                    ),
+                    JOBSET_IMMUTABLE,
+                ),
+                "failurePolicy": immutable(
+                    obj(
+                        properties={
+                            "maxRestarts": int32(),
+                            "restartStrategy": string(
+                                enum=("Recreate", "BlockingRecreate", "InPlaceRestart")
+                            )
+                            | {"default": "Recreate"},
+                            "rules": array(failure_rule),
+                        }
+                    ),
+                    JOBSET_IMMUTABLE,
+                ),
+                "startupPolicy": immutable(
+                    obj(
+                        required=("startupPolicyOrder",),
+                        properties={"startupPolicyOrder": string(enum=("AnyOrder", "InOrder"))},
+                    ),
+                    JOBSET_IMMUTABLE,
+                ),
+                "suspend": boolean(),
+                "coordinator": obj(
+                    required=("replicatedJob",),
+                    properties={
+                        "replicatedJob": string(),
+                        "jobIndex": {"type": "integer"},
+                        "podIndex": {"type": "integer"},
+                    },
+                ),
+                "managedBy": string(),
+                "ttlSecondsAfterFinished": int32() | {"minimum": 0},
+                "volumeClaimPolicies": immutable(
+                    atomic_list(claim_policy, max_items=50), JOBSET_IMMUTABLE
+                ),
+            },
+        ),
+        (
+            "!(has(self.startupPolicy) && self.startupPolicy.startupPolicyOrder == 'InOrder' && "
+            "self.replicatedJobs.exists(x, has(x.dependsOn)))",
+            "StartupPolicy and DependsOn APIs are mutually exclusive",
+        ),
+    )
+
+
+def training_runtime_spec():
+    return obj(
+        description="A blueprint of TrainJobs: ML policy, gang scheduling and the JobSet.",
+        properties={
+            "mlPolicy": ml_policy(),
+            "podGroupPolicy": pod_group_policy(),
+            "template": obj(
+                description="The JobSet each TrainJob of this runtime becomes.",
+                properties={
+                    "metadata": object_meta("Labels and annotations for the JobSet."),
+                    "spec": jobset_spec(),
+                },
+                minProperties=1,
+            ),
+        },
+        minProperties=1,
+    )
+
+
+def resource_schema(description, spec, status=None, rules=()):
+    props = {
+        "apiVersion": string(),
+        "kind": string(),
+        "metadata": {"type": "object"},
+        "spec": spec,
+    }
+    if status:
+        props["status"] = status
+    schema = obj(description=description, properties=props)
+    return cel(schema, *rules) if rules else schema
+
+
+TRAINER_KINDS = [
+    {
+        "kind": "TrainJob",
+        "scope": "Namespaced",
+        "schema": lambda: resource_schema(
+            "TrainJob: a training job made from a runtime (trainer.kubeflow.org/v1alpha1).",
+            trainjob_spec(),
+            trainjob_status(),
+            rules=(
+                (
+                    "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+                    "metadata.name must match RFC 1035 DNS label format",
+                ),
+                ("size(self.metadata.name) <= 63", "metadata.name must be no more than 63 characters"),
+            ),
+        ),
+        "status": True,
+    },
+    {
+        "kind": "TrainingRuntime",
+        "scope": "Namespaced",
+        "schema": lambda: resource_schema(
+            "TrainingRuntime: a runtime for the TrainJobs of its own namespace.",
+            training_runtime_spec(),
+        ),
+    },
+    {
+        "kind": "ClusterTrainingRuntime",
+        "scope": "Cluster",
+        "schema": lambda: resource_schema(
+            "ClusterTrainingRuntime: a runtime for the TrainJobs of every namespace.",
+            training_runtime_spec(),
+        ),
+    },
+]
+
+
+def trainer_crd(k):
+    version = {
+        "name": TRAINER_VERSION,
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": k["schema"]()},
+    }
+    if k.get("status"):
+        version["subresources"] = {"status": {}}
+        version["additionalPrinterColumns"] = list(STATE_AND_AGE_COLUMNS)
+    return crd_document(TRAINER_GROUP, k["kind"], k["scope"], [version])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -550,7 +1390,10 @@ def render(doc):
 
 
 def outputs():
-    return {OUT_DIR / f"{GROUP}_{plural(k['kind'])}.yaml": render(crd(k)) for k in KINDS}
+    files = {OUT_DIR / f"{GROUP}_{plural(k['kind'])}.yaml": render(crd(k)) for k in KINDS}
+    for k in TRAINER_KINDS:
+        files[OUT_DIR / f"{TRAINER_GROUP}_{plural(k['kind'])}.yaml"] = render(trainer_crd(k))
+    return files
 
 
 def main():
