@@ -115,6 +115,49 @@ stray_pids() {
   done
 }
 
+# ca_sign NAME SUBJECT EXTENSIONS...: $PKI/NAME.{key,crt} signed by up.sh's CA ($PKI/ca.*), for
+# node.sh and jobset.sh.
+ca_sign() {
+  local name="$1" subj="$2"; shift 2
+  # Reused while valid, signed by the current CA and made for the same subject and names.
+  local want
+  want="$(printf '%s|' "$subj" "$@")"
+  if [[ -s "$PKI/$name.crt" && "$(cat "$PKI/$name.recipe" 2>/dev/null)" == "$want" ]] &&
+    openssl x509 -noout -checkend 86400 -in "$PKI/$name.crt" >/dev/null 2>&1 &&
+    openssl verify -CAfile "$PKI/ca.crt" "$PKI/$name.crt" >/dev/null 2>&1; then
+    return 0
+  fi
+  printf '%s\n' "basicConstraints=critical,CA:FALSE" "$@" >"$PKI/$name.ext"
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$PKI/$name.key" 2>/dev/null
+  chmod 600 "$PKI/$name.key"
+  openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 365 -sha256 -extfile "$PKI/$name.ext" \
+    -out "$PKI/$name.crt" 2>/dev/null
+  rm -f "$PKI/$name.csr" "$PKI/$name.ext"
+  echo "$want" >"$PKI/$name.recipe"
+}
+
+# cert_kubeconfig FILE NAME: a kubeconfig for the API server on 127.0.0.1 with the client
+# certificate $PKI/NAME.{crt,key} (ca_sign).
+cert_kubeconfig() {
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: trainctl
+  cluster: {server: "https://127.0.0.1:$APISERVER_PORT", certificate-authority: "$PKI/ca.crt"}
+users:
+- name: $2
+  user: {client-certificate: "$PKI/$2.crt", client-key: "$PKI/$2.key"}
+contexts:
+- name: trainctl
+  context: {cluster: trainctl, user: $2}
+current-context: trainctl
+EOF
+  chmod 600 "$1"
+}
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # alive PID: the process exists and is not a zombie (an orphan's zombie lingers

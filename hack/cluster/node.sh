@@ -139,45 +139,6 @@ kubectl_admin() { "$(cluster_bin_dir)/kubectl" --kubeconfig="$STATE/kubeconfig" 
 
 # --------------------------------------------------------------------------
 # Configuration files.
-node_sign() { # name subject extensions... (the CA of up.sh)
-  local name="$1" subj="$2"; shift 2
-  # Reused while valid, signed by the current CA and made for the same subject and names.
-  local want
-  want="$(printf '%s|' "$subj" "$@")"
-  if [[ -s "$PKI/$name.crt" && "$(cat "$PKI/$name.recipe" 2>/dev/null)" == "$want" ]] &&
-    openssl x509 -noout -checkend 86400 -in "$PKI/$name.crt" >/dev/null 2>&1 &&
-    openssl verify -CAfile "$PKI/ca.crt" "$PKI/$name.crt" >/dev/null 2>&1; then
-    return 0
-  fi
-  printf '%s\n' "basicConstraints=critical,CA:FALSE" "$@" >"$PKI/$name.ext"
-  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$PKI/$name.key" 2>/dev/null
-  chmod 600 "$PKI/$name.key"
-  openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
-  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
-    -set_serial "0x$(openssl rand -hex 16)" -days 365 -sha256 -extfile "$PKI/$name.ext" \
-    -out "$PKI/$name.crt" 2>/dev/null
-  rm -f "$PKI/$name.csr" "$PKI/$name.ext"
-  echo "$want" >"$PKI/$name.recipe"
-}
-
-node_kubeconfig() { # file cert-name
-  cat >"$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: trainctl
-  cluster: {server: "https://127.0.0.1:$APISERVER_PORT", certificate-authority: "$PKI/ca.crt"}
-users:
-- name: $2
-  user: {client-certificate: "$PKI/$2.crt", client-key: "$PKI/$2.key"}
-contexts:
-- name: trainctl
-  context: {cluster: trainctl, user: $2}
-current-context: trainctl
-EOF
-  chmod 600 "$1"
-}
-
 # Whether this process may lower its OOM score (CAP_SYS_RESOURCE); tried in a child.
 oom_score_lowerable() {
   (
@@ -189,14 +150,14 @@ oom_score_lowerable() {
 write_node_config() {
   mkdir -p "$NODE_DIR"/{run,config,certs.d,cni,kubelet,pod-logs,containerd}
   local client="keyUsage=critical,digitalSignature,keyEncipherment"
-  node_sign kubelet "/O=system:nodes/CN=system:node:$NODE_NAME" "$client" "extendedKeyUsage=clientAuth"
-  node_sign kubelet-serving "/CN=$NODE_NAME" "$client" "extendedKeyUsage=serverAuth" \
+  ca_sign kubelet "/O=system:nodes/CN=system:node:$NODE_NAME" "$client" "extendedKeyUsage=clientAuth"
+  ca_sign kubelet-serving "/CN=$NODE_NAME" "$client" "extendedKeyUsage=serverAuth" \
     "subjectAltName=IP:$NODE_IP,IP:127.0.0.1,DNS:$NODE_NAME"
-  node_sign kube-proxy "/CN=system:kube-proxy" "$client" "extendedKeyUsage=clientAuth"
-  node_sign coredns "/O=system:masters/CN=trainctl-coredns" "$client" "extendedKeyUsage=clientAuth"
-  node_kubeconfig "$NODE_DIR/config/kubelet.kubeconfig" kubelet
-  node_kubeconfig "$NODE_DIR/config/kube-proxy.kubeconfig" kube-proxy
-  node_kubeconfig "$NODE_DIR/config/coredns.kubeconfig" coredns
+  ca_sign kube-proxy "/CN=system:kube-proxy" "$client" "extendedKeyUsage=clientAuth"
+  ca_sign coredns "/O=system:masters/CN=trainctl-coredns" "$client" "extendedKeyUsage=clientAuth"
+  cert_kubeconfig "$NODE_DIR/config/kubelet.kubeconfig" kubelet
+  cert_kubeconfig "$NODE_DIR/config/kube-proxy.kubeconfig" kube-proxy
+  cert_kubeconfig "$NODE_DIR/config/coredns.kubeconfig" coredns
 
   # Every registry name resolves to the loopback registry (containerd's hosts directory);
   # an image it does not hold is a real pull error.
