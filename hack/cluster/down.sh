@@ -72,7 +72,12 @@ stop_group() {
 # (e.g. an operator under test that was not stopped) the API server's graceful
 # shutdown waits up to its 60 s request timeout; it keeps no state of its own,
 # so after 10 s it is killed.
-# A real node first, while the API server can still delete its pods (node.sh).
+# The JobSet controller first (it would make again the Jobs that node.sh down deletes), while
+# the API server can still delete its webhook configurations (jobset.sh).
+if [[ -d "$STATE/jobset" ]]; then
+  TRAINCTL_CLUSTER_DIR="$STATE" "$here/jobset.sh" down || log "warning: jobset.sh down failed"
+fi
+# A real node next, while the API server can still delete its pods (node.sh).
 if [[ -d "$STATE/node" ]]; then
   TRAINCTL_CLUSTER_DIR="$STATE" "$here/node.sh" down || log "warning: node.sh down failed; see node.sh leftovers"
 fi

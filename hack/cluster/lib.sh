@@ -47,6 +47,10 @@ KCM_PORT=$(( $(port_base) + 57 ))
 SCHEDULER_PORT=$(( $(port_base) + 59 ))
 # kwok's kubelet-like server: the API server reads pod logs from it (all fake nodes).
 KWOK_PORT=$(( $(port_base) + 50 ))
+# The JobSet controller (jobset.sh, TRAINCTL_JOBSET=1): its webhooks, metrics and health probes.
+JOBSET_WEBHOOK_PORT=$(( $(port_base) + 90 ))
+JOBSET_METRICS_PORT=$(( $(port_base) + 91 ))
+JOBSET_HEALTH_PORT=$(( $(port_base) + 92 ))
 
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
@@ -111,6 +115,7 @@ stray_pids() {
     [[ "$cmd" == *"$STATE/"* ]] || continue # pgrep matched a regex; check the literal path
     case "$cmd" in
       */etcd\ *|*/kube-apiserver\ *|*/kube-controller-manager\ *|*/kube-scheduler\ *|*/kwok\ *) echo "$pid" ;;
+      */jobset-controller\ *) echo "$pid" ;;
     esac
   done
 }

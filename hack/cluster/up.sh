@@ -17,6 +17,8 @@
 #   TRAINCTL_REAL_NODE     1 = also start a real node (node.sh: kubelet, containerd, CNI,
 #                          CoreDNS, kube-proxy, a loopback registry); the API server then
 #                          authorizes nodes and mounts service-account tokens
+#   TRAINCTL_JOBSET        1 = also start the real JobSet controller (jobset.sh; sigs.k8s.io/jobset
+#                          built from the Go module proxy, webhooks on 127.0.0.1, base+90..92)
 #   TRAINCTL_ETCD_ARGS, TRAINCTL_APISERVER_ARGS, TRAINCTL_KCM_ARGS,
 #   TRAINCTL_SCHEDULER_ARGS, TRAINCTL_KWOK_ARGS
 #                          extra flags appended to that component (whitespace-separated)
@@ -31,7 +33,7 @@ quiet=0
 for arg in "$@"; do
   case "$arg" in
     -q|--quiet) quiet=1 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) die "up.sh: unknown argument $arg" ;;
   esac
 done
@@ -432,6 +434,9 @@ nodes_ready() {
 
 if real_node; then
   "$here/node.sh" up
+fi
+if [[ "${TRAINCTL_JOBSET:-0}" == 1 ]]; then
+  "$here/jobset.sh" up
 fi
 
 cat >"$STATE/env" <<EOF

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""Turns JobSet's own install (the module's config/default rendered by hack/jobset/build.sh) into
+the test cluster's, where the controller is a process on 127.0.0.1 instead of a Deployment
+behind a Service.
+
+    manifests.py INSTALL --webhook-port P --ca-file CA --cert-dir DIR \\
+        --metrics-address HOST:PORT --health-address HOST:PORT \\
+        --manifests-out FILE --config-out FILE --identity-out FILE
+
+Everything else is upstream's, unchanged:
+  - kept: the Namespace, the CRD, the ServiceAccount, every Role, ClusterRole and binding, and
+    both webhook configurations (rules, object selectors, failure policies as upstream's);
+  - every clientConfig that names a Service (the webhooks and the CRD's conversion) names
+    https://127.0.0.1:P<same path> instead, with the cluster's CA as caBundle: the API server
+    calls the process directly, which serves a certificate for 127.0.0.1 signed by that CA
+    (upstream's own certificate rotation writes one for the Service's DNS name only);
+  - dropped: the Deployment, the Services and the webhook certificate's Secret (the process
+    replaces them) and the ConfigMap, whose Configuration becomes --config-out with what a
+    process beside the control plane needs: leader election off, internal certificate
+    management off, the webhook server on 127.0.0.1:P with --cert-dir, metrics and health on
+    the given loopback addresses.
+--identity-out gets "NAMESPACE SERVICEACCOUNT" of the Deployment: the controller authenticates
+as that service account (a client certificate), so upstream's RBAC is what it runs under.
+
+PyYAML (python3-yaml, an SDK test dependency) and the standard library. Deterministic.
+"""
+
+import argparse
+import base64
+import sys
+
+import yaml
+
+DROPPED = {"Deployment", "Service", "Secret", "ConfigMap"}
+CONFIG_KEY = "controller_manager_config.yaml"
+# libyaml's parser and emitter where present (the install is 0.8 MB: 0.9 s → 0.2 s).
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def rewrite_client_config(client_config, base_url, ca_bundle):
+    """A clientConfig naming a Service → the same path on base_url, trusted through ca_bundle."""
+    service = client_config.get("service")
+    if service is None:
+        return client_config
+    return {"url": base_url + service.get("path", "/"), "caBundle": ca_bundle}
+
+
+def transform(docs, base_url, ca_bundle):
+    """(kept objects, upstream's Configuration as a dict, (namespace, service account))."""
+    kept, config, identity = [], None, None
+    for doc in docs:
+        if not doc:
+            continue
+        kind = doc.get("kind")
+        if kind == "ConfigMap" and CONFIG_KEY in doc.get("data", {}):
+            config = yaml.safe_load(doc["data"][CONFIG_KEY])
+        if kind == "Deployment":
+            pod = doc["spec"]["template"]["spec"]
+            identity = (doc["metadata"]["namespace"], pod.get("serviceAccountName", "default"))
+        if kind in DROPPED:
+            continue
+        if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            for hook in doc.get("webhooks", []):
+                hook["clientConfig"] = rewrite_client_config(hook["clientConfig"], base_url, ca_bundle)
+        if kind == "CustomResourceDefinition":
+            webhook = doc["spec"].get("conversion", {}).get("webhook")
+            if webhook and "clientConfig" in webhook:
+                webhook["clientConfig"] = rewrite_client_config(webhook["clientConfig"], base_url, ca_bundle)
+        kept.append(doc)
+    if config is None:
+        raise ValueError(f"the install has no ConfigMap with {CONFIG_KEY}")
+    if identity is None:
+        raise ValueError("the install has no Deployment (whose service account the controller runs as)")
+    if not any(d["kind"] == "CustomResourceDefinition" for d in kept):
+        raise ValueError("the install has no CustomResourceDefinition")
+    return kept, config, identity
+
+
+def process_config(config, webhook_port, cert_dir, metrics_address, health_address):
+    """Upstream's Configuration with the settings of a process beside the control plane."""
+    config = dict(config)
+    config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
+    config["internalCertManagement"] = {"enable": False}
+    config["webhook"] = {"host": "127.0.0.1", "port": webhook_port, "certDir": cert_dir}
+    config["metrics"] = {"bindAddress": metrics_address, "certDir": cert_dir}
+    config["health"] = {"healthProbeBindAddress": health_address}
+    return config
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("install")
+    parser.add_argument("--webhook-port", type=int, required=True)
+    parser.add_argument("--ca-file", required=True)
+    parser.add_argument("--cert-dir", required=True)
+    parser.add_argument("--metrics-address", required=True)
+    parser.add_argument("--health-address", required=True)
+    parser.add_argument("--manifests-out", required=True)
+    parser.add_argument("--config-out", required=True)
+    parser.add_argument("--identity-out", required=True)
+    args = parser.parse_args(argv)
+
+    with open(args.install) as f:
+        docs = list(yaml.load_all(f, Loader=LOADER))
+    with open(args.ca_file, "rb") as f:
+        ca_bundle = base64.b64encode(f.read()).decode()
+    try:
+        kept, config, identity = transform(docs, f"https://127.0.0.1:{args.webhook_port}", ca_bundle)
+    except ValueError as e:
+        print(f"manifests.py: {args.install}: {e}", file=sys.stderr)
+        return 1
+    config = process_config(config, args.webhook_port, args.cert_dir, args.metrics_address,
+                            args.health_address)
+    with open(args.manifests_out, "w") as f:
+        yaml.dump_all(kept, f, Dumper=DUMPER, sort_keys=False)
+    with open(args.config_out, "w") as f:
+        yaml.dump(config, f, Dumper=DUMPER, sort_keys=False)
+    with open(args.identity_out, "w") as f:
+        f.write(f"{identity[0]} {identity[1]}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
