@@ -142,6 +142,6 @@ jobset_down() {
 case "$cmd" in
   up) jobset_up ;;
   down) jobset_down ;;
-  -h|--help) sed -n '2,18p' "$0" ;;
+  -h|--help) sed -n '2,17p' "$0" ;;
   *) die "usage: jobset.sh up|down" ;;
 esac

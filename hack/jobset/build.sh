@@ -38,7 +38,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --print-dir) echo "$dir"; exit 0 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) die "hack/jobset/build.sh: unknown argument $arg" ;;
   esac
 done
