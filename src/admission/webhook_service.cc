@@ -37,6 +37,7 @@ Status WebhookService::Start() {
                                              "/" + options_.secret_name +
                                              "): " + certs.status().message());
   for (const api::KindInfo& k : api::AllKinds()) {
+    if (!k.operator_serves) continue;
     api::Kind kind = k.kind;
     server_.router().Handle("POST", WebhookPath(kind), [kind](const server::Request& request) {
       return server::Response::Json(200, ReviewAdmission(kind, request.body));

@@ -216,7 +216,7 @@ StatusOr<Job> DecodeJob(const nlohmann::json& doc) {
   if (const json* spec = top.Object("spec")) job.spec = *spec;
   FieldReader spec(job.spec, "spec", &errors);
   const KindInfo& info = Info(job.kind);
-  if (const json* specs = spec.Object(info.spec_map_field)) {
+  if (const json* specs = info.runtime_resolved ? nullptr : spec.Object(info.spec_map_field)) {
     job.has_replica_specs = true;
     for (auto it = specs->begin(); it != specs->end(); ++it) {
       std::string path = std::string("spec.") + info.spec_map_field + "[" + it.key() + "]";
@@ -239,7 +239,9 @@ StatusOr<Job> DecodeJob(const nlohmann::json& doc) {
       job.replica_specs[it.key()] = std::move(rs);
     }
   }
-  if (const json* rp = spec.Object("runPolicy")) {
+  if (info.runtime_resolved) {
+    // A TrainJob: no replica-spec map and no runPolicy; its plugin reads its spec.
+  } else if (const json* rp = spec.Object("runPolicy")) {
     DecodeRunPolicy(*rp, "spec.runPolicy", &job.run_policy, &errors);
   }
   PluginFor(job.kind).DecodeSpec(spec, &job);
@@ -292,7 +294,7 @@ nlohmann::json EncodeJob(const Job& job) {
   out["metadata"] = std::move(metadata);
 
   json spec = job.spec.is_object() ? job.spec : json::object();
-  if (job.has_replica_specs) {
+  if (job.has_replica_specs && !info.runtime_resolved) {
     json specs = json::object();
     for (const auto& [type, rs] : job.replica_specs) {
       json jrs = json::object();
@@ -327,7 +329,7 @@ nlohmann::json EncodeJob(const Job& job) {
 
 bool ManagedByUs(const std::optional<std::string>& managed_by) {
   return !managed_by || managed_by->empty() || *managed_by == kManagedByKubeflow ||
-         *managed_by == kManagedByMpiOperator;
+         *managed_by == kManagedByMpiOperator || *managed_by == kManagedByTrainer;
 }
 
 bool ObjectManagedByUs(const nlohmann::json& object) {

@@ -16,6 +16,7 @@
 
 #include "api/field_error.h"
 #include "api/kinds.h"
+#include "api/trainer_v2_types.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -124,6 +125,16 @@ struct Job {
   std::string ssh_auth_mount_path;       // default /root/.ssh
   std::string launcher_creation_policy;  // AtStartup | WaitForWorkersReady
   std::string mpi_implementation;        // OpenMPI | Intel | MPICH
+  // TrainJob (trainer.kubeflow.org/v1alpha1) only: its typed spec (decoded), then what
+  // resolving it against its runtime set (api/trainjob_resolve.h): the runtime it was made from
+  // (its snapshot), the replica groups in the runtime's order, the trainer step's group, and the
+  // runtime's successPolicy (every group when `success_groups` is empty). Unresolved: empty.
+  std::optional<TrainJobSpec> train_job;
+  std::optional<TrainingRuntime> runtime;
+  std::vector<std::string> group_order;
+  std::string trainer_group;
+  std::vector<std::string> success_groups;
+  bool success_any = false;
 
   JobStatus status;
 
@@ -134,6 +145,11 @@ struct Job {
   bool HasType(const std::string& type) const { return replica_specs.count(type) > 0; }
   // An MPIJob of kubeflow.org/v2beta1 (mpi-operator's API).
   bool IsMpiV2() const { return kind == Kind::kMPIJob && api_version == kApiVersionMpiV2; }
+  // The replica types in the order the engine evaluates them: the kind's own, or a TrainJob's
+  // groups in its runtime's order.
+  const std::vector<std::string>& ReplicaTypes() const {
+    return group_order.empty() ? info().replica_types : group_order;
+  }
 };
 
 // Decodes one document. The document must be an object with a known kind and one of the

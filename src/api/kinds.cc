@@ -32,7 +32,8 @@ std::optional<Kind> KindFromName(std::string_view name) {
 std::optional<Kind> KindFromCliName(std::string_view name) {
   std::string lower = ToLower(name);
   for (const KindInfo& k : AllKinds()) {
-    if (lower == ToLower(k.name) || lower == k.plural) return k.kind;
+    if (lower == ToLower(k.name) || lower == k.plural || (*k.short_name && lower == k.short_name))
+      return k.kind;
   }
   return std::nullopt;
 }

@@ -13,7 +13,16 @@
 
 namespace trainctl::api {
 
-enum class Kind { kPyTorchJob, kTFJob, kXGBoostJob, kMPIJob, kPaddleJob, kJAXJob, kMXJob };
+enum class Kind {
+  kPyTorchJob,
+  kTFJob,
+  kXGBoostJob,
+  kMPIJob,
+  kPaddleJob,
+  kJAXJob,
+  kMXJob,
+  kTrainJob,  // Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1)
+};
 
 inline constexpr const char* kGroup = "kubeflow.org";
 inline constexpr const char* kApiVersion = "kubeflow.org/v1";
@@ -42,6 +51,10 @@ struct StatusRules {
     kChiefOrWorkers,
     // One lead type decides; a failure restarts only under ExitCode. XGBoost, MPI, MX.
     kLeadType,
+    // JobSet's rules (Trainer v2): the job succeeds when every group of its successPolicy
+    // (Job::success_groups, all groups when empty) has succeeded, or any of them under
+    // operator Any; a failure restarts unless the group's restart policy is Never.
+    kJobSet,
   };
   Shape shape = Shape::kMasterOrWorkers;
   // The order in which replica types are evaluated; empty: KindInfo::replica_types.
@@ -61,9 +74,9 @@ struct StatusRules {
 
 struct KindInfo {
   Kind kind;
-  const char* name;             // "PyTorchJob"
-  const char* plural;           // "pytorchjobs"
-  const char* spec_map_field;   // "pytorchReplicaSpecs"
+  const char* name;                        // "PyTorchJob"
+  const char* plural;                      // "pytorchjobs"
+  const char* spec_map_field;              // "pytorchReplicaSpecs"
   std::vector<std::string> replica_types;  // exact case
   const char* default_container;           // "pytorch"
   const char* port_name;                   // "pytorchjob-port"
@@ -83,6 +96,15 @@ struct KindInfo {
   StatusRules status_rules;
   // The apiVersions a manifest of this kind may say; the first is the one the operator serves.
   std::vector<std::string> api_versions = {kApiVersion};
+  // The replica groups come from a runtime the job names (Trainer v2's TrainJob): the spec has
+  // no replica-spec map and no runPolicy, the generic checks of those do not apply, and
+  // `replica_types` is empty (Job::ReplicaTypes() gives the job's own).
+  bool runtime_resolved = false;
+  // `trainctl operator` serves the kind (its CRD, informers, webhook). False for a kind that
+  // runs only on this machine so far.
+  bool operator_serves = true;
+  // The CLI's short name ("tj"), or "".
+  const char* short_name = "";
 
   bool has_launcher() const { return launcher_type && *launcher_type; }
   bool IsLauncher(std::string_view type) const { return has_launcher() && type == launcher_type; }
@@ -93,8 +115,8 @@ const std::vector<KindInfo>& AllKinds();
 const KindInfo& Info(Kind kind);
 // Case-sensitive kind name ("PyTorchJob"), as in a manifest.
 std::optional<Kind> KindFromName(std::string_view name);
-// Case-insensitive lookup of a kind by name, singular or plural ("pytorchjob", "pytorchjobs",
-// "PyTorchJob"), as the CLI accepts it.
+// Case-insensitive lookup of a kind by name, singular, plural or short ("pytorchjob",
+// "pytorchjobs", "PyTorchJob", "tj"), as the CLI accepts it.
 std::optional<Kind> KindFromCliName(std::string_view name);
 
 std::string ToLower(std::string_view s);

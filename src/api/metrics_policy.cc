@@ -12,7 +12,7 @@ namespace {
 // The job's types in the kind's order.
 std::vector<std::string> TypesInOrder(const Job& job) {
   std::vector<std::string> types;
-  for (const std::string& t : job.info().replica_types)
+  for (const std::string& t : job.ReplicaTypes())
     if (job.HasType(t)) types.push_back(t);
   for (const auto& [t, spec] : job.replica_specs)
     if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);

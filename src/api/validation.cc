@@ -112,6 +112,16 @@ ContainerAt DefaultContainerAt(const Job& job, const std::string& type) {
 ValidationResult ValidateJob(const Job& job) {
   ValidationResult out;
   FieldErrorList* errors = &out.errors;
+  if (job.info().runtime_resolved) {  // its own name, spec and managedBy rules (TrainJob)
+    ValidateNamespace(job, errors);
+    ProgressPolicyOf(job, errors);
+    RestartScopeOf(job, errors);
+    RestartAttemptOf(job, errors);
+    NoticePolicyOf(job, errors);
+    MetricsPolicyOf(job, errors);
+    PluginFor(job.kind).Validate(job, &out);
+    return out;
+  }
   ValidateName(job, errors);
   ValidateNamespace(job, errors);
   ValidateManagedBy(job, errors);  // every kind, JAXJob too (upstream skips it there)

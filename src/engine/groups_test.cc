@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "engine/conditions.h"
 #include "engine/test_jobs.h"
 
 namespace trainctl::engine {
@@ -81,6 +82,82 @@ TEST(GroupsTest, AGroupWaitsForAnotherToCompleteAndSaysWhy) {
   std::vector<ReplicaObservation> done = {Pod("PS", 0, Phase::kSucceeded)};
   EXPECT_EQ(Created(Reconcile(job, done, kT0)), (std::vector<std::string>{"Worker-0", "Worker-1"}));
   EXPECT_EQ(HeldGroupPhrase("Worker", {}), "");
+}
+
+// A TrainJob whose runtime has a model initializer the trainer nodes depend on (Complete), and
+// an MPI-style successPolicy naming only the trainer: the initializer runs first, the nodes
+// follow, and the job succeeds by JobSet's rules.
+api::Job TrainJob(const std::string& success) {
+  std::string yaml = R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: rt}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+)" + success + R"(
+      replicatedJobs:
+      - name: model-initializer
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: model-initializer}}
+          spec: {template: {spec: {containers: [{name: model-initializer, image: i}]}}}
+      - name: node
+        dependsOn: [{name: model-initializer, status: Complete}]
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, image: t}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: ns}
+spec:
+  runtimeRef: {name: rt}
+  initializer: {model: {storageUri: "hf://org/model"}}
+)";
+  api::ManifestExtras extras;
+  auto jobs = api::LoadJobsFromText(yaml, "t.yaml", &extras);
+  EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+  return jobs.ok() ? (*jobs)[0].job : api::Job{};
+}
+
+TEST(GroupsTest, ATrainJobsInitializerCompletesBeforeItsNodesAndJobSetRulesJudgeIt) {
+  api::Job job = TrainJob("");
+  EXPECT_EQ(Created(Reconcile(job, {}, kT0)), std::vector<std::string>{"model-initializer-0"});
+  std::vector<ReplicaObservation> pods = {Pod("model-initializer", 0, Phase::kRunning)};
+  Plan plan = Reconcile(job, pods, kT0);
+  EXPECT_TRUE(Created(plan).empty());
+  EXPECT_TRUE(HasCondition(plan.status, kRunning)) << "the initializer runs";
+  pods[0].phase = Phase::kSucceeded;
+  EXPECT_EQ(Created(Reconcile(job, pods, kT0)), (std::vector<std::string>{"node-0", "node-1"}));
+  pods.push_back(Pod("node", 0, Phase::kSucceeded));
+  pods.push_back(Pod("node", 1, Phase::kRunning));
+  EXPECT_FALSE(HasCondition(Reconcile(job, pods, kT0).status, kSucceeded));
+  pods[2].phase = Phase::kSucceeded;
+  plan = Reconcile(job, pods, kT0);
+  EXPECT_TRUE(HasCondition(plan.status, kSucceeded));
+  EXPECT_EQ(FindCondition(plan.status, kSucceeded)->message,
+            "TrainJob ns/tj successfully completed.");
+}
+
+TEST(GroupsTest, ASuccessPolicyNamingTheTrainerEndsTheJobWhenItIsDone) {
+  api::Job job = TrainJob("      successPolicy: {operator: All, targetReplicatedJobs: [node]}\n");
+  ASSERT_EQ(job.success_groups, std::vector<std::string>{"node"});
+  std::vector<ReplicaObservation> pods = {Pod("model-initializer", 0, Phase::kRunning),
+                                          Pod("node", 0, Phase::kSucceeded),
+                                          Pod("node", 1, Phase::kSucceeded)};
+  EXPECT_TRUE(HasCondition(Reconcile(job, pods, kT0).status, kSucceeded));
+  pods[1].phase = Phase::kFailed;
+  pods[1].exit_code = 1;
+  Plan plan = Reconcile(job, pods, kT0);
+  EXPECT_FALSE(HasCondition(plan.status, kSucceeded));
+  job.replica_specs["node"].restart_policy = "Never";
+  plan = Reconcile(job, pods, kT0);
+  ASSERT_TRUE(HasCondition(plan.status, kFailed));
+  EXPECT_EQ(
+      FindCondition(plan.status, kFailed)
+          ->message.rfind(
+              "TrainJob ns/tj is failed because 1 node replica(s) failed.\nFirst failure: ", 0),
+      0u);
 }
 
 }  // namespace

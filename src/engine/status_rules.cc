@@ -63,7 +63,7 @@ std::vector<std::string> TypesInOrder(const api::Job& job) {
   std::vector<std::string> out;
   const api::StatusRules& rules = job.info().status_rules;
   const std::vector<std::string>& order =
-      rules.type_order.empty() ? job.info().replica_types : rules.type_order;
+      rules.type_order.empty() ? job.ReplicaTypes() : rules.type_order;
   for (const std::string& t : order)
     if (job.HasType(t)) out.push_back(t);
   for (const auto& [t, spec] : job.replica_specs) {
@@ -196,6 +196,32 @@ void LeadTypeRules(const api::Job& job, Time now, Plan* plan) {
   }
 }
 
+// Shape::kJobSet: a TrainJob, as JobSet judges its replicated jobs. Running while any replica
+// runs; succeeded once every group of the successPolicy has (or any, under operator Any);
+// a failed replica restarts the job unless its group's restart policy is Never.
+void JobSetRules(const api::Job& job, Time now, Plan* plan) {
+  const std::string name = std::string(job.info().name) + " " + job.namespace_ + "/" + job.name;
+  const std::vector<std::string> types = TypesInOrder(job);
+  const std::vector<std::string>& targets = job.success_groups.empty() ? types : job.success_groups;
+  bool running = false;
+  int done = 0;
+  for (const std::string& type : types) {
+    Counts c = CountsOf(job, *plan, type);
+    running = running || c.running > 0;
+    if (c.failed > 0 && c.replicas > c.succeeded + c.running) {
+      if (PolicyOf(job, type) != api::RestartPolicy::kNever)
+        MarkRestarting(job, RestartingBecause(name, c.failed, type), now, plan);
+      else
+        MarkFailed(job, FailedBecause(job, name, c.failed, type), now, plan);
+    }
+  }
+  for (const std::string& type : targets)
+    if (job.HasType(type) && CountsOf(job, *plan, type).expected <= 0) ++done;
+  const bool succeeded = job.success_any ? done > 0 : done == static_cast<int>(targets.size());
+  if (running && !succeeded) MarkRunning(job, name + " is running.", now, plan);
+  if (succeeded) MarkSucceeded(job, name + " successfully completed.", now, plan);
+}
+
 }  // namespace
 
 void MarkFailed(const api::Job& job, const std::string& message, Time now, Plan* plan,
@@ -233,6 +259,9 @@ void ApplyKindStatusRules(const api::Job& job, const std::vector<ReplicaObservat
       break;
     case Shape::kLeadType:
       LeadTypeRules(job, now, plan);
+      break;
+    case Shape::kJobSet:
+      JobSetRules(job, now, plan);
       break;
   }
 }

@@ -21,7 +21,8 @@ using nlohmann::json;
 std::vector<api::Kind> KindsOf(const JobRef& ref) {
   if (ref.kind) return {*ref.kind};
   std::vector<api::Kind> all;
-  for (const api::KindInfo& k : api::AllKinds()) all.push_back(k.kind);
+  for (const api::KindInfo& k : api::AllKinds())
+    if (k.operator_serves) all.push_back(k.kind);
   return all;
 }
 

@@ -12,6 +12,7 @@ const api::KindPlugin& MpiPlugin();
 const api::KindPlugin& PaddlePlugin();
 const api::KindPlugin& JaxPlugin();
 const api::KindPlugin& MxnetPlugin();
+const api::KindPlugin& TrainJobPlugin();
 
 }  // namespace trainctl::kinds
 
@@ -19,13 +20,9 @@ namespace trainctl::api {
 
 const std::vector<const KindPlugin*>& AllPlugins() {
   static const std::vector<const KindPlugin*> kPlugins = {
-      &kinds::PyTorchPlugin(),
-      &kinds::TensorFlowPlugin(),
-      &kinds::XGBoostPlugin(),
-      &kinds::MpiPlugin(),
-      &kinds::PaddlePlugin(),
-      &kinds::JaxPlugin(),
-      &kinds::MxnetPlugin(),
+      &kinds::PyTorchPlugin(), &kinds::TensorFlowPlugin(), &kinds::XGBoostPlugin(),
+      &kinds::MpiPlugin(),     &kinds::PaddlePlugin(),     &kinds::JaxPlugin(),
+      &kinds::MxnetPlugin(),   &kinds::TrainJobPlugin(),
   };
   return kPlugins;
 }

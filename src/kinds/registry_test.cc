@@ -10,7 +10,7 @@ namespace {
 
 TEST(RegistryTest, OnePluginPerKindInKindOrder) {
   const std::vector<const KindPlugin*>& plugins = AllPlugins();
-  ASSERT_EQ(plugins.size(), 7u);
+  ASSERT_EQ(plugins.size(), 8u);  // the seven v1 kinds and TrainJob
   std::set<std::string> names;
   for (size_t i = 0; i < plugins.size(); ++i) {
     const KindInfo& info = plugins[i]->info();
@@ -36,12 +36,19 @@ TEST(RegistryTest, FactsOfEachKind) {
   EXPECT_STREQ(Info(Kind::kPaddleJob).port_name, "master");
   EXPECT_EQ(Info(Kind::kJAXJob).replica_types, std::vector<std::string>{"Worker"});
   EXPECT_EQ(Info(Kind::kMXJob).replica_types.size(), 6u);
+  EXPECT_TRUE(Info(Kind::kTrainJob).runtime_resolved);
+  EXPECT_FALSE(Info(Kind::kTrainJob).operator_serves);  // served locally only, so far
+  EXPECT_EQ(Info(Kind::kTrainJob).api_versions,
+            std::vector<std::string>{"trainer.kubeflow.org/v1alpha1"});
   EXPECT_TRUE(Info(Kind::kPyTorchJob).uses_selector);
   EXPECT_FALSE(Info(Kind::kTFJob).uses_selector);
   EXPECT_TRUE(Info(Kind::kPyTorchJob).supports_hpa);
   EXPECT_FALSE(Info(Kind::kPaddleJob).supports_hpa);
   EXPECT_EQ(KindFromCliName("pytorchjobs"), Kind::kPyTorchJob);
   EXPECT_EQ(KindFromCliName("MXJob"), Kind::kMXJob);
+  EXPECT_EQ(KindFromCliName("tj"), Kind::kTrainJob);
+  EXPECT_EQ(KindFromCliName("trainjobs"), Kind::kTrainJob);
+  EXPECT_EQ(KindFromCliName("TrainJob"), Kind::kTrainJob);
 }
 
 TEST(RegistryTest, OnlyMpiHasALauncher) {

@@ -14,7 +14,7 @@ using nlohmann::json;
 // The job's replica types in the kind's order, then any others (alphabetical).
 std::vector<std::string> TypesInOrder(const api::Job& job) {
   std::vector<std::string> out;
-  for (const std::string& t : job.info().replica_types)
+  for (const std::string& t : job.ReplicaTypes())
     if (job.replica_specs.count(t)) out.push_back(t);
   for (const auto& [t, spec] : job.replica_specs)
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);

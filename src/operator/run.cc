@@ -28,12 +28,14 @@ std::string Env(const char* name) {
 StatusOr<std::vector<api::Kind>> Schemes(const std::vector<std::string>& names) {
   std::vector<api::Kind> kinds;
   if (names.empty()) {
-    for (const api::KindInfo& info : api::AllKinds()) kinds.push_back(info.kind);
+    for (const api::KindInfo& info : api::AllKinds())
+      if (info.operator_serves) kinds.push_back(info.kind);
     return kinds;
   }
   for (const std::string& name : names) {
     std::optional<api::Kind> kind = api::KindFromCliName(name);
-    if (!kind) return InvalidError("--enable-scheme: scheme " + name + " is not supported yet");
+    if (!kind || !api::Info(*kind).operator_serves)
+      return InvalidError("--enable-scheme: scheme " + name + " is not supported yet");
     if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
   }
   return kinds;
