@@ -35,6 +35,7 @@
 #include "local/replica_limits.h"
 #include "local/runner.h"
 #include "local/runtime_probe.h"
+#include "local/runtimes.h"
 #include "local/state_store.h"
 #include "local/volumes.h"
 
@@ -174,6 +175,10 @@ int RunCommand(const GlobalOptions& global, const RunCommandOptions& options) {
   bool from_stdin = options.file == "-";
   std::string source = from_stdin ? "<stdin>" : options.file;
   api::ManifestExtras extras;
+  StatusOr<api::RuntimeCatalog> runtimes =
+      local::LocalRuntimes(StateRoot(global), options.runtimes);
+  if (!runtimes.ok()) return Fail(runtimes.status().message(), 2);
+  extras.runtimes = std::move(runtimes).value();
   StatusOr<std::vector<api::LoadedJob>> loaded =
       from_stdin ? api::LoadJobsFromStream(std::cin, source, &extras)
                  : api::LoadJobsFromFile(options.file, &extras);

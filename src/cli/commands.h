@@ -48,6 +48,9 @@ struct RunCommandOptions {
   // process, podman or docker (local/container_runtime.h); unset: the job's annotation, then
   // $TRAINCTL_RUNTIME, then process.
   std::optional<std::string> runtime;
+  // --runtimes FILE|DIR: Trainer v2 runtimes a TrainJob may name, over the built-in and
+  // installed ones (local/runtimes.h).
+  std::optional<std::string> runtimes;
 };
 
 int RunCommand(const GlobalOptions& global, const RunCommandOptions& options);

@@ -8,6 +8,7 @@
 #include "cli/claims_command.h"
 #include "cli/commands.h"
 #include "cli/history_commands.h"
+#include "cli/runtimes_command.h"
 #include "cli/ui_command.h"
 #include "common/malloc_policy.h"
 #include "local/supervisor.h"
@@ -72,6 +73,9 @@ int main(int argc, char** argv) {
                       "process (default), podman or docker: run each replica as a container of "
                       "its image (default $TRAINCTL_RUNTIME, or the job's trainctl.dev/runtime "
                       "annotation)");
+  run_cmd->add_option("--runtimes", run.runtimes,
+                      "FILE or folder of Trainer v2 runtimes a TrainJob may name, over the "
+                      "built-in and installed ones (trainctl runtimes)");
   run_cmd->add_flag("-q,--quiet", run.quiet, "Do not print replica log lines");
   run_cmd
       ->add_option("--grace-period", run.grace_seconds,
@@ -92,6 +96,14 @@ int main(int argc, char** argv) {
       app.add_subcommand("describe", "Show a job in detail: describe [KIND] NAME");
   describe_cmd->add_option("args", args)->required();
   describe_cmd->add_option("-o,--output", output, "json: job, replicas, events, first failure");
+  trainctl::cli::RuntimesOptions runtimes_options;
+  CLI::App* runtimes_cmd = app.add_subcommand(
+      "runtimes",
+      "Trainer v2 runtimes a TrainJob may name on this machine: runtimes [list|install FILE|DIR]");
+  runtimes_cmd->add_option("action", runtimes_options.action, "list (default) or install");
+  runtimes_cmd->add_option("args", runtimes_options.args, "install: a runtimes file or folder");
+  runtimes_cmd->add_option("-o,--output", runtimes_options.output, "json")
+      ->check(CLI::IsMember({"", "json"}));
   trainctl::cli::ClaimsOptions claims_options;
   CLI::App* claims_cmd = app.add_subcommand(
       "claims",
@@ -262,6 +274,7 @@ int main(int argc, char** argv) {
     if (*metrics_cmd) return MetricsCommand(global, args, output, replica);
     if (*history_cmd) return trainctl::cli::HistoryCommand(global, history_options);
     if (*claims_cmd) return trainctl::cli::ClaimsCommand(global, claims_options);
+    if (*runtimes_cmd) return trainctl::cli::RuntimesCommand(global, runtimes_options);
     if (*ui_cmd) return trainctl::cli::UiCommand(global, ui_options);
     if (*patch_cmd) return PatchCommand(global, args, patch);
     if (*delete_cmd) return DeleteCommand(global, args, delete_workspace);
