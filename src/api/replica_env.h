@@ -33,7 +33,15 @@ class Endpoints {
   virtual std::string ServiceHost(const std::string& type, int index) const = 0;
   // Port (type, index) listens on; `declared` is the port its pod template declares.
   virtual int Port(const std::string& type, int index, int declared) const = 0;
+  // True when every replica of a group shares one pod template (a JobSet's Indexed Job): a
+  // replica's own index is then read in the pod (a fieldRef to the Job's completion-index
+  // annotation), not written as a value.
+  virtual bool IndexFromPod() const { return false; }
 };
+
+// The annotation an Indexed Job's pod carries its index in.
+inline constexpr const char* kCompletionIndexAnnotation =
+    "batch.kubernetes.io/job-completion-index";
 
 // Kubernetes endpoints: per-replica headless services in the job's namespace.
 class ServiceEndpoints final : public Endpoints {

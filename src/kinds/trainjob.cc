@@ -251,6 +251,17 @@ void TrainJobKind::Validate(const api::Job& job, api::ValidationResult* out) con
                                    "kueue.x-k8s.io/multikueue if set"));
 }
 
+// A node's index: its value, or (one template for every node) the pod's completion index.
+api::EnvVar IndexEnv(const std::string& name, int index, const api::Endpoints& endpoints) {
+  if (!endpoints.IndexFromPod()) return Env(name, std::to_string(index));
+  api::EnvVar v;
+  v.name = name;
+  v.value_from = {{"fieldRef",
+                   {{"fieldPath", std::string("metadata.annotations['") +
+                                      api::kCompletionIndexAnnotation + "']"}}}};
+  return v;
+}
+
 StatusOr<api::ReplicaEnv> TrainJobKind::EnvFor(const api::Job& job, const std::string& type,
                                                int index, const api::Endpoints& endpoints) const {
   api::ReplicaEnv out;
@@ -264,19 +275,19 @@ StatusOr<api::ReplicaEnv> TrainJobKind::EnvFor(const api::Job& job, const std::s
       if (!job.train_job || !job.train_job->trainer) break;
       out.env.push_back(Env("PET_NNODES", std::to_string(nodes)));
       out.env.push_back(Env("PET_NPROC_PER_NODE", api::TorchProcsPerNode(job)));
-      out.env.push_back(Env("PET_NODE_RANK", std::to_string(index)));
+      out.env.push_back(IndexEnv("PET_NODE_RANK", index, endpoints));
       out.env.push_back(Env("PET_MASTER_ADDR", host));
       out.env.push_back(Env("PET_MASTER_PORT", port));
       break;
     case api::MlPolicy::kJax:
       out.env.push_back(Env("JAX_NUM_PROCESSES", std::to_string(nodes)));
-      out.env.push_back(Env("JAX_PROCESS_ID", std::to_string(index)));
+      out.env.push_back(IndexEnv("JAX_PROCESS_ID", index, endpoints));
       out.env.push_back(Env("JAX_COORDINATOR_ADDRESS", host + ":" + port));
       break;
     case api::MlPolicy::kXGBoost:
       out.env.push_back(Env("DMLC_TRACKER_URI", host));
       out.env.push_back(Env("DMLC_TRACKER_PORT", port));
-      out.env.push_back(Env("DMLC_TASK_ID", std::to_string(index)));
+      out.env.push_back(IndexEnv("DMLC_TASK_ID", index, endpoints));
       out.env.push_back(
           Env("DMLC_NUM_WORKER", std::to_string(nodes * std::max(1, api::TrainerGpus(job)))));
       break;

@@ -132,6 +132,29 @@ TEST(TrainJobTest, TorchRuntimeBecomesTheNodeGroupWithTheTrainersOverrides) {
   EXPECT_TRUE(api::PluginFor(job.kind).IsMasterRole(job, "node", 0));
 }
 
+class JobSetLikeEndpoints : public HostEndpoints {
+ public:
+  bool IndexFromPod() const override { return true; }
+};
+
+TEST(TrainJobTest, OneTemplateForEveryNodeReadsItsRankInThePod) {
+  api::Job job =
+      LoadOk(std::string(kTorchRuntime) +
+             TrainJob("  runtimeRef: {name: torch-distributed}\n  trainer: {numNodes: 2}\n"));
+  StatusOr<api::ReplicaEnv> env =
+      api::PluginFor(job.kind).EnvFor(job, "node", 1, JobSetLikeEndpoints());
+  ASSERT_TRUE(env.ok());
+  bool found = false;
+  for (const api::EnvVar& e : env->env) {
+    if (e.name != "PET_NODE_RANK") continue;
+    found = true;
+    EXPECT_EQ(e.value, "");
+    EXPECT_EQ(e.value_from["fieldRef"]["fieldPath"],
+              "metadata.annotations['batch.kubernetes.io/job-completion-index']");
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(TrainJobTest, ProcsPerNodeFollowUpstreamsRule) {
   auto procs = [](const std::string& trainer) {
     api::Job job =
