@@ -1,0 +1,77 @@
+// What the TrainJob reconciler decides, as Kubeflow Trainer v2.3.0's trainjob-controller does,
+// without I/O: the JobSet (jobset.x-k8s.io/v1alpha2) a resolved TrainJob becomes, and the
+// TrainJob status read back from that JobSet.
+//
+// BuildJobSet(job) — `job` resolved against its runtime (api/trainjob_resolve.h):
+//   metadata   name and namespace of the TrainJob; labels and annotations of the runtime's
+//              template metadata, then of each runtimePatch's template metadata in order; a
+//              controller owner reference to the TrainJob (blockOwnerDeletion)
+//   spec       the runtime's JobSet template spec, every field kept (network, successPolicy,
+//              failurePolicy, startupPolicy, volumeClaimPolicies, …), and per replicated job:
+//                template.metadata   the runtimePatches' job-template labels and annotations
+//                template.spec.template   the resolved group's pod template (overrides,
+//                                    patches, initializers applied) with its restartPolicy
+//                parallelism, completions   the trainer step: the group's node count; any
+//                                    other job: its own parallelism (default 1)
+//                replicas            1 for an ancestor step (trainer, initializers)
+//              the trainer step's `node` container gets the policy's env (KindPlugin::EnvFor
+//              over JobSetEndpoints, upserted by name, the rank as a fieldRef) and container
+//              port 29500 — torch, jax and xgboost, only when the TrainJob has a `trainer`
+//              section, as upstream; torch's envInjection targets get the torch env too;
+//              `suspend` is the TrainJob's
+//   errors     kFailedPrecondition for an unresolved job and for mlPolicy mpi and flux (not
+//              served on a cluster yet); kInvalid for an envInjection target that is missing
+//
+// TrainJobStatusFrom(trainjob, jobset, now): the TrainJob's status, starting from its own:
+//   Suspended  True/Suspended/"TrainJob is suspended" while spec.suspend; False/Resumed/
+//              "TrainJob is resumed" once spec.suspend is false after a True
+//   Complete   the JobSet's Completed=True, renamed; Failed its Failed=True (reason, message,
+//              lastTransitionTime and observedGeneration the JobSet's)
+//   jobsStatus the JobSet's status.replicatedJobsStatus, field for field (absent when empty)
+// A condition's lastTransitionTime moves only when its status changes (metav1.Condition's
+// rule; `now` when the source has none); other conditions and fields are kept, and so is
+// everything when the JobSet is gone (a finished TrainJob whose JobSet was deleted keeps its
+// status). At most 8 conditions (the CRD's limit; the oldest others go first). Null when the
+// status would be empty (the CRD wants at least one property: nothing to write).
+//
+// Pure and thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/job.h"
+#include "api/replica_env.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace trainctl::op {
+
+inline constexpr const char* kJobSetApiVersion = "jobset.x-k8s.io/v1alpha2";
+
+// Where a JobSet's pods are reached: the pod of node `i` of replicated job `type` (one Job
+// per replicated job, an ancestor's replicas being 1) is "<job>-<type>-0-<i>.<job>" (the pod's
+// hostname and the JobSet's subdomain, its name); ports are as declared; every node of a group
+// shares one template, so a node reads its rank from its pod.
+class JobSetEndpoints final : public api::Endpoints {
+ public:
+  explicit JobSetEndpoints(std::string job_name) : job_name_(std::move(job_name)) {}
+  std::string Host(const std::string& type, int index) const override;
+  std::string ServiceHost(const std::string& type, int index) const override {
+    return Host(type, index);
+  }
+  int Port(const std::string&, int, int declared) const override { return declared; }
+  bool IndexFromPod() const override { return true; }
+
+ private:
+  std::string job_name_;
+};
+
+// The JobSet for a resolved TrainJob (job.runtime set); `trainjob_uid` is its owner's uid.
+StatusOr<nlohmann::json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid);
+
+// The status to write for `trainjob` (the whole object) given its JobSet (null: none).
+nlohmann::json TrainJobStatusFrom(const nlohmann::json& trainjob, const nlohmann::json* jobset,
+                                  Time now);
+
+}  // namespace trainctl::op
