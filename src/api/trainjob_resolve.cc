@@ -225,12 +225,25 @@ void ApplyInitializer(const InitializerSpec& init, json* container) {
   }
 }
 
+// resourcesPerNode over the container's resources, name by name within requests, limits and
+// claims (upstream merges them: a runtime limit the TrainJob does not name is kept).
+void MergeResources(json* container, const json& per_node) {
+  json& res = (*container)["resources"];
+  if (!res.is_object()) res = json::object();
+  for (auto it = per_node.begin(); it != per_node.end(); ++it) {
+    if (it->is_object() && res.contains(it.key()) && res[it.key()].is_object())
+      MergeStringMap(&res[it.key()], *it);
+    else
+      res[it.key()] = *it;
+  }
+}
+
 void ApplyTrainer(const TrainerSpec& t, json* container) {
   if (t.image) (*container)["image"] = *t.image;
   if (t.command) (*container)["command"] = *t.command;
   if (t.args) (*container)["args"] = *t.args;
   if (t.env.is_array()) UpsertByKey(&(*container)["env"], t.env);
-  if (t.resources_per_node.is_object()) (*container)["resources"] = t.resources_per_node;
+  if (t.resources_per_node.is_object()) MergeResources(container, t.resources_per_node);
 }
 
 int32_t PositiveAt(const json& obj, const char* key, int32_t fallback) {
@@ -360,7 +373,7 @@ Status ResolveTrainJob(const TrainingRuntime& runtime, Job* job) {
         tj.trainer->resources_per_node.is_object() && groups.count(kTrainerContainer))
       if (json* c = ContainerNamed(groups[kTrainerContainer].pod_template, "containers",
                                    kTrainerContainer))
-        (*c)["resources"] = tj.trainer->resources_per_node;
+        MergeResources(c, tj.trainer->resources_per_node);
   }
   if (!errors.empty()) return FieldErrorsToStatus("TrainJob", job->name, errors);
 

@@ -2,10 +2,10 @@
 // paths, checked as upstream's CRD rules check it, and, once resolved against its runtime
 // (api/trainjob_resolve.h), each trainer node's env from the runtime's mlPolicy:
 //   torch    PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT
-//            (only when the TrainJob has a trainer section, as upstream)
 //   jax      JAX_NUM_PROCESSES, JAX_PROCESS_ID, JAX_COORDINATOR_ADDRESS
 //   xgboost  DMLC_TRACKER_URI, DMLC_TRACKER_PORT, DMLC_TASK_ID, DMLC_NUM_WORKER
-// into the trainer step's `node` container only. The groups other than the trainer's get none.
+// into the trainer step's `node` container only, and only when the TrainJob has a trainer
+// section (as upstream). The groups other than the trainer's get none.
 #include <regex>
 #include <set>
 
@@ -266,13 +266,14 @@ StatusOr<api::ReplicaEnv> TrainJobKind::EnvFor(const api::Job& job, const std::s
                                                int index, const api::Endpoints& endpoints) const {
   api::ReplicaEnv out;
   out.default_container_only = true;  // the trainer step's `node` container
-  if (!job.runtime || type != job.trainer_group) return out;
+  // As upstream, a TrainJob without a trainer section gets no policy env.
+  if (!job.runtime || type != job.trainer_group || !job.train_job || !job.train_job->trainer)
+    return out;
   const int nodes = job.ReplicasOf(type);
   const std::string host = endpoints.Host(type, 0);
   const std::string port = std::to_string(endpoints.Port(type, 0, api::kTrainerPort));
   switch (job.runtime->policy) {
     case api::MlPolicy::kTorch:
-      if (!job.train_job || !job.train_job->trainer) break;
       out.env.push_back(Env("PET_NNODES", std::to_string(nodes)));
       out.env.push_back(Env("PET_NPROC_PER_NODE", api::TorchProcsPerNode(job)));
       out.env.push_back(IndexEnv("PET_NODE_RANK", index, endpoints));

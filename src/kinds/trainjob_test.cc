@@ -168,6 +168,27 @@ TEST(TrainJobTest, ProcsPerNodeFollowUpstreamsRule) {
   EXPECT_EQ(procs("    resourcesPerNode: {limits: {nvidia.com/gpu: 1}}\n"), "auto");
 }
 
+TEST(TrainJobTest, ResourcesPerNodeMergeIntoTheRuntimesAsUpstream) {
+  std::string rt = kTorchRuntime;
+  rt.replace(rt.find("{name: node, image: torch-img}"), 30,
+             "{name: node, image: torch-img, resources: {limits: {memory: 1Gi, cpu: 1}}}");
+  api::Job job = LoadOk(rt + TrainJob(R"(
+  runtimeRef: {name: torch-distributed}
+  trainer: {resourcesPerNode: {limits: {cpu: 4}, requests: {cpu: 2}}}
+)"));
+  const nlohmann::json& res = NodeContainer(job, "node")["resources"];
+  EXPECT_EQ(res["limits"]["memory"], "1Gi") << "a runtime limit the TrainJob does not name stays";
+  EXPECT_EQ(res["limits"]["cpu"], 4);
+  EXPECT_EQ(res["requests"]["cpu"], 2);
+}
+
+TEST(TrainJobTest, WithoutATrainerSectionNoPolicyGetsEnvAsUpstream) {
+  std::string jax = kTorchRuntime;
+  jax.replace(jax.find("torch: {}"), 9, "jax: {}");
+  api::Job job = LoadOk(jax + TrainJob("  runtimeRef: {name: torch-distributed}\n"));
+  EXPECT_TRUE(EnvOf(job, "node", 0).empty());
+}
+
 TEST(TrainJobTest, WithoutATrainerSectionTorchGetsNoPetEnvAsUpstream) {
   api::Job job =
       LoadOk(std::string(kTorchRuntime) + TrainJob("  runtimeRef: {name: torch-distributed}\n"));
@@ -180,6 +201,7 @@ TEST(TrainJobTest, InitializerRunsFirstWithItsStorageUri) {
   runtimeRef: {name: with-init, kind: TrainingRuntime}
   initializer:
     dataset: {storageUri: "hf://tatsu-lab/alpaca", secretRef: {name: hf-token}}
+  trainer: {}
 )",
                                                              "name: tj, namespace: team"));
   ASSERT_EQ(job.group_order, (std::vector<std::string>{"dataset-initializer", "node"}));
