@@ -9,6 +9,7 @@
 #include "operator/log.h"
 #include "operator/manager.h"
 #include "operator/process_stats.h"
+#include "operator/trainjob_controller.h"
 #include "recording/history_recorder.h"
 #include "server/http_server.h"
 #include "ui/dashboard.h"
@@ -66,6 +67,27 @@ Status ProbeServed(kube::Client& client, const OperatorOptions& o, ControllerOpt
                                      " is not served; crd might be missing, please install crd");
   }
   return Status::Ok();
+}
+
+// Trainer v2 is served when its TrainJob CRD is installed and the JobSet CRD too (the JobSet
+// controller runs what the TrainJob controller writes); otherwise one line says why not.
+bool ServesTrainJobs(kube::Client& client, const std::string& ns) {
+  kube::ListOptions probe;
+  probe.limit = 1;
+  StatusOr<nlohmann::json> trainjobs = client.List(kTrainJobs, ns, probe);
+  if (!trainjobs.ok()) {
+    LogInfo("Trainer v2 not served: TrainJobs: {}", trainjobs.status().message());
+    return false;
+  }
+  StatusOr<nlohmann::json> jobsets = client.List(kJobSets, ns, probe);
+  if (!jobsets.ok()) {
+    LogError(
+        "Trainer v2 not served: the TrainJob CRD is installed but JobSets are not ({}); "
+        "install the JobSet controller (sigs.k8s.io/jobset v0.12.0)",
+        jobsets.status().message());
+    return false;
+  }
+  return true;
 }
 
 // The process, queue and cache gauges of /metrics; `controller` outlives `metrics`' use.
@@ -209,6 +231,11 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
     return 2;
   }
   Controller controller(client->get(), &clock, controller_options, &metrics, &recorder);
+  std::unique_ptr<TrainJobController> trainjobs;
+  if (ServesTrainJobs(**client, controller_options.namespace_))
+    trainjobs =
+        std::make_unique<TrainJobController>(client->get(), &clock, controller_options.namespace_,
+                                             controller_options.threads, &recorder);
   // The history's log reads go through the event client: bookkeeping traffic beside the
   // events, never in the way of the controller's creates, and no third connection.
   StatusOr<std::unique_ptr<recording::HistoryRecorder>> history =
@@ -254,7 +281,7 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
   });
   health_server.router().Handle("GET", "/readyz", [&](const server::Request&) {
     // A standby replica is ready (it serves nothing but can take over); a leader once synced.
-    if (manager.leading() && !controller.Synced())
+    if (manager.leading() && (!controller.Synced() || (trainjobs && !trainjobs->Synced())))
       return server::Response::Text(503, "informers not synced\n");
     return server::Response::Text(200, "ok\n");
   });
@@ -296,6 +323,18 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
          recorder.Flush(Duration(5000));
        },
        /*leader_only=*/true});
+  if (trainjobs)
+    manager.Add({"trainjob controller",
+                 [&] {
+                   LogInfo(
+                       "starting the TrainJob controller (trainer.kubeflow.org/v1alpha1 "
+                       "onto jobset.x-k8s.io/v1alpha2)");
+                   trainjobs->Start();
+                   trainjobs->WaitForSync(Duration(120000));
+                   return Status::Ok();
+                 },
+                 [&] { trainjobs->Stop(); },
+                 /*leader_only=*/true});
   return manager.Run(stop);
 }
 

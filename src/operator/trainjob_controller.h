@@ -1,0 +1,83 @@
+// TrainJobController: serves Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1) on a cluster:
+// each TrainJob becomes a JobSet that the JobSet controller runs, as upstream's
+// trainjob-controller does.
+//
+//   informers (TrainJobs in the namespace or all; JobSets, indexed by their controller's uid)
+//     → WorkQueue "<ns>/<name>" → Sync:
+//   read    the cached TrainJob and its JobSet; the runtime snapshot, ConfigMap
+//           <job>-runtime-snapshot (key `runtime`), else the live runtime it names
+//   decide  resolve the TrainJob against the snapshot (api::PrepareJob), the JobSet
+//           (BuildJobSet), the status (TrainJobStatusFrom); pure
+//   write   the snapshot once (owned by the TrainJob: a later runtime edit does not change the
+//           job), the JobSet once (then only its suspend kept in step), the status subresource
+//           when it changed, Warning events for what stops it (no runtime, a refused JobSet)
+//
+// A TrainJob whose spec.managedBy names another controller (MultiKueue) is left alone; a
+// finished one only has its status kept. Start() launches informers and workers; Stop() ends
+// them. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "kube/client.h"
+#include "kube/event_recorder.h"
+#include "kube/reflector.h"
+#include "kube/store.h"
+#include "kube/work_queue.h"
+#include "operator/controller.h"
+
+namespace trainctl::op {
+
+inline const kube::Resource kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
+inline const kube::Resource kTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
+                                              "trainingruntimes"};
+inline const kube::Resource kClusterTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
+                                                     "clustertrainingruntimes", false};
+inline const kube::Resource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets"};
+
+// The field manager of the operator's writes to TrainJobs and JobSets.
+inline constexpr const char* kTrainJobFieldManager = "trainctl-trainjob-controller";
+
+class TrainJobController {
+ public:
+  TrainJobController(kube::Client* client, const Clock* clock, std::string namespace_, int threads,
+                     kube::EventRecorder* recorder);
+  ~TrainJobController();
+
+  void Start();
+  bool WaitForSync(Duration timeout);
+  bool Synced() const;
+  void Stop();
+
+  // One reconcile of one TrainJob ("<ns>/<name>"); public for tests.
+  SyncResult Sync(const std::string& key);
+
+  // The informers' caches; tests feed them as a reflector would.
+  kube::ReflectorConsumer* TrainJobCache() { return &trainjobs_; }
+  kube::ReflectorConsumer* JobSetCache() { return &jobsets_; }
+
+ private:
+  void Worker();
+  void Warn(const nlohmann::json& trainjob, const std::string& reason, const std::string& message);
+  // The runtime the TrainJob runs on: its snapshot, made now from the live runtime if missing.
+  StatusOr<nlohmann::json> Snapshot(const nlohmann::json& trainjob);
+
+  kube::Client* client_;
+  const Clock* clock_;
+  std::string namespace_;
+  int threads_;
+  kube::EventRecorder* recorder_;
+  kube::WorkQueue queue_;
+  kube::Store<nlohmann::json> trainjobs_, jobsets_;
+  std::unique_ptr<kube::Reflector> trainjob_reflector_, jobset_reflector_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace trainctl::op

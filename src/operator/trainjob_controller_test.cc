@@ -1,0 +1,141 @@
+// TrainJobController::Sync over an in-memory API (kube::FakeApi) and a fake clock: the runtime's
+// snapshot made once and kept over a runtime edit, the JobSet created once, suspend kept in
+// step, the status written from the JobSet, a missing runtime said in an event.
+#include "operator/trainjob_controller.h"
+
+#include <gtest/gtest.h>
+
+#include "kube/fake_api.h"
+
+namespace trainctl::op {
+namespace {
+
+using nlohmann::json;
+
+const char* kJobs = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs";
+const char* kRuntimes = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainingruntimes";
+const char* kJobSetsPath = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ns/jobsets";
+const char* kConfigMapsPath = "/api/v1/namespaces/ns/configmaps";
+
+json Runtime(int nodes) {
+  return json::parse(R"({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+    "metadata": {"name": "torch", "namespace": "ns"},
+    "spec": {"mlPolicy": {"numNodes": )" +
+                     std::to_string(nodes) +
+                     R"(, "torch": {}}, "template": {"spec": {"replicatedJobs": [
+      {"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+       "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "i"}]}}}}}]}}}})");
+}
+
+json TrainJob(bool suspend = false, const std::string& runtime = "torch") {
+  json tj = json::parse(R"({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+    "metadata": {"name": "tj", "namespace": "ns"},
+    "spec": {"runtimeRef": {"name": "", "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
+             "trainer": {"command": ["torchrun", "train.py"]}}})");
+  tj["spec"]["runtimeRef"]["name"] = runtime;
+  tj["spec"]["suspend"] = suspend;
+  return tj;
+}
+
+class TrainJobSyncTest : public ::testing::Test {
+ protected:
+  TrainJobSyncTest() : clock_(Time(std::chrono::seconds(1700000000))) {
+    auto api = std::make_unique<kube::FakeApi>();
+    api_ = api.get();
+    kube::ClientOptions options;
+    options.qps = -1;
+    options.max_retries = 0;
+    options.sleep = [](Duration) {};
+    client_ = std::make_unique<kube::Client>(std::move(api), options, &clock_);
+    recorder_ =
+        std::make_unique<kube::EventRecorder>(client_.get(), &clock_, kube::CorrelatorOptions{});
+    controller_ =
+        std::make_unique<TrainJobController>(client_.get(), &clock_, "ns", 1, recorder_.get());
+  }
+
+  json Add(const json& trainjob) {
+    json stored = api_->Seed(std::string(kJobs) + "/tj", trainjob);
+    controller_->TrainJobCache()->Apply(kube::WatchEventType::kAdded, stored);
+    return stored;
+  }
+  void CatchUp() {
+    controller_->TrainJobCache()->Apply(kube::WatchEventType::kModified,
+                                        *api_->Object(std::string(kJobs) + "/tj"));
+    if (auto js = api_->Object(std::string(kJobSetsPath) + "/tj"))
+      controller_->JobSetCache()->Apply(kube::WatchEventType::kModified, *js);
+  }
+
+  FakeClock clock_;
+  kube::FakeApi* api_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<kube::EventRecorder> recorder_;
+  std::unique_ptr<TrainJobController> controller_;
+};
+
+TEST_F(TrainJobSyncTest, MakesTheSnapshotAndTheJobSetOnceAndKeepsTheSnapshot) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(2));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  std::optional<json> snapshot =
+      api_->Object(std::string(kConfigMapsPath) + "/tj-runtime-snapshot");
+  ASSERT_TRUE(snapshot);
+  EXPECT_EQ((*snapshot)["metadata"]["ownerReferences"][0]["kind"], "TrainJob");
+  std::optional<json> js = api_->Object(std::string(kJobSetsPath) + "/tj");
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"], 2);
+  // The runtime is edited: the job keeps what it was made from.
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(5));
+  ASSERT_TRUE(client_->Delete(kJobSets, "ns", "tj").ok());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  js = api_->Object(std::string(kJobSetsPath) + "/tj");
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"], 2);
+}
+
+TEST_F(TrainJobSyncTest, SuspendIsKeptInStepAndTheStatusWritten) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(TrainJob(/*suspend=*/true));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_EQ((*api_->Object(std::string(kJobSetsPath) + "/tj"))["spec"]["suspend"], true);
+  json tj = *api_->Object(std::string(kJobs) + "/tj");
+  ASSERT_TRUE(tj["status"]["conditions"].is_array());
+  EXPECT_EQ(tj["status"]["conditions"][0]["type"], "Suspended");
+  EXPECT_EQ(tj["status"]["conditions"][0]["status"], "True");
+  CatchUp();
+  json resumed = tj;
+  resumed["spec"]["suspend"] = false;
+  api_->Seed(std::string(kJobs) + "/tj", resumed);
+  CatchUp();
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_EQ((*api_->Object(std::string(kJobSetsPath) + "/tj"))["spec"]["suspend"], false);
+  tj = *api_->Object(std::string(kJobs) + "/tj");
+  EXPECT_EQ(tj["status"]["conditions"][0]["reason"], "Resumed");
+}
+
+TEST_F(TrainJobSyncTest, AMissingRuntimeIsAWarningAndNoJobSet) {
+  Add(TrainJob(false, "nope"));
+  SyncResult r = controller_->Sync("ns/tj");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.requeue_after.has_value());
+  EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj"));
+  ASSERT_TRUE(recorder_->Flush(Duration(5000)));
+  bool warned = false;
+  for (const json& e : api_->Objects("/api/v1/namespaces/ns/events"))
+    warned = warned || (e.value("reason", "") == "TrainJobResourcesCreationFailed" &&
+                        e.value("message", "").find("TrainingRuntime ns/nope not found") !=
+                            std::string::npos);
+  EXPECT_TRUE(warned);
+}
+
+TEST_F(TrainJobSyncTest, AJobManagedByMultiKueueIsLeftAlone) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  json tj = TrainJob();
+  tj["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  Add(tj);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj"));
+  EXPECT_FALSE(api_->Object(std::string(kConfigMapsPath) + "/tj-runtime-snapshot"));
+}
+
+}  // namespace
+}  // namespace trainctl::op

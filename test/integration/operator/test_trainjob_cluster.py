@@ -1,0 +1,169 @@
+"""Trainer v2 on the control plane: `trainctl operator` turns a TrainJob into a JobSet that the real
+JobSet controller (fixture `jobset`) runs on the kwok nodes, keeps the runtime's snapshot, mirrors
+the JobSet's status as upstream's controller does, keeps suspend in step, and says with a Warning
+event what stops a TrainJob (a runtime that does not exist).
+
+Environment: as harness.py; TRAINCTL_PORT_BASE (the JobSet controller's health port is base+92).
+"""
+import json
+import os
+import unittest
+import urllib.request
+import uuid
+
+from harness import Operator, get_json, install_crds, kubectl, run_for, wait_for
+
+HEALTH_PORT = int(os.environ.get("TRAINCTL_PORT_BASE", "29400")) + 92
+# kwok's stage that ends a running pod takes pods with this label (hack/cluster/kwok).
+KWOK_FINISHES = {"training.kubeflow.org/job-name": "trainjob"}
+
+
+def jobset_controller_ready():
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{HEALTH_PORT}/readyz", timeout=2) as r:
+            return r.read().decode() == "ok"
+    except OSError:
+        return False
+
+
+def torch_runtime(name, namespace, seconds=2):
+    """A TrainingRuntime like upstream's torch-distributed whose pods kwok runs for `seconds`."""
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+        "metadata": {"name": name, "namespace": namespace,
+                     "labels": {"trainer.kubeflow.org/framework": "torch"}},
+        "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {
+            "replicatedJobs": [{"name": "node", "template": {
+                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                "spec": {"template": {
+                    "metadata": {"labels": dict(KWOK_FINISHES), "annotations": run_for(seconds)},
+                    "spec": {"containers": [{"name": "node", "image": "example.invalid/torch:1",
+                                             "command": ["torchrun"]}]}}}}}]}}},
+    }
+
+
+def trainjob(name, namespace, runtime, **trainer):
+    spec = {"runtimeRef": {"name": runtime, "kind": "TrainingRuntime"}}
+    if trainer:
+        spec["trainer"] = trainer
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def env_of(container):
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+class TrainJobOnJobSet(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        if not jobset_controller_ready():
+            raise AssertionError(f"no JobSet controller answers on 127.0.0.1:{HEALTH_PORT}: start "
+                                 "it with hack/cluster/jobset.sh up (fixture jobset)")
+        install_crds()
+        cls.ns = "tj-" + uuid.uuid4().hex[:8]
+        kubectl("create", "namespace", cls.ns)
+        cls.op = Operator(cls.ns)
+        cls.op.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
+
+    def apply(self, obj):
+        kubectl("apply", "--server-side", "-f", "-", input=json.dumps(obj))
+
+    def get(self, kind, name):
+        return get_json(kind, name, "-n", self.ns)
+
+    def conditions(self, name):
+        tj = self.get("trainjobs.trainer.kubeflow.org", name) or {}
+        return {c["type"]: c for c in tj.get("status", {}).get("conditions", [])}
+
+    def wait(self, what, predicate, timeout=90):
+        try:
+            return wait_for(what, predicate, timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\noperator log:\n{self.op.log()}")
+
+    def test_a_trainjob_runs_as_a_jobset_to_complete(self):
+        self.apply(torch_runtime("torch", self.ns))
+        self.apply(trainjob("digits", self.ns, "torch", numNodes=2, numProcPerNode=2,
+                            command=["torchrun", "train.py"]))
+        js = self.wait("the JobSet", lambda: self.get("jobsets.jobset.x-k8s.io", "digits"))
+        owner = js["metadata"]["ownerReferences"][0]
+        self.assertEqual((owner["kind"], owner["name"], owner["controller"]),
+                         ("TrainJob", "digits", True))
+        node = js["spec"]["replicatedJobs"][0]
+        self.assertEqual(node["name"], "node")
+        self.assertEqual(node["template"]["spec"]["parallelism"], 2)
+        self.assertEqual(node["template"]["spec"]["completions"], 2)
+        container = node["template"]["spec"]["template"]["spec"]["containers"][0]
+        self.assertEqual(container["command"], ["torchrun", "train.py"])
+        env = env_of(container)
+        self.assertEqual(env["PET_NNODES"], "2")
+        self.assertEqual(env["PET_NPROC_PER_NODE"], "2")
+        self.assertEqual(env["PET_MASTER_ADDR"], "digits-node-0-0.digits")
+        self.assertEqual(env["PET_MASTER_PORT"], "29500")
+        self.assertEqual(env["PET_NODE_RANK"]["fieldRef"]["fieldPath"],
+                         "metadata.annotations['batch.kubernetes.io/job-completion-index']")
+        snapshot = self.get("configmap", "digits-runtime-snapshot")
+        self.assertEqual(json.loads(snapshot["data"]["runtime"])["metadata"]["name"], "torch")
+        pods = self.wait("two pods", lambda: [
+            p for p in (get_json("pods", "-n", self.ns, "-l",
+                                 "jobset.sigs.k8s.io/jobset-name=digits") or {}).get("items", [])
+        ] if len((get_json("pods", "-n", self.ns, "-l", "jobset.sigs.k8s.io/jobset-name=digits")
+                  or {}).get("items", [])) == 2 else None)
+        self.assertEqual(sorted(p["spec"]["hostname"] for p in pods),
+                         ["digits-node-0-0", "digits-node-0-1"])
+        done = self.wait("TrainJob Complete", lambda: self.conditions("digits").get("Complete"))
+        self.assertEqual(done["status"], "True")
+        self.assertEqual(done["reason"], "AllJobsCompleted")
+        status = self.get("trainjobs.trainer.kubeflow.org", "digits")["status"]
+        self.assertEqual(status["jobsStatus"][0]["name"], "node")
+        self.assertEqual(status["jobsStatus"][0]["succeeded"], 1)
+
+    def test_a_runtime_edit_after_creation_does_not_change_the_job(self):
+        self.apply(torch_runtime("snap", self.ns, seconds=60))
+        self.apply(trainjob("snapped", self.ns, "snap", numNodes=1))
+        self.wait("the JobSet", lambda: self.get("jobsets.jobset.x-k8s.io", "snapped"))
+        edited = torch_runtime("snap", self.ns)
+        edited["spec"]["mlPolicy"]["numNodes"] = 3
+        self.apply(edited)
+        snapshot = self.get("configmap", "snapped-runtime-snapshot")
+        self.assertEqual(json.loads(snapshot["data"]["runtime"])["spec"]["mlPolicy"]["numNodes"], 1)
+
+    def test_suspend_is_kept_in_step_with_the_jobset(self):
+        self.apply(torch_runtime("long", self.ns, seconds=600))
+        job = trainjob("paused", self.ns, "long")
+        job["spec"]["suspend"] = True
+        self.apply(job)
+        suspended = self.wait("Suspended", lambda: self.conditions("paused").get("Suspended"))
+        self.assertEqual((suspended["status"], suspended["reason"]), ("True", "Suspended"))
+        self.assertTrue(self.get("jobsets.jobset.x-k8s.io", "paused")["spec"]["suspend"])
+        kubectl("patch", "trainjobs.trainer.kubeflow.org", "paused", "-n", self.ns, "--type=merge",
+                "-p", '{"spec": {"suspend": false}}')
+        resumed = self.wait("Resumed", lambda: (
+            self.conditions("paused").get("Suspended", {}).get("reason") == "Resumed"
+            and self.conditions("paused")["Suspended"]))
+        self.assertEqual(resumed["status"], "False")
+        self.wait("JobSet resumed",
+                  lambda: not self.get("jobsets.jobset.x-k8s.io", "paused")["spec"].get("suspend"))
+
+    def test_a_runtime_that_does_not_exist_is_said_in_an_event(self):
+        self.apply(trainjob("orphan", self.ns, "no-such-runtime"))
+
+        def warning():
+            events = (get_json("events", "-n", self.ns, "--field-selector",
+                               "involvedObject.name=orphan") or {}).get("items", [])
+            return [e for e in events if e["reason"] == "TrainJobResourcesCreationFailed"]
+        found = self.wait("the Warning event", warning)
+        self.assertIn("TrainingRuntime " + self.ns + "/no-such-runtime not found",
+                      found[0]["message"])
+        self.assertIsNone(self.get("jobsets.jobset.x-k8s.io", "orphan"))
+
+
+if __name__ == "__main__":
+    unittest.main()
