@@ -3,7 +3,8 @@
 # node), then the sanitized tree's unit, fast e2e and fuzz tests.
 #
 # The long builds that only later steps need run in the background, niced: the test control
-# plane's Go build first (hack/cluster/build.sh, needed by `cluster.up`), then the real node's
+# plane's Go build first (hack/cluster/build.sh, needed by `cluster.up`), then the JobSet
+# controller's (hack/jobset/build.sh, needed by `jobset.up`) and the real node's
 # images (hack/cluster/images.sh, needed by `node.up` and the fine-tuning module) beside the
 # sanitized tree, which builds on the CPU the images leave and runs its tests while the
 # integration suites wait on their clusters. They take the CPU the foreground leaves idle (the
@@ -54,6 +55,7 @@ if [[ "${1:-}" == --background ]]; then
   }
   step control-plane hack/cluster/build.sh
   step images images &
+  step jobset hack/jobset/build.sh &
   sanitized &
   wait
   exit 0
@@ -142,6 +144,7 @@ t=$SECONDS
 wait "$bg_pid" 2>/dev/null || true
 step_done "waited for the background builds" "$((SECONDS - t))"
 step_status control-plane || true
+step_status jobset || true
 step_status images || true
 if step_status sanitized-build; then
   step_status sanitized-tests || status=1

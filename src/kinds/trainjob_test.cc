@@ -7,7 +7,7 @@
 #include "api/manifest.h"
 #include "api/trainjob_resolve.h"
 
-namespace trainctl::kinds {
+namespace trainctl::kinds::trainjob_test {
 namespace {
 
 const char* kTorchRuntime = R"(
@@ -372,4 +372,4 @@ TEST(TrainJobTest, EncodesAsATrainJobAndDecodesBack) {
 }
 
 }  // namespace
-}  // namespace trainctl::kinds
+}  // namespace trainctl::kinds::trainjob_test
