@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the upstream Kubeflow training operator, unmodified, from the Go module proxy, for the
 # side-by-side benchmarks (bench/operator_scale.sh --impl upstream); with --mpi-operator,
-# mpi-operator instead (--impl mpi-operator). Never used by the product and never committed:
+# mpi-operator instead (--impl mpi-operator); with --trainer, Kubeflow Trainer v2's controller
+# manager (run by hack/upstream/trainer.sh). Never used by the product and never committed:
 # the binary lands in the same cache outside the repository as the test control plane:
 #
 #   ${TRAINCTL_CACHE:-~/.cache/trainctl}/upstream/<version>/
@@ -15,6 +16,13 @@
 #                                for mpi-operator's runs
 #     .stamp                     what produced it (the folder also holds the e2e suite that
 #                                hack/upstream/mpi-operator-e2e.sh builds; left alone here)
+#   ${TRAINCTL_CACHE:-~/.cache/trainctl}/upstream/trainer-<version>/   (--trainer)
+#     bin/trainer-controller-manager   github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+#     crds/                      its manifests/base/crds (TrainJob, TrainingRuntime,
+#                                ClusterTrainingRuntime)
+#     manifests/{rbac,webhook,manager}   its manifests/base/rbac, webhook and manager, which
+#                                hack/upstream/trainer.sh makes the test cluster's
+#     .stamp                     what produced it
 #
 # The module is built with its own go.mod and go.sum (verified against the checksum database),
 # so the dependency graph is exactly upstream's. The training operator has
@@ -22,6 +30,8 @@
 #
 # Idempotent: returns at once when the stamp matches. Prints the binary's path on stdout.
 #   --mpi-operator   build mpi-operator (TRAINCTL_MPI_OPERATOR_VERSION, default v0.8.0)
+#   --trainer        build Trainer v2's controller manager (TRAINCTL_TRAINER_VERSION, default
+#                    v2.3.0; the version trainctl's TrainJob API follows)
 #   --force          rebuild
 #   --print-path     print the binary's path and exit (builds nothing)
 # Environment: TRAINCTL_UPSTREAM_VERSION (default v1.9.4), TRAINCTL_CACHE, TRAINCTL_GOMODCACHE,
@@ -34,8 +44,12 @@ source "$here/../cluster/lib.sh"
 
 version="${TRAINCTL_UPSTREAM_VERSION:-v1.9.4}" version_var=TRAINCTL_UPSTREAM_VERSION
 module=github.com/kubeflow/training-operator command=training-operator.v1 crds=manifests/base/crds
-subdir=""
-if [[ " $* " == *" --mpi-operator "* ]]; then
+subdir="" manifests=()
+if [[ " $* " == *" --trainer "* ]]; then
+  version="${TRAINCTL_TRAINER_VERSION:-v2.3.0}" version_var=TRAINCTL_TRAINER_VERSION
+  module=github.com/kubeflow/trainer/v2 command=trainer-controller-manager subdir=trainer-
+  crds=manifests/base/crds manifests=(manifests/base/rbac manifests/base/webhook manifests/base/manager)
+elif [[ " $* " == *" --mpi-operator "* ]]; then
   version="${TRAINCTL_MPI_OPERATOR_VERSION:-v0.8.0}" version_var=TRAINCTL_MPI_OPERATOR_VERSION
   module=github.com/kubeflow/mpi-operator command=mpi-operator subdir=mpi-operator-
   crds=manifests/base/kubeflow.org_mpijobs.yaml
@@ -50,9 +64,9 @@ force=0
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
-    --mpi-operator) ;;
+    --mpi-operator|--trainer) ;;
     --print-path) echo "$binary"; exit 0 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) die "hack/upstream/build.sh: unknown argument $arg" ;;
   esac
 done
@@ -99,6 +113,12 @@ mkdir -p "$dir/bin" "$dir/crds"
 rm -rf "${dir:?}/crds/"*
 if [[ -d "$src/$crds" ]]; then cp -r "$src/$crds/." "$dir/crds/"; else cp "$src/$crds" "$dir/crds/"; fi
 chmod -R u+w "$dir/crds"
+rm -rf "$dir/manifests"
+for m in "${manifests[@]}"; do
+  [[ -d "$src/$m" ]] || die "$module@$version has no $m"
+  mkdir -p "$dir/manifests" && cp -r "$src/$m" "$dir/manifests/"
+done
+[[ ! -d "$dir/manifests" ]] || chmod -R u+w "$dir/manifests"
 mv -f "$work/bin/$command" "$binary"
 echo "$stamp" >"$dir/.stamp"
 if [[ -z "${TRAINCTL_GOCACHE:-}" ]]; then rm -rf "$GOCACHE"; fi
