@@ -46,6 +46,12 @@ inline const Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims"
 inline const Resource kEvents{"", "v1", "events"};
 inline const Resource kNamespaces{"", "v1", "namespaces", false};
 inline const Resource kLeases{"coordination.k8s.io", "v1", "leases"};
+// Kubeflow Trainer v2 and the JobSets its TrainJobs run as.
+inline const Resource kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
+inline const Resource kTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1", "trainingruntimes"};
+inline const Resource kClusterTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
+                                               "clustertrainingruntimes", false};
+inline const Resource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets"};
 inline const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
                                                  "customresourcedefinitions", false};
 

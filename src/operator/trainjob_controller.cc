@@ -12,6 +12,10 @@ using nlohmann::json;
 
 std::string SnapshotName(const std::string& job) { return job + "-runtime-snapshot"; }
 
+// How long a new JobSet may go without any status before the TrainJob says that no JobSet
+// controller answers.
+constexpr Duration kJobSetAnswerGrace{30000};
+
 const json& Field(const json& object, const char* key) {
   static const json kNull;
   return object.is_object() && object.contains(key) ? object[key] : kNull;
@@ -76,7 +80,13 @@ TrainJobController::TrainJobController(kube::Client* client, const Clock* clock,
   };
   jobsets_.SetHandlers({
       .on_add = [owner](const std::string&, const json& o) { owner(o); },
-      .on_update = [owner](const std::string&, const json&, const json& o) { owner(o); },
+      .on_update =
+          [this, owner](const std::string&, const json& before, const json& o) {
+            owner(o);
+            const int64_t was = api::IntAt(Field(before, "status"), "restarts", 0);
+            const int64_t is = api::IntAt(Field(o, "status"), "restarts", 0);
+            if (is > was) Restarted(o, is);
+          },
       .on_delete = [owner](const std::string&, const json& o) { owner(o); },
   });
 }
@@ -127,6 +137,27 @@ void TrainJobController::Worker() {
       if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after);
     }
     queue_.Done(*key);
+  }
+}
+
+void TrainJobController::Restarted(const json& jobset, int64_t restarts) {
+  if (!recorder_) return;
+  const json& refs = Field(Field(jobset, "metadata"), "ownerReferences");
+  if (!refs.is_array()) return;
+  for (const json& ref : refs) {
+    if (api::StringAt(ref, "kind") != "TrainJob" || !api::BoolAt(ref, "controller", false))
+      continue;
+    const int64_t most =
+        api::IntAt(Field(Field(jobset, "spec"), "failurePolicy"), "maxRestarts", 0);
+    kube::EventInput event;
+    event.object = {api::kTrainerApiVersion, "TrainJob", NamespaceOf(jobset),
+                    api::StringAt(ref, "name"), api::StringAt(ref, "uid")};
+    event.type = "Warning";
+    event.reason = "TrainJobRestarting";
+    event.message = "JobSet " + NamespaceOf(jobset) + "/" + NameOf(jobset) +
+                    " restarted every node together: restart " + std::to_string(restarts) + " of " +
+                    std::to_string(most);
+    recorder_->Record(std::move(event));
   }
 }
 
@@ -232,7 +263,14 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     }
     const bool suspend = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
     if (!jobset) {
+      // jobsStatus is only ever copied from this TrainJob's JobSet: it existed, and is gone.
+      const bool had_one = Field(Field(trainjob, "status"), "jobsStatus").is_array();
       StatusOr<json> made = client_->Create(kJobSets, ns, *want);
+      if (made.ok() && had_one)
+        Warn(trainjob, "JobSetRecreated",
+             "JobSet " + key +
+                 " was deleted while the TrainJob ran; made again from its runtime "
+                 "snapshot");
       if (!made.ok() && made.status().code() != StatusCode::kAlreadyExists) {
         Warn(trainjob, "TrainJobResourcesCreationFailed",
              "JobSet " + key + ": " + made.status().message());
@@ -251,7 +289,32 @@ SyncResult TrainJobController::Sync(const std::string& key) {
       jobset = *patched;
     }
   }
-  json status = TrainJobStatusFrom(trainjob, jobset ? &*jobset : nullptr, clock_->Now());
+  const Time now = clock_->Now();
+  json status = TrainJobStatusFrom(trainjob, jobset ? &*jobset : nullptr, now);
+  if (std::optional<Time> deadline = TrainJobDeadline(trainjob)) {
+    if (now >= *deadline) {  // upstream: Failed, and the JobSet deleted (its pods with it)
+      status = WithDeadlineExceeded(status, now);
+      if (jobset) {
+        kube::DeleteOptions background;
+        background.propagation_policy = "Background";
+        Status deleted = client_->Delete(kJobSets, ns, name, background);
+        if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) result.status = deleted;
+      }
+    } else {
+      result.requeue_after = std::chrono::duration_cast<Duration>(*deadline - now);
+    }
+  }
+  const bool no_status =
+      jobset && (!Field(*jobset, "status").is_object() || Field(*jobset, "status").empty());
+  if (!finished && no_status) {
+    if (JobSetUnanswered(*jobset, now, kJobSetAnswerGrace))
+      Warn(trainjob, "JobSetNotReconciled",
+           "JobSet " + key + " has had no status for " +
+               std::to_string(kJobSetAnswerGrace.count() / 1000) +
+               " s: is the JobSet controller (sigs.k8s.io/jobset) running?");
+    if (!result.requeue_after || *result.requeue_after > kJobSetAnswerGrace)
+      result.requeue_after = kJobSetAnswerGrace;  // look again (once more) after the grace
+  }
   if (status != Field(trainjob, "status")) {
     json body = {{"status", status}};
     StatusOr<json> written =

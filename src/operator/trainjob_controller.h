@@ -9,8 +9,12 @@
 //   decide  resolve the TrainJob against the snapshot (api::PrepareJob), the JobSet
 //           (BuildJobSet), the status (TrainJobStatusFrom); pure
 //   write   the snapshot once (owned by the TrainJob: a later runtime edit does not change the
-//           job), the JobSet once (then only its suspend kept in step), the status subresource
-//           when it changed, Warning events for what stops it (no runtime, a refused JobSet)
+//           job), the JobSet once (then only its suspend kept in step; made again, with a
+//           JobSetRecreated event, when deleted from outside), the status subresource when it
+//           changed (Failed/DeadlineExceeded once activeDeadlineSeconds has passed, and the
+//           JobSet deleted), Warning events for what stops it (no runtime, a refused JobSet, a
+//           JobSet no controller has given a status for 30 s: JobSetNotReconciled), and a
+//           TrainJobRestarting event each time JobSet restarts the whole job (a Gang TrainJob)
 //
 // A TrainJob whose spec.managedBy names another controller (MultiKueue) is left alone; a
 // finished one only has its status kept. Start() launches informers and workers; Stop() ends
@@ -34,12 +38,10 @@
 
 namespace trainctl::op {
 
-inline const kube::Resource kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
-inline const kube::Resource kTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
-                                              "trainingruntimes"};
-inline const kube::Resource kClusterTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
-                                                     "clustertrainingruntimes", false};
-inline const kube::Resource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets"};
+using kube::kClusterTrainingRuntimes;
+using kube::kJobSets;
+using kube::kTrainingRuntimes;
+using kube::kTrainJobs;
 
 // The field manager of the operator's writes to TrainJobs and JobSets.
 inline constexpr const char* kTrainJobFieldManager = "trainctl-trainjob-controller";
@@ -65,6 +67,9 @@ class TrainJobController {
  private:
   void Worker();
   void Warn(const nlohmann::json& trainjob, const std::string& reason, const std::string& message);
+  // A Warning TrainJobRestarting on the TrainJob that owns `jobset`, which JobSet has just
+  // restarted as a whole (its status.restarts grew to `restarts`).
+  void Restarted(const nlohmann::json& jobset, int64_t restarts);
   // The runtime the TrainJob runs on: its snapshot, made now from the live runtime if missing.
   StatusOr<nlohmann::json> Snapshot(const nlohmann::json& trainjob);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "kube/fake_api.h"
+#include "operator/trainjob_jobset.h"
 
 namespace trainctl::op {
 namespace {
@@ -135,6 +136,99 @@ TEST_F(TrainJobSyncTest, AJobManagedByMultiKueueIsLeftAlone) {
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj"));
   EXPECT_FALSE(api_->Object(std::string(kConfigMapsPath) + "/tj-runtime-snapshot"));
+}
+
+bool Warned(kube::EventRecorder* recorder, const kube::FakeApi& api, const std::string& reason) {
+  EXPECT_TRUE(recorder->Flush(Duration(5000)));
+  for (const json& e : api.Objects("/api/v1/namespaces/ns/events"))
+    if (e.value("reason", "") == reason) return true;
+  return false;
+}
+
+TEST_F(TrainJobSyncTest, APassedDeadlineFailsTheJobAndDeletesItsJobSet) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  json tj = TrainJob();
+  tj["spec"]["activeDeadlineSeconds"] = 60;
+  Add(tj);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  js["status"] = {{"replicatedJobsStatus", json::array({{{"name", "node"}, {"active", 1}}})}};
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
+                                    api_->Seed(std::string(kJobSetsPath) + "/tj", js));
+  controller_->TrainJobCache()->Apply(kube::WatchEventType::kModified,
+                                      *api_->Object(std::string(kJobs) + "/tj"));
+  SyncResult running = controller_->Sync("ns/tj");
+  ASSERT_TRUE(running.status.ok());
+  ASSERT_TRUE(running.requeue_after);
+  EXPECT_EQ(*running.requeue_after, Duration(60000)) << "woken when the deadline passes";
+  CatchUp();
+  clock_.Advance(Duration(61000));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json failed = *api_->Object(std::string(kJobs) + "/tj");
+  ASSERT_TRUE(failed["status"]["conditions"].is_array());
+  json last = failed["status"]["conditions"].back();
+  EXPECT_EQ(last["type"], "Failed");
+  EXPECT_EQ(last["reason"], "DeadlineExceeded");
+  EXPECT_EQ(last["message"], "TrainJob exceeded its active deadline");
+  EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj")) << "the JobSet is deleted";
+}
+
+TEST_F(TrainJobSyncTest, TheDeadlineCountsFromTheLastResume) {
+  json tj = TrainJob();
+  tj["metadata"]["creationTimestamp"] = "2023-11-14T22:00:00Z";
+  tj["spec"]["activeDeadlineSeconds"] = 100;
+  EXPECT_EQ(TrainJobDeadline(tj), ParseRfc3339("2023-11-14T22:01:40Z"));
+  tj["status"]["conditions"] = json::array({{{"type", "Suspended"},
+                                             {"status", "False"},
+                                             {"reason", "Resumed"},
+                                             {"lastTransitionTime", "2023-11-14T23:00:00Z"}}});
+  EXPECT_EQ(TrainJobDeadline(tj), ParseRfc3339("2023-11-14T23:01:40Z"));
+  tj["spec"]["suspend"] = true;
+  EXPECT_FALSE(TrainJobDeadline(tj)) << "no deadline runs while suspended";
+}
+
+TEST_F(TrainJobSyncTest, AJobSetDeletedFromOutsideIsMadeAgainAndSaid) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  js["status"] = {{"replicatedJobsStatus", json::array({{{"name", "node"}, {"active", 1}}})}};
+  js = api_->Seed(std::string(kJobSetsPath) + "/tj", js);
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified, js);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());  // jobsStatus written
+  CatchUp();
+  ASSERT_TRUE(client_->Delete(kJobSets, "ns", "tj").ok());
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kDeleted, js);
+  EXPECT_FALSE(Warned(recorder_.get(), *api_, "JobSetRecreated"));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_TRUE(api_->Object(std::string(kJobSetsPath) + "/tj"));
+  EXPECT_TRUE(Warned(recorder_.get(), *api_, "JobSetRecreated"));
+}
+
+TEST_F(TrainJobSyncTest, AJobSetNoControllerAnswersIsSaid) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(TrainJob());
+  SyncResult first = controller_->Sync("ns/tj");
+  ASSERT_TRUE(first.requeue_after) << "looked at again once the grace has passed";
+  CatchUp();
+  EXPECT_FALSE(Warned(recorder_.get(), *api_, "JobSetNotReconciled"));
+  clock_.Advance(Duration(31000));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_TRUE(Warned(recorder_.get(), *api_, "JobSetNotReconciled"));
+}
+
+TEST_F(TrainJobSyncTest, AWholeJobSetRestartIsSaidOnTheTrainJob) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  js["status"] = {{"restarts", 0}};
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kAdded, js);
+  EXPECT_FALSE(Warned(recorder_.get(), *api_, "TrainJobRestarting"));
+  js["status"]["restarts"] = 1;
+  js["metadata"]["resourceVersion"] = "999";
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified, js);
+  EXPECT_TRUE(Warned(recorder_.get(), *api_, "TrainJobRestarting"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "api/json_fields.h"
 #include "api/kind_plugin.h"
+#include "api/restart_scope.h"
 #include "api/training_runtime.h"
 #include "operator/pod_builder.h"
 
@@ -129,6 +130,16 @@ void PatchJobMetadata(const api::Job& job, const std::string& name, json* job_te
   }
 }
 
+// TRAINCTL_RESTART_ATTEMPT read from the attempt JobSet labels each pod with.
+api::EnvVar AttemptEnv() {
+  api::EnvVar v;
+  v.name = api::kRestartAttemptEnv;
+  v.value_from = {
+      {"fieldRef",
+       {{"fieldPath", std::string("metadata.labels['") + kJobSetRestartAttempt + "']"}}}};
+  return v;
+}
+
 bool InjectsPolicyEnv(api::MlPolicy policy) {
   return policy == api::MlPolicy::kTorch || policy == api::MlPolicy::kJax ||
          policy == api::MlPolicy::kXGBoost;
@@ -154,6 +165,12 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
   if (!spec.is_object()) spec = json::object();
   json& jobs = spec["replicatedJobs"];
   if (!jobs.is_array()) jobs = json::array();
+
+  // trainctl.dev/restart-scope: Gang — JobSet's own restart of every Job, counted once against
+  // the job's backoff limit, unless the runtime has a failurePolicy of its own.
+  const bool gang = api::RestartScopeOf(job) == api::RestartScope::kGang;
+  if (gang && !spec.contains("failurePolicy"))
+    spec["failurePolicy"] = {{"maxRestarts", job.run_policy.backoff_limit.value_or(6)}};
 
   const bool with_trainer = job.train_job->trainer.has_value();
   const bool policy_env = with_trainer && InjectsPolicyEnv(rt.policy);
@@ -184,6 +201,15 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
         UpsertEnv(node, env);
         UpsertPort(&(*node)["ports"], api::kTrainerPort);
       }
+    }
+    if (gang) {  // a failed pod fails its Job at once; JobSet restarts every Job together
+      json& pod_spec = ObjectAt(pod, "spec");
+      pod_spec["restartPolicy"] = "Never";
+      for (const char* list : {"containers", "initContainers"})
+        if (pod_spec.contains(list) && pod_spec[list].is_array())
+          for (json& c : pod_spec[list])
+            if (c.is_object()) UpsertEnv(&c, {AttemptEnv()});
+      job_spec["backoffLimit"] = 0;
     }
     job_spec["template"] = std::move(pod);
 
@@ -347,6 +373,41 @@ json TrainJobStatusFrom(const json& trainjob, const json* jobset, Time now) {
   else
     status["conditions"] = std::move(conditions);
   return status.empty() ? json() : status;
+}
+
+std::optional<Time> TrainJobDeadline(const json& trainjob) {
+  const json& spec = Child(trainjob, "spec");
+  const int64_t seconds = api::IntAt(spec, "activeDeadlineSeconds", 0);
+  if (seconds <= 0 || api::BoolAt(spec, "suspend", false)) return std::nullopt;
+  const json& conditions = Child(Child(trainjob, "status"), "conditions");
+  if (IsTrue(conditions, kCondComplete) || IsTrue(conditions, kCondFailed)) return std::nullopt;
+  std::string since = api::StringAt(Child(trainjob, "metadata"), "creationTimestamp");
+  if (const json* resumed = FindCondition(conditions, kCondSuspended);
+      resumed && api::StringAt(*resumed, "status") == "False")
+    since = api::StringAt(*resumed, "lastTransitionTime", since);
+  std::optional<Time> start = ParseRfc3339(since);
+  if (!start) return std::nullopt;
+  return *start + std::chrono::seconds(seconds);
+}
+
+json WithDeadlineExceeded(json status, Time now) {
+  if (!status.is_object()) status = json::object();
+  json conditions = Child(status, "conditions");
+  if (!conditions.is_array()) conditions = json::array();
+  SetCondition(
+      &conditions,
+      ConditionOf(kCondFailed, "True", "DeadlineExceeded", "TrainJob exceeded its active deadline"),
+      now);
+  status["conditions"] = std::move(conditions);
+  return status;
+}
+
+bool JobSetUnanswered(const json& jobset, Time now, Duration grace) {
+  const json& status = Child(jobset, "status");
+  if (status.is_object() && !status.empty()) return false;
+  std::optional<Time> created =
+      ParseRfc3339(api::StringAt(Child(jobset, "metadata"), "creationTimestamp"));
+  return created && now - *created >= grace;
 }
 
 }  // namespace trainctl::op

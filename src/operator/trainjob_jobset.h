@@ -18,7 +18,11 @@
 //              over JobSetEndpoints, upserted by name, the rank as a fieldRef) and container
 //              port 29500 — torch, jax and xgboost, only when the TrainJob has a `trainer`
 //              section, as upstream; torch's envInjection targets get the torch env too;
-//              `suspend` is the TrainJob's
+//              `suspend` is the TrainJob's; with trainctl.dev/restart-scope: Gang, JobSet's
+//              failurePolicy.maxRestarts is the job's backoff limit (unless the runtime has a
+//              failurePolicy), every Job's backoffLimit 0 and its pods' restartPolicy Never,
+//              so one failed pod restarts every node together, counted once; every container
+//              gets TRAINCTL_RESTART_ATTEMPT from JobSet's restart-attempt pod label
 //   errors     kFailedPrecondition for an unresolved job and for mlPolicy mpi and flux (not
 //              served on a cluster yet); kInvalid for an envInjection target that is missing
 //
@@ -34,10 +38,20 @@
 // status). At most 8 conditions (the CRD's limit; the oldest others go first). Null when the
 // status would be empty (the CRD wants at least one property: nothing to write).
 //
+// TrainJobDeadline(trainjob): when activeDeadlineSeconds runs out, counted from the TrainJob's
+// creation or from its last resume (the Suspended condition's False transition), as upstream;
+// none without a deadline, while suspended, or once Complete or Failed. WithDeadlineExceeded
+// adds upstream's Failed condition for it (DeadlineExceeded, "TrainJob exceeded its active
+// deadline").
+//
+// JobSetUnanswered(jobset, now, grace): the JobSet has had no status at all for `grace` since
+// it was made — no JobSet controller is reconciling it.
+//
 // Pure and thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "api/job.h"
@@ -48,6 +62,8 @@
 namespace trainctl::op {
 
 inline constexpr const char* kJobSetApiVersion = "jobset.x-k8s.io/v1alpha2";
+// The label JobSet gives each pod with the JobSet's restart count.
+inline constexpr const char* kJobSetRestartAttempt = "jobset.sigs.k8s.io/restart-attempt";
 
 // Where a JobSet's pods are reached: the pod of node `i` of replicated job `type` (one Job
 // per replicated job, an ancestor's replicas being 1) is "<job>-<type>-0-<i>.<job>" (the pod's
@@ -73,5 +89,9 @@ StatusOr<nlohmann::json> BuildJobSet(const api::Job& job, const std::string& tra
 // The status to write for `trainjob` (the whole object) given its JobSet (null: none).
 nlohmann::json TrainJobStatusFrom(const nlohmann::json& trainjob, const nlohmann::json* jobset,
                                   Time now);
+
+std::optional<Time> TrainJobDeadline(const nlohmann::json& trainjob);
+nlohmann::json WithDeadlineExceeded(nlohmann::json status, Time now);
+bool JobSetUnanswered(const nlohmann::json& jobset, Time now, Duration grace);
 
 }  // namespace trainctl::op

@@ -308,6 +308,23 @@ spec:
   EXPECT_FALSE(pod["containers"][0].contains("env"));  // no trainer section: the node gets none
 }
 
+TEST(TrainJobJobSetTest, AGangTrainJobRestartsThroughJobSetsFailurePolicy) {
+  std::string gang = RepoFileText("examples/pytorch/trainjob.yaml");
+  gang.replace(gang.find("  name: torch-digits"), 20,
+               "  name: torch-digits\n  annotations: {trainctl.dev/restart-scope: Gang}");
+  json js = BuildFrom(gang);
+  EXPECT_EQ(js["spec"]["failurePolicy"]["maxRestarts"], 6) << "the trainer Job's backoffLimit";
+  const json& node = ReplicatedJob(js, "node");
+  EXPECT_EQ(node["template"]["spec"]["backoffLimit"], 0);
+  EXPECT_EQ(node["template"]["spec"]["template"]["spec"]["restartPolicy"], "Never");
+  EXPECT_EQ(
+      EnvOf(ContainerOf(node, "node"))["TRAINCTL_RESTART_ATTEMPT"],
+      R"({"fieldRef":{"fieldPath":"metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}})");
+  json plain = BuildFrom(RepoFileText("examples/pytorch/trainjob.yaml"));
+  EXPECT_FALSE(plain["spec"].contains("failurePolicy"));
+  EXPECT_FALSE(ReplicatedJob(plain, "node")["template"]["spec"].contains("backoffLimit"));
+}
+
 TEST(TrainJobJobSetTest, MpiAndUnresolvedJobsAreRefused) {
   api::Job job = LoadTrainJob(std::string(kInitJaxRuntime) + "  trainer: {}\n");
   ASSERT_TRUE(job.runtime);
