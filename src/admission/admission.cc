@@ -19,10 +19,8 @@ std::optional<api::Kind> KindForWebhookPath(const std::string& path) {
   return std::nullopt;
 }
 
-namespace {
-
-json Review(const std::string& uid, bool allowed, const std::string& message,
-            const std::vector<std::string>& warnings) {
+json ReviewResponse(const std::string& uid, bool allowed, const std::string& message,
+                    const std::vector<std::string>& warnings) {
   json response = {{"uid", uid}, {"allowed", allowed}};
   if (!allowed) response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", message}};
   if (!warnings.empty()) response["warnings"] = warnings;
@@ -30,25 +28,24 @@ json Review(const std::string& uid, bool allowed, const std::string& message,
       {"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
 }
 
-}  // namespace
-
 json ReviewAdmission(api::Kind kind, const std::string& body) {
   std::string problem;
   json review = api::ParseJsonWithin(body, api::kApiJsonLimits, &problem);
   if (review.is_discarded())
-    return Review("", false, "the request body is not an AdmissionReview: it is " + problem, {});
+    return ReviewResponse("", false, "the request body is not an AdmissionReview: it is " + problem,
+                          {});
   if (!review.is_object() || !review.contains("request") || !review["request"].is_object())
-    return Review("", false, "the request body is not an AdmissionReview", {});
+    return ReviewResponse("", false, "the request body is not an AdmissionReview", {});
   const json& request = review["request"];
   std::string uid = api::StringAt(request, "uid");
   std::string operation = api::StringAt(request, "operation");
-  if (operation == "DELETE" || operation == "CONNECT") return Review(uid, true, "", {});
+  if (operation == "DELETE" || operation == "CONNECT") return ReviewResponse(uid, true, "", {});
   if (!request.contains("object") || !request["object"].is_object())
-    return Review(uid, false, "the AdmissionReview has no object", {});
+    return ReviewResponse(uid, false, "the AdmissionReview has no object", {});
   StatusOr<api::Job> job = api::DecodeJob(request["object"]);
-  if (!job.ok()) return Review(uid, false, job.status().message(), {});
+  if (!job.ok()) return ReviewResponse(uid, false, job.status().message(), {});
   if (job->kind != kind)
-    return Review(
+    return ReviewResponse(
         uid, false,
         "this webhook validates " + std::string(api::Info(kind).name) + ", not " + job->info().name,
         {});
@@ -59,8 +56,9 @@ json ReviewAdmission(api::Kind kind, const std::string& body) {
     if (old.ok())
       for (api::FieldError& e : api::ValidateJobUpdate(*old, *job)) errors.push_back(std::move(e));
   }
-  if (!errors.empty()) return Review(uid, false, api::JoinFieldErrors(errors), result.warnings);
-  return Review(uid, true, "", result.warnings);
+  if (!errors.empty())
+    return ReviewResponse(uid, false, api::JoinFieldErrors(errors), result.warnings);
+  return ReviewResponse(uid, true, "", result.warnings);
 }
 
 }  // namespace trainctl::admission

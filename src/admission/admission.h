@@ -24,4 +24,9 @@ std::string WebhookPath(api::Kind kind);
 // whose response denies with the reason (the uid echoed when it can be read).
 nlohmann::json ReviewAdmission(api::Kind kind, const std::string& body);
 
+// The AdmissionReview (admission.k8s.io/v1) answering request `uid`: a denial carries `message`
+// with code 403, warnings go into response.warnings.
+nlohmann::json ReviewResponse(const std::string& uid, bool allowed, const std::string& message,
+                              const std::vector<std::string>& warnings);
+
 }  // namespace trainctl::admission

@@ -4,6 +4,7 @@
 
 #include "admission/admission.h"
 #include "admission/conversion_review.h"
+#include "admission/trainer_admission.h"
 
 namespace trainctl::admission {
 namespace {
@@ -18,7 +19,8 @@ std::string Line(fmt::format_string<Args...> format, Args&&... args) {
 
 WebhookService::WebhookService(kube::Client* client, const Clock* clock, WebhookCertOptions options,
                                std::string bind_host, int port, WebhookLog log)
-    : clock_(clock),
+    : client_(client),
+      clock_(clock),
       log_(std::move(log)),
       options_(options),
       address_(std::move(bind_host) + ":" + std::to_string(port)),
@@ -43,6 +45,19 @@ Status WebhookService::Start() {
       return server::Response::Json(200, ReviewAdmission(kind, request.body));
     });
   }
+  // Kubeflow Trainer v2: a TrainJob against the live runtime it names; the runtimes.
+  server_.router().Handle("POST", kTrainJobWebhookPath, [this](const server::Request& request) {
+    RuntimeLookup lookup = [this](const api::RuntimeRef& ref, const std::string& ns) {
+      const bool cluster = ref.kind == api::kClusterTrainingRuntimeKind;
+      return client_->Get(cluster ? kube::kClusterTrainingRuntimes : kube::kTrainingRuntimes,
+                          cluster ? "" : ns, ref.name);
+    };
+    return server::Response::Json(200, ReviewTrainJob(request.body, lookup));
+  });
+  for (const char* path : {kTrainingRuntimeWebhookPath, kClusterTrainingRuntimeWebhookPath})
+    server_.router().Handle("POST", path, [](const server::Request& request) {
+      return server::Response::Json(200, ReviewTrainingRuntime(request.body));
+    });
   // MPIJob's kubeflow.org/v1 <-> v2beta1 conversion (the CRD's conversion webhook).
   server_.router().Handle("POST", kMpiConversionPath, [](const server::Request& request) {
     return server::Response::Json(200, ReviewConversion(request.body));

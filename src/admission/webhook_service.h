@@ -44,6 +44,7 @@ class WebhookService {
   // The renewal loop's body, once a second until Stop().
   void Rotate(std::string ca, bool injected);
 
+  kube::Client* client_;
   const Clock* clock_;
   WebhookLog log_;
   WebhookCertOptions options_;

@@ -1,0 +1,39 @@
+// Validating admission for Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1) at upstream's
+// paths. A TrainJob is checked on its own (kinds/trainjob.cc: name, runtimeRef, storageUri,
+// numNodes, managedBy, runtimePatches' managers) and, as upstream's webhook does, against the
+// runtime it names, fetched live through `lookup`: a runtime that does not exist denies it
+// ("<kind> <name> not found: specified trainingRuntime must be created before the TrainJob is
+// created", path spec.runtimeRef), and so does what only the pair can tell
+// (api/trainjob_resolve.h: reserved env names, an initializer without its step, runtimePatches
+// naming what the runtime lacks, numProcPerNode the policy cannot take). A TrainingRuntime or
+// ClusterTrainingRuntime is checked as upstream's runtime webhook and CRD check it
+// (api/training_runtime.h). DELETE is always allowed.
+//
+// Pure given `lookup` (which reads the API). Thread-safe.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/trainer_v2_types.h"
+#include "common/status.h"
+
+namespace trainctl::admission {
+
+inline constexpr const char* kTrainJobWebhookPath =
+    "/validate-trainer-kubeflow-org-v1alpha1-trainjob";
+inline constexpr const char* kTrainingRuntimeWebhookPath =
+    "/validate-trainer-kubeflow-org-v1alpha1-trainingruntime";
+inline constexpr const char* kClusterTrainingRuntimeWebhookPath =
+    "/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime";
+
+// The runtime `ref` names for a TrainJob in `ns`, as the API server has it; kNotFound when
+// there is none.
+using RuntimeLookup =
+    std::function<StatusOr<nlohmann::json>(const api::RuntimeRef& ref, const std::string& ns)>;
+
+nlohmann::json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup);
+nlohmann::json ReviewTrainingRuntime(const std::string& body);
+
+}  // namespace trainctl::admission

@@ -1,0 +1,99 @@
+// Trainer v2's validating admission: a TrainJob checked on its own and against the live runtime
+// it names (a lookup standing in for the API server), a runtime checked as upstream's webhook.
+#include "admission/trainer_admission.h"
+
+#include <gtest/gtest.h>
+
+namespace trainctl::admission::trainer_test {
+namespace {
+
+using nlohmann::json;
+
+const char* kRuntime = R"({"apiVersion": "trainer.kubeflow.org/v1alpha1",
+  "kind": "ClusterTrainingRuntime", "metadata": {"name": "torch-distributed"},
+  "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [
+    {"name": "node", "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+     "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "i"}]}}}}}]}}}})";
+
+std::string Review(const json& object, const std::string& operation = "CREATE") {
+  return json{{"apiVersion", "admission.k8s.io/v1"},
+              {"kind", "AdmissionReview"},
+              {"request", {{"uid", "u1"}, {"operation", operation}, {"object", object}}}}
+      .dump();
+}
+
+json TrainJob(const json& trainer) {
+  json tj = {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+             {"kind", "TrainJob"},
+             {"metadata", {{"name", "tj"}, {"namespace", "ns"}}},
+             {"spec", {{"runtimeRef", {{"name", "torch-distributed"}}}}}};
+  if (!trainer.is_null()) tj["spec"]["trainer"] = trainer;
+  return tj;
+}
+
+StatusOr<json> Found(const api::RuntimeRef& ref, const std::string&) {
+  if (ref.name == "torch-distributed" && ref.kind == "ClusterTrainingRuntime")
+    return json::parse(kRuntime);
+  return NotFoundError("not found");
+}
+
+TEST(TrainerAdmissionTest, AGoodTrainJobIsAllowed) {
+  json r = ReviewTrainJob(Review(TrainJob({{"numNodes", 2}})), Found);
+  EXPECT_EQ(r["response"]["uid"], "u1");
+  EXPECT_EQ(r["response"]["allowed"], true) << r.dump();
+}
+
+TEST(TrainerAdmissionTest, AMissingRuntimeIsDeniedAsUpstream) {
+  json tj = TrainJob(nullptr);
+  tj["spec"]["runtimeRef"] = {{"name", "mine"}, {"kind", "TrainingRuntime"}};
+  json r = ReviewTrainJob(Review(tj), Found);
+  EXPECT_EQ(r["response"]["allowed"], false);
+  EXPECT_EQ(r["response"]["status"]["message"],
+            "spec.runtimeRef: Invalid value: \"mine\": TrainingRuntime ns/mine not found: "
+            "specified trainingRuntime must be created before the TrainJob is created");
+}
+
+TEST(TrainerAdmissionTest, WhatOnlyThePairTellsIsDenied) {
+  json r = ReviewTrainJob(
+      Review(TrainJob({{"env", json::array({{{"name", "PET_NNODES"}, {"value", "3"}}})}})), Found);
+  EXPECT_EQ(r["response"]["allowed"], false);
+  std::string message = r["response"]["status"]["message"];
+  EXPECT_NE(message.find("must not have reserved envs, invalid envs configured: [PET_NNODES]"),
+            std::string::npos)
+      << message;
+  json bad_name = TrainJob(nullptr);
+  bad_name["metadata"]["name"] = "Bad_Name";
+  r = ReviewTrainJob(Review(bad_name), Found);
+  EXPECT_EQ(r["response"]["allowed"], false);
+  EXPECT_NE(r["response"]["status"]["message"].get<std::string>().find(
+                "metadata.name must match RFC 1035 DNS label format"),
+            std::string::npos);
+  json other = TrainJob(nullptr);
+  other["spec"]["runtimeRef"]["apiGroup"] = "example.com";
+  r = ReviewTrainJob(Review(other), Found);
+  EXPECT_EQ(r["response"]["status"]["message"],
+            "unsupported runtime: ClusterTrainingRuntime.example.com");
+}
+
+TEST(TrainerAdmissionTest, DeleteIsAllowedAndGarbageDenied) {
+  EXPECT_EQ(ReviewTrainJob(Review(TrainJob(nullptr), "DELETE"), Found)["response"]["allowed"],
+            true);
+  EXPECT_EQ(ReviewTrainJob("not json", Found)["response"]["allowed"], false);
+  EXPECT_EQ(ReviewTrainingRuntime("{}")["response"]["allowed"], false);
+}
+
+TEST(TrainerAdmissionTest, RuntimesAreCheckedAsUpstreamsWebhook) {
+  json good = json::parse(kRuntime);
+  EXPECT_EQ(ReviewTrainingRuntime(Review(good))["response"]["allowed"], true);
+  json bad = good;
+  bad["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = 2;
+  json r = ReviewTrainingRuntime(Review(bad));
+  EXPECT_EQ(r["response"]["allowed"], false);
+  EXPECT_NE(
+      r["response"]["status"]["message"].get<std::string>().find(
+          "spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainctl::admission::trainer_test
