@@ -188,6 +188,35 @@ TEST(ClusterViewTest, ReplicaRowsComeFromTheJobsOwnPods) {
       << text;
 }
 
+TEST(ClusterViewTest, ATrainJobsReplicasAreItsJobSetsPods) {
+  auto pod = [](const std::string& name, const std::string& rjob, const std::string& index) {
+    return json{
+        {"metadata",
+         {{"name", name},
+          {"labels",
+           {{"jobset.sigs.k8s.io/jobset-name", "tj"},
+            {"jobset.sigs.k8s.io/replicatedjob-name", rjob},
+            {"batch.kubernetes.io/job-completion-index", index}}},
+          {"ownerReferences",
+           json::array({{{"uid", "batch-job-uid"}, {"controller", true}, {"kind", "Job"}}})}}},
+        {"spec", {{"containers", json::array({{{"name", "node"}}})}}},
+        {"status", {{"phase", "Running"}}}};
+  };
+  json pods = {
+      {"items",
+       json::array({pod("tj-node-0-1-abcde", "node", "1"), pod("tj-node-0-0-fghij", "node", "0"),
+                    pod("tj-dataset-initializer-0-0-xyz", "dataset-initializer", "0")})}};
+  json rows = ReplicaRowsFromPods(pods, "trainjob-uid");
+  ASSERT_EQ(rows.size(), 3u) << rows.dump();
+  EXPECT_EQ(rows[0]["type"], "dataset-initializer");
+  EXPECT_EQ(rows[1]["name"], "tj-node-0-0-fghij");
+  EXPECT_EQ(rows[1]["index"], 0);
+  EXPECT_EQ(rows[2]["index"], 1);
+  std::vector<LogTarget> logs = LogTargets(pods, "tj", "trainjob-uid", "node", "node-0-1-abcde");
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(logs[0].container, "node");
+}
+
 TEST(ClusterViewTest, AnMpiJobV2beta1sLauncherIsItsBatchJobsPod) {
   auto v2_pod = [](const std::string& name, const std::string& role, json owner) {
     return json{{"metadata",

@@ -22,7 +22,7 @@ std::vector<api::Kind> KindsOf(const JobRef& ref) {
   if (ref.kind) return {*ref.kind};
   std::vector<api::Kind> all;
   for (const api::KindInfo& k : api::AllKinds())
-    if (k.operator_serves) all.push_back(k.kind);
+    all.push_back(k.kind);  // a kind whose CRD is not installed is skipped when listed
   return all;
 }
 
@@ -36,8 +36,11 @@ std::optional<api::Kind> KindOf(const json& job) {
   return api::KindFromName(api::StringAt(job, "kind"));
 }
 
+// A TrainJob's pods are its JobSet's (named after it).
 std::string PodsSelector(const json& job) {
-  return std::string(api::kLabelJobName) + "=" + NameOf(job);
+  std::optional<api::Kind> kind = KindOf(job);
+  const bool jobset = kind && api::Info(*kind).runtime_resolved;
+  return std::string(jobset ? kLabelJobSetName : api::kLabelJobName) + "=" + NameOf(job);
 }
 
 // Splits a stream's bytes into lines for a sink; one sink call at a time. Thread-safe.
@@ -76,7 +79,9 @@ struct LogFollow {
 }  // namespace
 
 kube::Resource JobResource(api::Kind kind) {
-  return {"kubeflow.org", "v1", api::Info(kind).plural};
+  const std::string& served = api::Info(kind).api_versions.front();  // "<group>/<version>"
+  return {served.substr(0, served.find('/')), served.substr(served.find('/') + 1),
+          api::Info(kind).plural};
 }
 
 StatusOr<std::unique_ptr<ClusterJobSource>> ClusterJobSource::Open(const ClusterScope& scope,
@@ -119,7 +124,7 @@ StatusOr<std::vector<json>> ClusterJobSource::List(const JobRef& filter,
     for (json& item : (*list)["items"]) {
       if (!filter.name.empty() && NameOf(item) != filter.name) continue;
       // Items of a list carry no kind; the SDK and `-o json` expect it.
-      item["apiVersion"] = "kubeflow.org/v1";
+      item["apiVersion"] = api::Info(kind).api_versions.front();
       item["kind"] = api::Info(kind).name;
       jobs.push_back(std::move(item));
     }

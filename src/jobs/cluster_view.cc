@@ -43,6 +43,12 @@ bool OwnedBy(const json& pod, const std::string& uid) {
   return false;
 }
 
+// A pod of the JobSet a TrainJob runs as (its Jobs own the pods; the JobSet, named after the
+// TrainJob, is the TrainJob's): it carries JobSet's name label.
+bool OfJobSet(const json& pod) {
+  return !Str(Field(Field(pod, "metadata"), "labels"), kLabelJobSetName).empty();
+}
+
 // An MPIJob v2beta1's launcher: the pod its batch Job `<job>-launcher` made (job-role launcher,
 // job-name <job>), not a pod of the job's own.
 bool LaunchedForJob(const json& pod) {
@@ -106,13 +112,16 @@ json ReplicaRowsFromPods(const json& pod_list, const std::string& job_uid,
   };
   std::vector<json> rows;
   for (const json& pod : Items(pod_list)) {
-    if (!OwnedBy(pod, job_uid) && !LaunchedForJob(pod)) continue;
+    if (!OwnedBy(pod, job_uid) && !LaunchedForJob(pod) && !OfJobSet(pod)) continue;
     const json& md = Field(pod, "metadata");
     const json& labels = Field(md, "labels");
-    // mpi-operator's pods (MPIJob v2beta1) name their role, not a replica type.
+    // mpi-operator's pods (MPIJob v2beta1) name their role, not a replica type; a JobSet's
+    // its replicated job and completion index.
     std::string type = Str(labels, api::kLabelReplicaType);
     if (type.empty()) type = Str(labels, api::kLabelJobRole);
+    if (type.empty()) type = Str(labels, kLabelReplicatedJobName);
     std::string index_text = Str(labels, api::kLabelReplicaIndex);
+    if (index_text.empty()) index_text = Str(labels, api::kCompletionIndexAnnotation);
     long long index = 0;
     if (!index_text.empty() && std::all_of(index_text.begin(), index_text.end(),
                                            [](unsigned char c) { return std::isdigit(c) != 0; }))
@@ -206,7 +215,7 @@ std::vector<LogTarget> LogTargets(const json& pod_list, const std::string& job_n
   std::vector<LogTarget> out;
   std::string prefix = job_name + "-";
   for (const json& pod : Items(pod_list)) {
-    if (!OwnedBy(pod, job_uid) && !LaunchedForJob(pod)) continue;
+    if (!OwnedBy(pod, job_uid) && !LaunchedForJob(pod) && !OfJobSet(pod)) continue;
     LogTarget t;
     t.pod = Str(Field(pod, "metadata"), "name");
     if (t.pod.empty()) continue;

@@ -7,9 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "api/replica_env.h"
 #include "engine/plan.h"
 
 namespace trainctl::jobs {
+
+// JobSet's pod labels: the JobSet's name, and the replicated job a pod belongs to.
+inline constexpr const char* kLabelJobSetName = "jobset.sigs.k8s.io/jobset-name";
+inline constexpr const char* kLabelReplicatedJobName = "jobset.sigs.k8s.io/replicatedjob-name";
 
 // The pods of a PodList whose controller owner reference has `job_uid` (all pods when the
 // uid is empty), as describe's replica rows: name, type, index, state (Pending, Running,
@@ -18,7 +23,9 @@ namespace trainctl::jobs {
 // `type` is the key of `replica_specs` (the job's spec map, e.g. its pytorchReplicaSpecs) that
 // the pod's lower-case replica-type label names, "Master" as `trainctl run` shows it; the label
 // itself when no key matches. An MPIJob v2beta1's pods are typed by their job-role label, and
-// its launcher is the pod of its batch Job `<job>-launcher` (not owned by the job itself).
+// its launcher is the pod of its batch Job `<job>-launcher` (not owned by the job itself). A
+// TrainJob's pods are its JobSet's (owned by the JobSet's Jobs, carrying its name label: the
+// caller selects them by it), typed by their replicated job and indexed by completion index.
 nlohmann::json ReplicaRowsFromPods(const nlohmann::json& pod_list, const std::string& job_uid,
                                    const nlohmann::json& replica_specs = nlohmann::json());
 
