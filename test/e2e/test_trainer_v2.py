@@ -138,6 +138,12 @@ class TrainJobRunTest(TrainctlTestCase):
         listed = self.trainctl("get", "-o", "json")
         kinds = sorted(j["kind"] for j in json.loads(listed.stdout)["items"])
         self.assertEqual(kinds, ["PyTorchJob", "TrainJob"])
+        history = self.trainctl("history")
+        self.assertEqual(history.returncode, 0, self.explain(history))
+        rows = [line.split() for line in history.stdout.splitlines()[1:] if line.strip()]
+        self.assertEqual(sorted((r[1], r[2]) for r in rows),
+                         [("PyTorchJob", "same"), ("TrainJob", "same")],
+                         "both runs are kept in the history, apart")
 
 
 class TrainJobBadInputTest(TrainctlTestCase):
@@ -182,6 +188,12 @@ class TrainJobBadInputTest(TrainctlTestCase):
             + "---\n" + trainjob("  runtimeRef: {name: with-init, kind: TrainingRuntime}\n",
                                  namespace="team"),
             "so a TrainJob has no step to train in")
+
+    def test_an_mpi_runtime_is_refused_until_it_runs_here(self):
+        mpi = INIT_RUNTIME.replace("mlPolicy: {numNodes: 2}", "mlPolicy: {numNodes: 2, mpi: {}}")
+        self.expect_invalid(mpi + "---\n" + trainjob(
+            "  runtimeRef: {name: with-init, kind: TrainingRuntime}\n", namespace="team"),
+            "the runtime with-init", "has mlPolicy mpi, which trainctl run does not run yet")
 
     def test_a_bad_name_and_managed_by(self):
         self.expect_invalid(trainjob("  runtimeRef: {name: torch-distributed}\n"
