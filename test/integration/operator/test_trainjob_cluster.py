@@ -7,11 +7,13 @@ Environment: as harness.py; TRAINCTL_PORT_BASE (the JobSet controller's health p
 """
 import json
 import os
+import subprocess
 import unittest
 import urllib.request
 import uuid
 
-from harness import Operator, get_json, install_crds, kubectl, run_for, wait_for
+from harness import (KUBECONFIG, TRAINCTL, Operator, free_port, get_json, install_crds, kubectl,
+                     run_for, wait_for)
 
 HEALTH_PORT = int(os.environ.get("TRAINCTL_PORT_BASE", "29400")) + 92
 # kwok's stage that ends a running pod takes pods with this label (hack/cluster/kwok).
@@ -26,8 +28,9 @@ def jobset_controller_ready():
         return False
 
 
-def torch_runtime(name, namespace, seconds=2):
-    """A TrainingRuntime like upstream's torch-distributed whose pods kwok runs for `seconds`."""
+def torch_runtime(name, namespace, seconds=2, exit_code=0):
+    """A TrainingRuntime like upstream's torch-distributed whose pods kwok runs for `seconds`,
+    then ends with `exit_code`."""
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
         "metadata": {"name": name, "namespace": namespace,
@@ -36,7 +39,8 @@ def torch_runtime(name, namespace, seconds=2):
             "replicatedJobs": [{"name": "node", "template": {
                 "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
                 "spec": {"template": {
-                    "metadata": {"labels": dict(KWOK_FINISHES), "annotations": run_for(seconds)},
+                    "metadata": {"labels": dict(KWOK_FINISHES),
+                                 "annotations": run_for(seconds, exit_code)},
                     "spec": {"containers": [{"name": "node", "image": "example.invalid/torch:1",
                                              "command": ["torchrun"]}]}}}}}]}}},
     }
@@ -124,6 +128,17 @@ class TrainJobOnJobSet(unittest.TestCase):
         status = self.get("trainjobs.trainer.kubeflow.org", "digits")["status"]
         self.assertEqual(status["jobsStatus"][0]["name"], "node")
         self.assertEqual(status["jobsStatus"][0]["succeeded"], 1)
+        # The CLI reads it from the cluster like every kind: state, replicas (the JobSet's pods).
+        def cli(*args):
+            out = subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, *args],
+                                 capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            return out.stdout
+        self.assertRegex(cli("get", "tj", "digits"), r"digits +Complete")
+        self.assertIn("TrainJob", cli("get"))
+        described = cli("describe", "trainjob", "digits")
+        self.assertIn("digits-node-0-0", described)
+        self.assertIn("digits-node-0-1", described)
 
     def test_a_runtime_edit_after_creation_does_not_change_the_job(self):
         self.apply(torch_runtime("snap", self.ns, seconds=60))
@@ -152,6 +167,27 @@ class TrainJobOnJobSet(unittest.TestCase):
         self.wait("JobSet resumed",
                   lambda: not self.get("jobsets.jobset.x-k8s.io", "paused")["spec"].get("suspend"))
 
+    def test_a_gang_trainjob_restarts_every_node_through_jobset(self):
+        runtime = torch_runtime("failing", self.ns, seconds=1, exit_code=3)
+        node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+        node["backoffLimit"] = 1  # the TrainJob's backoff limit: JobSet's maxRestarts
+        self.apply(runtime)
+        job = trainjob("gang", self.ns, "failing", numNodes=2)
+        job["metadata"]["annotations"] = {"trainctl.dev/restart-scope": "Gang"}
+        self.apply(job)
+        js = self.wait("the JobSet", lambda: self.get("jobsets.jobset.x-k8s.io", "gang"))
+        self.assertEqual(js["spec"]["failurePolicy"]["maxRestarts"], 1)
+        failed = self.wait("TrainJob Failed", lambda: self.conditions("gang").get("Failed"),
+                           timeout=120)
+        self.assertEqual(failed["reason"], "ReachedMaxRestarts")
+
+        def restarting():
+            events = (get_json("events", "-n", self.ns, "--field-selector",
+                               "involvedObject.name=gang") or {}).get("items", [])
+            return [e for e in events if e["reason"] == "TrainJobRestarting"]
+        said = self.wait("the restart said", restarting)
+        self.assertIn("restarted every node together: restart 1 of 1", said[0]["message"])
+
     def test_a_runtime_that_does_not_exist_is_said_in_an_event(self):
         self.apply(trainjob("orphan", self.ns, "no-such-runtime"))
 
@@ -163,6 +199,72 @@ class TrainJobOnJobSet(unittest.TestCase):
         self.assertIn("TrainingRuntime " + self.ns + "/no-such-runtime not found",
                       found[0]["message"])
         self.assertIsNone(self.get("jobsets.jobset.x-k8s.io", "orphan"))
+
+
+class TrainJobAdmission(unittest.TestCase):
+    """The operator's webhook at upstream's path, registered for TrainJobs of this namespace:
+    the real API server refuses a TrainJob that names no runtime, or sets an env its runtime's
+    policy reserves, with the field path; a good one is admitted and runs."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not jobset_controller_ready():
+            raise AssertionError(f"no JobSet controller answers on 127.0.0.1:{HEALTH_PORT}")
+        install_crds()
+        cls.ns = "tja-" + uuid.uuid4().hex[:8]
+        kubectl("create", "namespace", cls.ns)
+        cls.port = free_port()
+        cls.config = f"trainer-validator-{cls.ns}.trainctl.test"
+        kubectl("create", "-f", "-", input=json.dumps({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration", "metadata": {"name": cls.config},
+            "webhooks": [{
+                "name": "trainjob.validator.trainctl.test",
+                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}"
+                                        "/validate-trainer-kubeflow-org-v1alpha1-trainjob"},
+                "rules": [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
+                           "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"]}],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
+                "failurePolicy": "Fail", "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": 10}]}))
+        cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port),
+                          "--webhook-bind-host", "127.0.0.1", "--webhook-host", "127.0.0.1",
+                          "--webhook-config-name", cls.config,
+                          "--webhook-secret-name", f"webhook-cert-{cls.ns}",
+                          "--leader-election-namespace", cls.ns)
+        cls.op.start()
+        wait_for("caBundle injected", lambda: all(
+            w["clientConfig"].get("caBundle") for w in
+            (get_json("validatingwebhookconfiguration", cls.config) or {"webhooks": [{}]})["webhooks"]))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        kubectl("delete", "validatingwebhookconfiguration", cls.config, "--ignore-not-found",
+                check=False)
+        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
+
+    def create(self, obj):
+        return kubectl("create", "-f", "-", input=json.dumps(obj), check=False)
+
+    def test_bad_trainjobs_are_refused_by_the_api_server(self):
+        kubectl("apply", "--server-side", "-f", "-",
+                input=json.dumps(torch_runtime("torch", self.ns)))
+        out = self.create(trainjob("nowhere", self.ns, "no-such"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn('admission webhook "trainjob.validator.trainctl.test" denied the request: '
+                      'spec.runtimeRef: Invalid value: "no-such": TrainingRuntime '
+                      f"{self.ns}/no-such not found: specified trainingRuntime must be created "
+                      "before the TrainJob is created", out.stderr)
+        out = self.create(trainjob("reserved", self.ns, "torch",
+                                   env=[{"name": "PET_NNODES", "value": "9"}]))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("spec.trainer.env", out.stderr)
+        self.assertIn("must not have reserved envs, invalid envs configured: [PET_NNODES]",
+                      out.stderr)
+        self.assertIsNone(get_json("trainjobs.trainer.kubeflow.org", "reserved", "-n", self.ns))
+        out = self.create(trainjob("fine", self.ns, "torch", numNodes=1))
+        self.assertEqual(out.returncode, 0, out.stderr)
 
 
 if __name__ == "__main__":
