@@ -53,6 +53,9 @@ spec:
 EOF
 }
 
+# Ready: /readyz answers ok and a dry run goes through the webhooks.
+component_ready() { [[ "$(health readyz)" == ok ]] && webhooks_answer; }
+
 jobset_up() {
   [[ -s "$STATE/kubeconfig" && -s "$PKI/ca.key" ]] ||
     die "jobset: no cluster at $STATE (start it with hack/cluster/up.sh, or TRAINCTL_JOBSET=1 hack/cluster/up.sh)"
@@ -106,31 +109,12 @@ jobset_up() {
     pid="$(component_pid "$NAME")" || { tail -n 20 "$logf" >&2; die "$NAME did not start (log: $logf)"; }
     log "started $NAME (pid $pid, log: $logf)"
   fi
-  deadline=$(( SECONDS + timeout_s ))
-  until [[ "$(health readyz)" == ok ]] && webhooks_answer; do
-    if ! component_pid "$NAME" >/dev/null; then
-      tail -n 30 "$STATE/logs/$NAME.log" >&2
-      die "$NAME exited while starting (log: $STATE/logs/$NAME.log)"
-    fi
-    (( SECONDS < deadline )) ||
-      die "timed out after ${timeout_s}s waiting for $NAME's webhooks (readyz: $(health readyz || echo none); log: $STATE/logs/$NAME.log)"
-    sleep 0.2
-  done
+  wait_component_ready "$NAME" "$timeout_s" "readiness and webhooks" component_ready
   log "JobSet $(basename "$dist") ready in $(( SECONDS - t0 ))s (webhooks on 127.0.0.1:$JOBSET_WEBHOOK_PORT)"
 }
 
 jobset_down() {
-  local pid i
-  if pid="$(component_pid "$NAME")"; then
-    log "stopping $NAME (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    for (( i = 0; i < 100; i++ )); do alive "$pid" || break; sleep 0.1; done
-    if alive "$pid"; then
-      log "pid $pid did not exit 10s after SIGTERM; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$(pid_file "$NAME")"
+  stop_component "$NAME"
   # Without the controller its webhooks (failurePolicy Fail) would refuse every JobSet and
   # every pod labelled with a JobSet's name.
   if [[ -s "$STATE/kubeconfig" ]] && kubectl_admin get --raw /readyz >/dev/null 2>&1; then

@@ -172,3 +172,36 @@ alive() {
   st="$(sed -E 's/^.*\) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" || return 1
   [[ -n "$st" && "$st" != Z ]]
 }
+
+# stop_component NAME: SIGTERM to a component started with its pid file, SIGKILL after 10 s,
+# then the pid file removed.
+stop_component() {
+  local name="$1" pid i
+  if pid="$(component_pid "$name")"; then
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for (( i = 0; i < 100; i++ )); do alive "$pid" || break; sleep 0.1; done
+    if alive "$pid"; then
+      log "pid $pid did not exit 10s after SIGTERM; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$(pid_file "$name")"
+}
+
+# wait_component_ready NAME TIMEOUT_S WHAT CHECK...: until CHECK succeeds. Dies with the log's
+# tail when the component exits meanwhile, or naming WHAT and the log when time runs out.
+wait_component_ready() {
+  local name="$1" timeout_s="$2" what="$3" deadline
+  shift 3
+  deadline=$(( SECONDS + timeout_s ))
+  until "$@"; do
+    if ! component_pid "$name" >/dev/null; then
+      tail -n 30 "$STATE/logs/$name.log" >&2
+      die "$name exited while starting (log: $STATE/logs/$name.log)"
+    fi
+    (( SECONDS < deadline )) ||
+      die "timed out after ${timeout_s}s waiting for $name's $what (log: $STATE/logs/$name.log)"
+    sleep 0.2
+  done
+}

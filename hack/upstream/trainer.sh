@@ -133,6 +133,9 @@ with open(config_out, "w") as f:
 EOF
 }
 
+# Ready: /readyz answers ok and a dry run goes through the webhooks.
+component_ready() { [[ "$(health readyz)" == ok ]] && webhooks_answer; }
+
 trainer_up() {
   [[ -s "$STATE/kubeconfig" && -s "$PKI/ca.key" ]] ||
     die "trainer: no cluster at $STATE (start it with TRAINCTL_JOBSET=1 hack/cluster/up.sh)"
@@ -198,31 +201,12 @@ EOF
     pid="$(component_pid "$NAME")" || { tail -n 20 "$logf" >&2; die "$NAME did not start (log: $logf)"; }
     log "started $NAME (pid $pid, log: $logf)"
   fi
-  deadline=$(( SECONDS + timeout_s ))
-  until [[ "$(health readyz)" == ok ]] && webhooks_answer; do
-    if ! component_pid "$NAME" >/dev/null; then
-      tail -n 30 "$STATE/logs/$NAME.log" >&2
-      die "$NAME exited while starting (log: $STATE/logs/$NAME.log)"
-    fi
-    (( SECONDS < deadline )) ||
-      die "timed out after ${timeout_s}s waiting for $NAME's webhooks (readyz: $(health readyz || echo none); log: $STATE/logs/$NAME.log)"
-    sleep 0.2
-  done
+  wait_component_ready "$NAME" "$timeout_s" "readiness and webhooks" component_ready
   log "Trainer $(basename "$dist") ready in $(( SECONDS - t0 ))s (webhooks on 127.0.0.1:$TRAINER_WEBHOOK_PORT, metrics on 127.0.0.1:$TRAINER_METRICS_PORT)"
 }
 
 trainer_down() {
-  local pid i
-  if pid="$(component_pid "$NAME")"; then
-    log "stopping $NAME (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    for (( i = 0; i < 100; i++ )); do alive "$pid" || break; sleep 0.1; done
-    if alive "$pid"; then
-      log "pid $pid did not exit 10s after SIGTERM; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$(pid_file "$NAME")"
+  stop_component "$NAME"
   # Without the controller its webhooks (failurePolicy Fail) would refuse every TrainJob and
   # runtime, trainctl's included.
   if [[ -s "$STATE/kubeconfig" ]] && kubectl_admin get --raw /readyz >/dev/null 2>&1; then
