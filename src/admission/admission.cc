@@ -28,20 +28,40 @@ json ReviewResponse(const std::string& uid, bool allowed, const std::string& mes
       {"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", response}};
 }
 
-json ReviewAdmission(api::Kind kind, const std::string& body) {
+// The request of an AdmissionReview body, or a review denying it (`*denied`).
+std::optional<json> AdmissionRequest(const std::string& body, json* denied) {
   std::string problem;
   json review = api::ParseJsonWithin(body, api::kApiJsonLimits, &problem);
-  if (review.is_discarded())
-    return ReviewResponse("", false, "the request body is not an AdmissionReview: it is " + problem,
-                          {});
-  if (!review.is_object() || !review.contains("request") || !review["request"].is_object())
-    return ReviewResponse("", false, "the request body is not an AdmissionReview", {});
-  const json& request = review["request"];
+  if (review.is_discarded()) {
+    *denied = ReviewResponse("", false,
+                             "the request body is not an AdmissionReview: it is " + problem, {});
+    return std::nullopt;
+  }
+  if (!review.is_object() || !review.contains("request") || !review["request"].is_object()) {
+    *denied = ReviewResponse("", false, "the request body is not an AdmissionReview", {});
+    return std::nullopt;
+  }
+  json request = review["request"];
+  const std::string uid = api::StringAt(request, "uid");
+  const std::string operation = api::StringAt(request, "operation");
+  if (operation == "DELETE" || operation == "CONNECT") {
+    *denied = ReviewResponse(uid, true, "", {});
+    return std::nullopt;
+  }
+  if (!request.contains("object") || !request["object"].is_object()) {
+    *denied = ReviewResponse(uid, false, "the AdmissionReview has no object", {});
+    return std::nullopt;
+  }
+  return request;
+}
+
+json ReviewAdmission(api::Kind kind, const std::string& body) {
+  json answer;
+  std::optional<json> parsed = AdmissionRequest(body, &answer);
+  if (!parsed) return answer;
+  const json& request = *parsed;
   std::string uid = api::StringAt(request, "uid");
   std::string operation = api::StringAt(request, "operation");
-  if (operation == "DELETE" || operation == "CONNECT") return ReviewResponse(uid, true, "", {});
-  if (!request.contains("object") || !request["object"].is_object())
-    return ReviewResponse(uid, false, "the AdmissionReview has no object", {});
   StatusOr<api::Job> job = api::DecodeJob(request["object"]);
   if (!job.ok()) return ReviewResponse(uid, false, job.status().message(), {});
   if (job->kind != kind)

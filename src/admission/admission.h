@@ -24,6 +24,10 @@ std::string WebhookPath(api::Kind kind);
 // whose response denies with the reason (the uid echoed when it can be read).
 nlohmann::json ReviewAdmission(api::Kind kind, const std::string& body);
 
+// The request of an AdmissionReview body, or nullopt with `*answer` the review to send at once:
+// a denial for a body that is not a review or has no object, an allowance for DELETE/CONNECT.
+std::optional<nlohmann::json> AdmissionRequest(const std::string& body, nlohmann::json* answer);
+
 // The AdmissionReview (admission.k8s.io/v1) answering request `uid`: a denial carries `message`
 // with code 403, warnings go into response.warnings.
 nlohmann::json ReviewResponse(const std::string& uid, bool allowed, const std::string& message,

@@ -10,42 +10,11 @@
 #include "api/validation.h"
 
 namespace trainctl::admission {
-namespace {
-
 using nlohmann::json;
-
-// The request of an AdmissionReview body, or a review denying it (`*denied`).
-std::optional<json> RequestOf(const std::string& body, json* denied) {
-  std::string problem;
-  json review = api::ParseJsonWithin(body, api::kApiJsonLimits, &problem);
-  if (review.is_discarded()) {
-    *denied = ReviewResponse("", false,
-                             "the request body is not an AdmissionReview: it is " + problem, {});
-    return std::nullopt;
-  }
-  if (!review.is_object() || !review.contains("request") || !review["request"].is_object()) {
-    *denied = ReviewResponse("", false, "the request body is not an AdmissionReview", {});
-    return std::nullopt;
-  }
-  json request = review["request"];
-  const std::string uid = api::StringAt(request, "uid");
-  const std::string operation = api::StringAt(request, "operation");
-  if (operation == "DELETE" || operation == "CONNECT") {
-    *denied = ReviewResponse(uid, true, "", {});
-    return std::nullopt;
-  }
-  if (!request.contains("object") || !request["object"].is_object()) {
-    *denied = ReviewResponse(uid, false, "the AdmissionReview has no object", {});
-    return std::nullopt;
-  }
-  return request;
-}
-
-}  // namespace
 
 json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup) {
   json answer;
-  std::optional<json> request = RequestOf(body, &answer);
+  std::optional<json> request = AdmissionRequest(body, &answer);
   if (!request) return answer;
   const std::string uid = api::StringAt(*request, "uid");
   json object = (*request)["object"];
@@ -94,7 +63,7 @@ json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup) {
 
 json ReviewTrainingRuntime(const std::string& body) {
   json answer;
-  std::optional<json> request = RequestOf(body, &answer);
+  std::optional<json> request = AdmissionRequest(body, &answer);
   if (!request) return answer;
   const std::string uid = api::StringAt(*request, "uid");
   StatusOr<api::TrainingRuntime> runtime =
