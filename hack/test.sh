@@ -3,9 +3,10 @@
 # node), then the sanitized tree's unit, fast e2e and fuzz tests.
 #
 # The long builds that only later steps need run in the background, niced: the test control
-# plane's Go build first (hack/cluster/build.sh, needed by `cluster.up`), then the JobSet
-# controller's (hack/jobset/build.sh, needed by `jobset.up`) and the real node's
-# images (hack/cluster/images.sh, needed by `node.up` and the fine-tuning module) beside the
+# plane's Go build first (hack/cluster/build.sh control-plane, needed by `cluster.up`), then
+# the JobSet controller's (hack/jobset/build.sh, needed by `jobset.up`) and CoreDNS's (needed
+# by `node.up`) beside the real node's images (hack/cluster/images.sh: the node's first, which
+# `node.up` finds without waiting for the lock, then the fine-tuning module's) beside the
 # sanitized tree, which builds on the CPU the images leave and runs its tests while the
 # integration suites wait on their clusters. They take the CPU the foreground leaves idle (the
 # e2e and integration suites wait on processes, the API server and the kubelet far more than
@@ -37,8 +38,10 @@ if [[ "${1:-}" == --background ]]; then
       echo "no images: the real node cannot start here: $why"
       return 0
     fi
-    hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery \
-      trainer initializer
+    # Two runs: a `node.up` waiting on the lock gets it between them (the second spends its
+    # first seconds on its read-only pass).
+    hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery &&
+      hack/cluster/images.sh --own-registry trainer initializer
   }
   # The sanitized tree beside the images: SCHED_IDLE, so the compiler takes the CPU that the
   # images' build (waiting on downloads and the registry more than it computes) leaves, and
@@ -53,9 +56,10 @@ if [[ "${1:-}" == --background ]]; then
     until [[ -e "$logs/integration.started" ]]; do sleep 5; done
     step sanitized-tests ctest --preset debug -L 'unit|fast|fuzz' -LE alone -j "$(nproc)"
   }
-  step control-plane hack/cluster/build.sh
+  # CoreDNS only for the real node, after the JobSet controller: `cluster.up` needs neither.
+  step control-plane hack/cluster/build.sh control-plane
   step images images &
-  step jobset hack/jobset/build.sh &
+  { step jobset hack/jobset/build.sh; step coredns hack/cluster/build.sh coredns; } &
   sanitized &
   wait
   exit 0
@@ -84,7 +88,7 @@ trap 'exit 130' INT TERM
 # (sched_autogroup_enabled) a session is scheduled as one group, which would otherwise get half
 # the CPU whatever its processes' nice.
 start_background() {
-  rm -f "$logs"/{control-plane,images,sanitized-build,sanitized-tests}.status \
+  rm -f "$logs"/{control-plane,images,jobset,coredns,sanitized-build,sanitized-tests}.status \
     "$logs/integration.started"
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
     background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
@@ -145,6 +149,7 @@ wait "$bg_pid" 2>/dev/null || true
 step_done "waited for the background builds" "$((SECONDS - t))"
 step_status control-plane || true
 step_status jobset || true
+step_status coredns || true
 step_status images || true
 if step_status sanitized-build; then
   step_status sanitized-tests || status=1

@@ -12,6 +12,11 @@
 #
 # Idempotent: when the binaries and their stamps are present it returns at once.
 # Prints the bin directory on stdout (progress goes to stderr).
+#   build.sh [GROUP...]  the groups to build, default both:
+#     control-plane      Kubernetes, etcd and kwok (what `up.sh` needs)
+#     coredns            CoreDNS (what the real node needs beside them: node.sh)
+#                        Each group has its own lock, so a caller that needs only the control
+#                        plane never waits for CoreDNS's build (hack/test.sh builds it later).
 #   --force          rebuild even if the stamps match
 #   --print-bin-dir  print the bin directory and exit (builds nothing)
 # Cold (empty cache, 2 cores): ~9 min, 2 GB peak RSS, 1.3 GB cache; see
@@ -32,11 +37,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/lib.sh"
 
 force=0
+groups=()
 for arg in "$@"; do
   case "$arg" in
+    control-plane | coredns) groups+=("$arg") ;;
     --force) force=1 ;;
     --print-bin-dir) bin_dir="$(cluster_bin_dir)"; echo "$bin_dir"; exit 0 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) die "build.sh: unknown argument $arg" ;;
   esac
 done
@@ -66,11 +73,16 @@ stamp_ok() { # file expected bins...
   local b; for b in "$@"; do [[ -x "$bin_dir/$b" ]] || return 1; done
 }
 
-need_k8s=1 need_kwok=1 need_coredns=1
+(( ${#groups[@]} )) || groups=(control-plane coredns)
+want_control_plane=0 want_coredns=0
+for g in "${groups[@]}"; do
+  case "$g" in control-plane) want_control_plane=1 ;; coredns) want_coredns=1 ;; esac
+done
+need_k8s=$want_control_plane need_kwok=$want_control_plane need_coredns=$want_coredns
 if (( ! force )); then
-  stamp_ok "$bin_dir/.stamp-k8s" "$k8s_stamp" "${k8s_bins[@]}" && need_k8s=0
-  stamp_ok "$bin_dir/.stamp-kwok" "$kwok_stamp" kwok && need_kwok=0
-  stamp_ok "$bin_dir/.stamp-coredns" "$coredns_stamp" coredns && need_coredns=0
+  (( need_k8s )) && stamp_ok "$bin_dir/.stamp-k8s" "$k8s_stamp" "${k8s_bins[@]}" && need_k8s=0
+  (( need_kwok )) && stamp_ok "$bin_dir/.stamp-kwok" "$kwok_stamp" kwok && need_kwok=0
+  (( need_coredns )) && stamp_ok "$bin_dir/.stamp-coredns" "$coredns_stamp" coredns && need_coredns=0
 fi
 if (( ! need_k8s && ! need_kwok && ! need_coredns )); then
   echo "$bin_dir"
@@ -79,17 +91,24 @@ fi
 
 command -v go >/dev/null || die "go not found in PATH (need Go >= $(awk '$1=="go"{print $2}' "$here/go.mod"))"
 mkdir -p "$version_dir" "$bin_dir"
-# One builder at a time per version (a second caller waits, then finds the stamps).
-exec 9>"$version_dir/.build.lock"
+# One builder at a time per version and group (a second caller waits, then finds the stamps).
+# Each group has its own lock and its own Go build cache, so the two can build side by side.
+lock_name=.build.lock go_cache_name=build
+if (( ! need_k8s && ! need_kwok )); then lock_name=.build-coredns.lock go_cache_name=build-coredns; fi
+exec 9>"$version_dir/$lock_name"
 if ! flock -n 9; then
-  log "another build.sh is running for $k8s_version; waiting for it"
+  log "another build.sh is building into $bin_dir; waiting for it"
   flock 9
   exec "$0" "$@"
+fi
+if (( need_k8s || need_kwok )) && (( need_coredns )); then
+  exec 8>"$version_dir/.build-coredns.lock"
+  flock 8
 fi
 
 cache_root="$(cache_root)"
 export GOMODCACHE="${TRAINCTL_GOMODCACHE:-$cache_root/go/mod}"
-export GOCACHE="${TRAINCTL_GOCACHE:-$cache_root/go/build}"
+export GOCACHE="${TRAINCTL_GOCACHE:-$cache_root/go/$go_cache_name}"
 export CGO_ENABLED=0 GOTOOLCHAIN=local GOWORK=off GOFLAGS=-buildvcs=false
 # Less compile work for the same binaries: no DWARF made by the compiler (the linker's -w drops
 # it anyway), and the compiler's garbage collector run less often (it has the memory: peak RSS
@@ -203,5 +222,5 @@ if [[ "${TRAINCTL_KEEP_GOCACHE:-0}" != 1 && -z "${TRAINCTL_GOCACHE:-}" ]]; then
   rm -rf "$GOCACHE"
 fi
 log "all binaries in $bin_dir ($(( SECONDS - start_all ))s)"
-"$bin_dir/kube-apiserver" --version >&2
+if [[ -x "$bin_dir/kube-apiserver" ]]; then "$bin_dir/kube-apiserver" --version >&2; fi
 echo "$bin_dir"

@@ -54,13 +54,22 @@ for arg in "$@"; do
 done
 (( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer|mpi-pi..."
 
-# The registry's storage and buildah's are shared by every images.sh of this cache.
+# The registry's storage and buildah's are shared by every images.sh of this cache: one
+# images.sh writes at a time (take_lock, below). A run that finds every image it was asked
+# for reads only, and takes no lock: the real node's start does not wait while hack/test.sh
+# builds an image the node does not need.
 mkdir -p "$REGISTRY_DIR"
-exec 7>"$REGISTRY_DIR/.images.lock"
-if ! flock -n 7; then
-  log "images: another images.sh is building into $REGISTRY_DIR; waiting for it"
-  flock 7
-fi
+take_lock() {
+  exec 7>"$REGISTRY_DIR/.images.lock"
+  if ! flock -n 7; then
+    log "images: another images.sh is building into $REGISTRY_DIR; waiting for it"
+    flock 7
+  fi
+}
+# would_write: called before anything is written; in the read-only pass (checking=1) it ends
+# that pass with status 3 ("something to build").
+checking=0
+would_write() { if (( checking )); then exit 3; fi; }
 
 registry_pid=""
 if (( own_registry )); then
@@ -109,6 +118,7 @@ trap cleanup EXIT
 # new_image: an empty OCI image in $work/oci (tag "img") with its root filesystem unpacked at
 # $work/bundle/rootfs.
 new_image() {
+  would_write
   work="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-image.XXXXXX")"
   umoci init --layout "$work/oci"
   umoci new --image "$work/oci:img"
@@ -189,6 +199,7 @@ debian_rootfs() {
 
 # also_name FROM TO: a second name for an image already in the registry.
 also_name() {
+  would_write
   skopeo copy --quiet --src-tls-verify=false --dest-tls-verify=false "docker://$REGISTRY/$1" "docker://$REGISTRY/$2"
 }
 
@@ -244,6 +255,7 @@ layered_image() {
   if present "${stamp%:*}" "${stamp##*:}" && present "${ref%:*}" "${ref##*:}" && (( ! force )); then
     return 0
   fi
+  would_write
   local t0=$SECONDS
   work="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-image.XXXXXX")"
   skopeo copy --quiet --src-tls-verify=false "docker://$REGISTRY/$base" "oci:$work/oci:img"
@@ -390,6 +402,7 @@ build_debian_slim() {
 # is removed from buildah's storage once pushed (the registry holds it).
 buildah_build() {
   local dockerfile="$1" context="$2" ref="$3"; shift 3
+  would_write
   command -v buildah >/dev/null || die "images: buildah is missing (hack/install-deps.sh test installs it)"
   local store log conf
   store="$(cache_root)/buildah"
@@ -431,6 +444,7 @@ build_operator() {
   build_debian_slim
   hash="$(cat "$(repo_root)/Dockerfile" "$binary" | sha256sum | cut -c1-12)"
   if ! present trainctl/operator "$hash" || (( force )); then
+    would_write
     local t0=$SECONDS
     work="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-image.XXXXXX")"
     install -m 0755 -s "$binary" "$work/trainctl"
@@ -468,6 +482,7 @@ build_fine_tuning_image() {
   also_name "trainctl/$name:$hash" "trainctl/$name:dev"
 }
 
+build_all() {
 for image in "${images[@]}"; do
   case "$image" in
     pause) build_pause ;;
@@ -481,3 +496,12 @@ for image in "${images[@]}"; do
     mpi-pi) build_mpi_pi_stand_in openmpi && build_mpi_pi_stand_in mpich ;;
   esac
 done
+}
+
+# First read only: when every image is there, nothing waits for the lock. The pass runs in a
+# subshell with its own clean-up (its temporary folders), which must not stop the registry.
+if (( ! force )) && ( checking=1 registry_pid=""; trap cleanup EXIT; build_all ); then
+  exit 0
+fi
+take_lock
+build_all

@@ -61,7 +61,7 @@ for tool in openssl curl base64 setsid flock; do
   command -v "$tool" >/dev/null || die "$tool not found in PATH"
 done
 
-BIN="$("$here/build.sh")"
+BIN="$("$here/build.sh" control-plane)"
 KUBECTL="$BIN/kubectl"
 mkdir -p "$STATE"/{pki,logs,run,etcd,config}
 chmod 700 "$STATE/pki" "$STATE/etcd"

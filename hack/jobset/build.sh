@@ -44,7 +44,7 @@ for arg in "$@"; do
 done
 
 # The cluster's kubectl renders the manifests (its kustomize is part of the stamp).
-bin_dir="$("$here/../cluster/build.sh")"
+bin_dir="$("$here/../cluster/build.sh" control-plane)"
 recipe=1
 stamp="recipe=$recipe module=$module@$version go=$(go env GOVERSION 2>/dev/null || echo none) kubectl=$(k8s_version)"
 if (( ! force )) && [[ -x "$dir/bin/jobset-controller" && -s "$dir/install.yaml" && -f "$dir/.stamp" &&
