@@ -54,9 +54,36 @@ const std::vector<std::string>& ObservedLabels() {
   return labels;
 }
 
-ReplicaObserver::ReplicaObserver(const api::Job& job)
-    : job_(job), default_container_(job.info().default_container) {
-  for (const auto& [type, spec] : job.replica_specs) types_.emplace_back(api::ToLower(type), type);
+const std::vector<std::string>& TrainJobObservedLabels() {
+  static const std::vector<std::string> labels = {
+      "jobset.sigs.k8s.io/jobset-name", "jobset.sigs.k8s.io/replicatedjob-name",
+      "batch.kubernetes.io/job-completion-index", "jobset.sigs.k8s.io/restart-attempt"};
+  return labels;
+}
+
+namespace {
+
+// The container whose state stands for the replica's (see ReplicaObserver::Type).
+std::string ReplicaContainer(const api::ReplicaSpec& spec, const std::string& default_container) {
+  const nlohmann::json* containers = nullptr;
+  if (spec.pod_template.is_object() && spec.pod_template.contains("spec") &&
+      spec.pod_template["spec"].is_object() && spec.pod_template["spec"].contains("containers"))
+    containers = &spec.pod_template["spec"]["containers"];
+  if (!containers || !containers->is_array() || containers->empty()) return default_container;
+  for (const nlohmann::json& c : *containers)
+    if (c.is_object() && c.value("name", "") == default_container) return default_container;
+  const nlohmann::json& first = containers->front();
+  return first.is_object() && first.contains("name") && first["name"].is_string()
+             ? first["name"].get<std::string>()
+             : default_container;
+}
+
+}  // namespace
+
+ReplicaObserver::ReplicaObserver(const api::Job& job) : job_(job) {
+  const std::string default_container = job.info().default_container;
+  for (const auto& [type, spec] : job.replica_specs)
+    types_.push_back({api::ToLower(type), type, ReplicaContainer(spec, default_container)});
 }
 
 std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
@@ -67,10 +94,12 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
   const bool by_role = !type_label && job_.IsMpiV2();
   if (by_role) type_label = pod.Label(4);
   if (!type_label) return std::nullopt;
-  const std::string* type = nullptr;
-  for (const auto& [lower, exact] : types_)
-    if (lower == *type_label) type = &exact;  // the last match, as the spec map orders them
-  if (!type) return std::nullopt;
+  const Type* found = nullptr;
+  for (const Type& t : types_)
+    if (t.lower == *type_label) found = &t;  // the last match, as the spec map orders them
+  if (!found) return std::nullopt;
+  const std::string* type = &found->exact;
+  const std::string& container = found->container;
   int index = -1;
   if (!index_label) {
     // The MPI launcher carries no index label (as upstream's); there is one launcher.
@@ -107,7 +136,7 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
       break;
   }
   for (const kube::ContainerSummary& c : pod.containers) {
-    if (c.name != default_container_) continue;
+    if (c.name != container) continue;
     o.restarts = c.restart_count;
     if (c.running_since > 0) o.started_at = Time(std::chrono::seconds(c.running_since));
     o.awaiting_restart = c.terminated && o.phase == engine::Phase::kRunning;
@@ -128,7 +157,7 @@ std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     o.notice_done = pod.detail->notice_done;
   }
   o.terminating = pod.terminating;
-  if (pod.detail) Explain(*pod.detail, default_container_, &o);
+  if (pod.detail) Explain(*pod.detail, container, &o);
   return o;
 }
 

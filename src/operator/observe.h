@@ -20,6 +20,11 @@ namespace trainctl::op {
 // The labels the operator's pod informer keeps, in this order.
 const std::vector<std::string>& ObservedLabels();
 
+// The same slots for a TrainJob's pods, which JobSet labels: its name (the TrainJob's), the
+// replicated job (the replica type), the completion index within it, and JobSet's restart count
+// (the attempt of a Gang TrainJob).
+const std::vector<std::string>& TrainJobObservedLabels();
+
 // Observes the pods of one job, one at a time (the job's replica types looked up once): for a
 // caller that visits the cache's pods in place (kube::Store::VisitIndex) instead of copying them.
 class ReplicaObserver {
@@ -30,8 +35,13 @@ class ReplicaObserver {
 
  private:
   const api::Job& job_;
-  std::string default_container_;
-  std::vector<std::pair<std::string, std::string>> types_;  // lowercase label value → exact type
+  // lowercase label value → exact type, and the container whose state is the replica's: the
+  // kind's default container, or for a group whose template has none of that name (a
+  // TrainJob's initializers) its first container.
+  struct Type {
+    std::string lower, exact, container;
+  };
+  std::vector<Type> types_;
 };
 
 std::vector<engine::ReplicaObservation> ObserveReplicas(const api::Job& job,

@@ -3,7 +3,9 @@
 #include "api/json_fields.h"
 #include "api/manifest.h"
 #include "api/training_runtime.h"
+#include "operator/observe.h"
 #include "operator/trainjob_jobset.h"
+#include "operator/trainjob_why.h"
 
 namespace trainctl::op {
 namespace {
@@ -15,6 +17,10 @@ std::string SnapshotName(const std::string& job) { return job + "-runtime-snapsh
 // How long a new JobSet may go without any status before the TrainJob says that no JobSet
 // controller answers.
 constexpr Duration kJobSetAnswerGrace{30000};
+
+// The pod index of the TrainJob a pod belongs to (JobSet names its pods' JobSet, which is the
+// TrainJob's name).
+constexpr const char* kTrainJobIndex = "trainjob";
 
 const json& Field(const json& object, const char* key) {
   static const json kNull;
@@ -69,7 +75,28 @@ TrainJobController::TrainJobController(kube::Client* client, const Clock* clock,
       recorder_(recorder),
       queue_(clock),
       trainjobs_([](const json& o) { return std::optional<json>(o); }),
-      jobsets_([](const json& o) { return std::optional<json>(o); }) {
+      jobsets_([](const json& o) { return std::optional<json>(o); }),
+      pods_([](const json& o) { return kube::ProjectPod(o, TrainJobObservedLabels()); }) {
+  pods_.SetPageProjector(
+      [](std::string_view body) { return kube::ProjectPodList(body, TrainJobObservedLabels()); });
+  pods_.SetEventProjector([](std::string_view event) {
+    return kube::ProjectPodEvent(event, TrainJobObservedLabels());
+  });
+  auto trainjob_of = [](const kube::PodSummary& p) -> std::vector<std::string> {
+    const std::string* jobset = p.Label(0);
+    if (!jobset) return {};
+    return {p.namespace_ + "/" + *jobset};
+  };
+  pods_.AddIndexer(kTrainJobIndex, trainjob_of);
+  auto enqueue_pod = [this, trainjob_of](const kube::PodSummary& p) {
+    for (const std::string& key : trainjob_of(p)) queue_.Add(key);
+  };
+  pods_.SetHandlers({
+      .on_add = [enqueue_pod](const std::string&, const kube::PodSummary& p) { enqueue_pod(p); },
+      .on_update = [enqueue_pod](const std::string&, const kube::PodSummary&,
+                                 const kube::PodSummary& p) { enqueue_pod(p); },
+      .on_delete = [enqueue_pod](const std::string&, const kube::PodSummary& p) { enqueue_pod(p); },
+  });
   trainjobs_.SetHandlers({
       .on_add = [this](const std::string& key, const json&) { queue_.Add(key); },
       .on_update = [this](const std::string& key, const json&, const json&) { queue_.Add(key); },
@@ -99,18 +126,24 @@ void TrainJobController::Start() {
   trainjob_reflector_ =
       std::make_unique<kube::Reflector>(client_, kTrainJobs, options, &trainjobs_);
   jobset_reflector_ = std::make_unique<kube::Reflector>(client_, kJobSets, options, &jobsets_);
+  kube::ReflectorOptions pod_options = options;
+  pod_options.label_selector = TrainJobObservedLabels()[0];  // only JobSets' pods
+  pod_reflector_ = std::make_unique<kube::Reflector>(client_, kube::kPods, pod_options, &pods_);
   trainjob_reflector_->Start();
   jobset_reflector_->Start();
+  pod_reflector_->Start();
   for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { Worker(); });
 }
 
 bool TrainJobController::Synced() const {
-  return trainjob_reflector_ && trainjob_reflector_->HasSynced() && jobset_reflector_->HasSynced();
+  return trainjob_reflector_ && trainjob_reflector_->HasSynced() &&
+         jobset_reflector_->HasSynced() && pod_reflector_->HasSynced();
 }
 
 bool TrainJobController::WaitForSync(Duration timeout) {
   if (!trainjob_reflector_) return false;
-  return trainjob_reflector_->WaitForSync(timeout) && jobset_reflector_->WaitForSync(timeout);
+  return trainjob_reflector_->WaitForSync(timeout) && jobset_reflector_->WaitForSync(timeout) &&
+         pod_reflector_->WaitForSync(timeout);
 }
 
 void TrainJobController::Stop() {
@@ -120,6 +153,7 @@ void TrainJobController::Stop() {
   workers_.clear();
   if (trainjob_reflector_) trainjob_reflector_->Stop();
   if (jobset_reflector_) jobset_reflector_->Stop();
+  if (pod_reflector_) pod_reflector_->Stop();
 }
 
 void TrainJobController::Worker() {
@@ -163,11 +197,16 @@ void TrainJobController::Restarted(const json& jobset, int64_t restarts) {
 
 void TrainJobController::Warn(const json& trainjob, const std::string& reason,
                               const std::string& message) {
+  Record(trainjob, "Warning", reason, message);
+}
+
+void TrainJobController::Record(const json& trainjob, const std::string& type,
+                                const std::string& reason, const std::string& message) {
   if (!recorder_) return;
   kube::EventInput event;
   event.object = {api::kTrainerApiVersion, "TrainJob", NamespaceOf(trainjob), NameOf(trainjob),
                   UidOf(trainjob)};
-  event.type = "Warning";
+  event.type = type;
   event.reason = reason;
   event.message = message.size() > 950 ? message.substr(0, 950) : message;
   recorder_->Record(std::move(event));
@@ -224,7 +263,11 @@ StatusOr<json> TrainJobController::Snapshot(const json& trainjob) {
 SyncResult TrainJobController::Sync(const std::string& key) {
   SyncResult result;
   std::optional<json> cached = trainjobs_.Get(key);
-  if (!cached || !ManagedByUs(*cached)) return result;
+  if (!cached || !ManagedByUs(*cached)) {
+    std::lock_guard<std::mutex> lock(written_mu_);
+    message_written_.erase(key);
+    return result;
+  }
   const json& trainjob = *cached;
   if (Field(Field(trainjob, "metadata"), "deletionTimestamp").is_string()) return result;
   const std::string ns = NamespaceOf(trainjob), name = NameOf(trainjob);
@@ -235,6 +278,7 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     return result;
   }
   const bool finished = ConditionTrue(trainjob, "Complete") || ConditionTrue(trainjob, "Failed");
+  std::optional<api::LoadedJob> resolved;  // the TrainJob against its runtime, while it runs
   if (!finished) {
     StatusOr<json> runtime_doc = Snapshot(trainjob);
     if (!runtime_doc.ok()) {
@@ -256,6 +300,7 @@ SyncResult TrainJobController::Sync(const std::string& key) {
       Warn(trainjob, "TrainJobResourcesCreationFailed", job.status().message());
       return result;  // the spec must change first; its update wakes us
     }
+    resolved = *job;
     StatusOr<json> want = BuildJobSet(job->job, UidOf(trainjob));
     if (!want.ok()) {
       Warn(trainjob, "TrainJobResourcesCreationFailed", want.status().message());
@@ -314,6 +359,36 @@ SyncResult TrainJobController::Sync(const std::string& key) {
                " s: is the JobSet controller (sigs.k8s.io/jobset) running?");
     if (!result.requeue_after || *result.requeue_after > kJobSetAnswerGrace)
       result.requeue_after = kJobSetAnswerGrace;  // look again (once more) after the grace
+  }
+  if (resolved && jobset) {
+    // What the pods say (the engine's rules): why the nodes are not running, who failed first.
+    std::vector<engine::ReplicaObservation> observed;
+    ReplicaObserver observer(resolved->job);
+    pods_.VisitIndex(kTrainJobIndex, key, [&](const kube::PodSummary& pod) {
+      if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
+        observed.push_back(std::move(*o));
+    });
+    std::optional<Time> written_at;
+    {
+      std::lock_guard<std::mutex> lock(written_mu_);
+      if (auto it = message_written_.find(key); it != message_written_.end())
+        written_at = it->second;
+    }
+    const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
+    TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status),
+                                        resolved->job, observed, suspended, now, written_at);
+    status = std::move(why.status);
+    if (why.refresh_after && (!result.requeue_after || *why.refresh_after < *result.requeue_after))
+      result.requeue_after = why.refresh_after;
+    for (const engine::Event& e : why.events) Record(trainjob, e.type, e.reason, e.message);
+    std::lock_guard<std::mutex> lock(written_mu_);
+    if (why.message_written) message_written_[key] = now;
+    if (status.is_object() && !status.contains("conditions")) message_written_.erase(key);
+  }
+  if (!resolved) {
+    status = KeepFirstFailure(Field(trainjob, "status"), std::move(status));
+    std::lock_guard<std::mutex> lock(written_mu_);
+    message_written_.erase(key);
   }
   if (status != Field(trainjob, "status")) {
     json body = {{"status", status}};

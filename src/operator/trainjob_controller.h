@@ -14,7 +14,10 @@
 //           changed (Failed/DeadlineExceeded once activeDeadlineSeconds has passed, and the
 //           JobSet deleted), Warning events for what stops it (no runtime, a refused JobSet, a
 //           JobSet no controller has given a status for 30 s: JobSetNotReconciled), and a
-//           TrainJobRestarting event each time JobSet restarts the whole job (a Gang TrainJob)
+//           TrainJobRestarting event each time JobSet restarts the whole job (a Gang TrainJob);
+//           from the TrainJob's pods (a third informer, on JobSet's jobset-name label), what the
+//           engine says about them: ReplicasReady with why its nodes are not running, and the
+//           first failing node on the Failed condition (operator/trainjob_why.h)
 //
 // A TrainJob whose spec.managedBy names another controller (MultiKueue) is left alone; a
 // finished one only has its status kept. Start() launches informers and workers; Stop() ends
@@ -22,7 +25,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -31,6 +36,7 @@
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kube/event_recorder.h"
+#include "kube/pod_summary.h"
 #include "kube/reflector.h"
 #include "kube/store.h"
 #include "kube/work_queue.h"
@@ -63,10 +69,13 @@ class TrainJobController {
   // The informers' caches; tests feed them as a reflector would.
   kube::ReflectorConsumer* TrainJobCache() { return &trainjobs_; }
   kube::ReflectorConsumer* JobSetCache() { return &jobsets_; }
+  kube::ReflectorConsumer* PodCache() { return &pods_; }
 
  private:
   void Worker();
   void Warn(const nlohmann::json& trainjob, const std::string& reason, const std::string& message);
+  void Record(const nlohmann::json& trainjob, const std::string& type, const std::string& reason,
+              const std::string& message);
   // A Warning TrainJobRestarting on the TrainJob that owns `jobset`, which JobSet has just
   // restarted as a whole (its status.restarts grew to `restarts`).
   void Restarted(const nlohmann::json& jobset, int64_t restarts);
@@ -80,7 +89,11 @@ class TrainJobController {
   kube::EventRecorder* recorder_;
   kube::WorkQueue queue_;
   kube::Store<nlohmann::json> trainjobs_, jobsets_;
-  std::unique_ptr<kube::Reflector> trainjob_reflector_, jobset_reflector_;
+  kube::Store<kube::PodSummary> pods_;
+  std::unique_ptr<kube::Reflector> trainjob_reflector_, jobset_reflector_, pod_reflector_;
+  // When each TrainJob's ReplicasReady message was last written (its refresh spacing).
+  std::mutex written_mu_;
+  std::map<std::string, Time> message_written_;
   std::vector<std::thread> workers_;
   std::atomic<bool> stopping_{false};
 };

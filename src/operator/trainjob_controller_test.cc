@@ -38,6 +38,31 @@ json TrainJob(bool suspend = false, const std::string& runtime = "torch") {
   return tj;
 }
 
+// The TrainJob's condition of `type` (null when it has none).
+json Cond(const json& tj, const std::string& type) {
+  if (tj.contains("status") && tj["status"].contains("conditions"))
+    for (const json& c : tj["status"]["conditions"])
+      if (c.value("type", "") == type) return c;
+  return nullptr;
+}
+
+// A pod of node `index` of TrainJob tj, as JobSet labels it.
+json NodePod(int index) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", "tj-node-0-" + std::to_string(index) + "-x"},
+            {"namespace", "ns"},
+            {"uid", "00000000-0000-0000-0000-00000000000" + std::to_string(index)},
+            {"resourceVersion", "1"},
+            {"labels",
+             {{"jobset.sigs.k8s.io/jobset-name", "tj"},
+              {"jobset.sigs.k8s.io/replicatedjob-name", "node"},
+              {"batch.kubernetes.io/job-completion-index", std::to_string(index)}}}}},
+          {"spec", {{"containers", json::array({{{"name", "node"}, {"image", "i"}}})}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
 class TrainJobSyncTest : public ::testing::Test {
  protected:
   TrainJobSyncTest() : clock_(Time(std::chrono::seconds(1700000000))) {
@@ -100,8 +125,10 @@ TEST_F(TrainJobSyncTest, SuspendIsKeptInStepAndTheStatusWritten) {
   EXPECT_EQ((*api_->Object(std::string(kJobSetsPath) + "/tj"))["spec"]["suspend"], true);
   json tj = *api_->Object(std::string(kJobs) + "/tj");
   ASSERT_TRUE(tj["status"]["conditions"].is_array());
-  EXPECT_EQ(tj["status"]["conditions"][0]["type"], "Suspended");
-  EXPECT_EQ(tj["status"]["conditions"][0]["status"], "True");
+  EXPECT_EQ(Cond(tj, "Suspended")["status"], "True");
+  EXPECT_EQ(tj["status"]["conditions"][0]["type"], "ReplicasReady") << "first, as for v1";
+  EXPECT_EQ(Cond(tj, "ReplicasReady")["reason"], "Suspended");
+  EXPECT_EQ(tj["status"]["conditions"].back()["type"], "Suspended") << "kubectl's STATE";
   CatchUp();
   json resumed = tj;
   resumed["spec"]["suspend"] = false;
@@ -110,7 +137,7 @@ TEST_F(TrainJobSyncTest, SuspendIsKeptInStepAndTheStatusWritten) {
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   EXPECT_EQ((*api_->Object(std::string(kJobSetsPath) + "/tj"))["spec"]["suspend"], false);
   tj = *api_->Object(std::string(kJobs) + "/tj");
-  EXPECT_EQ(tj["status"]["conditions"][0]["reason"], "Resumed");
+  EXPECT_EQ(Cond(tj, "Suspended")["reason"], "Resumed");
 }
 
 TEST_F(TrainJobSyncTest, AMissingRuntimeIsAWarningAndNoJobSet) {
@@ -229,6 +256,93 @@ TEST_F(TrainJobSyncTest, AWholeJobSetRestartIsSaidOnTheTrainJob) {
   js["metadata"]["resourceVersion"] = "999";
   controller_->JobSetCache()->Apply(kube::WatchEventType::kModified, js);
   EXPECT_TRUE(Warned(recorder_.get(), *api_, "TrainJobRestarting"));
+}
+
+TEST_F(TrainJobSyncTest, WhyItsNodesAreNotRunningIsSaidFromItsPods) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(2));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  CatchUp();
+  json running = NodePod(0);
+  running["status"] = {{"phase", "Running"}};
+  controller_->PodCache()->Apply(kube::WatchEventType::kAdded, running);
+  json stuck = NodePod(1);
+  stuck["status"]["conditions"] = json::array({{{"type", "PodScheduled"},
+                                                {"status", "False"},
+                                                {"reason", "Unschedulable"},
+                                                {"message", "0/3 nodes are available: 3 Insufficient cpu."}}});
+  controller_->PodCache()->Apply(kube::WatchEventType::kAdded, stuck);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json tj = *api_->Object(std::string(kJobs) + "/tj");
+  json ready = Cond(tj, "ReplicasReady");
+  ASSERT_TRUE(ready.is_object()) << tj.dump();
+  EXPECT_EQ(ready["status"], "False");
+  EXPECT_EQ(ready["reason"], "Unschedulable");
+  EXPECT_NE(ready["message"].get<std::string>().find("Insufficient cpu"), std::string::npos)
+      << ready.dump();
+  EXPECT_FALSE(ready["lastTransitionTime"].get<std::string>().empty());
+  EXPECT_TRUE(Warned(recorder_.get(), *api_, "Unschedulable"));
+
+  // Scheduled and running: all running.
+  CatchUp();
+  stuck["status"] = {{"phase", "Running"}};
+  stuck["metadata"]["resourceVersion"] = "2";
+  controller_->PodCache()->Apply(kube::WatchEventType::kModified, stuck);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  tj = *api_->Object(std::string(kJobs) + "/tj");
+  EXPECT_EQ(Cond(tj, "ReplicasReady")["status"], "True");
+  EXPECT_EQ(Cond(tj, "ReplicasReady")["reason"], "AllReplicasRunning");
+}
+
+TEST_F(TrainJobSyncTest, TheFirstFailingNodeIsOnTheFailedConditionAndKept) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(2));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  CatchUp();
+  json ok = NodePod(0);
+  ok["status"] = {{"phase", "Failed"},
+                  {"containerStatuses",
+                   json::array({{{"name", "node"},
+                                 {"restartCount", 0},
+                                 {"state",
+                                  {{"terminated",
+                                    {{"exitCode", 137},
+                                     {"reason", "Error"},
+                                     {"finishedAt", "2023-11-14T22:20:00Z"}}}}}}})}};
+  json bad = NodePod(1);
+  bad["status"] = {{"phase", "Failed"},
+                   {"containerStatuses",
+                    json::array({{{"name", "node"},
+                                  {"restartCount", 0},
+                                  {"state",
+                                   {{"terminated",
+                                     {{"exitCode", 3},
+                                      {"reason", "Error"},
+                                      {"message", "ValueError: loss is nan"},
+                                      {"finishedAt", "2023-11-14T22:13:20Z"}}}}}}})}};
+  controller_->PodCache()->Apply(kube::WatchEventType::kAdded, ok);
+  controller_->PodCache()->Apply(kube::WatchEventType::kAdded, bad);
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  js["status"] = {{"conditions", json::array({{{"type", "Failed"},
+                                               {"status", "True"},
+                                               {"reason", "FailedJobs"},
+                                               {"message", "jobset failed due to one or more job failures"},
+                                               {"lastTransitionTime", "2023-11-14T22:13:21Z"}}})}};
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
+                                    api_->Seed(std::string(kJobSetsPath) + "/tj", js));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json tj = *api_->Object(std::string(kJobs) + "/tj");
+  const std::string message = Cond(tj, "Failed")["message"];
+  EXPECT_EQ(message.rfind("jobset failed due to one or more job failures\nFirst failure: ", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("tj-node-0-1-x"), std::string::npos) << "the earlier end: " << message;
+  EXPECT_NE(message.find("exited with code 3"), std::string::npos) << message;
+  EXPECT_NE(message.find("loss is nan"), std::string::npos) << message;
+  EXPECT_FALSE(Cond(tj, "ReplicasReady").is_object()) << "a finished job has no readiness";
+  // Later passes (the JobSet's message recomputed each time) keep it.
+  CatchUp();
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_EQ((*api_->Object(std::string(kJobs) + "/tj"))["status"], tj["status"]);
 }
 
 }  // namespace

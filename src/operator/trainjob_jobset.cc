@@ -211,6 +211,8 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
             if (c.is_object()) UpsertEnv(&c, {AttemptEnv()});
       job_spec["backoffLimit"] = 0;
     }
+    // A failed node's last output in its container's end (the first failure's text, the why).
+    SetTerminationMessagePolicy(&ObjectAt(pod, "spec"));
     job_spec["template"] = std::move(pod);
 
     const int64_t count = name == job.trainer_group

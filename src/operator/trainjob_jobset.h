@@ -22,7 +22,9 @@
 //              failurePolicy.maxRestarts is the job's backoff limit (unless the runtime has a
 //              failurePolicy), every Job's backoffLimit 0 and its pods' restartPolicy Never,
 //              so one failed pod restarts every node together, counted once; every container
-//              gets TRAINCTL_RESTART_ATTEMPT from JobSet's restart-attempt pod label
+//              gets TRAINCTL_RESTART_ATTEMPT from JobSet's restart-attempt pod label; every
+//              container without a terminationMessagePolicy gets FallbackToLogsOnError (a
+//              failed node's last output for the first failure's text)
 //   errors     kFailedPrecondition for an unresolved job and for mlPolicy mpi and flux (not
 //              served on a cluster yet); kInvalid for an envInjection target that is missing
 //

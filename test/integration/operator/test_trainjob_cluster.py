@@ -170,6 +170,8 @@ class TrainJobOnJobSet(unittest.TestCase):
     def test_a_gang_trainjob_restarts_every_node_through_jobset(self):
         runtime = torch_runtime("failing", self.ns, seconds=1, exit_code=3)
         node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+        node["template"]["metadata"]["annotations"]["trainctl.dev/kwok-termination-message"] = (
+            "RuntimeError: NCCL communicator was aborted")
         node["backoffLimit"] = 1  # the TrainJob's backoff limit: JobSet's maxRestarts
         self.apply(runtime)
         job = trainjob("gang", self.ns, "failing", numNodes=2)
@@ -180,6 +182,11 @@ class TrainJobOnJobSet(unittest.TestCase):
         failed = self.wait("TrainJob Failed", lambda: self.conditions("gang").get("Failed"),
                            timeout=120)
         self.assertEqual(failed["reason"], "ReachedMaxRestarts")
+        # Upstream's message, then which node failed first, how, and its last output.
+        self.assertRegex(failed["message"],
+                         r"\nFirst failure: gang-node-0-[01]-\S+ \(node [01]\) exited with code 3")
+        self.assertIn("RuntimeError: NCCL communicator was aborted", failed["message"])
+        self.assertNotIn("ReplicasReady", self.conditions("gang"), "none once finished")
 
         def restarting():
             events = (get_json("events", "-n", self.ns, "--field-selector",
@@ -187,6 +194,24 @@ class TrainJobOnJobSet(unittest.TestCase):
             return [e for e in events if e["reason"] == "TrainJobRestarting"]
         said = self.wait("the restart said", restarting)
         self.assertIn("restarted every node together: restart 1 of 1", said[0]["message"])
+
+    def test_why_its_nodes_do_not_run_is_on_the_trainjob(self):
+        self.apply(torch_runtime("big", self.ns, seconds=600))
+        self.apply(trainjob("toobig", self.ns, "big", numNodes=2,
+                            resourcesPerNode={"requests": {"cpu": "100000"}}))
+        ready = self.wait("ReplicasReady Unschedulable", lambda: (
+            self.conditions("toobig").get("ReplicasReady", {}).get("reason") == "Unschedulable"
+            and self.conditions("toobig")["ReplicasReady"]))
+        self.assertEqual(ready["status"], "False")
+        self.assertIn("Insufficient cpu", ready["message"])
+        self.assertRegex(ready["message"], r"^[12]/2 replicas are unschedulable \(node [01]")
+        tj = self.get("trainjobs.trainer.kubeflow.org", "toobig")
+        self.assertEqual(tj["status"]["conditions"][0]["type"], "ReplicasReady")
+        # The CLI's REASON column reads it, as for every kind.
+        out = subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, "get", "tj",
+                              "toobig", "-o", "wide"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Unschedulable", out.stdout)
 
     def test_a_runtime_that_does_not_exist_is_said_in_an_event(self):
         self.apply(trainjob("orphan", self.ns, "no-such-runtime"))
