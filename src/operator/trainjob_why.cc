@@ -13,7 +13,7 @@ namespace {
 using nlohmann::json;
 
 // The CRD keeps at most this many conditions.
-constexpr size_t kMaxConditions = 8;
+constexpr size_t kMaxTrainJobConditions = 8;
 
 const json* FindType(const json& status, const char* type) {
   if (!status.is_object() || !status.contains("conditions") || !status["conditions"].is_array())
@@ -48,6 +48,15 @@ void AttributeFailure(const json& before, const std::vector<engine::ReplicaObser
     (*failed)["message"] = message + "\n" + *first;
 }
 
+// Whether ReplicasReady is written at all: only while something keeps the nodes from running.
+// All running, on their way (Starting) or suspended (upstream's own Suspended condition says
+// so) is no condition: the `kubeflow` SDK reports a TrainJob Running only while it has none.
+bool Told(const engine::Readiness& r) {
+  return !r.ready && r.reason != "Starting" && r.reason != "Suspended";
+}
+
+void ClearReadiness(json* status);
+
 // ReplicasReady through the engine's one rule (engine::ApplyReadiness), over metav1.Condition.
 void ApplyReadiness(const engine::Readiness& readiness, Time now,
                     std::optional<Time> message_written_at, TrainJobWhy* out) {
@@ -65,7 +74,13 @@ void ApplyReadiness(const engine::Readiness& readiness, Time now,
     view.conditions.push_back(std::move(c));
   }
   std::vector<engine::Event> events;
-  if (!engine::ApplyReadiness(readiness, now, &view, &events, &out->refresh_after)) return;
+  const bool changed = engine::ApplyReadiness(readiness, now, &view, &events, &out->refresh_after);
+  for (engine::Event& e : events) out->events.push_back(std::move(e));
+  if (!Told(readiness)) {  // nothing to tell: no condition (upstream's clients read it so)
+    if (current) ClearReadiness(&out->status);
+    return;
+  }
+  if (!changed) return;
   const api::Condition& next = view.conditions.front();
   json cond = {{"type", next.type},
                {"status", next.status},
@@ -80,8 +95,7 @@ void ApplyReadiness(const engine::Readiness& readiness, Time now,
                             }),
              list.end());
   list.insert(list.begin(), std::move(cond));
-  while (list.size() > kMaxConditions) list.erase(list.begin() + 1);  // the oldest others
-  for (engine::Event& e : events) out->events.push_back(std::move(e));
+  while (list.size() > kMaxTrainJobConditions) list.erase(list.begin() + 1);  // the oldest others
   out->message_written = true;
 }
 

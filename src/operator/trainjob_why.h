@@ -1,15 +1,17 @@
 // What trainctl adds to a TrainJob's status from its pods, by the engine's rules
 // (engine/diagnosis.h, the same as for the v1 kinds), where upstream's status says nothing:
 //
-//   ReplicasReady  first in the list, while the TrainJob is neither Complete nor Failed:
-//                  True/AllReplicasRunning, or False with why its nodes are not all running
-//                  (Unschedulable, ImagePullBackOff, CrashLoopBackOff, Starting, …, one
-//                  bounded paragraph); False/Suspended (WaitingForAdmission under Kueue) while
-//                  suspended. As engine::ApplyReadiness: lastTransitionTime moves when the status
-//                  does; a new reason is written at once, with an event for a problem; a new
-//                  message under the same reason at most every kReadinessRefresh
+//   ReplicasReady  first in the list, only while something keeps the nodes of a TrainJob that
+//                  is neither Complete nor Failed from running: False with the reason
+//                  (Unschedulable, ImagePullBackOff, CrashLoopBackOff, WaitingForAdmission
+//                  under Kueue, …) and one bounded paragraph. No condition while they run, start
+//                  or are suspended (upstream's Suspended says so): upstream has none then, and
+//                  the `kubeflow` SDK reports a TrainJob Running only while it has no condition.
+//                  As engine::ApplyReadiness: a new reason is written at once, with a Warning
+//                  event (a Normal AllReplicasRunning one when the problem ends); a new message
+//                  under the same reason at most every kReadinessRefresh
 //                  (`message_written_at`: when the current one was written; unknown = now may),
-//                  else `refresh_after` says when to look again. Removed once finished.
+//                  else `refresh_after` says when to look again.
 //   Failed         the message of the pass that first sets it gets "\nFirst failure: <node>
 //                  exited with code C …" and its last output (engine::FirstFailure); later
 //                  passes keep that message while the JobSet's stays the same.
