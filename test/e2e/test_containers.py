@@ -118,6 +118,57 @@ class RuntimeCases:
         self.assertIn("args custom-arg", worker)  # args replace the CMD, keep the ENTRYPOINT
         self.assertEqual(self.containers(), [])
 
+    def test_a_trainjob_runs_its_nodes_as_containers_with_the_torch_env(self):
+        # Trainer v2: the runtime in the same file, its node container this image; each node a
+        # container of it, wired as torchrun expects, node 0 reachable from node 1.
+        script = ("echo torch NNODES=$PET_NNODES RANK=$PET_NODE_RANK "
+                  "MASTER=$PET_MASTER_ADDR:$PET_MASTER_PORT; echo args $@")
+        text = f"""apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {{name: busybox-torch}}
+spec:
+  mlPolicy: {{numNodes: 1, torch: {{}}}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: {IMAGE}
+                  imagePullPolicy: IfNotPresent
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {{name: nodes}}
+spec:
+  runtimeRef: {{name: busybox-torch, kind: TrainingRuntime}}
+  trainer:
+    numNodes: 2
+    command: [/bin/sh, -c, '{script}', entry]
+    args: [from-the-trainjob]
+"""
+        path = self.write("trainjob.yaml", text)
+        job, proc = self.run_json(path, expect_code=0, timeout=120)
+        self.assertEqual(job["status"]["conditions"][-1]["type"], "Succeeded", self.explain(proc))
+        logs = {}
+        for node in ("node-0", "node-1"):
+            out = self.trainctl("logs", "tj", "nodes", "-r", node)
+            self.assertEqual(out.returncode, 0, self.explain(out))
+            logs[node] = out.stdout
+        master = [w for w in logs["node-0"].split() if w.startswith("MASTER=")][0]
+        self.assertIn("torch NNODES=2 RANK=0 ", logs["node-0"])
+        self.assertIn("torch NNODES=2 RANK=1 ", logs["node-1"])
+        self.assertIn(master, logs["node-1"])  # both find node 0 at one address
+        self.assertNotEqual(master, "MASTER=:")
+        self.assertIn("args from-the-trainjob", logs["node-1"])
+        self.assertEqual(self.containers(), [])
+
     def test_a_failed_container_restarts_in_place_under_on_failure(self):
         host = os.path.join(self.tmp, "marks")
         os.makedirs(host)
