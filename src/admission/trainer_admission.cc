@@ -1,5 +1,7 @@
 #include "admission/trainer_admission.h"
 
+#include <map>
+
 #include "admission/admission.h"
 #include "api/field_error.h"
 #include "api/json_bounds.h"
@@ -8,6 +10,7 @@
 #include "api/training_runtime.h"
 #include "api/trainjob_resolve.h"
 #include "api/validation.h"
+#include "kube/base64.h"
 
 namespace trainctl::admission {
 using nlohmann::json;
@@ -70,6 +73,58 @@ json ReviewTrainingRuntime(const std::string& body) {
       api::DecodeTrainingRuntime((*request)["object"], api::StringAt(*request, "name"));
   if (!runtime.ok()) return ReviewResponse(uid, false, runtime.status().message(), {});
   return ReviewResponse(uid, true, "", {});
+}
+
+json DefaultTrainJob(const std::string& body, Time now) {
+  json answer;
+  std::optional<json> request = AdmissionRequest(body, &answer);
+  if (!request) return answer;
+  const std::string uid = api::StringAt(*request, "uid");
+  const json& object = (*request)["object"];
+  const json* patches = nullptr;
+  if (object.contains("spec") && object["spec"].is_object() &&
+      object["spec"].contains("runtimePatches") && object["spec"]["runtimePatches"].is_array())
+    patches = &object["spec"]["runtimePatches"];
+  // The old entries by manager (UPDATE only).
+  std::map<std::string, const json*> before;
+  const bool update = api::StringAt(*request, "operation") == "UPDATE";
+  const json& old_object = update && request->contains("oldObject") ? (*request)["oldObject"]
+                                                                      : json();
+  if (old_object.is_object() && old_object.contains("spec") && old_object["spec"].is_object() &&
+      old_object["spec"].contains("runtimePatches") &&
+      old_object["spec"]["runtimePatches"].is_array())
+    for (const json& p : old_object["spec"]["runtimePatches"])
+      if (p.is_object()) before[api::StringAt(p, "manager")] = &p;
+  auto without_time = [](json p) {
+    p.erase("time");
+    return p;
+  };
+  const std::string stamp = FormatRfc3339(now);
+  json ops = json::array();
+  for (size_t i = 0; patches && i < patches->size(); ++i) {
+    const json& p = (*patches)[i];
+    if (!p.is_object()) continue;  // the CRD refuses it before we are asked
+    const std::string path = "/spec/runtimePatches/" + std::to_string(i) + "/time";
+    const bool has_time = p.contains("time") && !p["time"].is_null();
+    std::string time = has_time ? api::StringAt(p, "time") : "";  // what it is to have
+    auto old = before.find(api::StringAt(p, "manager"));
+    if (update && old != before.end())  // unchanged: its old time (none stays none); else now
+      time = without_time(*old->second) == without_time(p) ? api::StringAt(*old->second, "time")
+                                                           : stamp;
+    else if (!has_time)
+      time = stamp;
+    if (time.empty()) {
+      if (has_time) ops.push_back({{"op", "remove"}, {"path", path}});
+    } else if (!has_time || p["time"] != time) {
+      ops.push_back({{"op", "add"}, {"path", path}, {"value", time}});
+    }
+  }
+  json review = ReviewResponse(uid, true, "", {});
+  if (!ops.empty()) {
+    review["response"]["patchType"] = "JSONPatch";
+    review["response"]["patch"] = kube::Base64Encode(ops.dump());
+  }
+  return review;
 }
 
 }  // namespace trainctl::admission

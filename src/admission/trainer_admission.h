@@ -9,7 +9,13 @@
 // ClusterTrainingRuntime is checked as upstream's runtime webhook and CRD check it
 // (api/training_runtime.h). DELETE is always allowed.
 //
-// Pure given `lookup` (which reads the API). Thread-safe.
+// Mutating admission, as upstream's TrainJob defaulter: each runtimePatches entry gets its `time`
+// — on CREATE the request's time where it has none; on UPDATE an entry whose manager had an
+// entry before keeps that entry's time when nothing else in it changed and gets the request's
+// time when something did, and a new entry gets the request's time where it has none. The
+// answer carries a JSONPatch ("add" of each time set); none when nothing is to set.
+//
+// Pure given `lookup` (which reads the API) and `now`. Thread-safe.
 #pragma once
 
 #include <functional>
@@ -17,12 +23,15 @@
 #include <string>
 
 #include "api/trainer_v2_types.h"
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace trainctl::admission {
 
 inline constexpr const char* kTrainJobWebhookPath =
     "/validate-trainer-kubeflow-org-v1alpha1-trainjob";
+inline constexpr const char* kTrainJobMutatingWebhookPath =
+    "/mutate-trainer-kubeflow-org-v1alpha1-trainjob";
 inline constexpr const char* kTrainingRuntimeWebhookPath =
     "/validate-trainer-kubeflow-org-v1alpha1-trainingruntime";
 inline constexpr const char* kClusterTrainingRuntimeWebhookPath =
@@ -35,5 +44,6 @@ using RuntimeLookup =
 
 nlohmann::json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup);
 nlohmann::json ReviewTrainingRuntime(const std::string& body);
+nlohmann::json DefaultTrainJob(const std::string& body, Time now);
 
 }  // namespace trainctl::admission

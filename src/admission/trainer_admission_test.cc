@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kube/base64.h"
+
 namespace trainctl::admission::trainer_test {
 namespace {
 
@@ -93,6 +95,54 @@ TEST(TrainerAdmissionTest, RuntimesAreCheckedAsUpstreamsWebhook) {
       r["response"]["status"]["message"].get<std::string>().find(
           "spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1"),
       std::string::npos);
+}
+
+// The JSONPatch operations of a mutating review (empty when it has none).
+json PatchOf(const json& review) {
+  EXPECT_TRUE(review["response"]["allowed"].get<bool>()) << review.dump();
+  if (!review["response"].contains("patch")) return json::array();
+  EXPECT_EQ(review["response"]["patchType"], "JSONPatch");
+  std::optional<std::string> text =
+      kube::Base64Decode(review["response"]["patch"].get<std::string>());
+  EXPECT_TRUE(text.has_value());
+  return json::parse(*text);
+}
+
+json WithPatches(json patches) {
+  json tj = TrainJob(nullptr);
+  tj["spec"]["runtimePatches"] = std::move(patches);
+  return tj;
+}
+
+TEST(TrainerAdmissionTest, RuntimePatchesGetTheirTimeAsUpstreamsDefaulter) {
+  const Time now = *ParseRfc3339("2026-11-30T05:00:00Z");
+  const json one = {{"manager", "test.io/one"}, {"time", "2026-01-01T00:00:00Z"}};
+  const json two = {{"manager", "kueue.k8s.io/manager"},
+                    {"trainer", {{"spec", {{"serviceAccountName", "a"}}}}}};
+  // CREATE: an entry without a time gets now; one with a time keeps it.
+  json created = PatchOf(DefaultTrainJob(Review(WithPatches({one, two})), now));
+  EXPECT_EQ(created, json::parse(R"([{"op": "add", "path": "/spec/runtimePatches/1/time",
+                                      "value": "2026-11-30T05:00:00Z"}])"));
+  EXPECT_EQ(PatchOf(DefaultTrainJob(Review(TrainJob(nullptr)), now)), json::array());
+
+  // UPDATE: unchanged keeps its old time (even if the user sent another); changed gets now; a
+  // new entry without a time gets now, with one keeps it.
+  json two_then = two;
+  two_then["time"] = "2026-06-01T00:00:00Z";
+  json one_sent = one;
+  one_sent["time"] = "2030-01-01T00:00:00Z";
+  json two_changed = two_then;
+  two_changed["trainer"]["spec"]["serviceAccountName"] = "b";
+  const json three = {{"manager", "new.io/three"}};
+  const json four = {{"manager", "new.io/four"}, {"time", "2025-01-01T00:00:00Z"}};
+  json review = json::parse(Review(WithPatches({one_sent, two_changed, three, four}), "UPDATE"));
+  review["request"]["oldObject"] = WithPatches({one, two_then});
+  json updated = PatchOf(DefaultTrainJob(review.dump(), now));
+  EXPECT_EQ(updated, json::parse(R"([
+    {"op": "add", "path": "/spec/runtimePatches/0/time", "value": "2026-01-01T00:00:00Z"},
+    {"op": "add", "path": "/spec/runtimePatches/1/time", "value": "2026-11-30T05:00:00Z"},
+    {"op": "add", "path": "/spec/runtimePatches/2/time", "value": "2026-11-30T05:00:00Z"}])"))
+      << updated.dump();
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ namespace {
 
 const kube::Resource kValidatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
                                                       "validatingwebhookconfigurations", false};
+const kube::Resource kMutatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
+                                                    "mutatingwebhookconfigurations", false};
 const kube::Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
                                                 "customresourcedefinitions", false};
 constexpr Duration kValidity = std::chrono::hours(24 * 365);
@@ -94,18 +96,38 @@ StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
   return made;
 }
 
+namespace {
+
+// caBundle on every webhook of the configuration `name` of `resource`.
+Status InjectIntoWebhookConfig(kube::Client* client, const kube::Resource& resource,
+                               const std::string& name, const std::string& bundle) {
+  return client
+      ->UpdateWithRetry(resource, "", name,
+                        [&](json& config) -> Status {
+                          if (!config.contains("webhooks") || !config["webhooks"].is_array())
+                            return InvalidError(name + " has no webhooks");
+                          for (json& w : config["webhooks"]) w["clientConfig"]["caBundle"] = bundle;
+                          return Status::Ok();
+                        })
+      .status();
+}
+
+}  // namespace
+
 Status WebhookCerts::InjectCaBundle(const std::string& ca_pem) {
   std::string bundle = kube::Base64Encode(ca_pem);
-  StatusOr<json> result = client_->UpdateWithRetry(
-      kValidatingWebhookConfigurations, "", options_.config_name, [&](json& config) -> Status {
-        if (!config.contains("webhooks") || !config["webhooks"].is_array())
-          return InvalidError(options_.config_name + " has no webhooks");
-        for (json& w : config["webhooks"]) w["clientConfig"]["caBundle"] = bundle;
-        return Status::Ok();
-      });
   // The CRDs even when the configuration is missing: each is its own webhook. The first error
   // is returned (the caller retries all of them).
-  Status first = result.status();
+  Status first = InjectIntoWebhookConfig(client_, kValidatingWebhookConfigurations,
+                                         options_.config_name, bundle);
+  if (!options_.mutating_config_name.empty()) {
+    Status st = InjectIntoWebhookConfig(client_, kMutatingWebhookConfigurations,
+                                        options_.mutating_config_name, bundle);
+    // Optional: a cluster without Trainer v2's defaulter has none.
+    if (!st.ok() && st.code() != StatusCode::kNotFound && first.ok())
+      first = Status(st.code(), "MutatingWebhookConfiguration " + options_.mutating_config_name +
+                                    ": " + st.message());
+  }
   for (const std::string& crd : options_.conversion_crds) {
     Status st = InjectIntoCrd(crd, bundle);
     if (!st.ok() && first.ok())

@@ -1,6 +1,7 @@
 // WebhookCerts: the webhook's TLS material, kept in a Secret (ca.crt, tls.crt, tls.key) so every
 // operator replica serves the same certificate, and the CA injected as caBundle into every
-// webhook of the ValidatingWebhookConfiguration and into the conversion webhook of each CRD
+// webhook of the ValidatingWebhookConfiguration (and of the MutatingWebhookConfiguration, where
+// one is named and exists) and into the conversion webhook of each CRD
 // named in `conversion_crds` (where that CRD converts through a webhook). A certificate that is
 // missing, unreadable, not for the service's names, or within 30 days of expiry is replaced (one
 // year of validity); Rotate() repeats the check so a long-running operator renews before expiry.
@@ -22,6 +23,7 @@ struct WebhookCertOptions {
   std::string service_name;  // DNS names <svc>.<ns>.svc[.cluster.local]
   std::string secret_name;
   std::string config_name;                   // ValidatingWebhookConfiguration to inject the CA into
+  std::string mutating_config_name;          // MutatingWebhookConfiguration, likewise, if it exists
   std::vector<std::string> conversion_crds;  // CRDs whose conversion webhook gets the CA
   std::vector<std::string> extra_hosts;  // more names or IPs for the certificate (e.g. 127.0.0.1)
 };

@@ -54,6 +54,11 @@ Status WebhookService::Start() {
     };
     return server::Response::Json(200, ReviewTrainJob(request.body, lookup));
   });
+  server_.router().Handle("POST", kTrainJobMutatingWebhookPath,
+                          [this](const server::Request& request) {
+                            return server::Response::Json(
+                                200, DefaultTrainJob(request.body, clock_->Now()));
+                          });
   for (const char* path : {kTrainingRuntimeWebhookPath, kClusterTrainingRuntimeWebhookPath})
     server_.router().Handle("POST", path, [](const server::Request& request) {
       return server::Response::Json(200, ReviewTrainingRuntime(request.body));

@@ -239,6 +239,9 @@ int main(int argc, char** argv) {
                            "Secret holding the webhook CA and serving certificate");
   operator_cmd->add_option("--webhook-config-name", op.webhook_config_name,
                            "ValidatingWebhookConfiguration that gets the CA bundle");
+  operator_cmd->add_option("--mutating-webhook-config-name", op.mutating_webhook_config_name,
+                           "MutatingWebhookConfiguration that gets the CA bundle, when it exists "
+                           "(Trainer v2's TrainJob defaulter)");
   operator_cmd->add_option("--webhook-bind-host", op.webhook_bind_host,
                            "Address to serve the webhooks on (default: all)");
   operator_cmd->add_option("--webhook-host", op.webhook_extra_hosts,

@@ -143,6 +143,7 @@ StatusOr<OperatorOptions> ResolveOptions(const OperatorFlags& flags) {
   wo.service_name = flags.webhook_service_name;
   wo.secret_name = flags.webhook_secret_name;
   wo.config_name = flags.webhook_config_name;
+  wo.mutating_config_name = flags.mutating_webhook_config_name;
   wo.extra_hosts = flags.webhook_extra_hosts;
   // MPIJob's CRD serves v1 and v2beta1 through the conversion webhook served with the others.
   if (std::find(c.kinds.begin(), c.kinds.end(), api::Kind::kMPIJob) != c.kinds.end())

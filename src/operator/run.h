@@ -49,6 +49,7 @@ struct OperatorFlags {
   std::string webhook_service_name = "trainctl-operator";
   std::string webhook_secret_name = "trainctl-operator-webhook-cert";
   std::string webhook_config_name = "validator.trainctl.kubeflow.org";
+  std::string mutating_webhook_config_name = "mutator.trainctl.kubeflow.org";
   std::string webhook_bind_host;                 // empty: every address
   std::vector<std::string> webhook_extra_hosts;  // more certificate names/IPs
   // Logging, as upstream's zap flags (log.h).

@@ -193,6 +193,9 @@ class ShippedRbac(OperatorTestCase):
         self.assertFalse(can_i("update", "leases", SYSTEM_NS, "kube-scheduler"))
         self.assertFalse(can_i("update", "leases", "kube-system", LEASE))
         self.assertFalse(can_i("update", "validatingwebhookconfigurations", None, "another"))
+        self.assertTrue(can_i("update", "mutatingwebhookconfigurations", None,
+                              "mutator.trainctl.kubeflow.org"))
+        self.assertFalse(can_i("update", "mutatingwebhookconfigurations", None, "another"))
         # Children are created and deleted, never updated (a pod is patched only for its checkpoint
         # notice annotation); the jobs are never updated (patched only for trainctl's annotations).
         self.assertFalse(can_i("update", "pods", self.ns))

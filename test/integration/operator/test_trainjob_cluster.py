@@ -8,6 +8,7 @@ Environment: as harness.py; TRAINCTL_PORT_BASE (the JobSet controller's health p
 import json
 import os
 import subprocess
+import time
 import unittest
 import urllib.request
 import uuid
@@ -254,20 +255,37 @@ class TrainJobAdmission(unittest.TestCase):
                 "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
                 "failurePolicy": "Fail", "sideEffects": "None",
                 "admissionReviewVersions": ["v1"], "timeoutSeconds": 10}]}))
+        cls.mutating = f"trainer-mutator-{cls.ns}.trainctl.test"
+        kubectl("create", "-f", "-", input=json.dumps({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration", "metadata": {"name": cls.mutating},
+            "webhooks": [{
+                "name": "trainjob.mutator.trainctl.test",
+                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}"
+                                        "/mutate-trainer-kubeflow-org-v1alpha1-trainjob"},
+                "rules": [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
+                           "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"]}],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
+                "failurePolicy": "Fail", "sideEffects": "None",
+                "admissionReviewVersions": ["v1"], "timeoutSeconds": 10}]}))
         cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port),
                           "--webhook-bind-host", "127.0.0.1", "--webhook-host", "127.0.0.1",
                           "--webhook-config-name", cls.config,
+                          "--mutating-webhook-config-name", cls.mutating,
                           "--webhook-secret-name", f"webhook-cert-{cls.ns}",
                           "--leader-election-namespace", cls.ns)
         cls.op.start()
         wait_for("caBundle injected", lambda: all(
             w["clientConfig"].get("caBundle") for w in
-            (get_json("validatingwebhookconfiguration", cls.config) or {"webhooks": [{}]})["webhooks"]))
+            (get_json("validatingwebhookconfiguration", cls.config) or {"webhooks": [{}]})["webhooks"]
+            + (get_json("mutatingwebhookconfiguration", cls.mutating) or {"webhooks": [{}]})["webhooks"]))
 
     @classmethod
     def tearDownClass(cls):
         cls.op.stop()
         kubectl("delete", "validatingwebhookconfiguration", cls.config, "--ignore-not-found",
+                check=False)
+        kubectl("delete", "mutatingwebhookconfiguration", cls.mutating, "--ignore-not-found",
                 check=False)
         kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
 
@@ -292,6 +310,35 @@ class TrainJobAdmission(unittest.TestCase):
         self.assertIsNone(get_json("trainjobs.trainer.kubeflow.org", "reserved", "-n", self.ns))
         out = self.create(trainjob("fine", self.ns, "torch", numNodes=1))
         self.assertEqual(out.returncode, 0, out.stderr)
+
+    def test_runtime_patches_get_their_time_as_upstream(self):
+        kubectl("apply", "--server-side", "-f", "-",
+                input=json.dumps(torch_runtime("torch", self.ns)))
+        job = trainjob("patched", self.ns, "torch", numNodes=1)
+        job["spec"]["suspend"] = True
+        job["spec"]["runtimePatches"] = [
+            {"manager": "test.io/one", "time": "2026-01-01T00:00:00Z"},
+            {"manager": "test.io/two", "trainingRuntimeSpec": {"template": {"spec": {
+                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
+                    "spec": {"nodeSelector": {"zone": "a"}}}}}}]}}}}]
+        out = self.create(job)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        patches = get_json("trainjobs.trainer.kubeflow.org", "patched", "-n", self.ns)["spec"]["runtimePatches"]
+        self.assertEqual(patches[0]["time"], "2026-01-01T00:00:00Z")
+        stamped = patches[1].get("time", "")
+        self.assertRegex(stamped, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        # An update: the unchanged entry keeps its time; the changed one gets the update's.
+        time.sleep(1.1)
+        patches[1]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]["template"][
+            "spec"]["template"]["spec"]["nodeSelector"]["zone"] = "b"
+        kubectl("patch", "trainjobs.trainer.kubeflow.org", "patched", "-n", self.ns,
+                "--type=merge", "-p", json.dumps({"spec": {"runtimePatches": [
+                    {"manager": "test.io/one", "time": "2026-01-01T00:00:00Z"}, {
+                        "manager": "test.io/two",
+                        "trainingRuntimeSpec": patches[1]["trainingRuntimeSpec"]}]}}))
+        after = get_json("trainjobs.trainer.kubeflow.org", "patched", "-n", self.ns)["spec"]["runtimePatches"]
+        self.assertEqual(after[0]["time"], "2026-01-01T00:00:00Z")
+        self.assertGreater(after[1]["time"], stamped)
 
 
 if __name__ == "__main__":
