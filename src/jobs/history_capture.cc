@@ -61,7 +61,7 @@ history::Row RecordRow(const json& record) {
 
 bool IsFinishedJob(const json& job) {
   std::string state = JobState(job);
-  return state == "Succeeded" || state == "Failed";
+  return state == "Succeeded" || state == "Failed" || state == "Complete";
 }
 
 StatusOr<bool> CaptureLocalJob(const std::string& root, const local::JobKey& key,
@@ -100,7 +100,10 @@ StatusOr<json> SnapshotRecord(kube::Client& client, const ClusterSnapshot& snaps
   if (!detail.failure.is_null()) detail.failure["lastLogLines"] = json::array();
   // Log tails of rank 0 (the metrics replica) and of the replicas that failed: at scale every
   // other request is load on the API server (docs/benchmarks.md).
-  StatusOr<std::string> metrics_replica = MetricsReplica(snapshot.job);
+  StatusOr<std::string> metrics_replica = !snapshot.metrics_replica ? MetricsReplica(snapshot.job)
+                                          : snapshot.metrics_replica->empty()
+                                              ? StatusOr<std::string>(NotFoundError("none"))
+                                              : StatusOr<std::string>(*snapshot.metrics_replica);
   std::set<std::string> wanted;
   if (metrics_replica.ok()) wanted.insert(*metrics_replica);
   std::string prefix = api::StringAt(md, "name") + "-";

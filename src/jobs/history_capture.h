@@ -31,7 +31,8 @@ nlohmann::json MakeRecord(const JobDetail& detail, const std::string& source,
 // The record's columns (history::RowOf with the job's why line).
 history::Row RecordRow(const nlohmann::json& record);
 
-// True when the job has its final condition (Succeeded or Failed).
+// True when the job has its final condition: Succeeded or Failed, or a TrainJob's Complete on a
+// cluster (upstream's type).
 bool IsFinishedJob(const nlohmann::json& job);
 
 // Stores the record of the local job `key` under `root` when it has finished. Returns whether
@@ -51,13 +52,18 @@ struct ClusterSnapshot {
   // `events` are all of them since the job was created. Otherwise the API's list is read and
   // those of `events` it lacks yet (still queued for the API) are added to it.
   bool events_complete = false;
+  // The short name of the replica whose log gives the metric series and whose tail is always
+  // kept (rank 0), when the controller decided it from the resolved job (a TrainJob, whose
+  // groups come from its runtime; "": none). nullopt: the job's annotations say
+  // (MetricsReplica).
+  std::optional<std::string> metrics_replica;
 };
 
 // The record of a finished cluster job from its snapshot. Log tails come through pods/log (the
 // last history::kLogTailBytes of rank 0's log, which also gives the metric series, and of each
-// replica that failed); the events through the API only when the snapshot lacks them. A log
-// that cannot be read is left out of the record; an events list that fails is an error (the
-// caller retries). Does API calls only; the caller stores the record.
+// replica that failed; each from its target's container); the events through the API only when the
+// snapshot lacks them. A log that cannot be read is left out of the record; an events list that
+// fails is an error (the caller retries). Does API calls only; the caller stores the record.
 // Thread-safe (the client is).
 StatusOr<nlohmann::json> SnapshotRecord(kube::Client& client, const ClusterSnapshot& snapshot,
                                         const Clock& clock);

@@ -128,7 +128,8 @@ void AddEventGauges(Metrics* metrics, const kube::EventRecorder* recorder) {
 }
 
 // The job history: the SQLite store, fed by the controller (finished jobs) and the event
-// recorder (its tap), its pod-log reads through `log_client`. Null when off.
+// recorder (its tap), its pod-log reads through `log_client`. Null when off. The TrainJob
+// controller, when it runs, feeds it too (RunComposedOperator).
 StatusOr<std::unique_ptr<recording::HistoryRecorder>> MakeHistory(
     const OperatorOptions& o, kube::Client* log_client, const Clock* clock, Controller* controller,
     kube::EventRecorder* recorder, Metrics* metrics) {
@@ -240,6 +241,7 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
   // events, never in the way of the controller's creates, and no third connection.
   StatusOr<std::unique_ptr<recording::HistoryRecorder>> history =
       MakeHistory(o, event_client->get(), &clock, &controller, &recorder, &metrics);
+  if (history.ok() && *history && trainjobs) trainjobs->SetHistory(history->get());
   std::unique_ptr<DashboardPart> dashboard;
   if (history.ok() && o.dashboard_bind_address != "0") {
     StatusOr<std::unique_ptr<DashboardPart>> made = MakeDashboard(o, clock);

@@ -86,6 +86,12 @@ ReplicaObserver::ReplicaObserver(const api::Job& job) : job_(job) {
     types_.push_back({api::ToLower(type), type, ReplicaContainer(spec, default_container)});
 }
 
+std::map<std::string, std::string> ReplicaObserver::Containers() const {
+  std::map<std::string, std::string> out;
+  for (const Type& t : types_) out[t.exact] = t.container;
+  return out;
+}
+
 std::optional<engine::ReplicaObservation> ReplicaObserver::Observe(
     const kube::PodSummary& pod) const {
   const std::string* type_label = pod.Label(1);

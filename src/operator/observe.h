@@ -8,6 +8,7 @@
 // the operator's informer uses).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ class ReplicaObserver {
   explicit ReplicaObserver(const api::Job& job);
   // nullopt: the pod is not one of the job's replicas (unknown type, no parsable index).
   std::optional<engine::ReplicaObservation> Observe(const kube::PodSummary& pod) const;
+  // Each replica type → the container whose state (and log) is the replica's.
+  std::map<std::string, std::string> Containers() const;
 
  private:
   const api::Job& job_;

@@ -2,10 +2,13 @@
 
 #include "api/json_fields.h"
 #include "api/manifest.h"
+#include "api/metrics_policy.h"
 #include "api/training_runtime.h"
 #include "operator/observe.h"
+#include "operator/process_stats.h"
 #include "operator/trainjob_jobset.h"
 #include "operator/trainjob_why.h"
+#include "recording/history_snapshot.h"
 
 namespace trainctl::op {
 namespace {
@@ -56,6 +59,19 @@ std::string OwnerKey(const json& object) {
     if (api::StringAt(ref, "kind") == "TrainJob" && api::BoolAt(ref, "controller", false))
       return NamespaceOf(object) + "/" + api::StringAt(ref, "name");
   return "";
+}
+
+// The TrainJob against the runtime document it runs on (its snapshot): the job model.
+StatusOr<api::LoadedJob> ResolveAgainst(const json& trainjob, const json& runtime_doc) {
+  StatusOr<api::TrainingRuntime> runtime =
+      api::DecodeTrainingRuntime(runtime_doc, "runtime snapshot " + NamespaceOf(trainjob) + "/" +
+                                                  SnapshotName(NameOf(trainjob)));
+  if (!runtime.ok()) return runtime.status();
+  api::RuntimeCatalog catalog;
+  catalog.Add(*runtime);
+  json spec_only = trainjob;  // the status is upstream's shape, not the job model's
+  spec_only.erase("status");
+  return api::PrepareJob(spec_only, &catalog);
 }
 
 bool ManagedByUs(const json& trainjob) {
@@ -212,7 +228,7 @@ void TrainJobController::Record(const json& trainjob, const std::string& type,
   recorder_->Record(std::move(event));
 }
 
-StatusOr<json> TrainJobController::Snapshot(const json& trainjob) {
+StatusOr<json> TrainJobController::Snapshot(const json& trainjob, bool make_missing) {
   const std::string ns = NamespaceOf(trainjob), name = NameOf(trainjob);
   StatusOr<json> cm = client_->Get(kube::kConfigMaps, ns, SnapshotName(name));
   if (cm.ok()) {
@@ -248,6 +264,7 @@ StatusOr<json> TrainJobController::Snapshot(const json& trainjob) {
       runtime["metadata"].erase(k);
   runtime["apiVersion"] = api::kTrainerApiVersion;
   runtime["kind"] = kind;
+  if (!make_missing) return runtime;
   json snapshot = {{"apiVersion", "v1"},
                    {"kind", "ConfigMap"},
                    {"metadata",
@@ -278,6 +295,11 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     return result;
   }
   const bool finished = ConditionTrue(trainjob, "Complete") || ConditionTrue(trainjob, "Failed");
+  // A TrainJob no leader has given a status or a JobSet is new: the history sees all its events.
+  if (history_ && !jobset && Field(trainjob, "status").empty()) {
+    ThreadCpuMeter meter(history_->shared_cpu_nanos());
+    history_->events().Open(UidOf(trainjob));
+  }
   std::optional<api::LoadedJob> resolved;  // the TrainJob against its runtime, while it runs
   if (!finished) {
     StatusOr<json> runtime_doc = Snapshot(trainjob);
@@ -288,14 +310,7 @@ SyncResult TrainJobController::Sync(const std::string& key) {
       if (result.status.ok()) result.requeue_after = Duration(10000);
       return result;
     }
-    StatusOr<api::TrainingRuntime> runtime = api::DecodeTrainingRuntime(
-        *runtime_doc, "runtime snapshot " + ns + "/" + SnapshotName(name));
-    api::RuntimeCatalog catalog;
-    if (runtime.ok()) catalog.Add(*runtime);
-    json spec_only = trainjob;  // the status is upstream's shape, not the job model's
-    spec_only.erase("status");
-    StatusOr<api::LoadedJob> job = runtime.ok() ? api::PrepareJob(spec_only, &catalog)
-                                                : StatusOr<api::LoadedJob>(runtime.status());
+    StatusOr<api::LoadedJob> job = ResolveAgainst(trainjob, *runtime_doc);
     if (!job.ok()) {
       Warn(trainjob, "TrainJobResourcesCreationFailed", job.status().message());
       return result;  // the spec must change first; its update wakes us
@@ -375,8 +390,8 @@ SyncResult TrainJobController::Sync(const std::string& key) {
         written_at = it->second;
     }
     const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
-    TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status),
-                                        resolved->job, observed, suspended, now, written_at);
+    TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status), resolved->job,
+                                        observed, suspended, now, written_at);
     status = std::move(why.status);
     if (why.refresh_after && (!result.requeue_after || *why.refresh_after < *result.requeue_after))
       result.requeue_after = why.refresh_after;
@@ -390,13 +405,54 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     std::lock_guard<std::mutex> lock(written_mu_);
     message_written_.erase(key);
   }
+  std::optional<json> stored = trainjob;  // the TrainJob with the status now stored
   if (status != Field(trainjob, "status")) {
     json body = {{"status", status}};
     StatusOr<json> written =
         client_->Patch(kTrainJobs, ns, name, kube::PatchType::kMerge, body.dump(), {}, "status");
     if (!written.ok()) result.status = written.status();
+    stored = written.ok() ? std::optional<json>(std::move(*written)) : std::nullopt;
   }
+  if (history_ && stored) RecordFinished(*stored, resolved ? &resolved->job : nullptr, key);
   return result;
+}
+
+void TrainJobController::RecordFinished(const json& trainjob, const api::Job* resolved,
+                                        const std::string& key) {
+  if (!ConditionTrue(trainjob, "Complete") && !ConditionTrue(trainjob, "Failed")) return;
+  ThreadCpuMeter meter(history_->shared_cpu_nanos());  // the history's part of this sync
+  const std::string uid = UidOf(trainjob);
+  if (history_->Recorded(uid) || history_->Queued(uid)) return;
+  std::optional<api::LoadedJob> loaded;
+  if (!resolved) {
+    // Finished before this leader saw it run: its snapshot, read once (the record is queued
+    // now). Without one, the record keeps the status, events and why, and no node rows.
+    StatusOr<json> runtime = Snapshot(trainjob, /*make_missing=*/false);
+    StatusOr<api::LoadedJob> job = runtime.ok() ? ResolveAgainst(trainjob, *runtime)
+                                                : StatusOr<api::LoadedJob>(runtime.status());
+    if (job.ok()) {
+      loaded = std::move(*job);
+      resolved = &loaded->job;
+    }
+  }
+  std::vector<engine::ReplicaObservation> observed;
+  std::map<std::string, std::string> nodes;
+  recording::SnapshotLayout layout;
+  if (resolved) {
+    ReplicaObserver observer(*resolved);
+    pods_.VisitIndex(kTrainJobIndex, key, [&](const kube::PodSummary& pod) {
+      if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod)) {
+        nodes[pod.name] = pod.node_name;
+        observed.push_back(std::move(*o));
+      }
+    });
+    layout.containers = observer.Containers();
+    layout.resolved = true;
+    layout.metrics = api::MetricsPolicyOf(*resolved);
+  }
+  history_->Enqueue(
+      recording::MakeSnapshot(trainjob, api::Kind::kTrainJob, observed, nodes, layout),
+      /*wake=*/false);
 }
 
 }  // namespace trainctl::op

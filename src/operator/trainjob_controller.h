@@ -18,6 +18,11 @@
 //           from the TrainJob's pods (a third informer, on JobSet's jobset-name label), what the
 //           engine says about them: ReplicasReady with why its nodes are not running, and the
 //           first failing node on the Failed condition (operator/trainjob_why.h)
+//   history with --history (SetHistory): each finished TrainJob recorded once, from its stored
+//           final status and its pods in the cache (a row per node, the trainer's container
+//           `node`, each initializer's own), without a hold (JobSet deletes its pods); its events
+//           kept from its first sync. One finished before this leader saw it run is resolved
+//           from its snapshot once for its record (a ConfigMap read; no snapshot is made for it).
 //
 // A TrainJob whose spec.managedBy names another controller (MultiKueue) is left alone; a
 // finished one only has its status kept. Start() launches informers and workers; Stop() ends
@@ -41,6 +46,7 @@
 #include "kube/store.h"
 #include "kube/work_queue.h"
 #include "operator/controller.h"
+#include "recording/history_recorder.h"
 
 namespace trainctl::op {
 
@@ -63,6 +69,9 @@ class TrainJobController {
   bool Synced() const;
   void Stop();
 
+  // The job history (--history): finished TrainJobs are recorded there. Set before Start().
+  void SetHistory(recording::HistoryRecorder* history) { history_ = history; }
+
   // One reconcile of one TrainJob ("<ns>/<name>"); public for tests.
   SyncResult Sync(const std::string& key);
 
@@ -79,14 +88,21 @@ class TrainJobController {
   // A Warning TrainJobRestarting on the TrainJob that owns `jobset`, which JobSet has just
   // restarted as a whole (its status.restarts grew to `restarts`).
   void Restarted(const nlohmann::json& jobset, int64_t restarts);
-  // The runtime the TrainJob runs on: its snapshot, made now from the live runtime if missing.
-  StatusOr<nlohmann::json> Snapshot(const nlohmann::json& trainjob);
+  // The runtime the TrainJob runs on: its snapshot, else the live runtime (from which the
+  // snapshot is made now when `make_missing`).
+  StatusOr<nlohmann::json> Snapshot(const nlohmann::json& trainjob, bool make_missing = true);
+  // Enqueues the record of `trainjob` (as stored) when it has finished and the history has
+  // none and none queued. `resolved`: the job against its runtime, when this sync resolved it;
+  // else it is resolved from its snapshot now.
+  void RecordFinished(const nlohmann::json& trainjob, const api::Job* resolved,
+                      const std::string& key);
 
   kube::Client* client_;
   const Clock* clock_;
   std::string namespace_;
   int threads_;
   kube::EventRecorder* recorder_;
+  recording::HistoryRecorder* history_ = nullptr;
   kube::WorkQueue queue_;
   kube::Store<nlohmann::json> trainjobs_, jobsets_;
   kube::Store<kube::PodSummary> pods_;

@@ -67,6 +67,11 @@ bool HistoryRecorder::Recorded(const std::string& uid) {
   return recorded_.count(uid) > 0;
 }
 
+bool HistoryRecorder::Queued(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_.count(uid) > 0;
+}
+
 void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot, bool wake) {
   const nlohmann::json& md = snapshot.job.value("metadata", nlohmann::json::object());
   Item item;
@@ -86,6 +91,7 @@ void HistoryRecorder::Enqueue(jobs::ClusterSnapshot snapshot, bool wake) {
   item.replicas_text =
       snapshot.replicas.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   item.targets = std::move(snapshot.targets);
+  item.metrics_replica = std::move(snapshot.metrics_replica);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
@@ -120,6 +126,7 @@ void HistoryRecorder::Work() {
       snapshot.job = api::ParseJsonWithin(item.job_text, api::kApiJsonLimits);
       snapshot.replicas = api::ParseJsonWithin(item.replicas_text, api::kApiJsonLimits);
       snapshot.targets = item.targets;
+      snapshot.metrics_replica = item.metrics_replica;
       JobEventLog::Seen seen = events_.Rows(item.uid);
       snapshot.events = std::move(seen.rows);
       snapshot.events_complete = seen.complete;

@@ -2,13 +2,15 @@
 // controller asks Recorded(uid) for each finished job; while the answer is no it holds the
 // job's deletions (operator/sync_plan.h, kHistoryHold) and, once its final status is stored,
 // Enqueue()s a snapshot made from its caches (recording/history_snapshot.h), kept as compact text
-// while it waits. Capture threads (kWorkers: the work is waiting on the API server) add the
-// events this operator recorded (events(), fed by the EventRecorder's tap; listed from the API
-// only for a job this leader did not see from its start) and read the log tails of rank 0 and
-// of the failed replicas through pods/log (jobs::SnapshotRecord). One writer thread stores the
-// records in batches (up to kMaxBatch, gathered for kBatchWindow): one transaction each, since
-// a transaction per record costs several times more. A failed capture or write is retried with
-// back-off. Only the leader runs the controller, so only the leader writes.
+// while it waits. The TrainJob controller does the same without a hold (JobSet deletes its own
+// pods), asking Queued(uid) first so that a finished TrainJob is resolved for its snapshot once.
+// Capture threads (kWorkers: the work is waiting on the API server) add the events this operator
+// recorded (events(), fed by the EventRecorder's tap; listed from the API only for a job this
+// leader did not see from its start) and read the log tails of rank 0 and of the failed replicas
+// through pods/log (jobs::SnapshotRecord). One writer thread stores the records in batches (up to
+// kMaxBatch, gathered for kBatchWindow): one transaction each, since a transaction per record costs
+// several times more. A failed capture or write is retried with back-off. Only the leader runs the
+// controller, so only the leader writes.
 //
 // What it records and fails to record is said through `log` (the operator's log: compose.cc).
 //
@@ -21,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -56,6 +59,8 @@ class HistoryRecorder {
   void Start();
   void Stop();
   bool Recorded(const std::string& uid);
+  // The job is queued, being captured or being written (Enqueue would not queue it again).
+  bool Queued(const std::string& uid);
   // Records the finished job soon; a job already queued or recorded is not queued again.
   // `wake`: call OnDone's function when it is recorded or given up on (a deletion waits).
   void Enqueue(jobs::ClusterSnapshot snapshot, bool wake);
@@ -83,6 +88,7 @@ class HistoryRecorder {
   struct Item {
     std::string job_text, replicas_text;
     std::vector<jobs::LogTarget> targets;
+    std::optional<std::string> metrics_replica;
     std::string ns, name, uid;
     api::Kind kind;
     bool wake = false;

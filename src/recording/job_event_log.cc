@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "api/kinds.h"
+#include "api/trainer_v2_types.h"
 #include "jobs/cluster_view.h"
 
 namespace trainctl::recording {
@@ -21,7 +22,10 @@ void JobEventLog::Open(const std::string& uid) {
 }
 
 void JobEventLog::Add(const kube::EventInput& event) {
-  if (event.object.api_version != api::kApiVersion || event.object.uid.empty()) return;
+  const std::string& version = event.object.api_version;
+  if ((version != api::kApiVersion && version != api::kTrainerApiVersion) ||
+      event.object.uid.empty())
+    return;
   Time now = clock_->Now();
   std::lock_guard<std::mutex> lock(mu_);
   Job& job = by_uid_[event.object.uid];

@@ -39,7 +39,8 @@ class JobEventLog {
 
   // Every event of job `uid` is seen from now on, and none came before (a new job).
   void Open(const std::string& uid);
-  // Keeps `event` when its object is a kubeflow.org job with a uid.
+  // Keeps `event` when its object is a kubeflow.org/v1 job or a TrainJob
+  // (trainer.kubeflow.org/v1alpha1) with a uid.
   void Add(const kube::EventInput& event);
   struct Seen {
     std::vector<nlohmann::json> rows;  // oldest first
