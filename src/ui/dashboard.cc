@@ -231,8 +231,8 @@ bool Dashboard::May(const Viewer& viewer, const std::string& verb, const std::st
   if (pods_log) return config_.authorizer->Allowed(*viewer.user, {"get", "", "pods", "log", ns});
   std::optional<api::Kind> k = api::KindFromName(kind);
   if (!k) return false;
-  return config_.authorizer->Allowed(*viewer.user,
-                                     {verb, "kubeflow.org", api::Info(*k).plural, "", ns});
+  return config_.authorizer->Allowed(  // the kind's own group: a TrainJob's is trainer.kubeflow.org
+      *viewer.user, {verb, jobs::JobResource(*k).group, api::Info(*k).plural, "", ns});
 }
 
 Response Dashboard::Asset(const Request& request) {

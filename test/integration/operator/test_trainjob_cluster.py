@@ -1,13 +1,19 @@
 """Trainer v2 on the control plane: `trainctl operator` turns a TrainJob into a JobSet that the real
 JobSet controller (fixture `jobset`) runs on the kwok nodes, keeps the runtime's snapshot, mirrors
 the JobSet's status as upstream's controller does, keeps suspend in step, and says with a Warning
-event what stops a TrainJob (a runtime that does not exist).
+event what stops a TrainJob (a runtime that does not exist). With --history, each finished
+TrainJob is a record (its nodes, first failure, log tails; one that finished before the operator
+started too) that `trainctl history` and the in-cluster dashboard show, to a user whose RBAC
+names trainer.kubeflow.org's trainjobs.
 
 Environment: as harness.py; TRAINCTL_PORT_BASE (the JobSet controller's health port is base+92).
 """
+import http.client
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 import urllib.request
@@ -227,6 +233,137 @@ class TrainJobOnJobSet(unittest.TestCase):
         self.assertIn("TrainingRuntime " + self.ns + "/no-such-runtime not found",
                       found[0]["message"])
         self.assertIsNone(self.get("jobsets.jobset.x-k8s.io", "orphan"))
+
+
+class TrainJobHistory(unittest.TestCase):
+    """--history and --dashboard-bind-address with the TrainJob controller: one TrainJob finished
+    under an operator without a history (so it is recorded after the restart, from its runtime
+    snapshot), one fails under this one."""
+
+    KWOK_LOG_LINE = "kwok fake container"
+
+    @classmethod
+    def setUpClass(cls):
+        if not jobset_controller_ready():
+            raise AssertionError(f"no JobSet controller answers on 127.0.0.1:{HEALTH_PORT}")
+        install_crds()
+        cls.ns = "tjh-" + uuid.uuid4().hex[:8]
+        cls.dir = tempfile.mkdtemp(prefix="trainctl-tj-history-")
+        cls.history_path = os.path.join(cls.dir, "history.db")
+        cls.port = free_port()
+        kubectl("create", "namespace", cls.ns)
+        # A viewer of TrainJobs (their API group, not kubeflow.org's) and their pods' logs.
+        kubectl("create", "serviceaccount", "viewer", "-n", cls.ns)
+        kubectl("create", "role", "trainjob-viewer", "-n", cls.ns, "--verb=get,list",
+                "--resource=trainjobs.trainer.kubeflow.org,pods,pods/log")
+        kubectl("create", "rolebinding", "trainjob-viewer", "-n", cls.ns,
+                "--role=trainjob-viewer", f"--serviceaccount={cls.ns}:viewer")
+        cls.token = kubectl("create", "token", "viewer", "-n", cls.ns,
+                            "--duration", "1h").stdout.strip()
+        kubectl("apply", "--server-side", "-f", "-",
+                input=json.dumps(torch_runtime("torch", cls.ns, seconds=1)))
+        before = Operator(cls.ns)  # no history
+        before.start()
+        try:
+            kubectl("apply", "--server-side", "-f", "-",
+                    input=json.dumps(trainjob("before", cls.ns, "torch", numNodes=2)))
+            wait_for("before Complete", lambda: "Complete" in [
+                c["type"] for c in ((get_json("trainjobs.trainer.kubeflow.org", "before", "-n",
+                                              cls.ns) or {}).get("status") or {})
+                .get("conditions", [])], timeout=90)
+        finally:
+            before.stop()
+        cls.op = Operator(cls.ns, "--history", "sqlite:" + cls.history_path,
+                          "--dashboard-bind-address", f"127.0.0.1:{cls.port}")
+        cls.op.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def history(self, *args):
+        out = subprocess.run([TRAINCTL, "-n", self.ns, "history", "--file", self.history_path,
+                              *args], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        return out.stdout
+
+    def recorded(self, name):
+        try:
+            return wait_for(f"{name}'s record", lambda: name in self.history(), timeout=90)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\noperator log:\n{self.op.log()}")
+
+    def dashboard(self, path):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("GET", path, headers={"Authorization": "Bearer " + self.token})
+        response = conn.getresponse()
+        body = response.read().decode()
+        conn.close()
+        self.assertEqual(response.status, 200, body)
+        return json.loads(body)
+
+    def test_one_that_finished_before_the_operator_started_is_recorded_from_its_snapshot(self):
+        self.recorded("before")
+        record = json.loads(self.history("show", "before", "-o", "json"))
+        self.assertEqual((record["kind"], record["source"]), ("TrainJob", "kubernetes"))
+        self.assertEqual(record["job"]["apiVersion"], "trainer.kubeflow.org/v1alpha1")
+        self.assertEqual(record["job"]["status"]["conditions"][-1]["type"], "Complete")
+        self.assertEqual(sorted((r["type"], r["index"], r["state"]) for r in record["replicas"]),
+                         [("node", 0, "Succeeded"), ("node", 1, "Succeeded")])
+        # Node 0's tail, from its `node` container; a node that did not fail is not read.
+        tails = {k: v["tail"] for k, v in record["logs"].items()}
+        self.assertEqual([k for k in tails if k.startswith("node-0-0-")], list(tails), tails)
+        self.assertIn(self.KWOK_LOG_LINE, next(iter(tails.values())))
+        self.assertRegex(self.history(), r"TrainJob +before +Complete")
+
+    def test_a_failed_trainjob_is_recorded_and_the_dashboard_shows_it(self):
+        runtime = torch_runtime("failing", self.ns, seconds=1, exit_code=3)
+        node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+        node["template"]["metadata"]["annotations"]["trainctl.dev/kwok-termination-message"] = (
+            "ValueError: loss is nan")
+        # Pods that are not restarted in place stay once their Job fails (it deletes only the
+        # running ones): the record has their rows and tails.
+        node["template"]["spec"]["restartPolicy"] = "Never"
+        node["backoffLimit"] = 0
+        kubectl("apply", "--server-side", "-f", "-", input=json.dumps(runtime))
+        kubectl("apply", "--server-side", "-f", "-",
+                input=json.dumps(trainjob("broken", self.ns, "failing", numNodes=2)))
+        self.recorded("broken")
+        self.recorded("before")
+        record = json.loads(self.history("show", "broken", "-o", "json"))
+        self.assertEqual(record["job"]["status"]["conditions"][-1]["type"], "Failed")
+        self.assertIsNotNone(record["failure"], record["job"]["status"])
+        failed = record["failure"]["name"]
+        self.assertRegex(failed, r"^broken-node-0-[01]-")
+        self.assertEqual(record["failure"]["exitCode"], 3)
+        self.assertIn("First failure: " + failed, record["why"]["firstFailure"])
+        self.assertIn(self.KWOK_LOG_LINE, record["logs"][failed.removeprefix("broken-")]["tail"])
+        self.assertTrue(any(k.startswith("node-0-0-") for k in record["logs"]), record["logs"])
+        found = json.loads(self.history("search", "loss is nan", "-o", "json"))
+        self.assertIn("broken", [row["name"] for row in found["items"]])
+
+        # The dashboard: the live TrainJobs and the history's rows, to a TrainJob viewer.
+        def trainjobs_listed():
+            rows = self.dashboard("/api/v1/jobs")["items"]
+            names = {r["name"] for r in rows if r["kind"] == "TrainJob"}
+            return rows if {"before", "broken"} <= names else None
+        listed = wait_for("the TrainJobs in the dashboard's list", trainjobs_listed, timeout=30)
+        self.assertTrue(all(r["namespace"] == self.ns for r in listed))
+        rows = {r["name"]: r for r in self.dashboard("/api/v1/history?kind=TrainJob")["items"]}
+        self.assertEqual(rows["broken"]["state"], "Failed")
+        self.assertEqual(rows["broken"]["firstFailure"], failed)
+        self.assertEqual(rows["before"]["state"], "Complete")
+        page = self.dashboard("/api/v1/job?uid=" + rows["broken"]["uid"])
+        self.assertEqual(page["failure"]["exitCode"], 3)
+        # `trainctl history` of the cluster reads the same through the dashboard.
+        out = subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, "history",
+                              "--dashboard", f"http://127.0.0.1:{self.port}", "-o", "json"],
+                             capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "TRAINCTL_TOKEN": self.token})
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertEqual({r["name"] for r in json.loads(out.stdout)["items"]}, {"before", "broken"})
 
 
 class TrainJobAdmission(unittest.TestCase):
