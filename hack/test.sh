@@ -40,7 +40,8 @@ if [[ "${1:-}" == --background ]]; then
     fi
     # Two runs: a `node.up` waiting on the lock gets it between them (the second spends its
     # first seconds on its read-only pass).
-    hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery &&
+    hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery \
+        trainer-runtimes &&
       hack/cluster/images.sh --own-registry trainer initializer
   }
   # The sanitized tree beside the images: SCHED_IDLE, so the compiler takes the CPU that the

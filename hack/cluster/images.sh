@@ -22,6 +22,14 @@
 #                        repository's Dockerfile (target prebuilt) built by buildah on a
 #                        debian:bookworm-slim made here by mmdebstrap, with the trainctl binary
 #                        TRAINCTL_BIN (default build/release/trainctl)
+#   images.sh trainer-runtimes  the images Kubeflow Trainer v2.3.0's own runtimes and e2e suite
+#                        name, for the upstream checks of Trainer v2 (stand-ins on the examples'
+#                        base): docker.io/pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime (torchrun
+#                        of Debian's PyTorch, with PET_REDIRECTS/PET_TEE set as its Python needs),
+#                        nvcr.io/nvidia/jax:25.10-py3 and ghcr.io/kubeflow/trainer/xgboost-runtime
+#                        (:latest, :v2.3.0; their default command exits 0, as the suite's specs
+#                        without a command need), docker.io/library/busybox:latest and
+#                        registry.k8s.io/pause:3.9 (second names of busybox and pause)
 #   images.sh trainer    docker.io/trainctl/trainer:dev and
 #   images.sh initializer  docker.io/trainctl/initializer:dev: images/trainer/Dockerfile and
 #                        images/storage-initializer/Dockerfile (TrainingClient.train()'s
@@ -47,12 +55,12 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --own-registry) own_registry=1 ;;
-    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer | mpi-pi) images+=("$arg") ;;
+    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer | mpi-pi | trainer-runtimes) images+=("$arg") ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
-(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer|mpi-pi..."
+(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer|mpi-pi|trainer-runtimes..."
 
 # The registry's storage and buildah's are shared by every images.sh of this cache: one
 # images.sh writes at a time (take_lock, below). A run that finds every image it was asked
@@ -305,6 +313,33 @@ build_examples() {
     --config.env OMPI_ALLOW_RUN_AS_ROOT=1 --config.env OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
+# The stand-ins for the images Trainer v2.3.0's runtimes (manifests/base/runtimes) name: the
+# examples' base (Debian's PyTorch, torchrun) under upstream's PyTorch name. torch 1.13's
+# torchrun on Python >= 3.11 starts only with PET_REDIRECTS and PET_TEE set to something other
+# than "0" (pytorch/pytorch#92319); upstream's runtime sets neither, so the image does ("9:1"
+# redirects no real local rank).
+build_trainer_runtimes() {
+  build_examples_base
+  local base
+  base="$(examples_base_tag)"
+  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
+  mkdir -p "$layer/workspace"
+  local flags=(--config.workingdir /workspace --config.env PET_REDIRECTS=9:1
+    --config.env PET_TEE=9:1) ref
+  for ref in pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime nvidia/jax:25.10-py3 \
+      kubeflow/trainer/xgboost-runtime:latest kubeflow/trainer/xgboost-runtime:v2.3.0; do
+    layered_image "trainctl/examples-base:$base" \
+      "trainctl/trainer-runtime:$(cd "$layer" && tree_hash "$base layer=1 $ref ${flags[*]}" .)" \
+      "$layer" "$ref" "${flags[@]}"
+  done
+  rm -rf "$layer"
+  layer=""
+  build_busybox
+  build_pause
+  present library/busybox latest || also_name "library/busybox:$BUSYBOX_TAG" library/busybox:latest
+  present pause 3.9 || also_name "pause:$PAUSE_TAG" pause:3.9
+}
+
 # The stand-ins for mpi-operator's mpioperator/mpi-pi:openmpi and :mpich, which its own e2e
 # suite runs (hack/upstream/mpi-operator-e2e.sh): Debian 12 with Open MPI or MPICH and OpenSSH,
 # the user mpiuser (uid 1000) with a non-root sshd configuration in its home, sshd and ssh on
@@ -494,6 +529,7 @@ for image in "${images[@]}"; do
     trainer) build_fine_tuning_image trainer trainer ;;
     initializer) build_fine_tuning_image storage-initializer initializer ;;
     mpi-pi) build_mpi_pi_stand_in openmpi && build_mpi_pi_stand_in mpich ;;
+    trainer-runtimes) build_trainer_runtimes ;;
   esac
 done
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Makes (once) a venv holding the unmodified upstream SDK kubeflow-training 1.9.4 and everything
-# it needs, pinned in hack/requirements/upstream-sdk.txt, and prints its python's path.
+# Makes (once) a venv holding an unmodified upstream SDK and everything it needs, and prints its
+# python's path:
+#   venv.sh           kubeflow-training 1.9.4 (the v1 TrainingClient), hack/requirements/upstream-sdk.txt
+#   venv.sh trainer   kubeflow 0.5.0 (Trainer v2's TrainerClient), hack/requirements/upstream-sdk-v2.txt
 #
 # The venv lives in the project's cache outside the repository
 # (${TRAINCTL_CACHE:-~/.cache/trainctl}/upstream-sdk/<hash of the pins>), beside the control
@@ -11,7 +13,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=../cluster/lib.sh
 source "$repo/hack/cluster/lib.sh"
-pins="$repo/hack/requirements/upstream-sdk.txt"
+case "${1:-}" in
+  "") pins="$repo/hack/requirements/upstream-sdk.txt" module=kubeflow.training ;;
+  trainer) pins="$repo/hack/requirements/upstream-sdk-v2.txt" module=kubeflow.trainer ;;
+  *) echo "usage: venv.sh [trainer]" >&2; exit 2 ;;
+esac
 hash="$(sha256sum "$pins" | cut -c1-16)"
 dir="$(cache_root)/upstream-sdk/$hash"
 if [[ ! -x "$dir/bin/python" || ! -f "$dir/.complete" ]]; then
@@ -26,8 +32,8 @@ if [[ ! -x "$dir/bin/python" || ! -f "$dir/.complete" ]]; then
     exit 1
   fi
   rm -f "$log"
-  "$dir/bin/python" -c "import kubeflow.training" || {
-    echo "upstream-sdk: kubeflow.training does not import in $dir" >&2; exit 1; }
+  "$dir/bin/python" -c "import $module" || {
+    echo "upstream-sdk: $module does not import in $dir" >&2; exit 1; }
   touch "$dir/.complete"
 fi
 echo "$dir/bin/python"
