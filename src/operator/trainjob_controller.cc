@@ -301,6 +301,11 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     history_->events().Open(UidOf(trainjob));
   }
   std::optional<api::LoadedJob> resolved;  // the TrainJob against its runtime, while it runs
+  const Time now = clock_->Now();
+  // Past its deadline its JobSet is deleted and never made again (a pass that still reads the
+  // TrainJob from before its Failed status was written must not recreate it).
+  const std::optional<Time> deadline = TrainJobDeadline(trainjob);
+  const bool expired = deadline && now >= *deadline;
   if (!finished) {
     StatusOr<json> runtime_doc = Snapshot(trainjob);
     if (!runtime_doc.ok()) {
@@ -322,7 +327,7 @@ SyncResult TrainJobController::Sync(const std::string& key) {
       return result;
     }
     const bool suspend = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
-    if (!jobset) {
+    if (!jobset && !expired) {
       // jobsStatus is only ever copied from this TrainJob's JobSet: it existed, and is gone.
       const bool had_one = Field(Field(trainjob, "status"), "jobsStatus").is_array();
       StatusOr<json> made = client_->Create(kJobSets, ns, *want);
@@ -338,7 +343,7 @@ SyncResult TrainJobController::Sync(const std::string& key) {
         return result;
       }
       if (made.ok()) jobset = *made;
-    } else if (api::BoolAt(Field(*jobset, "spec"), "suspend", false) != suspend) {
+    } else if (jobset && api::BoolAt(Field(*jobset, "spec"), "suspend", false) != suspend) {
       json patch = {{"spec", {{"suspend", suspend}}}};
       StatusOr<json> patched =
           client_->Patch(kJobSets, ns, name, kube::PatchType::kMerge, patch.dump());
@@ -349,10 +354,9 @@ SyncResult TrainJobController::Sync(const std::string& key) {
       jobset = *patched;
     }
   }
-  const Time now = clock_->Now();
   json status = TrainJobStatusFrom(trainjob, jobset ? &*jobset : nullptr, now);
-  if (std::optional<Time> deadline = TrainJobDeadline(trainjob)) {
-    if (now >= *deadline) {  // upstream: Failed, and the JobSet deleted (its pods with it)
+  if (deadline) {
+    if (expired) {  // upstream: Failed, and the JobSet deleted (its pods with it)
       status = WithDeadlineExceeded(status, now);
       if (jobset) {
         kube::DeleteOptions background;

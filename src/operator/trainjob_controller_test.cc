@@ -196,6 +196,10 @@ TEST_F(TrainJobSyncTest, APassedDeadlineFailsTheJobAndDeletesItsJobSet) {
   EXPECT_EQ(last["reason"], "DeadlineExceeded");
   EXPECT_EQ(last["message"], "TrainJob exceeded its active deadline");
   EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj")) << "the JobSet is deleted";
+  // Its deletion is seen before the Failed status: the TrainJob read is the one from before.
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kDeleted, js);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj")) << "and not made again";
 }
 
 TEST_F(TrainJobSyncTest, TheDeadlineCountsFromTheLastResume) {

@@ -196,6 +196,10 @@ class ShippedRbac(OperatorTestCase):
         self.assertTrue(can_i("update", "mutatingwebhookconfigurations", None,
                               "mutator.trainctl.kubeflow.org"))
         self.assertFalse(can_i("update", "mutatingwebhookconfigurations", None, "another"))
+        # Trainer v2: a TrainJob's JobSet is made, its suspend kept, deleted past its deadline.
+        for verb in ("create", "patch", "delete"):
+            self.assertTrue(can_i(verb, "jobsets.jobset.x-k8s.io", self.ns), verb)
+        self.assertFalse(can_i("update", "trainjobs.trainer.kubeflow.org", self.ns))
         # Children are created and deleted, never updated (a pod is patched only for its checkpoint
         # notice annotation); the jobs are never updated (patched only for trainctl's annotations).
         self.assertFalse(can_i("update", "pods", self.ns))
