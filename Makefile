@@ -11,7 +11,7 @@ SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
 .PHONY: all deps deps-run build build-trainctl build-sanitized run test check unit e2e integration sanitized fuzz bench bench-fine-tune bench-dashboard soak \
-	cluster-up cluster-down format clean mpi-operator-e2e
+	cluster-up cluster-down format clean mpi-operator-e2e trainer-e2e
 
 all: build
 
@@ -74,6 +74,12 @@ bench: build
 # (hack/upstream/mpi-operator-e2e.sh; docs/compatibility.md has the result). Not in `make test`.
 mpi-operator-e2e: build
 	@hack/upstream/mpi-operator-e2e.sh
+
+# Kubeflow Trainer v2.3.0's own e2e suite, unmodified, against `trainctl operator` on the real
+# node with the JobSet controller (hack/upstream/trainer-e2e.sh; docs/compatibility.md has the
+# result). Not in `make test` yet.
+trainer-e2e: build
+	@hack/upstream/trainer-e2e.sh
 
 # train() against the same trainer started by hand, and the storage initializer's peak RSS
 # (docs/benchmarks.md, "Fine-tuning").
