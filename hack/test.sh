@@ -39,10 +39,12 @@ if [[ "${1:-}" == --background ]]; then
       return 0
     fi
     # Two runs: a `node.up` waiting on the lock gets it between them (the second spends its
-    # first seconds on its read-only pass).
+    # first seconds on its read-only pass). The first has everything the node's first suites
+    # take (the operator's image too, from the release build that is done by now): they find
+    # it without the lock while the second builds what only the last suites use.
     hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery \
-        trainer-runtimes &&
-      hack/cluster/images.sh --own-registry trainer initializer
+        operator &&
+      hack/cluster/images.sh --own-registry trainer initializer trainer-runtimes
   }
   # The sanitized tree beside the images: SCHED_IDLE, so the compiler takes the CPU that the
   # images' build (waiting on downloads and the registry more than it computes) leaves, and
