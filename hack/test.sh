@@ -38,6 +38,8 @@ if [[ "${1:-}" == --background ]]; then
       echo "no images: the real node cannot start here: $why"
       return 0
     fi
+    # The operator's image carries the release build's binary: wait until it is whole.
+    until [[ -e "$logs/release-build.done" ]]; do sleep 5; done
     # Two runs: a `node.up` waiting on the lock gets it between them (the second spends its
     # first seconds on its read-only pass). The first has everything the node's first suites
     # take (the operator's image too, from the release build that is done by now): they find
@@ -92,7 +94,7 @@ trap 'exit 130' INT TERM
 # the CPU whatever its processes' nice.
 start_background() {
   rm -f "$logs"/{control-plane,images,jobset,coredns,sanitized-build,sanitized-tests}.status \
-    "$logs/integration.started"
+    "$logs/integration.started" "$logs/release-build.done"
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
     background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
   bg_pids+=("$!")
@@ -132,6 +134,7 @@ unity=()
 [[ -f "build/$preset/CMakeCache.txt" ]] ||
   unity=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=32)
 cmake --preset "$preset" "${unity[@]}" >/dev/null && cmake --build --preset "$preset" || exit
+touch "$logs/release-build.done"
 step_done "release build" "$((SECONDS - t))"
 
 # What needs no cluster first (unit, e2e, the SDK's local suites), so the control plane's
