@@ -55,7 +55,16 @@ bool Told(const engine::Readiness& r) {
   return !r.ready && r.reason != "Starting" && r.reason != "Suspended";
 }
 
-void ClearReadiness(json* status);
+void ClearReadiness(json* status) {
+  if (!status->is_object() || !status->contains("conditions")) return;
+  json& list = (*status)["conditions"];
+  if (!list.is_array()) return;
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [](const json& c) {
+                              return api::StringAt(c, "type") == engine::kReplicasReady;
+                            }),
+             list.end());
+}
 
 // ReplicasReady through the engine's one rule (engine::ApplyReadiness), over metav1.Condition.
 void ApplyReadiness(const engine::Readiness& readiness, Time now,
@@ -99,16 +108,6 @@ void ApplyReadiness(const engine::Readiness& readiness, Time now,
   out->message_written = true;
 }
 
-void ClearReadiness(json* status) {
-  if (!status->is_object() || !status->contains("conditions")) return;
-  json& list = (*status)["conditions"];
-  if (!list.is_array()) return;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [](const json& c) {
-                              return api::StringAt(c, "type") == engine::kReplicasReady;
-                            }),
-             list.end());
-}
 
 }  // namespace
 

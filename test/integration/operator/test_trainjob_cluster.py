@@ -366,6 +366,22 @@ class TrainJobHistory(unittest.TestCase):
         self.assertEqual({r["name"] for r in json.loads(out.stdout)["items"]}, {"before", "broken"})
 
 
+def register_webhook(kind, config, hook, port, path, namespace):
+    """A webhook configuration sending this namespace's TrainJob creates and updates to the
+    operator's webhook server on 127.0.0.1:port at `path`."""
+    kubectl("create", "-f", "-", input=json.dumps({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+        "metadata": {"name": config},
+        "webhooks": [{
+            "name": hook,
+            "clientConfig": {"url": f"https://127.0.0.1:{port}{path}"},
+            "rules": [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"]}],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+            "failurePolicy": "Fail", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "timeoutSeconds": 10}]}))
+
+
 class TrainJobAdmission(unittest.TestCase):
     """The operator's webhook at upstream's path, registered for TrainJobs of this namespace:
     the real API server refuses a TrainJob that names no runtime, or sets an env its runtime's
@@ -380,31 +396,13 @@ class TrainJobAdmission(unittest.TestCase):
         kubectl("create", "namespace", cls.ns)
         cls.port = free_port()
         cls.config = f"trainer-validator-{cls.ns}.trainctl.test"
-        kubectl("create", "-f", "-", input=json.dumps({
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingWebhookConfiguration", "metadata": {"name": cls.config},
-            "webhooks": [{
-                "name": "trainjob.validator.trainctl.test",
-                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}"
-                                        "/validate-trainer-kubeflow-org-v1alpha1-trainjob"},
-                "rules": [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
-                           "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"]}],
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
-                "failurePolicy": "Fail", "sideEffects": "None",
-                "admissionReviewVersions": ["v1"], "timeoutSeconds": 10}]}))
         cls.mutating = f"trainer-mutator-{cls.ns}.trainctl.test"
-        kubectl("create", "-f", "-", input=json.dumps({
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "MutatingWebhookConfiguration", "metadata": {"name": cls.mutating},
-            "webhooks": [{
-                "name": "trainjob.mutator.trainctl.test",
-                "clientConfig": {"url": f"https://127.0.0.1:{cls.port}"
-                                        "/mutate-trainer-kubeflow-org-v1alpha1-trainjob"},
-                "rules": [{"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["v1alpha1"],
-                           "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"]}],
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
-                "failurePolicy": "Fail", "sideEffects": "None",
-                "admissionReviewVersions": ["v1"], "timeoutSeconds": 10}]}))
+        register_webhook("ValidatingWebhookConfiguration", cls.config,
+                         "trainjob.validator.trainctl.test", cls.port,
+                         "/validate-trainer-kubeflow-org-v1alpha1-trainjob", cls.ns)
+        register_webhook("MutatingWebhookConfiguration", cls.mutating,
+                         "trainjob.mutator.trainctl.test", cls.port,
+                         "/mutate-trainer-kubeflow-org-v1alpha1-trainjob", cls.ns)
         cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port),
                           "--webhook-bind-host", "127.0.0.1", "--webhook-host", "127.0.0.1",
                           "--webhook-config-name", cls.config,
