@@ -133,6 +133,16 @@ StatusOr<JobStatus> DecodeStatusAt(const json& st, const std::string& path,
 
 }  // namespace
 
+std::string Job::MpiLauncherGroup() const {
+  if (IsMpiTrainJob()) return trainer_group;
+  return info().has_launcher() ? info().launcher_type : "";
+}
+
+std::string Job::MpiWorkerGroup() const {
+  if (IsMpiTrainJob()) return kTrainerContainer;  // upstream's `node` job
+  return info().has_launcher() ? "Worker" : "";
+}
+
 int32_t Job::ReplicasOf(const std::string& type) const {
   auto it = replica_specs.find(type);
   if (it == replica_specs.end()) return 0;

@@ -145,6 +145,22 @@ struct Job {
   bool HasType(const std::string& type) const { return replica_specs.count(type) > 0; }
   // An MPIJob of kubeflow.org/v2beta1 (mpi-operator's API).
   bool IsMpiV2() const { return kind == Kind::kMPIJob && api_version == kApiVersionMpiV2; }
+  // MPI's two roles: the group whose mpirun starts the ranks, and the group of hosts it starts
+  // them on. An MPIJob's Launcher and Worker; a TrainJob on an MPI runtime's trainer step (its
+  // `launcher`) and its `node` job. "" for both in any other job.
+  std::string MpiLauncherGroup() const;
+  std::string MpiWorkerGroup() const;
+  bool IsMpiLauncher(const std::string& type) const {
+    return !type.empty() && type == MpiLauncherGroup();
+  }
+  // Whether the job's MPI follows mpi-operator v2beta1's mechanics (SSH keys at
+  // sshAuthMountPath, the hostfile in the implementation's format, a launcher that may run
+  // ranks itself, slots_per_worker): a v2beta1 MPIJob, or an MPI TrainJob once resolved (its
+  // runtime's mpi policy fills those fields).
+  bool UsesMpiV2Mechanics() const { return IsMpiV2() || IsMpiTrainJob(); }
+  bool IsMpiTrainJob() const {
+    return kind == Kind::kTrainJob && runtime && runtime->policy == MlPolicy::kMpi;
+  }
   // The replica types in the order the engine evaluates them: the kind's own, or a TrainJob's
   // groups in its runtime's order.
   const std::vector<std::string>& ReplicaTypes() const {

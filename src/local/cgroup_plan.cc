@@ -193,7 +193,7 @@ bool HasLimits(const api::Job& job) {
 }
 
 std::optional<std::string> UnenforcedLimitsNote(const api::Job& job, const CgroupHost& host) {
-  bool mpi = job.info().has_launcher();
+  bool mpi = !job.MpiLauncherGroup().empty();
   bool memory_enforced = !mpi && host.version != 0 && !host.memory_base.empty();
   bool cpu_enforced =
       !mpi && (host.version == 1 ? !host.cpu_base.empty() : host.version == 2 && host.v2_cpu);
@@ -207,11 +207,12 @@ std::optional<std::string> UnenforcedLimitsNote(const api::Job& job, const Cgrou
       memory_field = limits->memory_field;
   }
   if (cpu_field.empty() && memory_field.empty()) return std::nullopt;
-  if (job.info().has_launcher() && host.version != 0)
+  if (mpi && host.version != 0)
     return (memory_field.empty() ? cpu_field : memory_field) +
-           " (and any other CPU or memory limit of this MPIJob) is not enforced by trainctl run: "
-           "the Launcher's mpirun starts every rank on this machine, so no replica's cgroup "
-           "would hold the ranks it limits";
+           " (and any other CPU or memory limit of this " + job.info().name +
+           ") is not enforced by trainctl run: the " + job.MpiLauncherGroup() +
+           "'s mpirun starts every rank on this machine, so no replica's cgroup would hold the "
+           "ranks it limits";
   std::string what = !cpu_field.empty() && !memory_field.empty() ? "CPU or memory"
                      : !cpu_field.empty()                        ? "CPU"
                                                                  : "memory";

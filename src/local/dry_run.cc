@@ -87,7 +87,7 @@ StatusOr<json> PlanDryRun(const api::Job& job, const RunOptions& options) {
       StatusOr<ReplicaLimits> limits = LimitsOf(job, type);
       if (!limits.ok()) return limits.status();
       for (const CgroupWrite& w :
-           job.info().has_launcher()
+           !job.MpiLauncherGroup().empty()
                ? std::vector<CgroupWrite>()
                : PlanReplicaCgroup(options.cgroups, "trainctl-PID", name + ".1", *limits).writes)
         cgroup.push_back({{"file", w.file}, {"value", w.value}});

@@ -172,9 +172,9 @@ std::vector<Gpu> VisibleGpus(const api::Job& job, const GpuAssignment& assignmen
       if (std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
   };
   add(api::ReplicaName(job, type, index));
-  if (job.info().IsLauncher(type))
+  if (job.IsMpiLauncher(type))
     for (const auto& [t, spec] : job.replica_specs)
-      if (!job.info().IsLauncher(t))
+      if (!job.IsMpiLauncher(t))
         for (int i = 0; i < job.ReplicasOf(t); ++i) add(api::ReplicaName(job, t, i));
   std::sort(out.begin(), out.end(), [](const Gpu& a, const Gpu& b) {
     return a.resource != b.resource ? a.resource < b.resource : a.index < b.index;

@@ -72,7 +72,7 @@ std::string LocalPod::EndReason() const {
 
 Status LocalPod::JoinCgroup(PodContext& ctx, LaunchSpec& spec) {
   const api::Job& job = *ctx.job;
-  if (ctx.cgroup_job.empty() || job.info().has_launcher()) return Status::Ok();
+  if (ctx.cgroup_job.empty() || !job.MpiLauncherGroup().empty()) return Status::Ok();
   // A runtime that cannot take the replica's cgroup as the container's parent enforces the
   // limits itself (--memory, --cpus).
   if (main.container && !ctx.options->runtime->cgroup_parent) return Status::Ok();

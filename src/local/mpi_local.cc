@@ -32,16 +32,22 @@ std::vector<std::string> StringsOf(const nlohmann::json& container, const char* 
   return out;
 }
 
+// The number of MPI worker hosts (0 when the job has none).
+int WorkerCount(const api::Job& job) {
+  const std::string group = job.MpiWorkerGroup();
+  return !group.empty() && job.HasType(group) ? job.ReplicasOf(group) : 0;
+}
+
 }  // namespace
 
 LocalMpiMode LocalMpiModeOf(const api::Job& job, bool containers) {
-  if (!job.info().has_launcher()) return LocalMpiMode::kNone;
-  bool workers = job.replica_specs.count("Worker") && job.ReplicasOf("Worker") > 0;
-  return job.IsMpiV2() && containers && workers ? LocalMpiMode::kSsh : LocalMpiMode::kFork;
+  if (job.MpiLauncherGroup().empty()) return LocalMpiMode::kNone;
+  return job.UsesMpiV2Mechanics() && containers && WorkerCount(job) > 0 ? LocalMpiMode::kSsh
+                                                                        : LocalMpiMode::kFork;
 }
 
 bool ServesLauncherOnly(const api::Job& job, const std::string& type) {
-  return job.info().has_launcher() && type == "Worker";
+  return !job.MpiWorkerGroup().empty() && type == job.MpiWorkerGroup();
 }
 
 bool IsIdleReplica(const api::Job& job, const std::string& type, bool containers) {
@@ -52,12 +58,14 @@ std::vector<std::string> IdleArgv() { return {"sleep", "infinity"}; }
 
 int LocalMpiSlots(const api::Job& job) {
   int slots = job.slots_per_worker.value_or(1);
-  int workers = job.replica_specs.count("Worker") ? job.ReplicasOf("Worker") : 0;
-  if (job.IsMpiV2() && kinds::MpiRunsLauncherAsWorker(job)) workers += 1;
+  int workers = WorkerCount(job);
+  if (job.UsesMpiV2Mechanics() && kinds::MpiRunsLauncherAsWorker(job)) workers += 1;
   return workers > 0 ? workers * slots : slots;
 }
 
 std::string LocalMpiWorkerHost(const api::Job& job, int index) {
+  if (job.IsMpiTrainJob())
+    return job.name + "-" + job.MpiWorkerGroup() + "-0-" + std::to_string(index) + "." + job.name;
   return job.name + "-worker-" + std::to_string(index) + "." + job.name + "." + job.namespace_ +
          ".svc";
 }
@@ -68,11 +76,12 @@ std::string LocalMpiHostfile(const api::Job& job, LocalMpiMode mode) {
     std::string out;
     if (kinds::MpiRunsLauncherAsWorker(job))
       out += kinds::MpiV2HostfileLine(job, "localhost", slots);
-    for (int i = 0; i < job.ReplicasOf("Worker"); ++i)
+    for (int i = 0; i < WorkerCount(job); ++i)
       out += kinds::MpiV2HostfileLine(job, LocalMpiWorkerHost(job, i), slots);
     return out;
   }
-  if (job.IsMpiV2()) return kinds::MpiV2HostfileLine(job, "localhost", LocalMpiSlots(job));
+  if (job.UsesMpiV2Mechanics())
+    return kinds::MpiV2HostfileLine(job, "localhost", LocalMpiSlots(job));
   return "localhost slots=" + std::to_string(LocalMpiSlots(job)) + "\n";
 }
 
@@ -104,9 +113,9 @@ std::vector<api::EnvVar> LocalMpiLauncherEnv(const api::Job& job, std::vector<ap
     out.push_back(std::move(e));
   };
   add("OMPI_MCA_plm", "isolated");
-  if (job.IsMpiV2() && kinds::MpiImplementationOf(job) == kinds::kMpiIntel)
+  if (job.UsesMpiV2Mechanics() && kinds::MpiImplementationOf(job) == kinds::kMpiIntel)
     add("I_MPI_HYDRA_BOOTSTRAP", "fork");
-  if (job.IsMpiV2() && kinds::MpiImplementationOf(job) == kinds::kMpiMpich)
+  if (job.UsesMpiV2Mechanics() && kinds::MpiImplementationOf(job) == kinds::kMpiMpich)
     add("HYDRA_LAUNCHER", "fork");
   if (as_root) {
     add("OMPI_ALLOW_RUN_AS_ROOT", "1");
@@ -140,16 +149,16 @@ bool SetLocalSshdPort(int port, std::vector<std::string>* command, std::vector<s
 }
 
 std::optional<std::string> LocalMpiWorkerNote(const api::Job& job, LocalMpiMode mode) {
-  if (!job.IsMpiV2() || !job.replica_specs.count("Worker") || job.ReplicasOf("Worker") == 0)
-    return std::nullopt;
+  if (!job.UsesMpiV2Mechanics() || WorkerCount(job) == 0) return std::nullopt;
+  const std::string workers = job.MpiWorkerGroup();
   if (mode == LocalMpiMode::kSsh) {
-    std::string note = api::ReplicaSpecPath(job, "Worker") +
+    std::string note = api::ReplicaSpecPath(job, workers) +
                        ": the workers run sshd as on a cluster, each on a port of its own "
                        "(this machine's network is shared): `-p <port>` is added to an sshd "
                        "command, and the launcher's ssh finds each worker through the config "
                        "file beside the keys at " +
                        job.ssh_auth_mount_path;
-    api::ContainerAt worker = api::DefaultContainerAt(job, "Worker");
+    api::ContainerAt worker = api::DefaultContainerAt(job, workers);
     std::vector<std::string> command, args;
     if (worker.container) {
       command = StringsOf(*worker.container, "command");
@@ -161,7 +170,7 @@ std::optional<std::string> LocalMpiWorkerNote(const api::Job& job, LocalMpiMode 
               " itself or the launcher will not reach it";
     return note;
   }
-  return api::ReplicaSpecPath(job, "Worker") +
+  return api::ReplicaSpecPath(job, workers) +
          ": the workers' command (sshd on a cluster) is not run here: the launcher's mpirun "
          "starts every rank on this machine itself, so each worker only holds its place until "
          "the job ends";
@@ -170,7 +179,7 @@ std::optional<std::string> LocalMpiWorkerNote(const api::Job& job, LocalMpiMode 
 std::optional<std::string> LocalMpiRootNote(const api::Job& job, bool as_root, LocalMpiMode mode) {
   if (!as_root || mode == LocalMpiMode::kSsh) return std::nullopt;
   for (const auto& [type, spec] : job.replica_specs)
-    if (job.info().IsLauncher(type) && job.ReplicasOf(type) > 0)
+    if (job.IsMpiLauncher(type) && job.ReplicasOf(type) > 0)
       return api::ReplicaSpecPath(job, type) +
              ": mpirun runs as root here (trainctl run is root), so the launcher gets "
              "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; on a cluster its "

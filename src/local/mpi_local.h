@@ -18,6 +18,11 @@
 // as in the cluster's hostfile) to 127.0.0.1 and that port. A launcher that is a worker too is
 // `localhost` in the hostfile: mpirun starts its ranks itself.
 //
+// A TrainJob on an MPI runtime (deepspeed-distributed, mlx-distributed) runs the same way,
+// with v2beta1's mechanics (api::Job::UsesMpiV2Mechanics): its trainer step (`launcher`) is the
+// Launcher, its `node` job the Workers (host names `<job>-node-0-<i>.<job>`, as the JobSet's
+// pods), runLauncherAsNode the launcher-as-worker, numProcPerNode the slots.
+//
 // Pure: no I/O. The runner writes the hostfile and the key folder and spawns the processes.
 #pragma once
 

@@ -23,7 +23,7 @@ void FinishContainer(const api::Job& job, const std::string& type, int index,
   ContainerRun& run = *launch.container;
   std::string replica = api::ReplicaName(job, type, index);
   if (LocalMpiModeOf(job, true) == LocalMpiMode::kSsh && !inputs.init &&
-      (job.info().IsLauncher(type) || ServesLauncherOnly(job, type))) {
+      (job.IsMpiLauncher(type) || ServesLauncherOnly(job, type))) {
     // As in the pods: the key folder at sshAuthMountPath, the pod's host name; a worker's sshd
     // on its own port (the network is this machine's).
     run.hostname = replica;
@@ -51,7 +51,7 @@ void FinishContainer(const api::Job& job, const std::string& type, int index,
   if (inputs.gpus && !inputs.init)
     for (const Gpu& g : VisibleGpus(job, *inputs.gpus, type, index))
       run.gpus.push_back(std::to_string(g.index));
-  if (job.info().IsLauncher(type) && !inputs.hostfile_path.empty())
+  if (job.IsMpiLauncher(type) && !inputs.hostfile_path.empty())
     run.mounts.push_back({inputs.hostfile_path, inputs.hostfile_path, /*read_only=*/true});
   ApplyContainerRun(launch, *inputs.runtime, inputs.base_env);
   launch.command_field = "(image " + run.image + ")";
@@ -105,7 +105,7 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
     TRAINCTL_RETURN_IF_ERROR(CheckMounts(*mounts));
     context.mounts = std::move(mounts).value();
   }
-  if (job.info().IsLauncher(type))
+  if (job.IsMpiLauncher(type))
     env->env = LocalMpiLauncherEnv(job, std::move(env->env), inputs.hostfile_path, geteuid() == 0,
                                    static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                                    LocalMpiModeOf(job, containers));
