@@ -30,6 +30,12 @@ inline constexpr const char* kLabelFramework = "trainer.kubeflow.org/framework";
 // The port Trainer v2 gives the trainer's rendezvous (PET_MASTER_PORT, the JAX coordinator,
 // the XGBoost tracker).
 inline constexpr int kTrainerPort = 29500;
+// MPI: where the launcher finds its hostfile, and the objects the operator makes for it
+// (<job><suffix>), as upstream's MPI plugin names them.
+inline constexpr const char* kTrainJobMpiHostfileDir = "/etc/mpi";
+inline constexpr const char* kTrainJobMpiHostfile = "/etc/mpi/hostfile";
+inline constexpr const char* kTrainJobMpiSecretSuffix = "-mpi-ssh-auth";
+inline constexpr const char* kTrainJobMpiHostfileSuffix = "-mpi-hostfile";
 
 struct RuntimeRef {
   std::string name;

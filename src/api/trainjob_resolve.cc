@@ -321,7 +321,9 @@ Status ResolveTrainJob(const TrainingRuntime& runtime, Job* job) {
                     (job_spec.is_object() ? PositiveAt(job_spec, "parallelism", 1) : 1);
     if (ancestor == kAncestorTrainer) {
       trainer = name;
-      count = num_nodes;
+      // Every policy but MPI sizes the trainer step by the nodes; MPI's trainer step is its
+      // launcher, sized by its template (its `node` job takes the nodes).
+      if (runtime.policy != MlPolicy::kMpi) count = num_nodes;
     } else if (!ancestor.empty()) {
       count = 1;
     } else if (runtime.policy == MlPolicy::kMpi && name == kTrainerContainer) {
@@ -400,6 +402,19 @@ Status ResolveTrainJob(const TrainingRuntime& runtime, Job* job) {
   job->group_order = std::move(order);
   job->trainer_group = trainer;
   job->runtime = runtime;
+  if (runtime.policy == MlPolicy::kMpi) {
+    // mpi-operator's fields, as the MPI plugin reads the policy: the slots per host are the
+    // TrainJob's numProcPerNode, else the runtime's, or the GPUs per node when that is 1.
+    int32_t slots = runtime.mpi.num_proc_per_node;
+    if (tj.trainer && tj.trainer->num_proc_per_node)
+      slots = *tj.trainer->num_proc_per_node;
+    else if (slots == 1 && TrainerGpus(*job) > 1)
+      slots = TrainerGpus(*job);
+    job->slots_per_worker = slots;
+    job->run_launcher_as_worker = runtime.mpi.run_launcher_as_node;
+    job->ssh_auth_mount_path = runtime.mpi.ssh_auth_mount_path;
+    job->mpi_implementation = runtime.mpi.implementation;
+  }
   return Status::Ok();
 }
 

@@ -2,8 +2,10 @@
 // replica groups (one api::ReplicaSpec per replicated job, in the runtime's order), so the
 // engine plans a TrainJob as it plans a v1 job.
 //
-//   group size      the trainer step: spec.trainer.numNodes, else mlPolicy.numNodes; an MPI
-//                   runtime's `node` job under runLauncherAsNode: that minus one (at least 1);
+//   group size      the trainer step: spec.trainer.numNodes, else mlPolicy.numNodes (an MPI
+//                   runtime's trainer step is its launcher: its template's count); an MPI
+//                   runtime's `node` job: the nodes, minus one under runLauncherAsNode (at
+//                   least 1);
 //                   an initializer: 1; any other job: replicas × parallelism
 //   pod template    the replicated job's template, then the runtimePatches in order, then the
 //                   TrainJob's trainer (image, command, args, env, resourcesPerNode) on the
@@ -27,7 +29,10 @@
 namespace trainctl::api {
 
 // Fills job->replica_specs, group_order, trainer_group, success_groups/any, the backoff limit
-// and job->runtime from `runtime`. `job` is a decoded TrainJob (job->train_job set).
+// and job->runtime from `runtime`; an MPI runtime also fills mpi-operator's fields
+// (slots_per_worker: numProcPerNode, else the runtime's, else the GPUs per node when that is 1;
+// run_launcher_as_worker: runLauncherAsNode; ssh_auth_mount_path; mpi_implementation). `job` is a
+// decoded TrainJob (job->train_job set).
 Status ResolveTrainJob(const TrainingRuntime& runtime, Job* job);
 
 // The processes per node torch starts on a trainer node (PET_NPROC_PER_NODE): numProcPerNode

@@ -91,6 +91,9 @@ void ValidateEnums(const Job& job, FieldErrorList* errors) {
 }  // namespace
 
 std::string ReplicaSpecsPath(const Job& job) {
+  // A TrainJob's groups are its runtime's replicated jobs.
+  if (job.runtime)
+    return job.runtime->kind + " " + job.runtime->name + " spec.template.spec.replicatedJobs";
   return std::string("spec.") + job.info().spec_map_field;
 }
 

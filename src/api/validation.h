@@ -29,7 +29,8 @@ ValidationResult ValidateJob(const Job& job);
 FieldErrorList ValidateJobUpdate(const Job& old_job, const Job& new_job);
 
 // Field paths of the replica specs map ("spec.pytorchReplicaSpecs") and of one replica spec
-// ("spec.pytorchReplicaSpecs[Worker]").
+// ("spec.pytorchReplicaSpecs[Worker]"); a resolved TrainJob's name its runtime's replicated
+// jobs ("ClusterTrainingRuntime torch-distributed spec.template.spec.replicatedJobs[node]").
 std::string ReplicaSpecsPath(const Job& job);
 std::string ReplicaSpecPath(const Job& job, const std::string& type);
 

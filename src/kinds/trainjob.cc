@@ -6,6 +6,10 @@
 //   xgboost  DMLC_TRACKER_URI, DMLC_TRACKER_PORT, DMLC_TASK_ID, DMLC_NUM_WORKER
 // into the trainer step's `node` container only, and only when the TrainJob has a trainer
 // section (as upstream). The groups other than the trainer's get none.
+//   mpi      the trainer step is mpirun's launcher: OMPI_MCA_orte_default_hostfile
+//            (/etc/mpi/hostfile), OMPI_MCA_orte_keep_fqdn_hostnames, OMPI_MCA_orte_set_default_
+//            slots (the slots per host), OMPI_MCA_plm_rsh_args, trainer section or not; the
+//            `node` job gets none (its sshd only serves the launcher)
 #include <regex>
 #include <set>
 
@@ -266,6 +270,17 @@ StatusOr<api::ReplicaEnv> TrainJobKind::EnvFor(const api::Job& job, const std::s
                                                int index, const api::Endpoints& endpoints) const {
   api::ReplicaEnv out;
   out.default_container_only = true;  // the trainer step's `node` container
+  // MPI: the launcher's mpirun finds the hosts in the hostfile the operator (or the runner)
+  // writes, with or without a trainer section.
+  if (job.IsMpiTrainJob()) {
+    if (!job.IsMpiLauncher(type)) return out;
+    out.env.push_back(Env("OMPI_MCA_orte_default_hostfile", api::kTrainJobMpiHostfile));
+    out.env.push_back(Env("OMPI_MCA_orte_keep_fqdn_hostnames", "true"));
+    out.env.push_back(
+        Env("OMPI_MCA_orte_set_default_slots", std::to_string(job.slots_per_worker.value_or(1))));
+    out.env.push_back(Env("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"));
+    return out;
+  }
   // As upstream, a TrainJob without a trainer section gets no policy env.
   if (!job.runtime || type != job.trainer_group || !job.train_job || !job.train_job->trainer)
     return out;

@@ -1,6 +1,7 @@
 // The runtimes trainctl ships (runtimes/ at the repository's root: torch-distributed,
-// jax-distributed, xgboost-distributed), compiled into the binary by src/ui/embed_assets.cmake so
-// that `trainctl run` and the SDK resolve a TrainJob with no cluster and no download.
+// deepspeed-distributed, mlx-distributed, jax-distributed, xgboost-distributed), compiled into
+// the binary by src/ui/embed_assets.cmake so that `trainctl run` and the SDK resolve a TrainJob
+// with no cluster and no download.
 #pragma once
 
 #include <cstddef>

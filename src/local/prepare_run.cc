@@ -17,13 +17,12 @@ namespace trainctl::local {
 namespace fs = std::filesystem;
 
 StatusOr<PreparedRun> PrepareRun(const api::Job& job, const RunFlags& flags) {
-  if (job.runtime &&
-      (job.runtime->policy == api::MlPolicy::kMpi || job.runtime->policy == api::MlPolicy::kFlux))
+  if (job.runtime && job.runtime->policy == api::MlPolicy::kFlux)
     return InvalidError(flags.source + ": TrainJob " + job.name + ": the runtime " +
                         job.runtime->name + " (" + job.runtime->source + ") has mlPolicy " +
                         api::MlPolicyName(job.runtime->policy) +
-                        ", which trainctl run does not run yet (torch, jax, xgboost and plain "
-                        "runtimes do)");
+                        ", which trainctl run does not run yet (torch, mpi, jax, xgboost and "
+                        "plain runtimes do)");
   PreparedRun out;
   RunOptions& run = out.options;
   bool from_stdin = flags.manifest == "-";

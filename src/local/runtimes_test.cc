@@ -50,6 +50,8 @@ TEST_F(RuntimesTest, TheBuiltInRuntimesDecodeUnderUpstreamsNames) {
   StatusOr<api::RuntimeCatalog> c = LocalRuntimes(root_.string(), std::nullopt);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   for (const auto& [name, policy] : {std::pair{"torch-distributed", api::MlPolicy::kTorch},
+                                     {"deepspeed-distributed", api::MlPolicy::kMpi},
+                                     {"mlx-distributed", api::MlPolicy::kMpi},
                                      {"jax-distributed", api::MlPolicy::kJax},
                                      {"xgboost-distributed", api::MlPolicy::kXGBoost}}) {
     const api::TrainingRuntime* rt = Named(*c, name);

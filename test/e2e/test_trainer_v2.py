@@ -78,6 +78,36 @@ class TrainJobRunTest(TrainctlTestCase):
         self.assertEqual(logs.returncode, 0, self.explain(logs))
         self.assertEqual(sorted(r["rank"] for r in results(logs.stdout)), [2, 3])
 
+    def test_the_mpi_example_reduces_over_four_ranks_of_the_built_in_mpi_runtime(self):
+        # deepspeed-distributed's MPI wiring: the launcher (a node too) and one `node`, 2 slots
+        # each; mpirun forks the 4 ranks here and MPI Reduce sums their shares of pi.
+        example = os.path.join(REPO, "examples", "mpi", "trainjob.yaml")
+        proc = self.trainctl("run", example, "--replace", timeout=300)
+        self.assertEqual(proc.returncode, 0, self.explain(proc))
+        [result] = results(proc.stderr + proc.stdout)
+        self.assertEqual(result["ranks"], 4)
+        self.assertLess(result["error"], 1e-9)
+        # Both hosts' slots on one local line; the node only held its place, stopped once the
+        # launcher succeeded, and the launcher's success is the job's (the runtime's policy).
+        folder = os.path.join(self.state, "default", "trainjobs", "pi-mpi")
+        with open(os.path.join(folder, "hostfile")) as f:
+            self.assertEqual(f.read(), "localhost slots=4\n")
+        described = self.trainctl("describe", "tj", "pi-mpi")
+        self.assertEqual(described.returncode, 0, self.explain(described))
+        self.assertRegex(described.stdout, r"State:\s+Succeeded")
+        self.assertRegex(described.stdout, r"pi-mpi-launcher-0\s+Succeeded\s+0 .*mpirun -n 4")
+        self.assertRegex(described.stdout, r"pi-mpi-node-0\s+Stopped .*sleep infinity")
+        # What mpirun was given: upstream's OMPI env, the hostfile and slots of this machine.
+        dry = self.trainctl("run", "--dry-run", "-o", "json",
+                            os.path.join(REPO, "examples", "mpi", "trainjob.yaml"))
+        self.assertEqual(dry.returncode, 0, self.explain(dry))
+        replicas = {r["type"]: r for r in json.loads(dry.stdout)["replicas"]}
+        env = {e["name"]: e["value"] for e in replicas["launcher"]["env"]}
+        self.assertEqual(env["OMPI_MCA_orte_set_default_slots"], "2")
+        self.assertEqual(env["OMPI_MCA_plm"], "isolated")
+        self.assertTrue(env["OMPI_MCA_orte_default_hostfile"].endswith("/trainjobs/pi-mpi/hostfile"))
+        self.assertEqual(replicas["node"]["command"][-1], "infinity")
+
     def test_an_initializer_completes_before_the_trainer_nodes_start(self):
         self.write("tj.yaml", INIT_RUNTIME + "---\n" + trainjob(
             "  runtimeRef: {name: with-init, kind: TrainingRuntime}\n"
@@ -189,11 +219,12 @@ class TrainJobBadInputTest(TrainctlTestCase):
                                  namespace="team"),
             "so a TrainJob has no step to train in")
 
-    def test_an_mpi_runtime_is_refused_until_it_runs_here(self):
-        mpi = INIT_RUNTIME.replace("mlPolicy: {numNodes: 2}", "mlPolicy: {numNodes: 2, mpi: {}}")
-        self.expect_invalid(mpi + "---\n" + trainjob(
+    def test_a_flux_runtime_is_refused_until_it_runs_here(self):
+        flux = INIT_RUNTIME.replace("mlPolicy: {numNodes: 2}",
+                                    "mlPolicy: {numNodes: 2, flux: {}}")
+        self.expect_invalid(flux + "---\n" + trainjob(
             "  runtimeRef: {name: with-init, kind: TrainingRuntime}\n", namespace="team"),
-            "the runtime with-init", "has mlPolicy mpi, which trainctl run does not run yet")
+            "the runtime with-init", "has mlPolicy flux, which trainctl run does not run yet")
 
     def test_a_bad_name_and_managed_by(self):
         self.expect_invalid(trainjob("  runtimeRef: {name: torch-distributed}\n"
