@@ -28,7 +28,9 @@
 #                        of Debian's PyTorch, with PET_REDIRECTS/PET_TEE set as its Python needs),
 #                        nvcr.io/nvidia/jax:25.10-py3 and ghcr.io/kubeflow/trainer/xgboost-runtime
 #                        (:latest, :v2.3.0; their default command exits 0, as the suite's specs
-#                        without a command need), docker.io/library/busybox:latest and
+#                        without a command need), ghcr.io/kubeflow/trainer/deepspeed-runtime and
+#                        mlx-runtime (:latest, :v2.3.0: mpiuser, sshd and ssh on port 2222,
+#                        Open MPI and mpi4py), docker.io/library/busybox:latest and
 #                        registry.k8s.io/pause:3.9 (second names of busybox and pause)
 #   images.sh trainer    docker.io/trainctl/trainer:dev and
 #   images.sh initializer  docker.io/trainctl/initializer:dev: images/trainer/Dockerfile and
@@ -56,7 +58,7 @@ for arg in "$@"; do
     --force) force=1 ;;
     --own-registry) own_registry=1 ;;
     pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer | mpi-pi | trainer-runtimes) images+=("$arg") ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
@@ -230,9 +232,11 @@ build_alpine_stand_in() {
 # OpenSSH: an MPIJob v2beta1's launcher reaches its workers' `sshd -De` with the keys of the
 # Secret the operator makes; as in the images mpi-operator's examples use, the client does not
 # check host keys (the workers' are the image's own) and sshd accepts the mounted keys' modes.
+# The user mpiuser (uid 1000) with a non-root sshd configuration in its home (port 2222, the
+# host key from the mounted Secret), as Trainer v2's MPI runtimes run their nodes.
 EXAMPLES_PACKAGES=(python3 python3-torch python3-sklearn python3-xgboost python3-mpi4py
   openmpi-bin openssh-server openssh-client ca-certificates)
-examples_base_tag() { echo "recipe=2 ${EXAMPLES_PACKAGES[*]}" | sha256sum | cut -c1-12; }
+examples_base_tag() { echo "recipe=3 ${EXAMPLES_PACKAGES[*]}" | sha256sum | cut -c1-12; }
 build_examples_base() {
   local tag
   tag="$(examples_base_tag)"
@@ -248,6 +252,13 @@ build_examples_base() {
   printf '%s\n' "StrictModes no" >"$rootfs/etc/ssh/sshd_config.d/trainctl-mpi.conf"
   # The host keys (openssh-server's postinst makes them; any it did not are made here).
   ssh-keygen -A -f "$rootfs" >/dev/null
+  echo "mpiuser:x:1000:1000::/home/mpiuser:/bin/bash" >>"$rootfs/etc/passwd"
+  echo "mpiuser:x:1000:" >>"$rootfs/etc/group"
+  echo "mpiuser:*:20000:0:99999:7:::" >>"$rootfs/etc/shadow"
+  mkdir -p "$rootfs/home/mpiuser"
+  printf '%s\n' "PidFile /home/mpiuser/sshd.pid" "HostKey /home/mpiuser/.ssh/id_rsa" \
+    "StrictModes no" "Port 2222" >"$rootfs/home/mpiuser/.sshd_config"
+  chown -R 1000:1000 "$rootfs/home/mpiuser"
   push_image trainctl/examples-base "$tag" --config.workingdir /workspace \
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --config.env PYTHONUNBUFFERED=1 --config.cmd python3
@@ -328,6 +339,19 @@ build_trainer_runtimes() {
     --config.env PET_TEE=9:1) ref
   for ref in pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime nvidia/jax:25.10-py3 \
       kubeflow/trainer/xgboost-runtime:latest kubeflow/trainer/xgboost-runtime:v2.3.0; do
+    layered_image "trainctl/examples-base:$base" \
+      "trainctl/trainer-runtime:$(cd "$layer" && tree_hash "$base layer=1 $ref ${flags[*]}" .)" \
+      "$layer" "$ref" "${flags[@]}"
+  done
+  rm -rf "$layer"
+  # The MPI runtimes' (deepspeed-distributed, mlx-distributed): run as mpiuser, their nodes'
+  # sshd and the launcher's ssh on port 2222, from /home/mpiuser (DeepSpeed and MLX themselves
+  # are not packaged for Debian; mpirun, mpi4py and PyTorch are there).
+  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
+  install -D -m 0644 /dev/stdin "$layer/etc/ssh/ssh_config.d/trainer-mpi.conf" <<<"Port 2222"
+  flags=(--config.workingdir /home/mpiuser --config.env HOME=/home/mpiuser)
+  for ref in kubeflow/trainer/deepspeed-runtime:latest kubeflow/trainer/deepspeed-runtime:v2.3.0 \
+      kubeflow/trainer/mlx-runtime:latest kubeflow/trainer/mlx-runtime:v2.3.0; do
     layered_image "trainctl/examples-base:$base" \
       "trainctl/trainer-runtime:$(cd "$layer" && tree_hash "$base layer=1 $ref ${flags[*]}" .)" \
       "$layer" "$ref" "${flags[@]}"

@@ -7,6 +7,7 @@
 #include "operator/observe.h"
 #include "operator/process_stats.h"
 #include "operator/trainjob_jobset.h"
+#include "operator/trainjob_mpi.h"
 #include "operator/trainjob_why.h"
 #include "recording/history_snapshot.h"
 
@@ -277,7 +278,29 @@ StatusOr<json> TrainJobController::Snapshot(const json& trainjob, bool make_miss
   return runtime;
 }
 
+Status TrainJobController::WriteMpiObjects(const json& trainjob, const api::Job& job,
+                                           const json& jobset) {
+  if (!job.IsMpiTrainJob()) return Status::Ok();
+  const std::string ns = NamespaceOf(trainjob), uid = UidOf(trainjob);
+  // The key pair is made once: the Secret is immutable, and one already there is kept (the
+  // operator may create Secrets, never read them: manifests/rbac/cluster-role.yaml).
+  StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
+  if (!keys.ok()) return keys.status();
+  Status secret = client_->CreateOnly(kube::kSecrets, ns, TrainJobMpiSecret(job, uid, *keys));
+  if (!secret.ok() && secret.code() != StatusCode::kAlreadyExists) return secret;
+  const std::string subdomain = api::StringAt(Field(Field(jobset, "spec"), "network"), "subdomain");
+  json hostfile = TrainJobMpiHostfileConfigMap(job, uid, subdomain);
+  Status made = client_->CreateOnly(kube::kConfigMaps, ns, hostfile);
+  if (made.ok() || made.code() != StatusCode::kAlreadyExists) return made;
+  json patch = {{"data", hostfile["data"]}};
+  return client_
+      ->Patch(kube::kConfigMaps, ns, TrainJobMpiHostfileName(job.name), kube::PatchType::kMerge,
+              patch.dump())
+      .status();
+}
+
 SyncResult TrainJobController::Sync(const std::string& key) {
+  // read
   SyncResult result;
   std::optional<json> cached = trainjobs_.Get(key);
   if (!cached || !ManagedByUs(*cached)) {
@@ -300,114 +323,26 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     ThreadCpuMeter meter(history_->shared_cpu_nanos());
     history_->events().Open(UidOf(trainjob));
   }
-  std::optional<api::LoadedJob> resolved;  // the TrainJob against its runtime, while it runs
   const Time now = clock_->Now();
   // Past its deadline its JobSet is deleted and never made again (a pass that still reads the
   // TrainJob from before its Failed status was written must not recreate it).
   const std::optional<Time> deadline = TrainJobDeadline(trainjob);
   const bool expired = deadline && now >= *deadline;
-  if (!finished) {
-    StatusOr<json> runtime_doc = Snapshot(trainjob);
-    if (!runtime_doc.ok()) {
-      Warn(trainjob, "TrainJobResourcesCreationFailed", runtime_doc.status().message());
-      result.status = runtime_doc.status().code() == StatusCode::kNotFound ? Status::Ok()
-                                                                           : runtime_doc.status();
-      if (result.status.ok()) result.requeue_after = Duration(10000);
-      return result;
-    }
-    StatusOr<api::LoadedJob> job = ResolveAgainst(trainjob, *runtime_doc);
-    if (!job.ok()) {
-      Warn(trainjob, "TrainJobResourcesCreationFailed", job.status().message());
-      return result;  // the spec must change first; its update wakes us
-    }
-    resolved = *job;
-    StatusOr<json> want = BuildJobSet(job->job, UidOf(trainjob));
-    if (!want.ok()) {
-      Warn(trainjob, "TrainJobResourcesCreationFailed", want.status().message());
-      return result;
-    }
-    const bool suspend = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
-    if (!jobset && !expired) {
-      // jobsStatus is only ever copied from this TrainJob's JobSet: it existed, and is gone.
-      const bool had_one = Field(Field(trainjob, "status"), "jobsStatus").is_array();
-      StatusOr<json> made = client_->Create(kJobSets, ns, *want);
-      if (made.ok() && had_one)
-        Warn(trainjob, "JobSetRecreated",
-             "JobSet " + key +
-                 " was deleted while the TrainJob ran; made again from its runtime "
-                 "snapshot");
-      if (!made.ok() && made.status().code() != StatusCode::kAlreadyExists) {
-        Warn(trainjob, "TrainJobResourcesCreationFailed",
-             "JobSet " + key + ": " + made.status().message());
-        result.status = made.status();
-        return result;
-      }
-      if (made.ok()) jobset = *made;
-    } else if (jobset && api::BoolAt(Field(*jobset, "spec"), "suspend", false) != suspend) {
-      json patch = {{"spec", {{"suspend", suspend}}}};
-      StatusOr<json> patched =
-          client_->Patch(kJobSets, ns, name, kube::PatchType::kMerge, patch.dump());
-      if (!patched.ok()) {
-        result.status = patched.status();
-        return result;
-      }
-      jobset = *patched;
-    }
-  }
-  json status = TrainJobStatusFrom(trainjob, jobset ? &*jobset : nullptr, now);
-  if (deadline) {
-    if (expired) {  // upstream: Failed, and the JobSet deleted (its pods with it)
-      status = WithDeadlineExceeded(status, now);
-      if (jobset) {
-        kube::DeleteOptions background;
-        background.propagation_policy = "Background";
-        Status deleted = client_->Delete(kJobSets, ns, name, background);
-        if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) result.status = deleted;
-      }
-    } else {
-      result.requeue_after = std::chrono::duration_cast<Duration>(*deadline - now);
-    }
-  }
-  const bool no_status =
-      jobset && (!Field(*jobset, "status").is_object() || Field(*jobset, "status").empty());
-  if (!finished && no_status) {
-    if (JobSetUnanswered(*jobset, now, kJobSetAnswerGrace))
-      Warn(trainjob, "JobSetNotReconciled",
-           "JobSet " + key + " has had no status for " +
-               std::to_string(kJobSetAnswerGrace.count() / 1000) +
-               " s: is the JobSet controller (sigs.k8s.io/jobset) running?");
-    if (!result.requeue_after || *result.requeue_after > kJobSetAnswerGrace)
-      result.requeue_after = kJobSetAnswerGrace;  // look again (once more) after the grace
-  }
-  if (resolved && jobset) {
-    // What the pods say (the engine's rules): why the nodes are not running, who failed first.
-    std::vector<engine::ReplicaObservation> observed;
-    ReplicaObserver observer(resolved->job);
-    pods_.VisitIndex(kTrainJobIndex, key, [&](const kube::PodSummary& pod) {
-      if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
-        observed.push_back(std::move(*o));
-    });
-    std::optional<Time> written_at;
-    {
-      std::lock_guard<std::mutex> lock(written_mu_);
-      if (auto it = message_written_.find(key); it != message_written_.end())
-        written_at = it->second;
-    }
-    const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
-    TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status), resolved->job,
-                                        observed, suspended, now, written_at);
-    status = std::move(why.status);
-    if (why.refresh_after && (!result.requeue_after || *why.refresh_after < *result.requeue_after))
-      result.requeue_after = why.refresh_after;
-    for (const engine::Event& e : why.events) Record(trainjob, e.type, e.reason, e.message);
-    std::lock_guard<std::mutex> lock(written_mu_);
-    if (why.message_written) message_written_[key] = now;
-    if (status.is_object() && !status.contains("conditions")) message_written_.erase(key);
-  }
-  if (!resolved) {
-    status = KeepFirstFailure(Field(trainjob, "status"), std::move(status));
-    std::lock_guard<std::mutex> lock(written_mu_);
-    message_written_.erase(key);
+
+  // The JobSet of a TrainJob that runs (resolved against its runtime snapshot).
+  std::optional<api::LoadedJob> resolved;
+  if (!finished && !ApplyJobSet(trainjob, key, expired, &jobset, &resolved, &result)) return result;
+
+  // decide
+  json status = DecideStatus(trainjob, key, jobset, resolved ? &resolved->job : nullptr, deadline,
+                             now, &result);
+
+  // write
+  if (expired && jobset) {  // upstream: Failed, and the JobSet deleted (its pods with it)
+    kube::DeleteOptions background;
+    background.propagation_policy = "Background";
+    Status deleted = client_->Delete(kJobSets, ns, name, background);
+    if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) result.status = deleted;
   }
   std::optional<json> stored = trainjob;  // the TrainJob with the status now stored
   if (status != Field(trainjob, "status")) {
@@ -419,6 +354,121 @@ SyncResult TrainJobController::Sync(const std::string& key) {
   }
   if (history_ && stored) RecordFinished(*stored, resolved ? &resolved->job : nullptr, key);
   return result;
+}
+
+bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& key, bool expired,
+                                     std::optional<json>* jobset,
+                                     std::optional<api::LoadedJob>* resolved, SyncResult* result) {
+  const std::string ns = NamespaceOf(trainjob), name = NameOf(trainjob);
+  StatusOr<json> runtime_doc = Snapshot(trainjob);
+  if (!runtime_doc.ok()) {
+    Warn(trainjob, "TrainJobResourcesCreationFailed", runtime_doc.status().message());
+    result->status =
+        runtime_doc.status().code() == StatusCode::kNotFound ? Status::Ok() : runtime_doc.status();
+    if (result->status.ok()) result->requeue_after = Duration(10000);
+    return false;
+  }
+  StatusOr<api::LoadedJob> job = ResolveAgainst(trainjob, *runtime_doc);
+  if (!job.ok()) {
+    Warn(trainjob, "TrainJobResourcesCreationFailed", job.status().message());
+    return false;  // the spec must change first; its update wakes us
+  }
+  *resolved = *job;
+  StatusOr<json> want = BuildJobSet(job->job, UidOf(trainjob));
+  if (!want.ok()) {
+    Warn(trainjob, "TrainJobResourcesCreationFailed", want.status().message());
+    return false;
+  }
+  const bool suspend = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
+  if (!*jobset && !expired) {
+    if (Status mpi = WriteMpiObjects(trainjob, job->job, *want); !mpi.ok()) {
+      Warn(trainjob, "TrainJobResourcesCreationFailed",
+           "MPI objects of " + key + ": " + mpi.message());
+      result->status = mpi;
+      return false;
+    }
+    // jobsStatus is only ever copied from this TrainJob's JobSet: it existed, and is gone.
+    const bool had_one = Field(Field(trainjob, "status"), "jobsStatus").is_array();
+    StatusOr<json> made = client_->Create(kJobSets, ns, *want);
+    if (made.ok() && had_one)
+      Warn(trainjob, "JobSetRecreated",
+           "JobSet " + key +
+               " was deleted while the TrainJob ran; made again from its runtime "
+               "snapshot");
+    if (!made.ok() && made.status().code() != StatusCode::kAlreadyExists) {
+      Warn(trainjob, "TrainJobResourcesCreationFailed",
+           "JobSet " + key + ": " + made.status().message());
+      result->status = made.status();
+      return false;
+    }
+    if (made.ok()) *jobset = *made;
+  } else if (*jobset && api::BoolAt(Field(**jobset, "spec"), "suspend", false) != suspend) {
+    json patch = {{"spec", {{"suspend", suspend}}}};
+    StatusOr<json> patched =
+        client_->Patch(kJobSets, ns, name, kube::PatchType::kMerge, patch.dump());
+    if (!patched.ok()) {
+      result->status = patched.status();
+      return false;
+    }
+    *jobset = *patched;
+  }
+  return true;
+}
+
+json TrainJobController::DecideStatus(const json& trainjob, const std::string& key,
+                                      const std::optional<json>& jobset, const api::Job* resolved,
+                                      std::optional<Time> deadline, Time now, SyncResult* result) {
+  json status = TrainJobStatusFrom(trainjob, jobset ? &*jobset : nullptr, now);
+  if (deadline) {
+    if (now >= *deadline)
+      status = WithDeadlineExceeded(status, now);
+    else
+      result->requeue_after = std::chrono::duration_cast<Duration>(*deadline - now);
+  }
+  const bool finished = ConditionTrue(trainjob, "Complete") || ConditionTrue(trainjob, "Failed");
+  const bool no_status =
+      jobset && (!Field(*jobset, "status").is_object() || Field(*jobset, "status").empty());
+  if (!finished && no_status) {
+    if (JobSetUnanswered(*jobset, now, kJobSetAnswerGrace))
+      Warn(trainjob, "JobSetNotReconciled",
+           "JobSet " + key + " has had no status for " +
+               std::to_string(kJobSetAnswerGrace.count() / 1000) +
+               " s: is the JobSet controller (sigs.k8s.io/jobset) running?");
+    if (!result->requeue_after || *result->requeue_after > kJobSetAnswerGrace)
+      result->requeue_after = kJobSetAnswerGrace;  // look again (once more) after the grace
+  }
+  if (resolved && jobset) {
+    // What the pods say (the engine's rules): why the nodes are not running, who failed first.
+    std::vector<engine::ReplicaObservation> observed;
+    ReplicaObserver observer(*resolved);
+    pods_.VisitIndex(kTrainJobIndex, key, [&](const kube::PodSummary& pod) {
+      if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
+        observed.push_back(std::move(*o));
+    });
+    std::optional<Time> written_at;
+    {
+      std::lock_guard<std::mutex> lock(written_mu_);
+      if (auto it = message_written_.find(key); it != message_written_.end())
+        written_at = it->second;
+    }
+    const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
+    TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status), *resolved,
+                                        observed, suspended, now, written_at);
+    status = std::move(why.status);
+    if (why.refresh_after &&
+        (!result->requeue_after || *why.refresh_after < *result->requeue_after))
+      result->requeue_after = why.refresh_after;
+    for (const engine::Event& e : why.events) Record(trainjob, e.type, e.reason, e.message);
+    std::lock_guard<std::mutex> lock(written_mu_);
+    if (why.message_written) message_written_[key] = now;
+    if (status.is_object() && !status.contains("conditions")) message_written_.erase(key);
+  }
+  if (!resolved) {
+    status = KeepFirstFailure(Field(trainjob, "status"), std::move(status));
+    std::lock_guard<std::mutex> lock(written_mu_);
+    message_written_.erase(key);
+  }
+  return status;
 }
 
 void TrainJobController::RecordFinished(const json& trainjob, const api::Job* resolved,

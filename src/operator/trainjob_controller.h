@@ -9,15 +9,17 @@
 //   decide  resolve the TrainJob against the snapshot (api::PrepareJob), the JobSet
 //           (BuildJobSet), the status (TrainJobStatusFrom); pure
 //   write   the snapshot once (owned by the TrainJob: a later runtime edit does not change the
-//           job), the JobSet once (then only its suspend kept in step; made again, with a
-//           JobSetRecreated event, when deleted from outside), the status subresource when it
-//           changed (Failed/DeadlineExceeded once activeDeadlineSeconds has passed, and the
-//           JobSet deleted), Warning events for what stops it (no runtime, a refused JobSet, a
-//           JobSet no controller has given a status for 30 s: JobSetNotReconciled), and a
-//           TrainJobRestarting event each time JobSet restarts the whole job (a Gang TrainJob);
-//           from the TrainJob's pods (a third informer, on JobSet's jobset-name label), what the
-//           engine says about them: ReplicasReady with why its nodes are not running, and the
-//           first failing node on the Failed condition (operator/trainjob_why.h)
+//           job); for an MPI runtime, before its JobSet, the SSH key Secret once and the
+//           hostfile ConfigMap (operator/trainjob_mpi.h); the JobSet once (then only its suspend
+//           kept in step; made again, with a JobSetRecreated event, when deleted from outside), the
+//           status subresource when it changed (Failed/DeadlineExceeded once activeDeadlineSeconds
+//           has passed, and the JobSet deleted), Warning events for what stops it (no runtime, a
+//           refused JobSet, a JobSet no controller has given a status for 30 s:
+//           JobSetNotReconciled), and a TrainJobRestarting event each time JobSet restarts the
+//           whole job (a Gang TrainJob); from the TrainJob's pods (a third informer, on JobSet's
+//           jobset-name label), what the engine says about them: ReplicasReady with why its nodes
+//           are not running, and the first failing node on the Failed condition
+//           (operator/trainjob_why.h)
 //   history with --history (SetHistory): each finished TrainJob recorded once, from its stored
 //           final status and its pods in the cache (a row per node, the trainer's container
 //           `node`, each initializer's own), without a hold (JobSet deletes its pods); its events
@@ -34,10 +36,12 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "api/manifest.h"
 #include "common/clock.h"
 #include "kube/client.h"
 #include "kube/event_recorder.h"
@@ -91,6 +95,23 @@ class TrainJobController {
   // The runtime the TrainJob runs on: its snapshot, else the live runtime (from which the
   // snapshot is made now when `make_missing`).
   StatusOr<nlohmann::json> Snapshot(const nlohmann::json& trainjob, bool make_missing = true);
+  // write, for a TrainJob not finished: its runtime snapshot, an MPI runtime's objects and its
+  // JobSet (made once, never past the deadline; then only its suspend kept in step). Sets
+  // `resolved` (the TrainJob against its snapshot) and `jobset` (as now stored). False: this
+  // sync ends here (said in an event; `result` holds the error or when to look again).
+  bool ApplyJobSet(const nlohmann::json& trainjob, const std::string& key, bool expired,
+                   std::optional<nlohmann::json>* jobset, std::optional<api::LoadedJob>* resolved,
+                   SyncResult* result);
+  // decide: the status to write, from the JobSet, the deadline, a JobSet no controller answers
+  // (a Warning event) and, for a `resolved` TrainJob with a JobSet, its pods (the why and the
+  // first failure; their events recorded). Sets `result`'s requeue.
+  nlohmann::json DecideStatus(const nlohmann::json& trainjob, const std::string& key,
+                              const std::optional<nlohmann::json>& jobset, const api::Job* resolved,
+                              std::optional<Time> deadline, Time now, SyncResult* result);
+  // An MPI TrainJob's Secret (made once) and hostfile ConfigMap (made, or its data set) for
+  // the JobSet `jobset` about to be made or re-applied; nothing for other TrainJobs.
+  Status WriteMpiObjects(const nlohmann::json& trainjob, const api::Job& job,
+                         const nlohmann::json& jobset);
   // Enqueues the record of `trainjob` (as stored) when it has finished and the history has
   // none and none queued. `resolved`: the job against its runtime, when this sync resolved it;
   // else it is resolved from its snapshot now.

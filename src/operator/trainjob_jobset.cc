@@ -9,6 +9,7 @@
 #include "api/restart_scope.h"
 #include "api/training_runtime.h"
 #include "operator/pod_builder.h"
+#include "operator/trainjob_mpi.h"
 
 namespace trainctl::op {
 namespace {
@@ -156,7 +157,7 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
     return FailedPreconditionError("TrainJob " + job.namespace_ + "/" + job.name +
                                    " is not resolved against a runtime");
   const api::TrainingRuntime& rt = *job.runtime;
-  if (rt.policy == api::MlPolicy::kMpi || rt.policy == api::MlPolicy::kFlux)
+  if (rt.policy == api::MlPolicy::kFlux)
     return FailedPreconditionError("TrainJob " + job.namespace_ + "/" + job.name + ": " + rt.kind +
                                    " " + rt.name + ": mlPolicy " + api::MlPolicyName(rt.policy) +
                                    " is not served on a cluster yet");
@@ -173,7 +174,9 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
     spec["failurePolicy"] = {{"maxRestarts", job.run_policy.backoff_limit.value_or(6)}};
 
   const bool with_trainer = job.train_job->trainer.has_value();
-  const bool policy_env = with_trainer && InjectsPolicyEnv(rt.policy);
+  // MPI's launcher env comes with or without a trainer section, and opens no port.
+  const bool mpi = rt.policy == api::MlPolicy::kMpi;
+  const bool policy_env = (with_trainer && InjectsPolicyEnv(rt.policy)) || mpi;
   std::vector<api::EnvVar> env;
   if (policy_env) {
     StatusOr<std::vector<api::EnvVar>> e = PolicyEnv(job, /*as_if_trainer=*/false);
@@ -199,9 +202,10 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
     if (name == job.trainer_group && policy_env) {
       if (json* node = ContainerIn(pod, "containers", api::kTrainerContainer)) {
         UpsertEnv(node, env);
-        UpsertPort(&(*node)["ports"], api::kTrainerPort);
+        if (!mpi) UpsertPort(&(*node)["ports"], api::kTrainerPort);
       }
     }
+    AddTrainJobMpiVolumes(job, name, &pod);
     if (gang) {  // a failed pod fails its Job at once; JobSet restarts every Job together
       json& pod_spec = ObjectAt(pod, "spec");
       pod_spec["restartPolicy"] = "Never";
@@ -215,7 +219,8 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
     SetTerminationMessagePolicy(&ObjectAt(pod, "spec"));
     job_spec["template"] = std::move(pod);
 
-    const int64_t count = name == job.trainer_group
+    // The trainer step's and MPI's `node` job's size are the resolved node counts.
+    const int64_t count = name == job.trainer_group || name == job.MpiWorkerGroup()
                               ? job.ReplicasOf(name)
                               : std::max<int64_t>(1, api::IntAt(job_spec, "parallelism", 1));
     job_spec["parallelism"] = count;

@@ -11,13 +11,16 @@
 //                template.metadata   the runtimePatches' job-template labels and annotations
 //                template.spec.template   the resolved group's pod template (overrides,
 //                                    patches, initializers applied) with its restartPolicy
-//                parallelism, completions   the trainer step: the group's node count; any
-//                                    other job: its own parallelism (default 1)
+//                parallelism, completions   the trainer step (and an MPI runtime's `node`
+//                                    job): the group's node count; any other job: its own
+//                                    parallelism (default 1)
 //                replicas            1 for an ancestor step (trainer, initializers)
 //              the trainer step's `node` container gets the policy's env (KindPlugin::EnvFor
 //              over JobSetEndpoints, upserted by name, the rank as a fieldRef) and container
 //              port 29500 — torch, jax and xgboost, only when the TrainJob has a `trainer`
 //              section, as upstream; torch's envInjection targets get the torch env too;
+//              mpi: the launcher's OMPI_* env (trainer section or not, no port) and the SSH
+//              and hostfile volumes (operator/trainjob_mpi.h);
 //              `suspend` is the TrainJob's; with trainctl.dev/restart-scope: Gang, JobSet's
 //              failurePolicy.maxRestarts is the job's backoff limit (unless the runtime has a
 //              failurePolicy), every Job's backoffLimit 0 and its pods' restartPolicy Never,
@@ -25,8 +28,8 @@
 //              gets TRAINCTL_RESTART_ATTEMPT from JobSet's restart-attempt pod label; every
 //              container without a terminationMessagePolicy gets FallbackToLogsOnError (a
 //              failed node's last output for the first failure's text)
-//   errors     kFailedPrecondition for an unresolved job and for mlPolicy mpi and flux (not
-//              served on a cluster yet); kInvalid for an envInjection target that is missing
+//   errors     kFailedPrecondition for an unresolved job and for mlPolicy flux (not served
+//              on a cluster yet); kInvalid for an envInjection target that is missing
 //
 // TrainJobStatusFrom(trainjob, jobset, now): the TrainJob's status, starting from its own:
 //   Suspended  True/Suspended/"TrainJob is suspended" while spec.suspend; False/Resumed/

@@ -1,6 +1,6 @@
 // A resolved TrainJob → the JobSet upstream's trainjob-controller applies (the example on the
-// built-in torch-distributed runtime; initializers, patches, jax, xgboost, envInjection, MPI
-// refused), and the TrainJob status read back from a JobSet.
+// built-in torch-distributed runtime; initializers, patches, jax, xgboost, envInjection, MPI's
+// keys, hostfile and launcher env; flux refused), and the TrainJob status read back from a JobSet.
 #include "operator/trainjob_jobset.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "api/manifest.h"
+#include "operator/trainjob_mpi.h"
 
 namespace trainctl::op {
 namespace {
@@ -325,16 +326,144 @@ TEST(TrainJobJobSetTest, AGangTrainJobRestartsThroughJobSetsFailurePolicy) {
   EXPECT_FALSE(ReplicatedJob(plain, "node")["template"]["spec"].contains("backoffLimit"));
 }
 
-TEST(TrainJobJobSetTest, MpiAndUnresolvedJobsAreRefused) {
+// Upstream's deepspeed-distributed shape: MPI, OpenMPI, mpiuser's keys, the launcher a node.
+const char* kDeepSpeedRuntime = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: ds}
+spec:
+  mlPolicy:
+    numNodes: 1
+    mpi: {numProcPerNode: 1, sshAuthMountPath: /home/mpiuser/.ssh, runLauncherAsNode: true}
+  template:
+    spec:
+      network: {publishNotReadyAddresses: true}
+      successPolicy: {operator: All, targetReplicatedJobs: [launcher]}
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: ds, command: [/usr/sbin/sshd], args: [-De]}
+      - name: launcher
+        dependsOn: [{name: node, status: Ready}]
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: ds}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: team}
+spec:
+  runtimeRef: {name: ds}
+)";
+
+const json* Named(const json& list, const std::string& name) {
+  if (!list.is_array()) return nullptr;
+  for (const json& e : list)
+    if (e.value("name", "") == name) return &e;
+  return nullptr;
+}
+
+TEST(TrainJobJobSetTest, AnMpiTrainJobGetsUpstreamsKeysHostfileAndLauncherEnv) {
+  api::Job job = LoadTrainJob(std::string(kDeepSpeedRuntime) +
+                              "  trainer: {numNodes: 3, numProcPerNode: 2, command: [mpirun]}\n");
+  ASSERT_TRUE(job.IsMpiTrainJob());
+  // The launcher is the trainer step, one pod; the `node` job takes the other two nodes.
+  EXPECT_EQ(job.MpiLauncherGroup(), "launcher");
+  EXPECT_EQ(job.ReplicasOf("launcher"), 1);
+  EXPECT_EQ(job.ReplicasOf("node"), 2);
+  EXPECT_EQ(job.slots_per_worker, 2);
+  StatusOr<json> built = BuildJobSet(job, "uid-1");
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const json& node = ReplicatedJob(*built, "node");
+  const json& launcher = ReplicatedJob(*built, "launcher");
+  EXPECT_EQ(node["template"]["spec"]["parallelism"], 2);
+  EXPECT_EQ(launcher["template"]["spec"]["parallelism"], 1);
+  EXPECT_EQ(ContainerOf(launcher, "node")["command"], json::array({"mpirun"}));
+  EXPECT_EQ(ContainerOf(node, "node")["command"], json::array({"/usr/sbin/sshd"}));
+
+  std::map<std::string, std::string> env = EnvOf(ContainerOf(launcher, "node"));
+  EXPECT_EQ(env["OMPI_MCA_orte_default_hostfile"], "/etc/mpi/hostfile");
+  EXPECT_EQ(env["OMPI_MCA_orte_keep_fqdn_hostnames"], "true");
+  EXPECT_EQ(env["OMPI_MCA_orte_set_default_slots"], "2");
+  EXPECT_EQ(env["OMPI_MCA_plm_rsh_args"], "-o ConnectionAttempts=10");
+  EXPECT_TRUE(EnvOf(ContainerOf(node, "node")).count("OMPI_MCA_orte_default_hostfile") == 0);
+  EXPECT_FALSE(ContainerOf(launcher, "node").contains("ports")) << "MPI opens no torch port";
+
+  // The key Secret on both jobs at sshAuthMountPath; the hostfile at /etc/mpi on the launcher.
+  for (const json* rj : {&node, &launcher}) {
+    const json& pod = (*rj)["template"]["spec"]["template"]["spec"];
+    const json* ssh = Named(pod["volumes"], "mpi-ssh-auth");
+    ASSERT_NE(ssh, nullptr) << (*rj)["name"];
+    EXPECT_EQ((*ssh)["secret"]["secretName"], "tj-mpi-ssh-auth");
+    EXPECT_EQ((*ssh)["secret"]["defaultMode"], 0640);
+    EXPECT_EQ((*ssh)["secret"]["items"].size(), 3u);
+    const json* mount = Named(ContainerOf(*rj, "node")["volumeMounts"], "mpi-ssh-auth");
+    ASSERT_NE(mount, nullptr);
+    EXPECT_EQ((*mount)["mountPath"], "/home/mpiuser/.ssh");
+    EXPECT_EQ(Named(pod["volumes"], "mpi-hostfile") != nullptr, rj == &launcher);
+  }
+  const json* hostfile = Named(ContainerOf(launcher, "node")["volumeMounts"], "mpi-hostfile");
+  ASSERT_NE(hostfile, nullptr);
+  EXPECT_EQ((*hostfile)["mountPath"], "/etc/mpi");
+
+  // One line per host, in the runtime's job order, the launcher listed as it runs ranks too.
+  EXPECT_EQ(TrainJobMpiHostfile(job, ""),
+            "tj-node-0-0.tj slots=2\ntj-node-0-1.tj slots=2\ntj-launcher-0-0.tj slots=2\n");
+  EXPECT_EQ(TrainJobMpiHostfile(job, "net"),
+            "tj-node-0-0.net slots=2\ntj-node-0-1.net slots=2\ntj-launcher-0-0.net slots=2\n");
+  json cm = TrainJobMpiHostfileConfigMap(job, "uid-1", "");
+  EXPECT_EQ(cm["metadata"]["name"], "tj-mpi-hostfile");
+  EXPECT_EQ(cm["metadata"]["namespace"], "team");
+  EXPECT_EQ(cm["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(cm["metadata"]["ownerReferences"][0]["controller"], true);
+  json secret = TrainJobMpiSecret(job, "uid-1", SshKeyPair{"PRIVATE", "ssh-ecdsa PUB\n"});
+  EXPECT_EQ(secret["type"], "kubernetes.io/ssh-auth");
+  EXPECT_EQ(secret["immutable"], true);
+  EXPECT_EQ(secret["metadata"]["name"], "tj-mpi-ssh-auth");
+  EXPECT_EQ(secret["data"]["ssh-privatekey"], "UFJJVkFURQ==");
+}
+
+TEST(TrainJobJobSetTest, MpiSlotsFollowTheRuntimeOrTheGpusAndNodesWithoutALauncherNode) {
+  std::string runtime = kDeepSpeedRuntime;
+  // No trainer section: the launcher env all the same (upstream's MPI plugin), one slot.
+  api::Job plain = LoadTrainJob(runtime);
+  StatusOr<json> built = BuildJobSet(plain, "u");
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_EQ(EnvOf(ContainerOf(ReplicatedJob(*built, "launcher"),
+                              "node"))["OMPI_MCA_orte_set_default_slots"],
+            "1");
+  EXPECT_EQ(plain.ReplicasOf("node"), 1) << "one node at least beside the launcher";
+  // Two GPUs per node and the runtime's one slot: a slot per GPU.
+  api::Job gpus = LoadTrainJob(
+      runtime + "  trainer: {numNodes: 2, resourcesPerNode: {limits: {nvidia.com/gpu: 2}}}\n");
+  EXPECT_EQ(gpus.slots_per_worker, 2);
+  // Without runLauncherAsNode every node is a `node` pod and the hostfile leaves the launcher
+  // out.
+  std::string apart = runtime;
+  apart.replace(apart.find("runLauncherAsNode: true"), 23, "runLauncherAsNode: false");
+  api::Job separate = LoadTrainJob(apart + "  trainer: {numNodes: 2}\n");
+  EXPECT_EQ(separate.ReplicasOf("node"), 2);
+  EXPECT_EQ(TrainJobMpiHostfile(separate, ""), "tj-node-0-0.tj slots=1\ntj-node-0-1.tj slots=1\n");
+}
+
+TEST(TrainJobJobSetTest, FluxAndUnresolvedJobsAreRefused) {
   api::Job job = LoadTrainJob(std::string(kInitJaxRuntime) + "  trainer: {}\n");
   ASSERT_TRUE(job.runtime);
-  job.runtime->policy = api::MlPolicy::kMpi;
-  StatusOr<json> mpi = BuildJobSet(job, "u");
-  ASSERT_FALSE(mpi.ok());
-  EXPECT_EQ(mpi.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(mpi.status().message().find("mlPolicy mpi is not served on a cluster yet"),
+  job.runtime->policy = api::MlPolicy::kFlux;
+  StatusOr<json> flux = BuildJobSet(job, "u");
+  ASSERT_FALSE(flux.ok());
+  EXPECT_EQ(flux.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(flux.status().message().find("mlPolicy flux is not served on a cluster yet"),
             std::string::npos)
-      << mpi.status().message();
+      << flux.status().message();
   job.runtime.reset();
   EXPECT_EQ(BuildJobSet(job, "u").status().code(), StatusCode::kFailedPrecondition);
 }

@@ -6,6 +6,7 @@ Environment (set by test/CMakeLists.txt): TRAINCTL_CLUSTER_DIR, TRAINCTL_PORT_BA
 TRAINCTL_REPO, TRAINCTL_BIN (the binary the operator's image carries).
 """
 import ipaddress
+import json
 import os
 import signal
 import subprocess
@@ -84,6 +85,21 @@ def run_script(*args, timeout=900):
     if proc.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{out}{err}")
     return out
+
+
+def upstream_module_dir(module):
+    """MODULE@VERSION's folder in the project's Go module cache (downloaded once from the
+    proxy): upstream's own manifests, applied unchanged."""
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+    cache = subprocess.run(["bash", "-c", f"source {REPO}/hack/cluster/lib.sh; "
+                            "echo ${TRAINCTL_GOMODCACHE:-$(cache_root)/go/mod}"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    env["GOMODCACHE"] = cache
+    out = subprocess.run(["go", "mod", "download", "-json", module], env=env,
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise AssertionError(f"go mod download {module}: {out.stdout}{out.stderr}")
+    return json.loads(out.stdout)["Dir"]
 
 
 OPERATOR_NS = "trainctl-system"

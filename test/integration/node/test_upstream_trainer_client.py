@@ -15,11 +15,11 @@ Environment: see node_harness.py.
 """
 import json
 import os
-import subprocess
 import unittest
 import uuid
 
-from node_harness import NodeTestCase, get_json, kubectl, run_script, wait_for
+from node_harness import (NodeTestCase, get_json, kubectl, run_script, upstream_module_dir,
+                          wait_for)
 from harness import KUBECONFIG, Operator, install_crds
 
 from kubeflow.common.types import KubernetesBackendConfig
@@ -31,27 +31,13 @@ TRAINER_MODULE = "github.com/kubeflow/trainer/v2@v2.3.0"
 RUNTIME = "torch-distributed"
 
 
-def upstream_module_dir():
-    """The Trainer module's folder in the Go module cache (downloaded once from the proxy)."""
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
-    cache = subprocess.run(["bash", "-c", f"source {os.path.dirname(__file__)}/../../../hack/cluster/lib.sh; "
-                            "echo ${TRAINCTL_GOMODCACHE:-$(cache_root)/go/mod}"],
-                           capture_output=True, text=True, check=True).stdout.strip()
-    env["GOMODCACHE"] = cache
-    out = subprocess.run(["go", "mod", "download", "-json", TRAINER_MODULE], env=env,
-                         capture_output=True, text=True, timeout=600)
-    if out.returncode != 0:
-        raise AssertionError(f"go mod download {TRAINER_MODULE}: {out.stdout}{out.stderr}")
-    return json.loads(out.stdout)["Dir"]
-
-
 class UpstreamTrainerClient(NodeTestCase):
 
     @classmethod
     def setUpClass(cls):
         run_script("images.sh", "trainer-runtimes")
         install_crds()
-        module = upstream_module_dir()
+        module = upstream_module_dir(TRAINER_MODULE)
         kubectl("apply", "--server-side", "--force-conflicts", "-f",
                 os.path.join(module, "manifests/base/runtimes/torch_distributed.yaml"))
         cls.ns = "sdk-v2-" + uuid.uuid4().hex[:8]
