@@ -249,8 +249,9 @@ Status Run::Setup() {
     StatusOr<SshKeyPair> keys = GenerateSshKeyPair();
     if (!keys.ok()) return keys.status();
     std::vector<int> ports;
-    for (int i = 0; i < job_.ReplicasOf("Worker"); ++i)
-      ports.push_back(endpoints_->Port("Worker", i, 22));
+    const std::string workers = job_.MpiWorkerGroup();
+    for (int i = 0; i < job_.ReplicasOf(workers); ++i)
+      ports.push_back(endpoints_->Port(workers, i, 22));
     TRAINCTL_RETURN_IF_ERROR(
         dir_.WriteSshFolder(keys->private_pem, keys->authorized_key, LocalSshConfig(job_, ports)));
   }

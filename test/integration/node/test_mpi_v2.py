@@ -11,7 +11,9 @@ machine (CTest label `mpi-v2`):
   each rank runs in its worker's container; the keys are gone when the run ends, and so are the
   containers; pi again with the launcher as a worker too (its ranks are its own);
 - a worker whose command is not sshd: the run warns before it starts, and the job fails through
-  its launcher (mpirun cannot log in) instead of hanging.
+  its launcher (mpirun cannot log in) instead of hanging;
+- a TrainJob on the built-in deepspeed-distributed runtime (examples/mpi/trainjob.yaml) the same
+  way: its `node` container's sshd serves the launcher, which runs ranks too.
 
 Environment: see node_harness.py. The image is built by images.sh examples.
 """
@@ -201,6 +203,22 @@ class MpiV2WithPodmanTest(unittest.TestCase):
             self.assertEqual(f.read().split(), ["localhost", "slots=2",
                                                 "pi-worker-0.pi.default.svc", "slots=2",
                                                 "pi-worker-1.pi.default.svc", "slots=2"])
+
+    def test_an_mpi_trainjob_runs_its_ranks_in_the_launcher_and_node_containers(self):
+        # Trainer v2: the built-in deepspeed-distributed (the launcher a node too) — the node's
+        # sshd on a port of its own, found by the name its JobSet pod would have.
+        proc = self.run_manifest(os.path.join(REPO, "examples", "mpi", "trainjob.yaml"))
+        out = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 0, out[-4000:])
+        (result,) = results(proc.stdout)
+        self.assertLess(result["error"], 1e-9, result)
+        self.assertEqual(result["hosts"], ["pi-mpi-launcher-0"] * 2 + ["pi-mpi-node-0"] * 2, out[-4000:])
+        folder = os.path.join(self.state, "default", "trainjobs", "pi-mpi")
+        with open(os.path.join(folder, "hostfile")) as f:
+            self.assertEqual(f.read().split(), ["localhost", "slots=2", "pi-mpi-node-0-0.pi-mpi", "slots=2"])
+        left = podman("ps", "-a", "--filter", "label=trainctl.dev/job=trainjob/default/pi-mpi",
+                      "--format", "{{.Names}}").stdout.split()
+        self.assertEqual(left, [])
 
     def test_a_worker_that_runs_no_sshd_fails_the_job_through_its_launcher(self):
         with open(EXAMPLE) as f:

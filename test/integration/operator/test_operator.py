@@ -338,9 +338,11 @@ class UpstreamExamplesAndLeaderElection(OperatorTestCase):
         v2 = [f for f in files if "apiVersion: kubeflow.org/v2beta1" in open(f).read()]
         self.assertEqual([os.path.basename(f) for f in v2], ["mpijob-v2beta1.yaml", "pi-v2beta1.yaml"])
         files = [f for f in files if f not in v2]
-        # Trainer v2's TrainJobs run on the JobSet controller: test_trainjob_cluster runs them.
+        # Trainer v2's TrainJobs run on the JobSet controller: test_trainjob_cluster runs the
+        # torch one, test_trainjob_mpi_node an MPI one on upstream's runtime.
         trainer = [f for f in files if "apiVersion: trainer.kubeflow.org/" in open(f).read()]
-        self.assertEqual([os.path.basename(f) for f in trainer], ["trainjob.yaml"])
+        self.assertEqual([os.path.relpath(f, os.path.join(REPO, "examples")) for f in trainer],
+                         ["mpi/trainjob.yaml", "pytorch/trainjob.yaml"])
         files = [f for f in files if f not in trainer]
         for f in files:
             kubectl("apply", "-n", self.ns, "-f", f)
