@@ -3,9 +3,10 @@
 # node), then the sanitized tree's unit, fast e2e and fuzz tests.
 #
 # The long builds that only later steps need run in the background, niced: the test control
-# plane's Go build first (hack/cluster/build.sh control-plane, needed by `cluster.up`), then
-# the JobSet controller's (hack/jobset/build.sh, needed by `jobset.up`) and CoreDNS's (needed
-# by `node.up`) beside the real node's images (hack/cluster/images.sh: the node's first, which
+# plane's Go build first (hack/cluster/build.sh control-plane, needed by `cluster.up`) beside
+# the real node's base images (hack/cluster/images.sh: pause, busybox, alpine, the examples'),
+# then the JobSet controller's (hack/jobset/build.sh, needed by `jobset.up`) and CoreDNS's
+# (needed by `node.up`) beside the node's other images (the rest of the node's first, which
 # `node.up` finds without waiting for the lock, then the fine-tuning module's) beside the
 # sanitized tree, which builds on the CPU the images leave and runs its tests while the
 # integration suites wait on their clusters. They take the CPU the foreground leaves idle (the
@@ -32,20 +33,30 @@ if [[ "${1:-}" == --background ]]; then
     "$@" >"$logs/$name.log" 2>&1 || rc=$?
     echo "$rc $((SECONDS - t0))" >"$logs/$name.status"
   }
-  images() {
+  node_can_start() {
     local why
     if ! why="$(TRAINCTL_PORT_BASE=29600 hack/cluster/node.sh check)"; then
       echo "no images: the real node cannot start here: $why"
-      return 0
+      return 1
     fi
-    # The operator's image carries the release build's binary: wait until it is whole.
-    until [[ -e "$logs/release-build.done" ]]; do sleep 5; done
+  }
+  # The node's base images need neither the release build nor the control plane (mostly
+  # downloads and unpacking, the examples' base the longest): built from the start, beside the
+  # control plane's Go build.
+  base_images() {
+    node_can_start || return 0
+    hack/cluster/images.sh --own-registry pause busybox alpine examples
+  }
+  images() {
+    node_can_start || return 0
+    # After the base images (one images.sh writes at a time); the operator's image carries the
+    # release build's binary, and the MPI launcher's init container the control plane's kubectl.
+    until [[ -e "$logs/base-images.status" && -e "$logs/release-build.done" ]]; do sleep 5; done
     # Two runs: a `node.up` waiting on the lock gets it between them (the second spends its
-    # first seconds on its read-only pass). The first has everything the node's first suites
-    # take (the operator's image too, from the release build that is done by now): they find
-    # it without the lock while the second builds what only the last suites use.
-    hack/cluster/images.sh --own-registry pause busybox alpine examples kubectl-delivery \
-        operator &&
+    # first seconds on its read-only pass). The first has the rest of what the node's first
+    # suites take: they find it without the lock while the second builds what only the last
+    # suites use.
+    hack/cluster/images.sh --own-registry kubectl-delivery operator &&
       hack/cluster/images.sh --own-registry trainer initializer trainer-runtimes
   }
   # The sanitized tree beside the images: SCHED_IDLE, so the compiler takes the CPU that the
@@ -62,6 +73,7 @@ if [[ "${1:-}" == --background ]]; then
     step sanitized-tests ctest --preset debug -L 'unit|fast|fuzz' -LE alone -j "$(nproc)"
   }
   # CoreDNS only for the real node, after the JobSet controller: `cluster.up` needs neither.
+  step base-images base_images &
   step control-plane hack/cluster/build.sh control-plane
   step images images &
   { step jobset hack/jobset/build.sh; step coredns hack/cluster/build.sh coredns; } &
@@ -93,7 +105,7 @@ trap 'exit 130' INT TERM
 # (sched_autogroup_enabled) a session is scheduled as one group, which would otherwise get half
 # the CPU whatever its processes' nice.
 start_background() {
-  rm -f "$logs"/{control-plane,images,jobset,coredns,sanitized-build,sanitized-tests}.status \
+  rm -f "$logs"/{control-plane,base-images,images,jobset,coredns,sanitized-build,sanitized-tests}.status \
     "$logs/integration.started" "$logs/release-build.done"
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
     background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
@@ -156,6 +168,7 @@ step_done "waited for the background builds" "$((SECONDS - t))"
 step_status control-plane || true
 step_status jobset || true
 step_status coredns || true
+step_status base-images || true
 step_status images || true
 if step_status sanitized-build; then
   step_status sanitized-tests || status=1
