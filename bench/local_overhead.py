@@ -12,9 +12,12 @@ machine's state fairly, reporting the median wall time of N rounds and the ratio
   3. the same job against `torchrun --standalone --nproc_per_node=2 train_ddp.py`, the usual
      way to start it on one machine;
   4. the torchrun example (2 nodes x 2 processes) against `torchrun --standalone
-     --nproc_per_node=4 train_ddp.py`.
+     --nproc_per_node=4 train_ddp.py`;
+  5. the same training as a Trainer v2 TrainJob (examples/pytorch/trainjob.yaml: 2 nodes x 2
+     processes on the built-in torch-distributed) against the torchrun example as a PyTorchJob,
+     both through `trainctl run` (the PyTorchJob in the "direct" column).
 
-Usage: bench/local_overhead.py [--rounds N] [--trainctl PATH]
+Usage: bench/local_overhead.py [--rounds N] [--trainctl PATH] [--only trainjob]
 Run it with the project venv first on PATH (make bench does), so python3/torchrun see torch.
 """
 
@@ -86,6 +89,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--trainctl", default=os.path.join(REPO, "build", "release", "trainctl"))
+    parser.add_argument("--only", choices=["trainjob"], help="run only that comparison")
     args = parser.parse_args()
     state = tempfile.mkdtemp(prefix="trainctl-bench-")
     # The torchrun workaround of the example manifests (torch 1.13 on Python 3.11), for the
@@ -97,6 +101,12 @@ def main():
     print(f"rounds={args.rounds}, median wall time per side")
     print("| workload | direct | trainctl run | difference | ratio |")
     print("|---|---|---|---|---|")
+    if args.only == "trainjob":
+        compare("TrainJob 2 × 2 (torch-distributed) against the PyTorchJob 2 × 2",
+                run + ["pytorchjob-torchrun.yaml"], run + ["trainjob.yaml"], args.rounds,
+                EXAMPLES, env)
+        subprocess.run(["rm", "-rf", state])
+        return
     compare("empty job (`true`)", ["true"], run + [os.path.join(state, "empty.yaml")],
             args.rounds, state, env)
     ddp_args = ["train_ddp.py", "--epochs", "20"]
@@ -108,6 +118,8 @@ def main():
     compare("DDP 4 processes (torchrun example)",
             ["torchrun", "--standalone", "--nproc_per_node=4", "train_ddp.py"],
             run + ["pytorchjob-torchrun.yaml"], args.rounds, EXAMPLES, env)
+    compare("TrainJob 2 × 2 (torch-distributed) against the PyTorchJob 2 × 2",
+            run + ["pytorchjob-torchrun.yaml"], run + ["trainjob.yaml"], args.rounds, EXAMPLES, env)
     subprocess.run(["rm", "-rf", state])
 
 
