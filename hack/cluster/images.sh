@@ -329,35 +329,41 @@ build_examples() {
 # torchrun on Python >= 3.11 starts only with PET_REDIRECTS and PET_TEE set to something other
 # than "0" (pytorch/pytorch#92319); upstream's runtime sets neither, so the image does ("9:1"
 # redirects no real local rank).
-build_trainer_runtimes() {
-  build_examples_base
-  local base
-  base="$(examples_base_tag)"
-  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
-  mkdir -p "$layer/workspace"
-  local flags=(--config.workingdir /workspace --config.env PET_REDIRECTS=9:1
-    --config.env PET_TEE=9:1) ref
-  for ref in pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime nvidia/jax:25.10-py3 \
-      kubeflow/trainer/xgboost-runtime:latest kubeflow/trainer/xgboost-runtime:v2.3.0; do
-    layered_image "trainctl/examples-base:$base" \
-      "trainctl/trainer-runtime:$(cd "$layer" && tree_hash "$base layer=1 $ref ${flags[*]}" .)" \
-      "$layer" "$ref" "${flags[@]}"
-  done
-  rm -rf "$layer"
-  # The MPI runtimes' (deepspeed-distributed, mlx-distributed): run as mpiuser, their nodes'
-  # sshd and the launcher's ssh on port 2222, from /home/mpiuser (DeepSpeed and MLX themselves
-  # are not packaged for Debian; mpirun, mpi4py and PyTorch are there).
-  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
-  install -D -m 0644 /dev/stdin "$layer/etc/ssh/ssh_config.d/trainer-mpi.conf" <<<"Port 2222"
-  flags=(--config.workingdir /home/mpiuser --config.env HOME=/home/mpiuser)
-  for ref in kubeflow/trainer/deepspeed-runtime:latest kubeflow/trainer/deepspeed-runtime:v2.3.0 \
-      kubeflow/trainer/mlx-runtime:latest kubeflow/trainer/mlx-runtime:v2.3.0; do
+# stand_ins BASE REF... -- UMOCI-FLAGS...: the examples' base BASE plus the folder $layer, under
+# each REF, with those config flags.
+stand_ins() {
+  local base="$1" ref refs=() flags
+  shift
+  while [[ "$1" != -- ]]; do refs+=("$1"); shift; done
+  shift
+  flags=("$@")
+  for ref in "${refs[@]}"; do
     layered_image "trainctl/examples-base:$base" \
       "trainctl/trainer-runtime:$(cd "$layer" && tree_hash "$base layer=1 $ref ${flags[*]}" .)" \
       "$layer" "$ref" "${flags[@]}"
   done
   rm -rf "$layer"
   layer=""
+}
+
+build_trainer_runtimes() {
+  build_examples_base
+  local base
+  base="$(examples_base_tag)"
+  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
+  mkdir -p "$layer/workspace"
+  stand_ins "$base" pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime nvidia/jax:25.10-py3 \
+    kubeflow/trainer/xgboost-runtime:latest kubeflow/trainer/xgboost-runtime:v2.3.0 -- \
+    --config.workingdir /workspace --config.env PET_REDIRECTS=9:1 --config.env PET_TEE=9:1
+  # The MPI runtimes' (deepspeed-distributed, mlx-distributed): run as mpiuser, their nodes'
+  # sshd and the launcher's ssh on port 2222, from /home/mpiuser (DeepSpeed and MLX themselves
+  # are not packaged for Debian; mpirun, mpi4py and PyTorch are there).
+  layer="$(mktemp -d "${TMPDIR:-/tmp}/trainctl-layer.XXXXXX")"
+  install -D -m 0644 /dev/stdin "$layer/etc/ssh/ssh_config.d/trainer-mpi.conf" <<<"Port 2222"
+  stand_ins "$base" kubeflow/trainer/deepspeed-runtime:latest \
+    kubeflow/trainer/deepspeed-runtime:v2.3.0 kubeflow/trainer/mlx-runtime:latest \
+    kubeflow/trainer/mlx-runtime:v2.3.0 -- \
+    --config.workingdir /home/mpiuser --config.env HOME=/home/mpiuser
   build_busybox
   build_pause
   present library/busybox latest || also_name "library/busybox:$BUSYBOX_TAG" library/busybox:latest

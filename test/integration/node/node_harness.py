@@ -206,3 +206,42 @@ class NodeTestCase(unittest.TestCase):
         if result and len(result.failures) + len(result.errors) > before:
             dump_node_state(getattr(self, "ns", None) or self.namespace, self.id())
         return outcome
+
+
+class UpstreamRuntimeTestCase(NodeTestCase):
+    """A node test of TrainJobs on one of Trainer v2.3.0's own ClusterTrainingRuntimes, applied
+    unchanged from the Go module, with its images' stand-ins (images.sh trainer-runtimes), the
+    Trainer CRDs and `trainctl operator` for a namespace of the class's own."""
+    TRAINER_MODULE = "github.com/kubeflow/trainer/v2@v2.3.0"
+    runtime = None         # its name, e.g. "torch-distributed"
+    runtime_file = None    # under the module's manifests/base/runtimes/
+    namespace_prefix = "tj"
+
+    @classmethod
+    def setUpClass(cls):
+        from harness import Operator, install_crds
+        run_script("images.sh", "trainer-runtimes")
+        install_crds()
+        module = upstream_module_dir(cls.TRAINER_MODULE)
+        kubectl("apply", "--server-side", "--force-conflicts", "-f",
+                os.path.join(module, "manifests/base/runtimes", cls.runtime_file))
+        cls.ns = f"{cls.namespace_prefix}-{uuid.uuid4().hex[:8]}"
+        kubectl("create", "namespace", cls.ns)
+        cls.op = Operator(cls.ns)
+        cls.op.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
+        kubectl("delete", "clustertrainingruntime", cls.runtime, "--wait=false", check=False)
+
+    def explain(self, name):
+        """TrainJob `name`, the tails of its pods' logs and of the operator's, for a failure."""
+        pods = (get_json("pods", "-n", self.ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
+                or {}).get("items", [])
+        logs = "".join(f"\n--- {p['metadata']['name']}:\n" + kubectl(
+            "logs", "-n", self.ns, p["metadata"]["name"], check=False).stdout[-3000:]
+            for p in pods)
+        return (f"TrainJob: {json.dumps(get_json('trainjob', name, '-n', self.ns))}"
+                f"\npods:{logs}\noperator log:\n{self.op.log()[-4000:]}")

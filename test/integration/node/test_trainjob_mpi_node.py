@@ -13,15 +13,10 @@ Environment: see node_harness.py.
 """
 import base64
 import json
-import os
 import unittest
-import uuid
 
-from node_harness import (NodeTestCase, get_json, kubectl, run_script, upstream_module_dir,
-                          wait_for)
-from harness import Operator, install_crds
+from node_harness import UpstreamRuntimeTestCase, get_json, kubectl, wait_for
 
-TRAINER_MODULE = "github.com/kubeflow/trainer/v2@v2.3.0"
 RUNTIME = "deepspeed-distributed"
 # Rank r adds r + 1: 2 ranks sum to 3. Rank 0 prints every rank's host.
 PROGRAM = ("import json, socket\n"
@@ -34,34 +29,10 @@ PROGRAM = ("import json, socket\n"
            " flush=True)\n")
 
 
-class MpiTrainJobOnTheNode(NodeTestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        run_script("images.sh", "trainer-runtimes")
-        install_crds()
-        module = upstream_module_dir(TRAINER_MODULE)
-        kubectl("apply", "--server-side", "--force-conflicts", "-f",
-                os.path.join(module, "manifests/base/runtimes/deepspeed_distributed.yaml"))
-        cls.ns = "tj-mpi-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        cls.op = Operator(cls.ns)
-        cls.op.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.op.stop()
-        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
-        kubectl("delete", "clustertrainingruntime", RUNTIME, "--wait=false", check=False)
-
-    def explain(self, name):
-        pods = (get_json("pods", "-n", self.ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
-                or {}).get("items", [])
-        logs = "".join(f"\n--- {p['metadata']['name']}:\n" + kubectl(
-            "logs", "-n", self.ns, p["metadata"]["name"], check=False).stdout[-3000:]
-            for p in pods)
-        return (f"TrainJob: {json.dumps(get_json('trainjob', name, '-n', self.ns))}"
-                f"\npods:{logs}\noperator log:\n{self.op.log()[-4000:]}")
+class MpiTrainJobOnTheNode(UpstreamRuntimeTestCase):
+    runtime = RUNTIME
+    runtime_file = "deepspeed_distributed.yaml"
+    namespace_prefix = "tj-mpi"
 
     def test_mpirun_reaches_the_node_over_ssh_and_reduces_across_both_pods(self):
         name = "pi"

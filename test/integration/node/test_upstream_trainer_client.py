@@ -13,44 +13,28 @@ must be upstream's code. The harness modules are stdlib only.
 
 Environment: see node_harness.py.
 """
-import json
-import os
 import unittest
-import uuid
 
-from node_harness import (NodeTestCase, get_json, kubectl, run_script, upstream_module_dir,
-                          wait_for)
-from harness import KUBECONFIG, Operator, install_crds
+from node_harness import UpstreamRuntimeTestCase, get_json, wait_for
+from harness import KUBECONFIG
 
 from kubeflow.common.types import KubernetesBackendConfig
 from kubeflow.trainer import CustomTrainer, TrainerClient
 
 from trainer_client_function import train_linear_model
 
-TRAINER_MODULE = "github.com/kubeflow/trainer/v2@v2.3.0"
 RUNTIME = "torch-distributed"
 
 
-class UpstreamTrainerClient(NodeTestCase):
+class UpstreamTrainerClient(UpstreamRuntimeTestCase):
+    runtime = RUNTIME
+    runtime_file = "torch_distributed.yaml"
+    namespace_prefix = "sdk-v2"
 
     @classmethod
     def setUpClass(cls):
-        run_script("images.sh", "trainer-runtimes")
-        install_crds()
-        module = upstream_module_dir(TRAINER_MODULE)
-        kubectl("apply", "--server-side", "--force-conflicts", "-f",
-                os.path.join(module, "manifests/base/runtimes/torch_distributed.yaml"))
-        cls.ns = "sdk-v2-" + uuid.uuid4().hex[:8]
-        kubectl("create", "namespace", cls.ns)
-        cls.op = Operator(cls.ns)
-        cls.op.start()
+        super().setUpClass()
         cls.client = TrainerClient(KubernetesBackendConfig(namespace=cls.ns, config_file=KUBECONFIG))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.op.stop()
-        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
-        kubectl("delete", "clustertrainingruntime", RUNTIME, "--wait=false", check=False)
 
     def test_a_function_trains_on_two_nodes_and_is_read_back_and_deleted(self):
         runtime = self.client.get_runtime(RUNTIME)
@@ -63,13 +47,7 @@ class UpstreamTrainerClient(NodeTestCase):
             job = self.client.wait_for_job_status(name, status={"Complete"}, timeout=420,
                                                   polling_interval=2)
         except (RuntimeError, TimeoutError) as e:
-            pods = (get_json("pods", "-n", self.ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
-                    or {}).get("items", [])
-            logs = "".join(f"\n--- {p['metadata']['name']}:\n" + kubectl(
-                "logs", "-n", self.ns, p["metadata"]["name"], check=False).stdout[-2000:]
-                for p in pods)
-            raise AssertionError(f"{e}\nTrainJob: {json.dumps(get_json('trainjob', name, '-n', self.ns))}"
-                                 f"\nnode logs:{logs}\noperator log:\n{self.op.log()}")
+            raise AssertionError(f"{e}\n{self.explain(name)}")
         self.assertEqual(job.status, "Complete")
         self.assertEqual(job.num_nodes, 2)
         self.assertEqual(job.runtime.name, RUNTIME)
