@@ -50,7 +50,9 @@ if [[ ! -x "$suite" ]]; then
   trap - EXIT
 fi
 
-trap '"$root/hack/cluster/jobset.sh" down >/dev/null 2>&1 || true; "$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
+# Stopped and purged on exit: the operator it deploys and its webhook configurations must not
+# meet the node suites that next start a cluster in the same state folder.
+trap '"$root/hack/cluster/jobset.sh" down >/dev/null 2>&1 || true; "$root/hack/cluster/down.sh" --purge >/dev/null 2>&1 || true' EXIT
 "$root/hack/cluster/up.sh"
 export KUBECONFIG="$TRAINCTL_CLUSTER_DIR/kubeconfig"
 kubectl="$(cluster_bin_dir)/kubectl"
