@@ -104,8 +104,8 @@ Status ChildWriter::CreateService(const std::string& job_key, const api::Job& jo
   return created;
 }
 
-Status ChildWriter::TellNotice(const api::Job& job, const std::vector<engine::ReplicaRef>& pods,
-                               const std::string& notice) {
+Status TellPodsNotice(kube::Client* client, Metrics* metrics, const std::string& ns,
+                      const std::vector<engine::ReplicaRef>& pods, const std::string& notice) {
   nlohmann::json value = notice.empty() ? nlohmann::json() : nlohmann::json(notice);
   nlohmann::json patch = {
       {"metadata",
@@ -115,12 +115,17 @@ Status ChildWriter::TellNotice(const api::Job& job, const std::vector<engine::Re
   Status first = Status::Ok();
   for (const engine::ReplicaRef& pod : pods) {
     StatusOr<nlohmann::json> patched =
-        client_->Patch(kube::kPods, job.namespace_, pod.name, kube::PatchType::kMerge, body);
-    if (metrics_) metrics_->CountRequest("patch", "pods", patched.ok());
+        client->Patch(kube::kPods, ns, pod.name, kube::PatchType::kMerge, body);
+    if (metrics) metrics->CountRequest("patch", "pods", patched.ok());
     if (!patched.ok() && patched.status().code() != StatusCode::kNotFound && first.ok())
       first = patched.status();
   }
   return first;
+}
+
+Status ChildWriter::TellNotice(const api::Job& job, const std::vector<engine::ReplicaRef>& pods,
+                               const std::string& notice) {
+  return TellPodsNotice(client_, metrics_, job.namespace_, pods, notice);
 }
 
 WriteOutcome ChildWriter::Apply(const std::string& job_key, const api::Job& job,

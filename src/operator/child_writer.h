@@ -12,6 +12,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "api/job.h"
 #include "common/clock.h"
@@ -31,6 +32,14 @@ struct WriteOutcome {
   int created = 0, deleted = 0;
 };
 
+// Tells pods of namespace `ns` a checkpoint notice (api/checkpoint_notice.h): a merge patch of
+// the pod annotation ("" removes it) that also removes an earlier done report. A pod gone
+// meanwhile is skipped; returns the first other error (the next sync tells it again). Used for
+// the v1 kinds' pods (ChildWriter::TellNotice) and for a TrainJob's JobSet pods. `metrics` may
+// be null.
+Status TellPodsNotice(kube::Client* client, Metrics* metrics, const std::string& ns,
+                      const std::vector<engine::ReplicaRef>& pods, const std::string& notice);
+
 class ChildWriter {
  public:
   ChildWriter(kube::Client* client, kube::EventRecorder* recorder, Expectations* expectations,
@@ -39,9 +48,7 @@ class ChildWriter {
 
   WriteOutcome Apply(const std::string& job_key, const api::Job& job, const ChildActions& actions);
 
-  // Tells these pods the job's checkpoint notice (api/checkpoint_notice.h): a merge patch of
-  // the pod annotation ("" removes it) that also removes an earlier done report. A pod gone
-  // meanwhile is skipped; returns the first other error (the next sync tells it again).
+  // Tells these pods of the job the checkpoint notice (TellPodsNotice).
   Status TellNotice(const api::Job& job, const std::vector<engine::ReplicaRef>& pods,
                     const std::string& notice);
 

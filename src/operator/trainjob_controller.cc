@@ -1,13 +1,17 @@
 #include "operator/trainjob_controller.h"
 
+#include "api/checkpoint_notice.h"
 #include "api/json_fields.h"
 #include "api/manifest.h"
 #include "api/metrics_policy.h"
 #include "api/training_runtime.h"
+#include "operator/child_writer.h"
 #include "operator/observe.h"
 #include "operator/process_stats.h"
 #include "operator/trainjob_jobset.h"
 #include "operator/trainjob_mpi.h"
+#include "operator/trainjob_notice.h"
+#include "operator/trainjob_pod_group.h"
 #include "operator/trainjob_why.h"
 #include "recording/history_snapshot.h"
 
@@ -44,12 +48,7 @@ bool ConditionTrue(const json& trainjob, const char* type) {
 }
 
 json OwnerReference(const json& trainjob) {
-  return {{"apiVersion", api::kTrainerApiVersion},
-          {"kind", "TrainJob"},
-          {"name", NameOf(trainjob)},
-          {"uid", UidOf(trainjob)},
-          {"controller", true},
-          {"blockOwnerDeletion", true}};
+  return TrainJobOwnerReference(NameOf(trainjob), UidOf(trainjob));
 }
 
 // The key of the TrainJob that controls `object` ("" when none does).
@@ -149,7 +148,14 @@ void TrainJobController::Start() {
   trainjob_reflector_->Start();
   jobset_reflector_->Start();
   pod_reflector_->Start();
-  for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { Worker(); });
+  // As controller-runtime's: no key is handled before every cache has synced (a TrainJob that
+  // finished while no operator ran is recorded from its pods in the cache).
+  for (int i = 0; i < threads_; ++i)
+    workers_.emplace_back([this] {
+      while (!stopping_ && !WaitForSync(Duration(200))) {
+      }
+      Worker();
+    });
 }
 
 bool TrainJobController::Synced() const {
@@ -278,6 +284,40 @@ StatusOr<json> TrainJobController::Snapshot(const json& trainjob, bool make_miss
   return runtime;
 }
 
+Status TrainJobController::WritePodGroup(const json& trainjob, const api::Job& job,
+                                         const json& jobset) {
+  StatusOr<std::optional<json>> group = TrainJobPodGroup(job, jobset, UidOf(trainjob));
+  if (!group.ok()) return group.status();
+  if (!*group) return Status::Ok();
+  const std::string ns = NamespaceOf(trainjob), uid = UidOf(trainjob);
+  const std::string key = ns + "/" + NameOf(trainjob);
+  const std::string written = uid + " " + (**group)["spec"].dump();
+  {
+    std::lock_guard<std::mutex> lock(written_mu_);
+    if (auto it = pod_group_written_.find(key);
+        it != pod_group_written_.end() && it->second == written)
+      return Status::Ok();
+  }
+  const GangKind kind = TrainJobGangKind(job);
+  const kube::Resource resource = PodGroupResource(kind);
+  Status made = client_->CreateOnly(resource, ns, **group);
+  if (made.code() == StatusCode::kAlreadyExists) {
+    json patch = {{"spec", (**group)["spec"]}};
+    made = client_->Patch(resource, ns, job.name, kube::PatchType::kMerge, patch.dump()).status();
+  }
+  if (made.code() == StatusCode::kNotFound)
+    return FailedPreconditionError(
+        "the runtime's podGroupPolicy needs the PodGroup API " + resource.group + "/" +
+        resource.version + " (" +
+        (kind == GangKind::kVolcano ? "Volcano" : "scheduler-plugins' coscheduling") +
+        "), which this cluster does not serve: install its CRD, or use a runtime without "
+        "podGroupPolicy");
+  if (!made.ok()) return made;
+  std::lock_guard<std::mutex> lock(written_mu_);
+  pod_group_written_[key] = written;
+  return Status::Ok();
+}
+
 Status TrainJobController::WriteMpiObjects(const json& trainjob, const api::Job& job,
                                            const json& jobset) {
   if (!job.IsMpiTrainJob()) return Status::Ok();
@@ -306,10 +346,13 @@ SyncResult TrainJobController::Sync(const std::string& key) {
   if (!cached || !ManagedByUs(*cached)) {
     std::lock_guard<std::mutex> lock(written_mu_);
     message_written_.erase(key);
+    pod_group_written_.erase(key);
     return result;
   }
-  const json& trainjob = *cached;
-  if (Field(Field(trainjob, "metadata"), "deletionTimestamp").is_string()) return result;
+  json trainjob = *cached;  // as stored; becomes the version each write returns
+  if (api::BeingDeleted(Field(trainjob, "metadata")))
+    return api::HasNoticeFinalizer(Field(trainjob, "metadata")) ? SyncDeletion(trainjob, key)
+                                                                : result;
   const std::string ns = NamespaceOf(trainjob), name = NameOf(trainjob);
   std::optional<json> jobset = jobsets_.Get(key);
   if (jobset && OwnerKey(*jobset) != key) {
@@ -328,14 +371,30 @@ SyncResult TrainJobController::Sync(const std::string& key) {
   // TrainJob from before its Failed status was written must not recreate it).
   const std::optional<Time> deadline = TrainJobDeadline(trainjob);
   const bool expired = deadline && now >= *deadline;
-
-  // The JobSet of a TrainJob that runs (resolved against its runtime snapshot).
+  // A TrainJob that runs: resolved against its runtime snapshot, the JobSet it becomes, its pods.
   std::optional<api::LoadedJob> resolved;
-  if (!finished && !ApplyJobSet(trainjob, key, expired, &jobset, &resolved, &result)) return result;
+  json want;
+  if (!finished && !Resolve(trainjob, &resolved, &want, &result)) return result;
+  std::vector<engine::ReplicaObservation> observed;
+  if (resolved) observed = ObservePods(resolved->job, key);
 
-  // decide
-  json status = DecideStatus(trainjob, key, jobset, resolved ? &resolved->job : nullptr, deadline,
-                             now, &result);
+  // decide: the checkpoint notice before a stop that is not the pods' own failure
+  TrainJobNotice notice;
+  if (resolved) {
+    const bool running = jobset && !api::BoolAt(Field(*jobset, "spec"), "suspend", false);
+    notice = DecideTrainJobNotice(resolved->job, running, observed, deadline,
+                                  /*being_deleted=*/false, now);
+  }
+
+  // write: the notice first (the stop it announces keeps its time), then the JobSet
+  if (resolved && !WriteNotice(&trainjob, &resolved->job, notice.plan, &result)) return result;
+  if (resolved && !ApplyJobSet(trainjob, key, resolved->job, want, expired, notice.hold_suspend,
+                               &jobset, &result))
+    return result;
+
+  // decide: the status, from the JobSet as now stored
+  json status = DecideStatus(trainjob, key, jobset, resolved ? &resolved->job : nullptr, observed,
+                             deadline, now, &result);
 
   // write
   if (expired && jobset) {  // upstream: Failed, and the JobSet deleted (its pods with it)
@@ -356,10 +415,75 @@ SyncResult TrainJobController::Sync(const std::string& key) {
   return result;
 }
 
-bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& key, bool expired,
-                                     std::optional<json>* jobset,
-                                     std::optional<api::LoadedJob>* resolved, SyncResult* result) {
-  const std::string ns = NamespaceOf(trainjob), name = NameOf(trainjob);
+SyncResult TrainJobController::SyncDeletion(json trainjob, const std::string& key) {
+  SyncResult result;
+  StatusOr<json> runtime = Snapshot(trainjob, /*make_missing=*/false);
+  if (!runtime.ok() && runtime.status().code() != StatusCode::kNotFound) {
+    result.status = runtime.status();  // looked at again: a notice may still be owed
+    return result;
+  }
+  StatusOr<api::LoadedJob> job = runtime.ok() ? ResolveAgainst(trainjob, *runtime)
+                                              : StatusOr<api::LoadedJob>(runtime.status());
+  TrainJobNotice notice;
+  if (job.ok())
+    notice = DecideTrainJobNotice(job->job, /*jobset_running=*/true, ObservePods(job->job, key),
+                                  std::nullopt, /*being_deleted=*/true, clock_->Now());
+  else
+    notice.plan.notice_finalizer = false;  // nothing to tell: never hold a deletion on it
+  WriteNotice(&trainjob, job.ok() ? &job->job : nullptr, notice.plan, &result);
+  return result;
+}
+
+std::vector<engine::ReplicaObservation> TrainJobController::ObservePods(const api::Job& job,
+                                                                        const std::string& key) {
+  std::vector<engine::ReplicaObservation> observed;
+  ReplicaObserver observer(job);
+  pods_.VisitIndex(kTrainJobIndex, key, [&](const kube::PodSummary& pod) {
+    if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
+      observed.push_back(std::move(*o));
+  });
+  return observed;
+}
+
+bool TrainJobController::WriteNotice(json* trainjob, const api::Job* job, const engine::Plan& plan,
+                                     SyncResult* result) {
+  for (const engine::Event& e : plan.events) Record(*trainjob, e.type, e.reason, e.message);
+  if (plan.requeue_after &&
+      (!result->requeue_after || *plan.requeue_after < *result->requeue_after))
+    result->requeue_after = plan.requeue_after;
+  const json& meta = Field(*trainjob, "metadata");
+  if (plan.notice_record || plan.notice_finalizer) {
+    json annotations = json::object();
+    if (plan.notice_record)
+      annotations[api::kNoticeAnnotation] =
+          plan.notice_record->empty() ? json() : json(*plan.notice_record);
+    // resourceVersion makes the patch conditional: a TrainJob changed meanwhile is decided
+    // again; the finalizer list is made from the version decided on.
+    json metadata = {{"resourceVersion", api::StringAt(meta, "resourceVersion")}};
+    if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
+    if (plan.notice_finalizer)
+      metadata["finalizers"] = api::FinalizersWithNotice(meta, *plan.notice_finalizer);
+    json patch = {{"metadata", std::move(metadata)}};
+    StatusOr<json> written = client_->Patch(kTrainJobs, NamespaceOf(*trainjob), NameOf(*trainjob),
+                                            kube::PatchType::kMerge, patch.dump());
+    if (!written.ok()) {
+      result->status = written.status();  // retried; no pod was told yet
+      return false;
+    }
+    *trainjob = std::move(*written);
+  }
+  if (!plan.notify.empty() && job) {
+    const std::string text =
+        plan.notice_record ? *plan.notice_record : api::RecordedNoticeText(*job);
+    if (Status told = TellPodsNotice(client_, nullptr, NamespaceOf(*trainjob), plan.notify, text);
+        !told.ok())
+      result->status = told;
+  }
+  return true;
+}
+
+bool TrainJobController::Resolve(const json& trainjob, std::optional<api::LoadedJob>* resolved,
+                                 json* jobset, SyncResult* result) {
   StatusOr<json> runtime_doc = Snapshot(trainjob);
   if (!runtime_doc.ok()) {
     Warn(trainjob, "TrainJobResourcesCreationFailed", runtime_doc.status().message());
@@ -373,23 +497,38 @@ bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& ke
     Warn(trainjob, "TrainJobResourcesCreationFailed", job.status().message());
     return false;  // the spec must change first; its update wakes us
   }
-  *resolved = *job;
   StatusOr<json> want = BuildJobSet(job->job, UidOf(trainjob));
   if (!want.ok()) {
     Warn(trainjob, "TrainJobResourcesCreationFailed", want.status().message());
     return false;
   }
-  const bool suspend = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
+  *resolved = std::move(*job);
+  *jobset = std::move(*want);
+  return true;
+}
+
+bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& key,
+                                     const api::Job& job, const json& want, bool expired,
+                                     bool hold_suspend, std::optional<json>* jobset,
+                                     SyncResult* result) {
+  const std::string ns = NamespaceOf(trainjob), name = NameOf(trainjob);
+  // A suspend waits while the pods have their checkpoint notice (operator/trainjob_notice.h).
+  const bool suspend = api::BoolAt(Field(trainjob, "spec"), "suspend", false) && !hold_suspend;
   if (!*jobset && !expired) {
-    if (Status mpi = WriteMpiObjects(trainjob, job->job, *want); !mpi.ok()) {
+    if (Status mpi = WriteMpiObjects(trainjob, job, want); !mpi.ok()) {
       Warn(trainjob, "TrainJobResourcesCreationFailed",
            "MPI objects of " + key + ": " + mpi.message());
       result->status = mpi;
       return false;
     }
+    if (Status group = WritePodGroup(trainjob, job, want); !group.ok()) {
+      Warn(trainjob, "TrainJobResourcesCreationFailed", "PodGroup " + key + ": " + group.message());
+      result->status = group;
+      return false;
+    }
     // jobsStatus is only ever copied from this TrainJob's JobSet: it existed, and is gone.
     const bool had_one = Field(Field(trainjob, "status"), "jobsStatus").is_array();
-    StatusOr<json> made = client_->Create(kJobSets, ns, *want);
+    StatusOr<json> made = client_->Create(kJobSets, ns, want);
     if (made.ok() && had_one)
       Warn(trainjob, "JobSetRecreated",
            "JobSet " + key +
@@ -402,7 +541,16 @@ bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& ke
       return false;
     }
     if (made.ok()) *jobset = *made;
-  } else if (*jobset && api::BoolAt(Field(**jobset, "spec"), "suspend", false) != suspend) {
+  } else if (*jobset && api::BoolAt(Field(trainjob, "spec"), "suspend", false)) {
+    // Upstream applies a suspended TrainJob's PodGroup again (a runtimePatch may have changed
+    // its pods); a running one's is left as made.
+    if (Status group = WritePodGroup(trainjob, job, want); !group.ok()) {
+      Warn(trainjob, "TrainJobResourcesCreationFailed", "PodGroup " + key + ": " + group.message());
+      result->status = group;
+      return false;
+    }
+  }
+  if (*jobset && api::BoolAt(Field(**jobset, "spec"), "suspend", false) != suspend) {
     json patch = {{"spec", {{"suspend", suspend}}}};
     StatusOr<json> patched =
         client_->Patch(kJobSets, ns, name, kube::PatchType::kMerge, patch.dump());
@@ -417,6 +565,7 @@ bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& ke
 
 json TrainJobController::DecideStatus(const json& trainjob, const std::string& key,
                                       const std::optional<json>& jobset, const api::Job* resolved,
+                                      const std::vector<engine::ReplicaObservation>& observed,
                                       std::optional<Time> deadline, Time now, SyncResult* result) {
   json status = TrainJobStatusFrom(trainjob, jobset ? &*jobset : nullptr, now);
   if (deadline) {
@@ -439,12 +588,6 @@ json TrainJobController::DecideStatus(const json& trainjob, const std::string& k
   }
   if (resolved && jobset) {
     // What the pods say (the engine's rules): why the nodes are not running, who failed first.
-    std::vector<engine::ReplicaObservation> observed;
-    ReplicaObserver observer(*resolved);
-    pods_.VisitIndex(kTrainJobIndex, key, [&](const kube::PodSummary& pod) {
-      if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
-        observed.push_back(std::move(*o));
-    });
     std::optional<Time> written_at;
     {
       std::lock_guard<std::mutex> lock(written_mu_);

@@ -10,16 +10,21 @@
 //           (BuildJobSet), the status (TrainJobStatusFrom); pure
 //   write   the snapshot once (owned by the TrainJob: a later runtime edit does not change the
 //           job); for an MPI runtime, before its JobSet, the SSH key Secret once and the
-//           hostfile ConfigMap (operator/trainjob_mpi.h); the JobSet once (then only its suspend
-//           kept in step; made again, with a JobSetRecreated event, when deleted from outside), the
-//           status subresource when it changed (Failed/DeadlineExceeded once activeDeadlineSeconds
-//           has passed, and the JobSet deleted), Warning events for what stops it (no runtime, a
-//           refused JobSet, a JobSet no controller has given a status for 30 s:
-//           JobSetNotReconciled), and a TrainJobRestarting event each time JobSet restarts the
-//           whole job (a Gang TrainJob); from the TrainJob's pods (a third informer, on JobSet's
-//           jobset-name label), what the engine says about them: ReplicasReady with why its nodes
-//           are not running, and the first failing node on the Failed condition
-//           (operator/trainjob_why.h)
+//           hostfile ConfigMap (operator/trainjob_mpi.h); for a runtime with podGroupPolicy,
+//           before its JobSet, the PodGroup (again while suspended, as upstream); the JobSet once
+//           (then only its suspend kept in step; made again, with a JobSetRecreated event, when
+//           deleted from outside), the status subresource when it changed (Failed/DeadlineExceeded
+//           once activeDeadlineSeconds has passed, and the JobSet deleted), Warning events for what
+//           stops it (no runtime, a refused JobSet, a JobSet no controller has given a status for
+//           30 s: JobSetNotReconciled), and a TrainJobRestarting event each time JobSet restarts
+//           the whole job (a Gang TrainJob); from the TrainJob's pods (a third informer, on
+//           JobSet's jobset-name label), what the engine says about them: ReplicasReady with why
+//           its nodes are not running, and the first failing node on the Failed condition
+//           (operator/trainjob_why.h); with trainctl.dev/checkpoint-notice-seconds, the
+//           checkpoint notice (operator/trainjob_notice.h): recorded on the TrainJob (its
+//           annotation and finalizer, written before anything it announces), told to its pods
+//           (their annotation), a suspend's JobSet patch and a deletion's finalizer held until
+//           the pods are done or the notice ran out
 //   history with --history (SetHistory): each finished TrainJob recorded once, from its stored
 //           final status and its pods in the cache (a row per node, the trainer's container
 //           `node`, each initializer's own), without a hold (JobSet deletes its pods); its events
@@ -27,8 +32,8 @@
 //           from its snapshot once for its record (a ConfigMap read; no snapshot is made for it).
 //
 // A TrainJob whose spec.managedBy names another controller (MultiKueue) is left alone; a
-// finished one only has its status kept. Start() launches informers and workers; Stop() ends
-// them. Thread-safe.
+// finished one only has its status kept. Start() launches informers and workers (which handle
+// nothing before every cache has synced); Stop() ends them. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -43,6 +48,7 @@
 
 #include "api/manifest.h"
 #include "common/clock.h"
+#include "engine/plan.h"
 #include "kube/client.h"
 #include "kube/event_recorder.h"
 #include "kube/pod_summary.h"
@@ -95,19 +101,42 @@ class TrainJobController {
   // The runtime the TrainJob runs on: its snapshot, else the live runtime (from which the
   // snapshot is made now when `make_missing`).
   StatusOr<nlohmann::json> Snapshot(const nlohmann::json& trainjob, bool make_missing = true);
-  // write, for a TrainJob not finished: its runtime snapshot, an MPI runtime's objects and its
-  // JobSet (made once, never past the deadline; then only its suspend kept in step). Sets
-  // `resolved` (the TrainJob against its snapshot) and `jobset` (as now stored). False: this
-  // sync ends here (said in an event; `result` holds the error or when to look again).
-  bool ApplyJobSet(const nlohmann::json& trainjob, const std::string& key, bool expired,
-                   std::optional<nlohmann::json>* jobset, std::optional<api::LoadedJob>* resolved,
+  // read, for a TrainJob not finished: the runtime it runs on (its snapshot, made now when
+  // missing), `resolved` (the TrainJob against it) and `jobset` (the JobSet it becomes). False:
+  // this sync ends here (said in an event; `result` holds the error or when to look again).
+  bool Resolve(const nlohmann::json& trainjob, std::optional<api::LoadedJob>* resolved,
+               nlohmann::json* jobset, SyncResult* result);
+  // The TrainJob's pods in the cache, as the engine sees them.
+  std::vector<engine::ReplicaObservation> ObservePods(const api::Job& job, const std::string& key);
+  // write: the checkpoint notice `plan` decided (operator/trainjob_notice.h): its events and
+  // requeue; the notice record and finalizer on the TrainJob (a metadata patch conditional on
+  // its resourceVersion; `*trainjob` becomes the version written), then the pods to tell.
+  // False: the TrainJob could not be written (nothing told; `result` holds the error).
+  bool WriteNotice(nlohmann::json* trainjob, const api::Job* job, const engine::Plan& plan,
                    SyncResult* result);
+  // A TrainJob being deleted that holds the notice finalizer: its pods told (Deleted), the
+  // finalizer released once they are done or the notice ran out (or at once when the TrainJob
+  // cannot be resolved any more: nothing to tell).
+  SyncResult SyncDeletion(nlohmann::json trainjob, const std::string& key);
+  // write, for a resolved TrainJob: an MPI runtime's objects and its JobSet `want` (made once,
+  // never past the deadline; then only its suspend kept in step with the TrainJob's, except
+  // while `hold_suspend`: its pods have a checkpoint notice). Sets `jobset` (as now stored).
+  // False: this sync ends here (said in an event; `result` holds the error).
+  bool ApplyJobSet(const nlohmann::json& trainjob, const std::string& key, const api::Job& job,
+                   const nlohmann::json& want, bool expired, bool hold_suspend,
+                   std::optional<nlohmann::json>* jobset, SyncResult* result);
   // decide: the status to write, from the JobSet, the deadline, a JobSet no controller answers
-  // (a Warning event) and, for a `resolved` TrainJob with a JobSet, its pods (the why and the
-  // first failure; their events recorded). Sets `result`'s requeue.
+  // (a Warning event) and, for a `resolved` TrainJob with a JobSet, its pods `observed` (the
+  // why and the first failure; their events recorded). Sets `result`'s requeue.
   nlohmann::json DecideStatus(const nlohmann::json& trainjob, const std::string& key,
                               const std::optional<nlohmann::json>& jobset, const api::Job* resolved,
+                              const std::vector<engine::ReplicaObservation>& observed,
                               std::optional<Time> deadline, Time now, SyncResult* result);
+  // The PodGroup of a TrainJob whose runtime has a podGroupPolicy (operator/trainjob_pod_group.h)
+  // for the JobSet `jobset`: made, or its spec set, when it differs from what this operator last
+  // wrote; nothing for other TrainJobs. kFailedPrecondition: the cluster has no such API.
+  Status WritePodGroup(const nlohmann::json& trainjob, const api::Job& job,
+                       const nlohmann::json& jobset);
   // An MPI TrainJob's Secret (made once) and hostfile ConfigMap (made, or its data set) for
   // the JobSet `jobset` about to be made or re-applied; nothing for other TrainJobs.
   Status WriteMpiObjects(const nlohmann::json& trainjob, const api::Job& job,
@@ -131,6 +160,8 @@ class TrainJobController {
   // When each TrainJob's ReplicasReady message was last written (its refresh spacing).
   std::mutex written_mu_;
   std::map<std::string, Time> message_written_;
+  // Each TrainJob's PodGroup as this operator last wrote it: "<uid> <spec>".
+  std::map<std::string, std::string> pod_group_written_;
   std::vector<std::thread> workers_;
   std::atomic<bool> stopping_{false};
 };

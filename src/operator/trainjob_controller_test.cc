@@ -1,6 +1,7 @@
 // TrainJobController::Sync over an in-memory API (kube::FakeApi) and a fake clock: the runtime's
 // snapshot made once and kept over a runtime edit, the JobSet created once, suspend kept in
-// step, the status written from the JobSet, a missing runtime said in an event.
+// step (and held for a checkpoint notice), the status written from the JobSet, a missing
+// runtime said in an event, a deletion held by the notice's finalizer.
 #include "operator/trainjob_controller.h"
 
 #include <gtest/gtest.h>
@@ -269,10 +270,11 @@ TEST_F(TrainJobSyncTest, WhyItsNodesAreNotRunningIsSaidFromItsPods) {
   running["status"] = {{"phase", "Running"}};
   controller_->PodCache()->Apply(kube::WatchEventType::kAdded, running);
   json stuck = NodePod(1);
-  stuck["status"]["conditions"] = json::array({{{"type", "PodScheduled"},
-                                                {"status", "False"},
-                                                {"reason", "Unschedulable"},
-                                                {"message", "0/3 nodes are available: 3 Insufficient cpu."}}});
+  stuck["status"]["conditions"] =
+      json::array({{{"type", "PodScheduled"},
+                    {"status", "False"},
+                    {"reason", "Unschedulable"},
+                    {"message", "0/3 nodes are available: 3 Insufficient cpu."}}});
   controller_->PodCache()->Apply(kube::WatchEventType::kAdded, stuck);
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   json tj = *api_->Object(std::string(kJobs) + "/tj");
@@ -303,34 +305,35 @@ TEST_F(TrainJobSyncTest, TheFirstFailingNodeIsOnTheFailedConditionAndKept) {
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   CatchUp();
   json ok = NodePod(0);
-  ok["status"] = {{"phase", "Failed"},
-                  {"containerStatuses",
-                   json::array({{{"name", "node"},
-                                 {"restartCount", 0},
-                                 {"state",
-                                  {{"terminated",
-                                    {{"exitCode", 137},
-                                     {"reason", "Error"},
-                                     {"finishedAt", "2023-11-14T22:20:00Z"}}}}}}})}};
+  ok["status"] = {
+      {"phase", "Failed"},
+      {"containerStatuses", json::array({{{"name", "node"},
+                                          {"restartCount", 0},
+                                          {"state",
+                                           {{"terminated",
+                                             {{"exitCode", 137},
+                                              {"reason", "Error"},
+                                              {"finishedAt", "2023-11-14T22:20:00Z"}}}}}}})}};
   json bad = NodePod(1);
-  bad["status"] = {{"phase", "Failed"},
-                   {"containerStatuses",
-                    json::array({{{"name", "node"},
-                                  {"restartCount", 0},
-                                  {"state",
-                                   {{"terminated",
-                                     {{"exitCode", 3},
-                                      {"reason", "Error"},
-                                      {"message", "ValueError: loss is nan"},
-                                      {"finishedAt", "2023-11-14T22:13:20Z"}}}}}}})}};
+  bad["status"] = {
+      {"phase", "Failed"},
+      {"containerStatuses", json::array({{{"name", "node"},
+                                          {"restartCount", 0},
+                                          {"state",
+                                           {{"terminated",
+                                             {{"exitCode", 3},
+                                              {"reason", "Error"},
+                                              {"message", "ValueError: loss is nan"},
+                                              {"finishedAt", "2023-11-14T22:13:20Z"}}}}}}})}};
   controller_->PodCache()->Apply(kube::WatchEventType::kAdded, ok);
   controller_->PodCache()->Apply(kube::WatchEventType::kAdded, bad);
   json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
-  js["status"] = {{"conditions", json::array({{{"type", "Failed"},
-                                               {"status", "True"},
-                                               {"reason", "FailedJobs"},
-                                               {"message", "jobset failed due to one or more job failures"},
-                                               {"lastTransitionTime", "2023-11-14T22:13:21Z"}}})}};
+  js["status"] = {
+      {"conditions", json::array({{{"type", "Failed"},
+                                   {"status", "True"},
+                                   {"reason", "FailedJobs"},
+                                   {"message", "jobset failed due to one or more job failures"},
+                                   {"lastTransitionTime", "2023-11-14T22:13:21Z"}}})}};
   controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
                                     api_->Seed(std::string(kJobSetsPath) + "/tj", js));
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
@@ -346,6 +349,167 @@ TEST_F(TrainJobSyncTest, TheFirstFailingNodeIsOnTheFailedConditionAndKept) {
   CatchUp();
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   EXPECT_EQ((*api_->Object(std::string(kJobs) + "/tj"))["status"], tj["status"]);
+}
+
+namespace notice {
+
+const char* kPodsPath = "/api/v1/namespaces/ns/pods";
+
+json NoticeJob(bool suspend) {
+  json tj = TrainJob(suspend);
+  tj["metadata"]["annotations"] = {{"trainctl.dev/checkpoint-notice-seconds", "60"}};
+  return tj;
+}
+
+bool HasFinalizer(const json& tj) {
+  for (const json& f : tj["metadata"].value("finalizers", json::array()))
+    if (f == "trainctl.dev/checkpoint-notice") return true;
+  return false;
+}
+
+std::string Annotation(const json& object, const std::string& key) {
+  const json& a = object["metadata"].value("annotations", json::object());
+  return a.contains(key) && a[key].is_string() ? a[key].get<std::string>() : "";
+}
+
+}  // namespace notice
+
+// trainctl.dev/checkpoint-notice-seconds on a TrainJob: its pods see the notice volume, the
+// TrainJob carries the finalizer, a suspend is held (the JobSet keeps running) until every
+// node reported done, and the TrainJob and its pods carry the notice.
+TEST_F(TrainJobSyncTest, ACheckpointNoticeHoldsTheSuspendUntilEveryNodeIsDone) {
+  using namespace notice;
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(2));
+  Add(NoticeJob(/*suspend=*/false));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json tj = *api_->Object(std::string(kJobs) + "/tj");
+  EXPECT_TRUE(HasFinalizer(tj)) << tj.dump();
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  const json& pod_spec = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  ASSERT_TRUE(pod_spec.contains("volumes")) << pod_spec.dump();
+  EXPECT_EQ(pod_spec["volumes"].back()["name"], "trainctl-checkpoint-notice");
+  CatchUp();
+  std::vector<json> pods;
+  for (int i = 0; i < 2; ++i) {
+    json pod = NodePod(i);
+    pod["status"] = {{"phase", "Running"}};
+    pod =
+        api_->Seed(std::string(kPodsPath) + "/" + pod["metadata"]["name"].get<std::string>(), pod);
+    controller_->PodCache()->Apply(kube::WatchEventType::kAdded, pod);
+    pods.push_back(pod);
+  }
+
+  tj["spec"]["suspend"] = true;
+  api_->Seed(std::string(kJobs) + "/tj", tj);
+  CatchUp();
+  SyncResult held = controller_->Sync("ns/tj");
+  ASSERT_TRUE(held.status.ok()) << held.status.message();
+  EXPECT_EQ((*api_->Object(std::string(kJobSetsPath) + "/tj"))["spec"]["suspend"], false)
+      << "held while the nodes checkpoint";
+  ASSERT_TRUE(held.requeue_after);
+  EXPECT_LE(*held.requeue_after, std::chrono::seconds(60));
+  tj = *api_->Object(std::string(kJobs) + "/tj");
+  const std::string text = Annotation(tj, "trainctl.dev/checkpoint-notice");
+  ASSERT_NE(text.find("\"reason\":\"Suspended\""), std::string::npos) << tj.dump();
+  for (json& pod : pods) {
+    json told =
+        *api_->Object(std::string(kPodsPath) + "/" + pod["metadata"]["name"].get<std::string>());
+    EXPECT_EQ(Annotation(told, "trainctl.dev/checkpoint-notice"), text);
+  }
+  EXPECT_TRUE(Warned(recorder_.get(), *api_, "CheckpointNotice"));
+
+  // Both nodes report done: the suspend goes ahead.
+  CatchUp();
+  for (json& pod : pods) {
+    pod["metadata"]["annotations"] = {{"trainctl.dev/checkpoint-notice", text},
+                                      {"trainctl.dev/checkpoint-done", "true"}};
+    pod["metadata"]["resourceVersion"] = "100";
+    controller_->PodCache()->Apply(kube::WatchEventType::kModified, pod);
+  }
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_EQ((*api_->Object(std::string(kJobSetsPath) + "/tj"))["spec"]["suspend"], true);
+}
+
+// A TrainJob with a notice being deleted: its running nodes are told (Deleted) and its finalizer
+// is released once they are done.
+TEST_F(TrainJobSyncTest, ADeletedTrainJobWithANoticeKeepsItsFinalizerUntilItsNodesAreDone) {
+  using namespace notice;
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(NoticeJob(/*suspend=*/false));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json pod = NodePod(0);
+  pod["status"] = {{"phase", "Running"}};
+  pod = api_->Seed(std::string(kPodsPath) + "/tj-node-0-0-x", pod);
+  controller_->PodCache()->Apply(kube::WatchEventType::kAdded, pod);
+  json tj = *api_->Object(std::string(kJobs) + "/tj");
+  ASSERT_TRUE(HasFinalizer(tj));
+  tj["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+  api_->Seed(std::string(kJobs) + "/tj", tj);
+  CatchUp();
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  tj = *api_->Object(std::string(kJobs) + "/tj");
+  EXPECT_TRUE(HasFinalizer(tj)) << "held while the node checkpoints";
+  const std::string text = Annotation(tj, "trainctl.dev/checkpoint-notice");
+  ASSERT_NE(text.find("\"reason\":\"Deleted\""), std::string::npos) << tj.dump();
+  EXPECT_EQ(Annotation(*api_->Object(std::string(kPodsPath) + "/tj-node-0-0-x"),
+                       "trainctl.dev/checkpoint-notice"),
+            text);
+  CatchUp();
+  pod["metadata"]["annotations"] = {{"trainctl.dev/checkpoint-notice", text},
+                                    {"trainctl.dev/checkpoint-done", "true"}};
+  pod["metadata"]["resourceVersion"] = "100";
+  controller_->PodCache()->Apply(kube::WatchEventType::kModified, pod);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_FALSE(HasFinalizer(*api_->Object(std::string(kJobs) + "/tj"))) << "released";
+}
+
+// A runtime with podGroupPolicy: the PodGroup is made before the JobSet (its pods carry the
+// pod-group label) and, while the TrainJob runs, left as made.
+TEST_F(TrainJobSyncTest, ARuntimePodGroupPolicyMakesThePodGroupFirst) {
+  json runtime = Runtime(2);
+  runtime["spec"]["podGroupPolicy"] = {{"coscheduling", {{"scheduleTimeoutSeconds", 30}}}};
+  api_->Seed(std::string(kRuntimes) + "/torch", runtime);
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  const std::string group_path = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ns/podgroups/tj";
+  std::optional<json> group = api_->Object(group_path);
+  ASSERT_TRUE(group);
+  EXPECT_EQ((*group)["spec"]["minMember"], 2);
+  EXPECT_EQ((*group)["spec"]["scheduleTimeoutSeconds"], 30);
+  EXPECT_EQ((*group)["metadata"]["ownerReferences"][0]["kind"], "TrainJob");
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  EXPECT_EQ(js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"]
+              ["scheduling.x-k8s.io/pod-group"],
+            "tj");
+  // Someone changes it while the job runs: a running TrainJob's PodGroup is not applied again.
+  json edited = *group;
+  edited["spec"]["minMember"] = 7;
+  api_->Seed(group_path, edited);
+  CatchUp();
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_EQ((*api_->Object(group_path))["spec"]["minMember"], 7);
+}
+
+// The cluster does not serve the PodGroup API: said on the TrainJob, and no JobSet whose pods
+// would wait for a gang scheduler that is not there.
+TEST_F(TrainJobSyncTest, APodGroupPolicyWithoutThePodGroupApiIsSaidAndMakesNoJobSet) {
+  json runtime = Runtime(1);
+  runtime["spec"]["podGroupPolicy"] = {{"volcano", json::object()}};
+  api_->Seed(std::string(kRuntimes) + "/torch", runtime);
+  Add(TrainJob());
+  api_->Fail("POST", "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups", 404, "NotFound",
+             "the server could not find the requested resource");
+  SyncResult result = controller_->Sync("ns/tj");
+  EXPECT_FALSE(result.status.ok());
+  EXPECT_FALSE(api_->Object(std::string(kJobSetsPath) + "/tj"));
+  EXPECT_TRUE(Warned(recorder_.get(), *api_, "TrainJobResourcesCreationFailed"));
+  bool named = false;
+  for (const json& e : api_->Objects("/api/v1/namespaces/ns/events"))
+    named = named || e.value("message", "")
+                             .find(
+                                 "scheduling.volcano.sh/v1beta1 (Volcano), which "
+                                 "this cluster does not serve") != std::string::npos;
+  EXPECT_TRUE(named);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "api/training_runtime.h"
 #include "operator/pod_builder.h"
 #include "operator/trainjob_mpi.h"
+#include "operator/trainjob_pod_group.h"
 
 namespace trainctl::op {
 namespace {
@@ -152,6 +153,15 @@ std::string JobSetEndpoints::Host(const std::string& type, int index) const {
   return job_name_ + "-" + type + "-0-" + std::to_string(index) + "." + job_name_;
 }
 
+json TrainJobOwnerReference(const std::string& name, const std::string& uid) {
+  return {{"apiVersion", api::kTrainerApiVersion},
+          {"kind", kTrainJobKind},
+          {"name", name},
+          {"uid", uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
 StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid) {
   if (!job.runtime || !job.train_job)
     return FailedPreconditionError("TrainJob " + job.namespace_ + "/" + job.name +
@@ -206,6 +216,8 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
       }
     }
     AddTrainJobMpiVolumes(job, name, &pod);
+    AddCheckpointNotice(job, &ObjectAt(pod, "spec"));
+    MarkPodForPodGroup(TrainJobGangKind(job), job.name, &pod);
     if (gang) {  // a failed pod fails its Job at once; JobSet restarts every Job together
       json& pod_spec = ObjectAt(pod, "spec");
       pod_spec["restartPolicy"] = "Never";
@@ -254,12 +266,7 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
   PropagatedMetadata(job, &labels, &annotations);
   if (!labels.empty()) metadata["labels"] = std::move(labels);
   if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
-  metadata["ownerReferences"] = json::array({{{"apiVersion", api::kTrainerApiVersion},
-                                              {"kind", kTrainJobKind},
-                                              {"name", job.name},
-                                              {"uid", trainjob_uid},
-                                              {"controller", true},
-                                              {"blockOwnerDeletion", true}}});
+  metadata["ownerReferences"] = json::array({TrainJobOwnerReference(job.name, trainjob_uid)});
   return json{{"apiVersion", kJobSetApiVersion},
               {"kind", "JobSet"},
               {"metadata", std::move(metadata)},

@@ -20,7 +20,10 @@
 //              port 29500 — torch, jax and xgboost, only when the TrainJob has a `trainer`
 //              section, as upstream; torch's envInjection targets get the torch env too;
 //              mpi: the launcher's OMPI_* env (trainer section or not, no port) and the SSH
-//              and hostfile volumes (operator/trainjob_mpi.h);
+//              and hostfile volumes (operator/trainjob_mpi.h); with a checkpoint-notice
+//              policy, every pod the notice volume (operator/pod_builder.h AddCheckpointNotice);
+//              with a runtime podGroupPolicy, every pod the PodGroup's label or annotation
+//              (operator/trainjob_pod_group.h);
 //              `suspend` is the TrainJob's; with trainctl.dev/restart-scope: Gang, JobSet's
 //              failurePolicy.maxRestarts is the job's backoff limit (unless the runtime has a
 //              failurePolicy), every Job's backoffLimit 0 and its pods' restartPolicy Never,
@@ -87,6 +90,10 @@ class JobSetEndpoints final : public api::Endpoints {
  private:
   std::string job_name_;
 };
+
+// The controller owner reference to TrainJob `name` (uid `uid`) that each object the operator
+// makes for it carries (blockOwnerDeletion: deleted with it, after its finalizers).
+nlohmann::json TrainJobOwnerReference(const std::string& name, const std::string& uid);
 
 // The JobSet for a resolved TrainJob (job.runtime set); `trainjob_uid` is its owner's uid.
 StatusOr<nlohmann::json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid);

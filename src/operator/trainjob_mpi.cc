@@ -2,6 +2,7 @@
 
 #include "api/json_fields.h"
 #include "kube/base64.h"
+#include "operator/trainjob_jobset.h"
 
 namespace trainctl::op {
 namespace {
@@ -15,12 +16,7 @@ constexpr const char* kMpiHostfileVolume = "mpi-hostfile";
 json OwnedMetadata(const api::Job& job, const std::string& name, const std::string& uid) {
   return {{"name", name},
           {"namespace", job.namespace_},
-          {"ownerReferences", json::array({{{"apiVersion", api::kTrainerApiVersion},
-                                            {"kind", "TrainJob"},
-                                            {"name", job.name},
-                                            {"uid", uid},
-                                            {"controller", true},
-                                            {"blockOwnerDeletion", true}}})}};
+          {"ownerReferences", json::array({TrainJobOwnerReference(job.name, uid)})}};
 }
 
 // Sets an entry of a list of objects keyed by name, in place or appended.

@@ -213,6 +213,8 @@ class ShippedRbac(OperatorTestCase):
         for verb in ("create", "patch", "delete"):
             self.assertTrue(may(verb, "jobset.x-k8s.io", "jobsets", self.ns), verb)
         self.assertFalse(may("update", "trainer.kubeflow.org", "trainjobs", self.ns))
+        # Patched only for the checkpoint notice's record and finalizer (its metadata).
+        self.assertTrue(may("patch", "trainer.kubeflow.org", "trainjobs", self.ns))
         # Children are created and deleted, never updated (a pod is patched only for its checkpoint
         # notice annotation); the jobs are never updated (patched only for trainctl's annotations).
         self.assertFalse(can_i("update", "pods", self.ns))

@@ -1,7 +1,9 @@
 """Trainer v2 on the control plane: `trainctl operator` turns a TrainJob into a JobSet that the real
 JobSet controller (fixture `jobset`) runs on the kwok nodes, keeps the runtime's snapshot, mirrors
 the JobSet's status as upstream's controller does, keeps suspend in step, and says with a Warning
-event what stops a TrainJob (a runtime that does not exist). With --history, each finished
+event what stops a TrainJob (a runtime that does not exist). With trainctl.dev/checkpoint-notice-
+seconds, a suspend or a deletion first tells every node (its pod annotation, shown by the notice
+volume) and waits until each reported done. With --history, each finished
 TrainJob is a record (its nodes, first failure, log tails; one that finished before the operator
 started too) that `trainctl history` and the in-cluster dashboard show, to a user whose RBAC
 names trainer.kubeflow.org's trainjobs.
@@ -25,6 +27,8 @@ from harness import (KUBECONFIG, TRAINCTL, Operator, free_port, get_json, instal
 HEALTH_PORT = int(os.environ.get("TRAINCTL_PORT_BASE", "29400")) + 92
 # kwok's stage that ends a running pod takes pods with this label (hack/cluster/kwok).
 KWOK_FINISHES = {"training.kubeflow.org/job-name": "trainjob"}
+NOTICE = "trainctl.dev/checkpoint-notice"
+NOTICE_SECONDS = "trainctl.dev/checkpoint-notice-seconds"
 
 
 def jobset_controller_ready():
@@ -80,6 +84,9 @@ class TrainJobOnJobSet(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        # TrainJobs that hold the notice finalizer go while the operator still runs to release it.
+        kubectl("delete", "trainjobs.trainer.kubeflow.org", "--all", "-n", cls.ns, "--timeout=90s",
+                check=False)
         cls.op.stop()
         kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
 
@@ -221,6 +228,104 @@ class TrainJobOnJobSet(unittest.TestCase):
                               "toobig", "-o", "wide"], capture_output=True, text=True, timeout=60)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("Unschedulable", out.stdout)
+
+    def pods_of(self, name):
+        return (get_json("pods", "-n", self.ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
+                or {}).get("items", [])
+
+    def running_pods(self, name, count):
+        return self.wait(f"{count} pods of {name} Running", lambda: (
+            pods if len(pods := [p for p in self.pods_of(name)
+                                 if not p["metadata"].get("deletionTimestamp")]) == count
+            and all(p.get("status", {}).get("phase") == "Running" for p in pods) else None))
+
+    def notice_job(self, name, runtime, seconds):
+        job = trainjob(name, self.ns, runtime, numNodes=2)
+        job["metadata"]["annotations"] = {NOTICE_SECONDS: str(seconds)}
+        self.apply(job)
+        return self.running_pods(name, 2)
+
+    def told(self, name, reason):
+        pods = [p for p in self.pods_of(name) if not p["metadata"].get("deletionTimestamp")]
+        said = [json.loads(p["metadata"].get("annotations", {}).get(NOTICE, "null") or "null")
+                for p in pods]
+        return pods if pods and all(n and n["reason"] == reason for n in said) else None
+
+    def report_done(self, pods):
+        for p in pods:
+            kubectl("annotate", "pod", p["metadata"]["name"], "-n", self.ns,
+                    "trainctl.dev/checkpoint-done=true")
+
+    def test_a_checkpoint_notice_holds_a_suspend_until_every_node_is_done(self):
+        self.apply(torch_runtime("noticed", self.ns, seconds=600))
+        pods = self.notice_job("ckpt", "noticed", 120)
+        volume = [v for v in pods[0]["spec"]["volumes"] if v["name"] == "trainctl-checkpoint-notice"]
+        self.assertEqual(volume[0]["downwardAPI"]["items"][0]["fieldRef"]["fieldPath"],
+                         f"metadata.annotations['{NOTICE}']")
+        env = env_of(pods[0]["spec"]["containers"][0])
+        self.assertEqual(env["TRAINCTL_NOTICE_FILE"], "/etc/trainctl/notice/notice.json")
+        tj = self.get("trainjobs.trainer.kubeflow.org", "ckpt")
+        self.assertIn(NOTICE, tj["metadata"].get("finalizers", []))
+        kubectl("patch", "trainjobs.trainer.kubeflow.org", "ckpt", "-n", self.ns, "--type=merge",
+                "-p", '{"spec": {"suspend": true}}')
+        pods = self.wait("both nodes told", lambda: self.told("ckpt", "Suspended"), timeout=30)
+        tj = self.get("trainjobs.trainer.kubeflow.org", "ckpt")
+        recorded = json.loads(tj["metadata"]["annotations"][NOTICE])
+        self.assertEqual((recorded["reason"], recorded["seconds"]), ("Suspended", 120))
+        for p in pods:
+            self.assertEqual(p["metadata"]["annotations"][NOTICE], tj["metadata"]["annotations"][NOTICE])
+        time.sleep(2)
+        self.assertFalse(self.get("jobsets.jobset.x-k8s.io", "ckpt")["spec"].get("suspend"),
+                         "the JobSet keeps running while its nodes checkpoint")
+        self.assertEqual(len(self.running_pods("ckpt", 2)), 2)
+        events = (get_json("events", "-n", self.ns, "--field-selector",
+                           "involvedObject.name=ckpt") or {}).get("items", [])
+        self.assertTrue([e for e in events if e["reason"] == "CheckpointNotice"], events)
+        self.report_done(pods)
+        reported = time.monotonic()
+        self.wait("the JobSet suspended once both are done",
+                  lambda: self.get("jobsets.jobset.x-k8s.io", "ckpt")["spec"].get("suspend"))
+        self.wait("the pods gone", lambda: not [p for p in self.pods_of("ckpt")
+                                                if not p["metadata"].get("deletionTimestamp")])
+        self.assertLess(time.monotonic() - reported, 60, "well before the notice's 120 s")
+        # Nothing left alive to tell: its deletion is not held.
+        kubectl("delete", "trainjobs.trainer.kubeflow.org", "ckpt", "-n", self.ns, "--timeout=30s")
+
+    def test_a_deleted_trainjob_with_a_notice_waits_for_its_nodes(self):
+        self.apply(torch_runtime("noticed-del", self.ns, seconds=600))
+        self.notice_job("ckpt-del", "noticed-del", 120)
+        kubectl("delete", "trainjobs.trainer.kubeflow.org", "ckpt-del", "-n", self.ns, "--wait=false")
+        pods = self.wait("both nodes told", lambda: self.told("ckpt-del", "Deleted"), timeout=30)
+        time.sleep(2)
+        tj = self.get("trainjobs.trainer.kubeflow.org", "ckpt-del")
+        self.assertIsNotNone(tj, "held by its finalizer while the nodes checkpoint")
+        self.assertTrue(tj["metadata"].get("deletionTimestamp"))
+        self.assertEqual(len(self.running_pods("ckpt-del", 2)), 2)
+        self.report_done(pods)
+        self.wait("the TrainJob gone", lambda: self.get("trainjobs.trainer.kubeflow.org",
+                                                        "ckpt-del") is None)
+        self.wait("its JobSet gone", lambda: self.get("jobsets.jobset.x-k8s.io", "ckpt-del") is None)
+
+    def test_a_runtime_pod_group_policy_makes_the_pod_group_first(self):
+        kubectl("apply", "--server-side", "-f",
+                os.path.join(os.path.dirname(__file__), "podgroup-crds.yaml"))
+        runtime = torch_runtime("grouped", self.ns, seconds=600)
+        runtime["spec"]["podGroupPolicy"] = {"coscheduling": {"scheduleTimeoutSeconds": 90}}
+        node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+        node["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "250m"}}
+        self.apply(runtime)
+        self.apply(trainjob("gang-group", self.ns, "grouped", numNodes=2))
+        group = self.wait("the PodGroup",
+                          lambda: self.get("podgroups.scheduling.x-k8s.io", "gang-group"))
+        self.assertEqual(group["spec"]["minMember"], 2)
+        self.assertEqual(group["spec"]["minResources"], {"cpu": "500m"})
+        self.assertEqual(group["spec"]["scheduleTimeoutSeconds"], 90)
+        owner = group["metadata"]["ownerReferences"][0]
+        self.assertEqual((owner["kind"], owner["name"], owner["controller"]),
+                         ("TrainJob", "gang-group", True))
+        pods = self.running_pods("gang-group", 2)
+        for p in pods:
+            self.assertEqual(p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"], "gang-group")
 
     def test_a_runtime_that_does_not_exist_is_said_in_an_event(self):
         self.apply(trainjob("orphan", self.ns, "no-such-runtime"))
