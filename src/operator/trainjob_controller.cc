@@ -347,6 +347,7 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     std::lock_guard<std::mutex> lock(written_mu_);
     message_written_.erase(key);
     pod_group_written_.erase(key);
+    ended_.erase(key);
     return result;
   }
   json trainjob = *cached;  // as stored; becomes the version each write returns
@@ -376,7 +377,10 @@ SyncResult TrainJobController::Sync(const std::string& key) {
   json want;
   if (!finished && !Resolve(trainjob, &resolved, &want, &result)) return result;
   std::vector<engine::ReplicaObservation> observed;
-  if (resolved) observed = ObservePods(resolved->job, key);
+  if (resolved) {
+    observed = ObservePods(resolved->job, key);
+    RememberEnded(key, observed);
+  }
 
   // decide: the checkpoint notice before a stop that is not the pods' own failure
   TrainJobNotice notice;
@@ -412,6 +416,10 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     stored = written.ok() ? std::optional<json>(std::move(*written)) : std::nullopt;
   }
   if (history_ && stored) RecordFinished(*stored, resolved ? &resolved->job : nullptr, key);
+  if (stored && (ConditionTrue(*stored, "Complete") || ConditionTrue(*stored, "Failed"))) {
+    std::lock_guard<std::mutex> lock(written_mu_);
+    ended_.erase(key);  // its first failure and record are made
+  }
   return result;
 }
 
@@ -442,6 +450,26 @@ std::vector<engine::ReplicaObservation> TrainJobController::ObservePods(const ap
     if (std::optional<engine::ReplicaObservation> o = observer.Observe(pod))
       observed.push_back(std::move(*o));
   });
+  return observed;
+}
+
+void TrainJobController::RememberEnded(const std::string& key,
+                                       const std::vector<engine::ReplicaObservation>& observed) {
+  std::lock_guard<std::mutex> lock(written_mu_);
+  for (const engine::ReplicaObservation& o : observed)
+    if (o.phase == engine::Phase::kFailed || (o.exit_code && *o.exit_code != 0))
+      ended_[key][o.name] = o;
+}
+
+std::vector<engine::ReplicaObservation> TrainJobController::WithEnded(
+    const std::string& key, std::vector<engine::ReplicaObservation> observed) {
+  std::lock_guard<std::mutex> lock(written_mu_);
+  auto it = ended_.find(key);
+  if (it == ended_.end()) return observed;
+  for (const auto& [name, o] : it->second)
+    if (std::none_of(observed.begin(), observed.end(),
+                     [&](const engine::ReplicaObservation& r) { return r.name == name; }))
+      observed.push_back(o);
   return observed;
 }
 
@@ -595,8 +623,11 @@ json TrainJobController::DecideStatus(const json& trainjob, const std::string& k
         written_at = it->second;
     }
     const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
+    // Failing now: the nodes whose pods the Job controller already deleted count too.
+    const bool failing = ConditionTrue(json{{"status", status}}, "Failed");
     TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status), *resolved,
-                                        observed, suspended, now, written_at);
+                                        failing ? WithEnded(key, observed) : observed, suspended,
+                                        now, written_at);
     status = std::move(why.status);
     if (why.refresh_after &&
         (!result->requeue_after || *why.refresh_after < *result->requeue_after))
@@ -643,6 +674,8 @@ void TrainJobController::RecordFinished(const json& trainjob, const api::Job* re
         observed.push_back(std::move(*o));
       }
     });
+    // Nodes whose pods the Job controller deleted before the TrainJob was Failed, as last seen.
+    observed = WithEnded(key, std::move(observed));
     layout.containers = observer.Containers();
     layout.resolved = true;
     layout.metrics = api::MetricsPolicyOf(*resolved);

@@ -20,14 +20,17 @@
 //           the whole job (a Gang TrainJob); from the TrainJob's pods (a third informer, on
 //           JobSet's jobset-name label), what the engine says about them: ReplicasReady with why
 //           its nodes are not running, and the first failing node on the Failed condition
-//           (operator/trainjob_why.h); with trainctl.dev/checkpoint-notice-seconds, the
+//           (operator/trainjob_why.h), counting the failed nodes whose pods were deleted
+//           before the TrainJob was Failed (kept as last seen); with
+//           trainctl.dev/checkpoint-notice-seconds, the
 //           checkpoint notice (operator/trainjob_notice.h): recorded on the TrainJob (its
 //           annotation and finalizer, written before anything it announces), told to its pods
 //           (their annotation), a suspend's JobSet patch and a deletion's finalizer held until
 //           the pods are done or the notice ran out
 //   history with --history (SetHistory): each finished TrainJob recorded once, from its stored
 //           final status and its pods in the cache (a row per node, the trainer's container
-//           `node`, each initializer's own), without a hold (JobSet deletes its pods); its events
+//           `node`, each initializer's own), without a hold (JobSet deletes its pods), plus the
+//           failed ones kept as last seen whose pods are gone; its events
 //           kept from its first sync. One finished before this leader saw it run is resolved
 //           from its snapshot once for its record (a ConfigMap read; no snapshot is made for it).
 //
@@ -108,6 +111,14 @@ class TrainJobController {
                nlohmann::json* jobset, SyncResult* result);
   // The TrainJob's pods in the cache, as the engine sees them.
   std::vector<engine::ReplicaObservation> ObservePods(const api::Job& job, const std::string& key);
+  // The TrainJob's pods seen ending failed (a Failed phase or a container's non-zero exit) are
+  // kept as last seen, until the TrainJob is finished or gone: the Job controller deletes an
+  // OnFailure node's pod when its backoff runs out, before the TrainJob is Failed.
+  void RememberEnded(const std::string& key,
+                     const std::vector<engine::ReplicaObservation>& observed);
+  // `observed` and the kept pods it lacks (those since deleted).
+  std::vector<engine::ReplicaObservation> WithEnded(
+      const std::string& key, std::vector<engine::ReplicaObservation> observed);
   // write: the checkpoint notice `plan` decided (operator/trainjob_notice.h): its events and
   // requeue; the notice record and finalizer on the TrainJob (a metadata patch conditional on
   // its resourceVersion; `*trainjob` becomes the version written), then the pods to tell.
@@ -160,6 +171,8 @@ class TrainJobController {
   // When each TrainJob's ReplicasReady message was last written (its refresh spacing).
   std::mutex written_mu_;
   std::map<std::string, Time> message_written_;
+  // Each running TrainJob's pods seen ending failed, by pod name (RememberEnded).
+  std::map<std::string, std::map<std::string, engine::ReplicaObservation>> ended_;
   // Each TrainJob's PodGroup as this operator last wrote it: "<uid> <spec>".
   std::map<std::string, std::string> pod_group_written_;
   std::vector<std::thread> workers_;

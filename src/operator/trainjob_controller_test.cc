@@ -512,5 +512,47 @@ TEST_F(TrainJobSyncTest, APodGroupPolicyWithoutThePodGroupApiIsSaidAndMakesNoJob
   EXPECT_TRUE(named);
 }
 
+// An OnFailure node restarted in place until its Job's backoff ran out: the Job controller deleted
+// its pod before the JobSet (and so the TrainJob) was Failed. Its failure, seen while it ran,
+// is still the first failure.
+TEST_F(TrainJobSyncTest, ANodeWhosePodWasDeletedBeforeTheFailureIsStillTheFirstFailure) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  CatchUp();
+  json crashing = NodePod(0);
+  crashing["status"] = {
+      {"phase", "Running"},
+      {"containerStatuses",
+       json::array({{{"name", "node"},
+                     {"restartCount", 2},
+                     {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}},
+                     {"lastState",
+                      {{"terminated",
+                        {{"exitCode", 5},
+                         {"reason", "Error"},
+                         {"message", "RuntimeError: CUDA error: device-side assert"},
+                         {"finishedAt", "2023-11-14T22:13:20Z"}}}}}}})}};
+  controller_->PodCache()->Apply(kube::WatchEventType::kAdded, crashing);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  CatchUp();
+  controller_->PodCache()->Apply(kube::WatchEventType::kDeleted, crashing);
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  js["status"] = {
+      {"conditions", json::array({{{"type", "Failed"},
+                                   {"status", "True"},
+                                   {"reason", "FailedJobs"},
+                                   {"message", "jobset failed due to one or more job failures"},
+                                   {"lastTransitionTime", "2023-11-14T22:13:30Z"}}})}};
+  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
+                                    api_->Seed(std::string(kJobSetsPath) + "/tj", js));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  json tj = *api_->Object(std::string(kJobs) + "/tj");
+  const std::string message = Cond(tj, "Failed")["message"];
+  EXPECT_NE(message.find("First failure: tj-node-0-0-x"), std::string::npos) << message;
+  EXPECT_NE(message.find("exited with code 5"), std::string::npos) << message;
+  EXPECT_NE(message.find("device-side assert"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace trainctl::op
