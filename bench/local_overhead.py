@@ -17,7 +17,11 @@ machine's state fairly, reporting the median wall time of N rounds and the ratio
      processes on the built-in torch-distributed) against the torchrun example as a PyTorchJob,
      both through `trainctl run` (the PyTorchJob in the "direct" column).
 
-Usage: bench/local_overhead.py [--rounds N] [--trainctl PATH] [--only trainjob]
+With --first-step, comparison 5 measures from the start of `trainctl run` to rank 0's first
+optimizer step (train_ddp.py writes its time to TRAIN_DDP_FIRST_STEP_FILE) instead of the
+whole run.
+
+Usage: bench/local_overhead.py [--rounds N] [--trainctl PATH] [--only trainjob] [--first-step]
 Run it with the project venv first on PATH (make bench does), so python3/torchrun see torch.
 """
 
@@ -75,6 +79,32 @@ def timed_by_hand(argv, world, cwd, env):
     return time.perf_counter() - began
 
 
+def to_first_step(argv, cwd, env):
+    """Seconds from starting argv to the first step train_ddp.py reports; waits for the end."""
+    fd, mark = tempfile.mkstemp(prefix="first-step-")
+    os.close(fd)
+    os.unlink(mark)
+    began = time.time()
+    timed(argv, cwd, dict(env, TRAIN_DDP_FIRST_STEP_FILE=mark))
+    try:
+        with open(mark) as f:
+            stepped = float(f.read())
+    except (OSError, ValueError):
+        sys.exit(f"{' '.join(argv)}: rank 0 reported no first step in {mark}")
+    os.unlink(mark)
+    return stepped - began
+
+
+def compare_first_step(name, a_argv, b_argv, rounds, cwd, env):
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(to_first_step(a_argv, cwd, env))
+        b.append(to_first_step(b_argv, cwd, env))
+    da, db = statistics.median(a), statistics.median(b)
+    print(f"| {name}, start to first step | {da * 1000:.0f} ms | {db * 1000:.0f} ms | "
+          f"{db - da:+.3f} s | {db / da:.2f} |", flush=True)
+
+
 def compare(name, direct, via_trainctl, rounds, cwd, env):
     a, b = [], []
     for _ in range(rounds):
@@ -90,6 +120,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--trainctl", default=os.path.join(REPO, "build", "release", "trainctl"))
     parser.add_argument("--only", choices=["trainjob"], help="run only that comparison")
+    parser.add_argument("--first-step", action="store_true",
+                        help="comparison 5 to the first training step, not the whole run")
     args = parser.parse_args()
     state = tempfile.mkdtemp(prefix="trainctl-bench-")
     # The torchrun workaround of the example manifests (torch 1.13 on Python 3.11), for the
@@ -101,6 +133,12 @@ def main():
     print(f"rounds={args.rounds}, median wall time per side")
     print("| workload | direct | trainctl run | difference | ratio |")
     print("|---|---|---|---|---|")
+    if args.only == "trainjob" and args.first_step:
+        compare_first_step("TrainJob 2 × 2 (torch-distributed) against the PyTorchJob 2 × 2",
+                           run + ["pytorchjob-torchrun.yaml"], run + ["trainjob.yaml"],
+                           args.rounds, EXAMPLES, env)
+        subprocess.run(["rm", "-rf", state])
+        return
     if args.only == "trainjob":
         compare("TrainJob 2 × 2 (torch-distributed) against the PyTorchJob 2 × 2",
                 run + ["pytorchjob-torchrun.yaml"], run + ["trainjob.yaml"], args.rounds,

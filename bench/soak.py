@@ -28,6 +28,15 @@ a number, from a history recorded by etcd's own watch (gapless across the faults
   history_gaps                  etcd watches cancelled before the end (then nothing above holds)
   converge_seconds              from the last fault until every job reached its end
 
+With --trainjobs N (the cluster must run the JobSet controller: bench/soak.sh starts it), N
+Trainer v2 TrainJobs of 2 nodes (success, failure, suspended then resumed, active deadline) go
+in beside them, and three more invariants are counted:
+
+  trainjobs_wrong_terminal_state  TrainJobs whose end (Complete, Failed) differs from their spec's
+  jobsets_created_twice           JobSets made more than once (the operator makes a TrainJob's
+                                  once; none is deleted from outside here)
+  jobsets_created_after_delete    JobSets made after their TrainJob was deleted
+
 Exit status 0 when every invariant holds, 1 when one does not, 2 on a setup error.
 """
 import argparse
@@ -115,6 +124,61 @@ def plan_jobs(n, rng, ns):
     return jobs
 
 
+TRAINJOB_OUTCOMES = [("succeed", 50), ("fail", 20), ("suspend", 15), ("deadline", 15)]
+
+
+def soak_runtimes(ns):
+    """The TrainingRuntimes the soak's TrainJobs run on: nodes that kwok runs 3 s and ends with
+    0 (soak-ok) or 1 (soak-fail, no retry), or runs until they are stopped (soak-forever)."""
+    out = []
+    for name, ann in (("soak-ok", run_for(3)), ("soak-fail", run_for(2, exit_code=1)),
+                      ("soak-forever", FOREVER)):
+        # kwok plays a pod's run and end only for pods with this label (hack/cluster/kwok).
+        node = {"template": {"metadata": {"annotations": dict(ann),
+                                          "labels": {"training.kubeflow.org/job-name": "trainjob"}},
+                             "spec": {"restartPolicy": "Never", "containers": [
+                                 {"name": "node", "image": "example.invalid/torch:1",
+                                  "command": ["torchrun"]}]}}}
+        if name == "soak-fail":
+            node["backoffLimit"] = 0
+        out.append({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                    "metadata": {"name": name, "namespace": ns,
+                                 "labels": {"trainer.kubeflow.org/framework": "torch"}},
+                    "spec": {"mlPolicy": {"numNodes": 2, "torch": {}}, "template": {"spec": {
+                        "replicatedJobs": [{"name": "node", "template": {
+                            "metadata": {"labels": {
+                                "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                            "spec": node}}]}}}})
+    return out
+
+
+def plan_trainjobs(n, rng, ns):
+    """[(TrainJob manifest, expected end)]."""
+    out = []
+    for i in range(n):
+        outcome = rng.choices([o for o, _ in TRAINJOB_OUTCOMES], [w for _, w in TRAINJOB_OUTCOMES])[0]
+        runtime = {"fail": "soak-fail", "deadline": "soak-forever"}.get(outcome, "soak-ok")
+        spec = {"runtimeRef": {"name": runtime, "kind": "TrainingRuntime"}, "trainer": {"numNodes": 2}}
+        if outcome == "suspend":
+            spec["suspend"] = True
+        if outcome == "deadline":
+            spec["activeDeadlineSeconds"] = rng.randint(5, 15)
+        out.append(({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                     "metadata": {"name": f"tj-{outcome}-{i}", "namespace": ns}, "spec": spec},
+                    "Failed" if outcome in ("fail", "deadline") else "Complete"))
+    return out
+
+
+def trainjob_end(trainjob):
+    if trainjob is None:
+        return "Deleted"
+    conds = soak_history.true_conditions(trainjob.get("status", {}))
+    for c in ("Complete", "Failed", "Suspended"):
+        if c in conds:
+            return c
+    return "Running"
+
+
 def pod_names(job):
     field = KIND_INFO[job["kind"]][1]
     return [f"{job['metadata']['name']}-{rtype.lower()}-{i}"
@@ -179,6 +243,8 @@ def main():
     p.add_argument("--apiserver-restarts", type=int, default=3)
     p.add_argument("--window", type=float, default=240, help="seconds of faults")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--trainjobs", type=int, default=0,
+                   help="Trainer v2 TrainJobs beside the v1 jobs (needs the JobSet controller)")
     p.add_argument("--converge-timeout", type=float, default=300)
     p.add_argument("--report", help="also write the report here (JSON)")
     p.add_argument("--operator-args", default="--controller-threads 4 --kube-api-qps 100 --kube-api-burst 200")
@@ -204,13 +270,19 @@ def main():
     kubectl("create", "namespace", ns)
     history = soak_history.History(ns)
     start_rev = etcd.revision() + 1
-    watches = [soak_history.EtcdWatch(etcd, prefix, start_rev, history.sink)
-               for prefix in ("/registry/pods/", "/registry/services/specs/", "/registry/kubeflow.org/")]
+    prefixes = ["/registry/pods/", "/registry/services/specs/", "/registry/kubeflow.org/"]
+    if a.trainjobs:
+        prefixes += ["/registry/trainer.kubeflow.org/trainjobs/", "/registry/jobset.x-k8s.io/jobsets/"]
+        for runtime in soak_runtimes(ns):
+            kubectl("apply", "--server-side", "-f", "-", input=json.dumps(runtime))
+    watches = [soak_history.EtcdWatch(etcd, prefix, start_rev, history.sink) for prefix in prefixes]
     for w in watches:
         w.start()
         w.ready.wait(10)
 
     plan = plan_jobs(a.jobs, rng, ns)
+    tj_plan = plan_trainjobs(a.trainjobs, rng, ns)
+    tj_expected = {tj["metadata"]["name"]: e for tj, e in tj_plan}
     expected = {j["metadata"]["name"]: e for j, e, _ in plan}
     allowed = {}
     for _, _, al in plan:
@@ -237,6 +309,16 @@ def main():
     for name in suspended:  # resumed 2 s or more after it was submitted
         at = submitted_at[name] + 2
         actions.append((at + rng.uniform(0, max(0.0, a.window * 0.95 - at)), "resume", name))
+    # TrainJobs in batches over the same 60 %; the suspended ones resumed later.
+    tj_batch = max(1, a.trainjobs // 10)
+    for k in range(0, a.trainjobs, tj_batch):
+        at = a.window * 0.6 * k / a.trainjobs
+        chunk = [tj for tj, _ in tj_plan[k:k + tj_batch]]
+        actions.append((at, "submit-trainjobs", chunk))
+        for tj in chunk:
+            if tj["spec"].get("suspend"):
+                resume_at = at + 2 + rng.uniform(0, max(0.0, a.window * 0.95 - at - 2))
+                actions.append((resume_at, "resume-trainjob", tj["metadata"]["name"]))
     for _ in range(max(0, a.kills - 1)):
         actions.append((rng.uniform(0.02, 0.98) * a.window, "kill", None))
     for _ in range(a.apiserver_restarts):
@@ -257,6 +339,11 @@ def main():
     def act(what, arg):
         if what == "submit":
             kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": arg}))
+        elif what == "submit-trainjobs":
+            kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": arg}))
+        elif what == "resume-trainjob":
+            kubectl("patch", "trainjobs.trainer.kubeflow.org", arg, "-n", ns, "--type=merge",
+                    "-p", '{"spec":{"suspend":false}}')
         elif what == "resume":
             kubectl("patch", KIND_INFO[kinds_of[arg]][0], arg, "-n", ns, "--type=merge",
                     "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
@@ -291,16 +378,23 @@ def main():
     # The last operator runs undisturbed until every job reached its end.
     deadline = time.monotonic() + a.converge_timeout
     ends = {}
+    tj_ends = {}
     while time.monotonic() < deadline:
         current = list_jobs(ns)
         ends = {name: end_of(current.get(name)) for name in expected}
-        if all(ends[n] == e for n, e in expected.items()):
+        if tj_expected:
+            items = (get_json("trainjobs.trainer.kubeflow.org", "-n", ns) or {}).get("items", [])
+            by_name = {t["metadata"]["name"]: t for t in items}
+            tj_ends = {name: trainjob_end(by_name.get(name)) for name in tj_expected}
+        if (all(ends[n] == e for n, e in expected.items()) and
+                all(tj_ends[n] == e for n, e in tj_expected.items())):
             break
         time.sleep(1)
     converge_s = time.monotonic() - last_fault
     final_attempts = {name: (current.get(name) or {}).get("metadata", {}).get("annotations", {}).get(
         "trainctl.dev/restart-attempt") for name in gang}
     wrong = {n: (ends.get(n), e) for n, e in expected.items() if ends.get(n) != e}
+    tj_wrong = {n: (tj_ends.get(n), e) for n, e in tj_expected.items() if tj_ends.get(n) != e}
     time.sleep(2)  # the last status writes' events reach the history
     end_rev = etcd.revision() + 1
     counters, relists = scrape_counters(op, ns)
@@ -309,12 +403,16 @@ def main():
     # Delete every job; the garbage collector removes the children, the operator creates none.
     for kind, info in KIND_INFO.items():
         kubectl("delete", info[0], "--all", "-n", ns, "--wait=false", check=False)
+    if tj_expected:
+        kubectl("delete", "trainjobs.trainer.kubeflow.org", "--all", "-n", ns, "--wait=false", check=False)
     t_del = time.monotonic()
     left = None
     while time.monotonic() - t_del < 120:
         pods = (get_json("pods", "-n", ns) or {}).get("items", [])
         services = (get_json("services", "-n", ns) or {}).get("items", [])
-        left = len(pods) + len(services)
+        jobsets = ((get_json("jobsets.jobset.x-k8s.io", "-n", ns) or {}).get("items", [])
+                   if tj_expected else [])
+        left = len(pods) + len(services) + len(jobsets)
         if left == 0:
             break
         time.sleep(1)
@@ -343,6 +441,10 @@ def main():
                        for pod, attempts in sorted(per_pod.items())
                        if attempts != list(range(GANG_BACKOFF_LIMIT + 1))]
         dup_services = soak_history.duplicate_services(history.services)
+        dup_jobsets = soak_history.duplicate_services(history.jobsets)
+        late_jobsets = soak_history.created_after_delete(
+            history.jobsets, {name: name for name in history.jobsets},
+            {("trainjobs", name): ev for name, ev in history.trainjobs.items()})
         late = (soak_history.created_after_delete(history.pods, owners, history.jobs) +
                 soak_history.created_after_delete(history.services, owners, history.jobs))
         # One line an event (revision, event, incarnation, phase[, attempt]), with the owning
@@ -368,6 +470,10 @@ def main():
         "services_created_twice": len(dup_services),
         "children_created_after_delete": len(late),
         "children_left_after_delete": left,
+        "trainjobs": a.trainjobs,
+        "trainjobs_wrong_terminal_state": len(tj_wrong),
+        "jobsets_created_twice": len(dup_jobsets),
+        "jobsets_created_after_delete": len(late_jobsets),
         "gang_jobs": len(gang),
         "gang_attempt_overlaps": len(overlaps),
         "gang_restarts_miscounted": len(miscounted),
@@ -380,6 +486,8 @@ def main():
         "pod_creations_recorded": pod_creations, "jobs_recorded": recorded_jobs,
         "operator_exit_status": rc,
         "details": {"wrong": dict(list(wrong.items())[:20]), "unwarranted": unwarranted[:20],
+                    "trainjobs_wrong": dict(list(tj_wrong.items())[:20]),
+                    "jobsets_twice": dup_jobsets[:20], "jobsets_late": late_jobsets[:20],
                     "retries_lost": lost,
                     "unwarranted_history": {k: v for k, v in list(suspicious.items())[:5]},
                     "unwarranted_job_restarts": {k: v for k, v in list(suspicious_jobs.items())[:5]},
@@ -395,6 +503,7 @@ def main():
         with open(a.report, "w") as f:
             f.write(text + "\n")
     ok = (not wrong and not unwarranted and not dup_services and not late and left == 0 and not mismatch
+          and not tj_wrong and not dup_jobsets and not late_jobsets
           and not overlaps and not miscounted
           and gaps == 0 and not action_errors and rc == 0 and (faults["apiserver_restarts"] == 0 or relists_seen > 0))
     print("soak: every invariant holds" if ok else "soak: INVARIANT BROKEN (see the report above)")

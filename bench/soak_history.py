@@ -217,6 +217,7 @@ class History:
         self.ns = namespace
         self.lock = threading.Lock()
         self.pods, self.services, self.jobs = {}, {}, {}  # name or (plural, name) → [events]
+        self.trainjobs, self.jobsets = {}, {}  # name → [events]
 
     def sink(self, event):
         rev, typ, key, create_rev, value = event
@@ -230,6 +231,10 @@ class History:
             elif key.startswith("/registry/kubeflow.org/") and parts[-2] == self.ns:
                 self.jobs.setdefault((parts[-3], parts[-1]), []).append(
                     (rev, typ, create_rev, job_status(value) if typ == "PUT" else None))
+            elif key.startswith(f"/registry/trainer.kubeflow.org/trainjobs/{self.ns}/"):
+                self.trainjobs.setdefault(parts[-1], []).append((rev, typ, create_rev))
+            elif key.startswith(f"/registry/jobset.x-k8s.io/jobsets/{self.ns}/"):
+                self.jobsets.setdefault(parts[-1], []).append((rev, typ, create_rev))
 
 
 def incarnations(events):
@@ -351,6 +356,8 @@ def attempts_per_pod(pod_events):
 
 
 def duplicate_services(service_events):
+    """Names created more than once (services; a TrainJob's JobSets, which the operator makes
+    once and never again): [(name, incarnations)]."""
     return [(name, len(incarnations(ev))) for name, ev in sorted(service_events.items())
             if len(incarnations(ev)) > 1]
 

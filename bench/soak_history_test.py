@@ -92,6 +92,25 @@ class UnwarrantedCreationsTest(unittest.TestCase):
                                 "Pending (terminating)")])
 
 
+class TrainJobHistoryTest(unittest.TestCase):
+    def test_a_jobset_made_again_is_a_duplicate_and_one_made_after_its_trainjob_went_is_late(self):
+        history = soak_history.History("soak-1")
+        for event in [(10, "PUT", "/registry/trainer.kubeflow.org/trainjobs/soak-1/tj-0", 10, None),
+                      (12, "PUT", "/registry/jobset.x-k8s.io/jobsets/soak-1/tj-0", 12, None),
+                      (20, "DELETE", "/registry/jobset.x-k8s.io/jobsets/soak-1/tj-0", 0, None),
+                      (25, "DELETE", "/registry/trainer.kubeflow.org/trainjobs/soak-1/tj-0", 0, None),
+                      (30, "PUT", "/registry/jobset.x-k8s.io/jobsets/soak-1/tj-0", 30, None),
+                      (31, "PUT", "/registry/jobset.x-k8s.io/jobsets/other-ns/tj-0", 31, None)]:
+            history.sink(event)
+        self.assertEqual(sorted(history.trainjobs), ["tj-0"])
+        self.assertEqual(len(history.jobsets["tj-0"]), 3, "the other namespace's is not recorded")
+        self.assertEqual(soak_history.duplicate_services(history.jobsets), [("tj-0", 2)])
+        late = soak_history.created_after_delete(
+            history.jobsets, {"tj-0": "tj-0"},
+            {("trainjobs", n): ev for n, ev in history.trainjobs.items()})
+        self.assertEqual(late, ["tj-0"])
+
+
 if __name__ == "__main__":
     unittest.main()
 

@@ -131,6 +131,7 @@ def main():
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
 
+    first_step_file = os.environ.get("TRAIN_DDP_FIRST_STEP_FILE")
     for epoch in range(1, args.epochs + 1):
         sampler.set_epoch(epoch)
         ddp.train()
@@ -140,6 +141,10 @@ def main():
             loss = loss_fn(ddp(xb), yb)
             loss.backward()  # gradients are all-reduced (averaged) here
             opt.step()
+            if first_step_file and rank == 0:  # bench/local_overhead.py --first-step
+                with open(first_step_file, "w") as f:
+                    f.write(repr(time.time()))
+                first_step_file = None
             total += loss.item() * len(yb)
             n += len(yb)
         log(rank, f"epoch {epoch}/{args.epochs} loss {total / max(n, 1):.4f} samples {n}")
