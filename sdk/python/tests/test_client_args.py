@@ -131,7 +131,7 @@ class GetJobWhyTest(unittest.TestCase):
         self.assertEqual(why["reason"], "Unschedulable")
         self.assertIn("0/4 nodes are available", why["message"])
         self.assertEqual(why["first_failure"], "First failure: pt-worker-1 (Worker 1) exited with code 1.")
-        from trainctl.api.training_client import first_failed_name
+        from trainctl.backends.kubernetes import first_failed_name
         self.assertEqual(first_failed_name(job.status.conditions), "pt-worker-1")
         self.assertIsNone(first_failed_name([]))
         self.assertIsNotNone(why["since"])

@@ -97,7 +97,8 @@ def test_a_stream_that_opened_late_gets_its_quiet_period_from_when_it_opened():
 
 
 def test_expected_pods_from_the_spec_for_each_selection():
-    from trainctl.api.training_client import _expected_pods, _pod_selector
+    from trainctl.api.training_client import _pod_selector
+    from trainctl.backends.kubernetes import expected_pods as _expected_pods
     job = {"spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 3}}}}
     assert _expected_pods(job, _pod_selector("j", False, None, None)) == 4
     assert _expected_pods(job, _pod_selector("j", True, None, None)) == 1

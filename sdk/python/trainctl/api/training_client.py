@@ -6,7 +6,8 @@ keyword arguments, defaults, return types and exception types — over two backe
 * ``local``: the same objects run on this machine by ``trainctl run`` (no cluster).
 
 All argument handling, templates, condition logic and waiting live here, so both backends
-behave the same; a backend only moves JSON. Exceptions: ValueError for bad arguments (naming
+behave the same; a backend (one protocol, ``backends/base.py``) only moves JSON and holds no
+logic of this class. Exceptions: ValueError for bad arguments (naming
 the argument), TimeoutError, RuntimeError for API failures and failed jobs. Upstream bugs fixed
 here are listed in docs/sdk.md. Not thread-safe across concurrent calls that mutate the same job.
 """
@@ -22,7 +23,8 @@ import time
 from .. import constants
 from .. import job_builder
 from .. import models
-from ..backends import choose
+from ..backends import make_backend
+from ..backends.base import BackendError
 
 logger = logging.getLogger(__name__)
 
@@ -37,22 +39,15 @@ class TrainingClient:
             raise ValueError(
                 f"Job kind must be one of these: {list(constants.JOB_PARAMETERS.keys())}")
         self.job_kind = job_kind
-        self.backend_name = choose(backend, config_file, client_configuration)
-        if self.backend_name == "local":
-            from ..backends.local import LocalBackend
-            # runtime: "podman" or "docker" runs each replica as a container of its image.
-            self._backend = LocalBackend(state_dir=state_dir, runtime=runtime)
-            self.namespace = namespace or constants.DEFAULT_NAMESPACE
-        else:
-            if runtime not in (None, "process"):
-                raise ValueError("runtime applies to the local backend; on a cluster the "
-                                 "kubelet runs every replica in its image")
-            from ..backends.kubernetes import KubernetesBackend
-            self._backend = KubernetesBackend(config_file, context, client_configuration)
-            # Computed now, not at import time as upstream does.
-            self.namespace = namespace or self._backend.default_namespace()
-            self.custom_api = self._backend.custom_api
-            self.core_api = self._backend.core_api
+        # runtime (local): "podman" or "docker" runs each replica as a container of its image.
+        self._backend = make_backend(backend, config_file, context, client_configuration,
+                                     state_dir, runtime)
+        self.backend_name = self._backend.name
+        # Computed now, not at import time as upstream does.
+        self.namespace = namespace or self._backend.default_namespace()
+        # Upstream's attributes, on a cluster (None locally).
+        self.custom_api = getattr(self._backend, "custom_api", None)
+        self.core_api = getattr(self._backend, "core_api", None)
 
     @property
     def backend(self):
@@ -69,15 +64,12 @@ class TrainingClient:
 
     def _call(self, verb, what, fn, *args):
         """Runs a backend call; maps failures to upstream's exception types and messages."""
-        from ..backends.local import LocalError
         try:
             return fn(*args)
         except (multiprocessing.TimeoutError, TimeoutError) as e:
             raise TimeoutError(f"Timeout to {verb} {what}") from e
-        except (ValueError, ConnectionError):
+        except (ValueError, ConnectionError, NotImplementedError):
             raise
-        except LocalError as e:
-            raise RuntimeError(f"Failed to {verb} {what}. Error: {e}") from e
         except Exception as e:
             raise RuntimeError(f"Failed to {verb} {what}. Error: {e}") from e
 
@@ -101,7 +93,6 @@ class TrainingClient:
 
         ``trainer_image``/``initializer_image`` (cluster only; ours) select other images than
         upstream's (also ``TRAINER_TRANSFORMER_IMAGE``/``STORAGE_INITIALIZER_IMAGE``)."""
-        from . import llm
         namespace = namespace or self.namespace
         kwargs = dict(labels=labels, annotations=annotations, num_workers=num_workers,
                       num_procs_per_worker=num_procs_per_worker,
@@ -110,24 +101,16 @@ class TrainingClient:
                       dataset_provider_parameters=dataset_provider_parameters,
                       trainer_parameters=trainer_parameters, init_env_vars=init_env_vars,
                       env_vars=env_vars, storage_config=storage_config)
-        if self.backend_name == "local":
-            return llm.train_locally(self, name, namespace, queue_name, **kwargs)
-        return llm.train_on_cluster(self, name, namespace, queue_name,
-                                    trainer_image=trainer_image,
-                                    initializer_image=initializer_image, **kwargs)
+        return self._backend.fine_tune(self, name, namespace, queue_name, trainer_image,
+                                       initializer_image, **kwargs)
 
     def get_job_workspace(self, name, namespace=None):
         """Where ``train(name)`` keeps its model, dataset and output: locally the folder (a
         path), on a cluster ``"pvc://<namespace>/<name>"``. Kept after the job, as a PVC;
         ``delete_job(name, delete_workspace=True)`` removes it."""
         namespace = namespace or self.namespace
-        if self.backend_name != "local":
-            return f"pvc://{namespace}/{name}"
-        spaces = self._call("get", f"the workspace of {namespace}/{name}",
-                            self._backend.workspaces, name, namespace,
-                            constants.PYTORCHJOB_KIND)
-        mine = [w["path"] for w in spaces if w.get("claim") == name]
-        return mine[0] if mine else (spaces[0]["path"] if spaces else None)
+        return self._call("get", f"the workspace of {namespace}/{name}",
+                          self._backend.workspace, name, namespace)
 
     def get_job_metrics(self, name, namespace=None, job_kind=None):
         """The metrics rank 0 printed, as ``trainctl metrics`` reads them (docs/metrics.md: JSON
@@ -141,7 +124,7 @@ class TrainingClient:
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
         series = self._call("get", f"the metrics of {job_kind} {namespace}/{name}",
-                            self._backend.metrics, name, namespace, job_kind)
+                            self._backend.job_metrics, name, namespace, job_kind)
         return records_by_step(series)
 
     # ------------------------------------------------------------------------------------
@@ -219,21 +202,16 @@ class TrainingClient:
             job.metadata.namespace = namespace
         namespace = job.metadata.namespace
         if queue_name is not None and str(queue_name).strip():
-            if self.backend_name == "kubernetes":
-                exists = self._backend.queue_exists(queue_name, namespace)
-                if exists is False:
-                    logger.warning("Queue '%s' does not exist in namespace '%s'. The job will "
-                                   "be created but may not be managed by Kueue.",
-                                   queue_name, namespace)
+            if self._backend.queue_exists(queue_name, namespace) is False:
+                logger.warning("Queue '%s' does not exist in namespace '%s'. The job will "
+                               "be created but may not be managed by Kueue.",
+                               queue_name, namespace)
             job.metadata.labels = {**(job.metadata.labels or {}),
                                    constants.LOCAL_QUEUE_LABEL: queue_name}
         what = f"{job_kind}: {namespace}/{job.metadata.name}"
         body = models.serialize(job)
-        if self.backend_name == "local":
-            self._call("create", what, self._backend.create, body, job_kind, namespace, workdir)
-        else:
-            self._call("create", what, self._backend.create, body, job_kind, namespace,
-                       constants.DEFAULT_TIMEOUT)
+        self._call("create", what, self._backend.create_job, body, job_kind, namespace, workdir,
+                   constants.DEFAULT_TIMEOUT)
         logger.debug("%s %s/%s has been created", job_kind, namespace, job.metadata.name)
 
     def _job_object(self, job):
@@ -273,20 +251,11 @@ class TrainingClient:
                 raise ValueError("packages_to_install must be a list of requirement strings")
             source = job_builder.function_source(train_func, parameters)
             entrypoint = job_builder.entrypoint_for(job_kind, num_workers, num_procs_per_worker)
-            if self.backend_name == "local" and not self._backend.runs_containers(annotations):
-                command, args, extra_env = self._backend.function_container(
-                    name, namespace, source, entrypoint, packages_to_install, pip_index_url,
-                    pip_index_url != constants.DEFAULT_PIP_INDEX_URL)
-            else:  # in its image, as on a cluster
-                command = list(constants.DEFAULT_COMMAND)
-                args = [job_builder.container_script(source, entrypoint, packages_to_install,
-                                                     pip_index_url)]
-        elif self.backend_name == "local" and not self._backend.runs_containers(annotations):
-            raise NotImplementedError(
-                "create_job(base_image=...) without train_func runs the image's entrypoint, "
-                "which trainctl runs on this machine only in containers: pass "
-                "TrainingClient(..., runtime='podman') (or 'docker'), or train_func, or a "
-                "manifest whose containers have a command")
+            command, args, extra_env = self._backend.function_command(
+                name, namespace, source, entrypoint, packages_to_install, pip_index_url,
+                annotations)
+        else:
+            self._backend.check_image_entrypoint(annotations)
         if extra_env:
             merged = job_builder.env_list(env_vars) or []
             have = {e.name for e in merged}
@@ -307,20 +276,14 @@ class TrainingClient:
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
         what = f"{job_kind}: {namespace}/{name}"
-        if self.backend_name == "local":
-            data = self._call("get", what, self._backend.get, name, namespace, job_kind)
-        else:
-            data = self._call("get", what, self._backend.get, name, namespace, job_kind, timeout)
+        data = self._call("get", what, self._backend.get_job, name, namespace, job_kind, timeout)
         return self._model(data, job_kind)
 
     def list_jobs(self, namespace=None, job_kind=None, timeout=constants.DEFAULT_TIMEOUT):
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
         what = f"{job_kind}s in namespace: {namespace}"
-        if self.backend_name == "local":
-            items = self._call("list", what, self._backend.list, namespace, job_kind)
-        else:
-            items = self._call("list", what, self._backend.list, namespace, job_kind, timeout)
+        items = self._call("list", what, self._backend.list_jobs, namespace, job_kind, timeout)
         return [self._model(i, job_kind) for i in items]
 
     def get_job_conditions(self, name=None, namespace=None, job_kind=None, job=None,
@@ -468,11 +431,7 @@ class TrainingClient:
         failed = [c for c in job.status.conditions if c.type == constants.JOB_CONDITION_FAILED]
         reason = f"{failed[-1].reason}: {failed[-1].message}" if failed else ""
         text = f"{job_kind} {namespace}/{name} is Failed. {reason}"
-        if self.backend_name == "local":
-            failure = self._backend.failure(name, namespace, job_kind)
-        else:
-            failure = self._cluster_failure(name, namespace, job_kind,
-                                            first_failed_name(job.status.conditions))
+        failure = self._backend.first_failure(name, namespace, job_kind, job.status.conditions)
         if failure:
             text += (f"\nFirst failed replica: {failure.get('name')} "
                      f"(exit code {failure.get('exitCode', '?')})")
@@ -483,34 +442,6 @@ class TrainingClient:
         text += f"\n{job_kind} conditions: {job.status.conditions}"
         return text
 
-    def _cluster_failure(self, name, namespace, job_kind, named=None):
-        """The failed pod and its log tail (best effort): the one the operator named in the
-        job's condition (``named``: the engine's one first-failure rule), else, for an operator
-        that names none (upstream's) or a pod gone since, the earliest-terminated failed pod."""
-        try:
-            pods = self.get_job_pods(name, namespace)
-        except Exception:
-            return None
-        ends = []  # (finished, pod name, exit code)
-        for p in pods:
-            for cs in (p.status.container_statuses or []) if p.status else []:
-                term = (cs.state.terminated if cs.state else None) or \
-                    (cs.last_state.terminated if cs.last_state else None)
-                if term and term.exit_code:
-                    ends.append((term.finished_at or datetime.datetime.max.replace(
-                        tzinfo=datetime.timezone.utc), p.metadata.name, term.exit_code))
-        chosen = [e for e in ends if e[1] == named] or ends
-        if not chosen:
-            return None
-        worst = min(chosen, key=lambda e: e[0])
-        try:
-            text = self._backend.read_log(worst[1], namespace,
-                                          constants.JOB_PARAMETERS[job_kind]["container"])
-            lines = text.splitlines()[-20:]
-        except Exception:
-            lines = []
-        return {"name": worst[1], "exitCode": worst[2], "lastLogLines": lines}
-
     # ------------------------------------------------------------------------------------
     # pods and logs
 
@@ -519,12 +450,8 @@ class TrainingClient:
         namespace = namespace or self.namespace
         selector = _pod_selector(name, is_master, replica_type, replica_index)
         what = f"pods for Job: {namespace}/{name}"
-        if self.backend_name == "local":
-            pods = self._call("list", what, self._backend.pods, name, namespace, self.job_kind)
-            pods = [p for p in pods if _matches(p["metadata"].get("labels") or {}, selector)]
-            return [_pod_model(p) for p in pods]
-        label_selector = ",".join(f"{k}={v}" for k, v in selector.items())
-        return self._call("list", what, self._backend.pods, namespace, label_selector, timeout)
+        return self._call("list", what, self._backend.job_pods, name, namespace, self.job_kind,
+                          selector, timeout)
 
     def get_job_pod_names(self, name, namespace=None, is_master=False, replica_type=None,
                           replica_index=None, timeout=constants.DEFAULT_TIMEOUT):
@@ -557,11 +484,7 @@ class TrainingClient:
                 if pod.status is None or pod.status.phase == constants.POD_PHASE_PENDING:
                     continue
                 try:
-                    if self.backend_name == "local":
-                        logs[pod.metadata.name] = self._backend.read_log(pod._trainctl_raw)
-                    else:
-                        logs[pod.metadata.name] = self._backend.read_log(
-                            pod.metadata.name, namespace, container)
+                    logs[pod.metadata.name] = self._backend.pod_log(pod, namespace, container)
                 except Exception as e:
                     raise RuntimeError(f"Failed to read logs for pod "
                                        f"{namespace}/{pod.metadata.name}") from e
@@ -579,56 +502,12 @@ class TrainingClient:
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
         selector = _pod_selector(name, is_master, replica_type, replica_index)
-        if self.backend_name == "local":
-            select = lambda pods: [p for p in pods  # noqa: E731
-                                   if _matches(p["metadata"].get("labels") or {}, selector)]
-            try:
-                yield from self._backend.follow(name, namespace, job_kind, select)
-            except Exception as e:
-                from ..backends.local import LocalError
-                if isinstance(e, LocalError):
-                    raise RuntimeError(f"Failed to read logs of {job_kind}: {namespace}/{name}. "
-                                       f"Error: {e}") from e
-                raise
-            return
-        pods = self._wait_for_pods(name, namespace, selector, timeout, job_kind)
-        container = constants.JOB_PARAMETERS[job_kind]["container"]
-
-        def phase(pod_name):
-            """The pod's phase; "Gone" once deleted, None when unknown."""
-            try:
-                p = self.core_api.read_namespaced_pod(pod_name, namespace)
-                return p.status.phase if p.status else None
-            except Exception as e:
-                return "Gone" if getattr(e, "status", None) == 404 else None
-        yield from self._backend.follow([p.metadata.name for p in pods], namespace, container,
-                                        phase)
-
-    def _wait_for_pods(self, name, namespace, selector, timeout, job_kind, wait=600,
-                       settle=30):
-        """The selected pods, once the job has as many as its spec asks for (the operator
-        creates them in batches), or ``settle`` seconds after the first one appeared, or after
-        ``wait`` seconds (a gang not admitted yet has none)."""
-        label_selector = ",".join(f"{k}={v}" for k, v in selector.items())
-        deadline = time.monotonic() + wait
-        expected, first_seen = None, None
-        while True:
-            pods = self._call("list", f"pods for Job: {namespace}/{name}", self._backend.pods,
-                              namespace, label_selector, timeout)
-            if expected is None:
-                try:
-                    expected = _expected_pods(
-                        self._backend.get(name, namespace, job_kind, timeout), selector)
-                except Exception:
-                    expected = None  # unknown: the pods there are all we follow
-            now = time.monotonic()
-            if pods and first_seen is None:
-                first_seen = now
-            if pods and (expected is None or len(pods) >= expected or now - first_seen > settle):
-                return sorted(pods, key=lambda p: p.metadata.name)
-            if now > deadline:
-                return sorted(pods, key=lambda p: p.metadata.name)
-            time.sleep(1)
+        try:
+            yield from self._backend.follow_job_logs(name, namespace, job_kind, selector,
+                                                     timeout)
+        except BackendError as e:
+            raise RuntimeError(f"Failed to read logs of {job_kind}: {namespace}/{name}. "
+                               f"Error: {e}") from e
 
     def _events(self, name, namespace, job_kind, is_master, replica_type, replica_index,
                 timeout):
@@ -636,10 +515,7 @@ class TrainingClient:
                                  timeout)
         # Fixed: upstream reads the job here without job_kind (always the client's kind).
         job = self.get_job(name=name, namespace=namespace, job_kind=job_kind, timeout=timeout)
-        if self.backend_name == "local":
-            events = self._backend.events(name, namespace, job_kind)
-        else:
-            events = self._backend.events(namespace)
+        events = self._backend.job_events(name, namespace, job_kind)
         wanted = {(job_kind, name): job.metadata.creation_timestamp}
         for p in pods:
             wanted[(constants.POD_KIND, p.metadata.name)] = p.metadata.creation_timestamp
@@ -663,15 +539,9 @@ class TrainingClient:
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)
         what = f"{job_kind}: {namespace}/{name}"
-        if self.backend_name == "local":
-            current = self.get_job(name, namespace, job_kind)
-            body = _local_patch(models.serialize(current), models.serialize(job)
-                                if not isinstance(job, dict) else _camel_keys(job))
-            self._call("update", what, self._backend.patch, name, namespace, job_kind, body)
-        else:
-            self._call("update", what, self._backend.patch, name, namespace, job_kind,
-                       models.serialize(job) if not isinstance(job, dict) else job,
-                       constants.DEFAULT_TIMEOUT)
+        wanted = models.serialize(job) if not isinstance(job, dict) else _camel_keys(job)
+        self._call("update", what, self._backend.update_job, name, namespace, job_kind, wanted,
+                   constants.DEFAULT_TIMEOUT)
         logger.debug("%s %s/%s has been updated", job_kind, namespace, name)
 
     def delete_job(self, name, namespace=None, job_kind=None, delete_options=None,
@@ -681,29 +551,9 @@ class TrainingClient:
         namespace = namespace or self.namespace
         job_kind = self._kind(job_kind)  # fixed: upstream did not validate the kind
         what = f"{job_kind}: {namespace}/{name}"
-        from ..storage_initializer import credentials
-        if self.backend_name == "local":
-            self._call("delete", what, self._backend.delete, name, namespace, job_kind,
-                       delete_workspace)
-            if delete_workspace:
-                self._backend.remove_secret(namespace, credentials.secret_name(name))
-        else:
-            claims = []
-            if delete_workspace:
-                job = self._call("get", what, self._backend.get, name, namespace, job_kind,
-                                 constants.DEFAULT_TIMEOUT)
-                claims = claim_names(job)
-            body = models.serialize(delete_options) if delete_options is not None else None
-            self._call("delete", what, self._backend.delete, name, namespace, job_kind, body,
-                       constants.DEFAULT_TIMEOUT)
-            for claim in claims:
-                self._call("delete", f"PVC {namespace}/{claim}",
-                           self._backend.delete_if_present, "persistentvolumeclaim", claim,
-                           namespace)
-            if delete_workspace:
-                self._call("delete", f"Secret {namespace}/{credentials.secret_name(name)}",
-                           self._backend.delete_if_present, "secret",
-                           credentials.secret_name(name), namespace)
+        body = models.serialize(delete_options) if delete_options is not None else None
+        self._call("delete", what, self._backend.delete_job, name, namespace, job_kind, body,
+                   delete_workspace, constants.DEFAULT_TIMEOUT)
         logger.debug("%s %s/%s has been deleted", job_kind, namespace, name)
 
 
@@ -727,26 +577,8 @@ def records_by_step(series):
     return records
 
 
-def claim_names(job):
-    """The claimName of every persistentVolumeClaim volume in a job dict's templates."""
-    names = []
-    for spec in ((job.get("spec") or {}).get("pytorchReplicaSpecs") or {}).values():
-        for v in (((spec or {}).get("template") or {}).get("spec") or {}).get("volumes") or []:
-            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
-            if claim and claim not in names:
-                names.append(claim)
-    return names
 
 
-def first_failed_name(conditions):
-    """The replica named by "First failure: <name> (" in the job's Failed or Restarting
-    condition (the operator's and the runner's one rule), or None."""
-    for c in reversed(conditions or []):
-        if c.type in (constants.JOB_CONDITION_FAILED, constants.JOB_CONDITION_RESTARTING) and \
-                c.message and "First failure: " in c.message:
-            rest = c.message[c.message.index("First failure: ") + len("First failure: "):]
-            return rest.split(" ", 1)[0] or None
-    return None
 
 
 def _why(conditions):
@@ -800,39 +632,10 @@ def _pod_selector(name, is_master, replica_type, replica_index):
     return selector
 
 
-def _expected_pods(job, selector):
-    """How many pods the job's spec gives the selection (None when the spec cannot say)."""
-    spec = (job or {}).get("spec") or {}
-    fields = [k for k in spec if k.endswith("ReplicaSpecs") and isinstance(spec[k], dict)]
-    if len(fields) != 1:
-        return None
-    if constants.JOB_ROLE_LABEL in selector:
-        return 1
-    wanted_type = selector.get(constants.REPLICA_TYPE_LABEL)
-    index = selector.get(constants.REPLICA_INDEX_LABEL)
-    total = 0
-    for rtype, rspec in spec[fields[0]].items():
-        if wanted_type is not None and rtype.lower() != wanted_type:
-            continue
-        replicas = (rspec or {}).get("replicas", 1)
-        if not isinstance(replicas, int):
-            return None
-        total += (1 if int(index) < replicas else 0) if index is not None else replicas
-    return total
 
 
-def _matches(labels, selector):
-    return all(labels.get(k) == v for k, v in selector.items())
 
 
-def _pod_model(raw):
-    data = {k: v for k, v in raw.items() if not k.startswith("_")}
-    pod = models.deserialize(data, "V1Pod")
-    try:
-        pod._trainctl_raw = raw
-    except AttributeError:
-        pass
-    return pod
 
 
 def _as_datetime(value):
@@ -890,17 +693,3 @@ def _load_document(text, path):
     return docs[0]
 
 
-def _local_patch(current, wanted):
-    """The metadata merge patch a local job accepts; ValueError when the spec differs."""
-    if (current.get("spec") or {}) != (wanted.get("spec") or {}):
-        raise ValueError("job: a local job's spec cannot change once it runs (only "
-                         "metadata.labels and metadata.annotations can); delete and create it")
-    body = {"metadata": {}}
-    for field in ("labels", "annotations"):
-        have = (current.get("metadata") or {}).get(field) or {}
-        want = (wanted.get("metadata") or {}).get(field) or {}
-        if have != want:
-            change = {k: v for k, v in want.items() if have.get(k) != v}
-            change.update({k: None for k in have if k not in want})
-            body["metadata"][field] = change
-    return body

@@ -8,6 +8,7 @@ client is.
 """
 
 import codecs
+import datetime
 import os
 import queue
 import socket
@@ -15,6 +16,7 @@ import threading
 import time
 
 from .. import constants
+from .base import JobBackend
 
 GROUP, VERSION = constants.GROUP, constants.VERSION
 
@@ -46,7 +48,7 @@ def kubeconfig_exists(config_file=None):
     return False
 
 
-class KubernetesBackend:
+class KubernetesBackend(JobBackend):
     name = "kubernetes"
 
     def __init__(self, config_file=None, context=None, client_configuration=None):
@@ -269,6 +271,169 @@ class KubernetesBackend:
             out.append({"kind": e.involved_object.kind, "name": e.involved_object.name,
                         "time": e.metadata.creation_timestamp, "message": e.message})
         return out
+
+    # -- the JobBackend protocol (backends/base.py) ----------------------------------------------
+
+    def create_job(self, body, kind, namespace, workdir, timeout):
+        self.create(body, kind, namespace, timeout)
+
+    def get_job(self, name, namespace, kind, timeout):
+        return self.get(name, namespace, kind, timeout)
+
+    def list_jobs(self, namespace, kind, timeout):
+        return self.list(namespace, kind, timeout)
+
+    def update_job(self, name, namespace, kind, wanted, timeout):
+        self.patch(name, namespace, kind, wanted, timeout)
+
+    def delete_job(self, name, namespace, kind, delete_options, delete_workspace, timeout):
+        claims = claim_names(self.get(name, namespace, kind, timeout)) if delete_workspace else []
+        self.delete(name, namespace, kind, delete_options, timeout)
+        for claim in claims:
+            self._delete_named("persistentvolumeclaim", claim, namespace, "PVC")
+        if delete_workspace:
+            from ..storage_initializer import credentials
+            self._delete_named("secret", credentials.secret_name(name), namespace, "Secret")
+
+    def _delete_named(self, what, name, namespace, label):
+        try:
+            self.delete_if_present(what, name, namespace)
+        except Exception as e:
+            raise RuntimeError(f"{label} {namespace}/{name}: {e}") from e
+
+    def job_metrics(self, name, namespace, kind):
+        return self.metrics(name, namespace, kind)
+
+    def workspace(self, name, namespace):
+        return f"pvc://{namespace}/{name}"
+
+    def job_pods(self, name, namespace, kind, selector, timeout):
+        return self.pods(namespace, _label_selector(selector), timeout)
+
+    def pod_log(self, pod, namespace, container):
+        return self.read_log(pod.metadata.name, namespace, container)
+
+    def follow_job_logs(self, name, namespace, kind, selector, timeout):
+        pods = self._wait_for_pods(name, namespace, selector, timeout, kind)
+        container = constants.JOB_PARAMETERS[kind]["container"]
+
+        def phase(pod_name):
+            """The pod's phase; "Gone" once deleted, None when unknown."""
+            try:
+                p = self.core_api.read_namespaced_pod(pod_name, namespace)
+                return p.status.phase if p.status else None
+            except Exception as e:
+                return "Gone" if getattr(e, "status", None) == 404 else None
+        yield from self.follow([p.metadata.name for p in pods], namespace, container, phase)
+
+    def _wait_for_pods(self, name, namespace, selector, timeout, kind, wait=600, settle=30):
+        """The selected pods, once the job has as many as its spec asks for (the operator
+        creates them in batches), or ``settle`` seconds after the first one appeared, or after
+        ``wait`` seconds (a gang not admitted yet has none)."""
+        deadline = time.monotonic() + wait
+        expected, first_seen = None, None
+        while True:
+            pods = self.job_pods(name, namespace, kind, selector, timeout)
+            if expected is None:
+                try:
+                    expected = expected_pods(self.get(name, namespace, kind, timeout), selector)
+                except Exception:
+                    expected = None  # unknown: the pods there are all we follow
+            now = time.monotonic()
+            if pods and first_seen is None:
+                first_seen = now
+            if pods and (expected is None or len(pods) >= expected or now - first_seen > settle):
+                return sorted(pods, key=lambda p: p.metadata.name)
+            if now > deadline:
+                return sorted(pods, key=lambda p: p.metadata.name)
+            time.sleep(1)
+
+    def job_events(self, name, namespace, kind):
+        return self.events(namespace)
+
+    def first_failure(self, name, namespace, kind, conditions):
+        """The failed pod and its log tail (best effort): the one the operator named in the
+        job's condition (the engine's one first-failure rule), else, for an operator that names
+        none (upstream's) or a pod gone since, the earliest-terminated failed pod."""
+        named = first_failed_name(conditions)
+        try:
+            pods = self.pods(namespace, _label_selector({constants.JOB_NAME_LABEL: name}),
+                             constants.DEFAULT_TIMEOUT)
+        except Exception:
+            return None
+        ends = []  # (finished, pod name, exit code)
+        for p in pods:
+            for cs in (p.status.container_statuses or []) if p.status else []:
+                term = (cs.state.terminated if cs.state else None) or \
+                    (cs.last_state.terminated if cs.last_state else None)
+                if term and term.exit_code:
+                    ends.append((term.finished_at or datetime.datetime.max.replace(
+                        tzinfo=datetime.timezone.utc), p.metadata.name, term.exit_code))
+        chosen = [e for e in ends if e[1] == named] or ends
+        if not chosen:
+            return None
+        worst = min(chosen, key=lambda e: e[0])
+        try:
+            text = self.read_log(worst[1], namespace,
+                                 constants.JOB_PARAMETERS[kind]["container"])
+            lines = text.splitlines()[-20:]
+        except Exception:
+            lines = []
+        return {"name": worst[1], "exitCode": worst[2], "lastLogLines": lines}
+
+    def fine_tune(self, client, name, namespace, queue_name, trainer_image, initializer_image,
+                  **kwargs):
+        from ..api import llm
+        return llm.train_on_cluster(client, name, namespace, queue_name,
+                                    trainer_image=trainer_image,
+                                    initializer_image=initializer_image, **kwargs)
+
+
+def _label_selector(selector):
+    return ",".join(f"{k}={v}" for k, v in selector.items())
+
+
+def claim_names(job):
+    """The claimName of every persistentVolumeClaim volume in a job dict's templates."""
+    names = []
+    for spec in ((job.get("spec") or {}).get("pytorchReplicaSpecs") or {}).values():
+        for v in (((spec or {}).get("template") or {}).get("spec") or {}).get("volumes") or []:
+            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+            if claim and claim not in names:
+                names.append(claim)
+    return names
+
+
+def first_failed_name(conditions):
+    """The replica named by "First failure: <name> (" in the job's Failed or Restarting
+    condition (the operator's and the runner's one rule), or None."""
+    for c in reversed(conditions or []):
+        if c.type in (constants.JOB_CONDITION_FAILED, constants.JOB_CONDITION_RESTARTING) and \
+                c.message and "First failure: " in c.message:
+            rest = c.message[c.message.index("First failure: ") + len("First failure: "):]
+            return rest.split(" ", 1)[0] or None
+    return None
+
+
+def expected_pods(job, selector):
+    """How many pods the job's spec gives the selection (None when the spec cannot say)."""
+    spec = (job or {}).get("spec") or {}
+    fields = [k for k in spec if k.endswith("ReplicaSpecs") and isinstance(spec[k], dict)]
+    if len(fields) != 1:
+        return None
+    if constants.JOB_ROLE_LABEL in selector:
+        return 1
+    wanted_type = selector.get(constants.REPLICA_TYPE_LABEL)
+    index = selector.get(constants.REPLICA_INDEX_LABEL)
+    total = 0
+    for rtype, rspec in spec[fields[0]].items():
+        if wanted_type is not None and rtype.lower() != wanted_type:
+            continue
+        replicas = (rspec or {}).get("replicas", 1)
+        if not isinstance(replicas, int):
+            return None
+        total += (1 if int(index) < replicas else 0) if index is not None else replicas
+    return total
 
 
 # Pod phases after which no more log lines come; "Gone": the pod was deleted.

@@ -22,10 +22,14 @@ import sys
 import tempfile
 import time
 
+from .. import constants
+from .. import models
+from .base import BackendError, JobBackend
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class LocalError(Exception):
+class LocalError(BackendError):
     """A trainctl command failed: ``code`` is its exit status, str() its message."""
 
     def __init__(self, message, code):
@@ -85,7 +89,7 @@ def missing_packages(packages, python=None):
     return missing
 
 
-class LocalBackend:
+class LocalBackend(JobBackend):
     name = "local"
 
     def __init__(self, state_dir=None, trainctl_bin=None, runtime=None):
@@ -315,6 +319,110 @@ class LocalBackend:
             return self.describe(name, namespace, kind).get("failure")
         except LocalError:
             return None
+
+    # -- the JobBackend protocol (backends/base.py) ------------------------------------------
+
+    def default_namespace(self):
+        return constants.DEFAULT_NAMESPACE
+
+    def create_job(self, body, kind, namespace, workdir, timeout):
+        self.create(body, kind, namespace, workdir)
+
+    def get_job(self, name, namespace, kind, timeout):
+        return self.get(name, namespace, kind)
+
+    def list_jobs(self, namespace, kind, timeout):
+        return self.list(namespace, kind)
+
+    def update_job(self, name, namespace, kind, wanted, timeout):
+        # The job as the client's models read it, so that only a real change differs.
+        model = models.KIND_MODELS[kind]
+        current = models.serialize(models.deserialize(self.get(name, namespace, kind), model))
+        self.patch(name, namespace, kind, local_patch(current, wanted))
+
+    def delete_job(self, name, namespace, kind, delete_options, delete_workspace, timeout):
+        self.delete(name, namespace, kind, delete_workspace)
+        if delete_workspace:
+            from ..storage_initializer import credentials
+            self.remove_secret(namespace, credentials.secret_name(name))
+
+    def job_metrics(self, name, namespace, kind):
+        return self.metrics(name, namespace, kind)
+
+    def workspace(self, name, namespace):
+        spaces = self.workspaces(name, namespace, constants.PYTORCHJOB_KIND)
+        mine = [w["path"] for w in spaces if w.get("claim") == name]
+        return mine[0] if mine else (spaces[0]["path"] if spaces else None)
+
+    def job_pods(self, name, namespace, kind, selector, timeout):
+        return [pod_model(p) for p in self.pods(name, namespace, kind)
+                if labels_match(p["metadata"].get("labels") or {}, selector)]
+
+    def pod_log(self, pod, namespace, container):
+        return self.read_log(pod._trainctl_raw)
+
+    def follow_job_logs(self, name, namespace, kind, selector, timeout):
+        yield from self.follow(name, namespace, kind, lambda pods: [
+            p for p in pods if labels_match(p["metadata"].get("labels") or {}, selector)])
+
+    def job_events(self, name, namespace, kind):
+        return self.events(name, namespace, kind)
+
+    def first_failure(self, name, namespace, kind, conditions):
+        return self.failure(name, namespace, kind)
+
+    def function_command(self, name, namespace, source, entrypoint, packages_to_install,
+                         pip_index_url, annotations):
+        if self.runs_containers(annotations):  # in its image, as on a cluster
+            return super().function_command(name, namespace, source, entrypoint,
+                                            packages_to_install, pip_index_url, annotations)
+        return self.function_container(name, namespace, source, entrypoint, packages_to_install,
+                                       pip_index_url,
+                                       pip_index_url != constants.DEFAULT_PIP_INDEX_URL)
+
+    def check_image_entrypoint(self, annotations):
+        if not self.runs_containers(annotations):
+            raise NotImplementedError(
+                "create_job(base_image=...) without train_func runs the image's entrypoint, "
+                "which trainctl runs on this machine only in containers: pass "
+                "TrainingClient(..., runtime='podman') (or 'docker'), or train_func, or a "
+                "manifest whose containers have a command")
+
+    def fine_tune(self, client, name, namespace, queue_name, trainer_image, initializer_image,
+                  **kwargs):
+        from ..api import llm
+        return llm.train_locally(client, name, namespace, queue_name, **kwargs)
+
+
+def labels_match(labels, selector):
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def pod_model(raw):
+    """A replica's pod JSON as a V1Pod model; the JSON (log file included) stays with it."""
+    data = {k: v for k, v in raw.items() if not k.startswith("_")}
+    pod = models.deserialize(data, "V1Pod")
+    try:
+        pod._trainctl_raw = raw
+    except AttributeError:
+        pass
+    return pod
+
+
+def local_patch(current, wanted):
+    """The metadata merge patch a local job accepts; ValueError when the spec differs."""
+    if (current.get("spec") or {}) != (wanted.get("spec") or {}):
+        raise ValueError("job: a local job's spec cannot change once it runs (only "
+                         "metadata.labels and metadata.annotations can); delete and create it")
+    body = {"metadata": {}}
+    for field in ("labels", "annotations"):
+        have = (current.get("metadata") or {}).get(field) or {}
+        want = (wanted.get("metadata") or {}).get(field) or {}
+        if have != want:
+            change = {k: v for k, v in want.items() if have.get(k) != v}
+            change.update({k: None for k in have if k not in want})
+            body["metadata"][field] = change
+    return body
 
 
 def torchrun_workaround_env():
