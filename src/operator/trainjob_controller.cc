@@ -22,11 +22,6 @@ using nlohmann::json;
 
 std::string SnapshotName(const std::string& job) { return job + "-runtime-snapshot"; }
 
-// A status change in the JobSet's counts alone (jobsStatus) is written at most once per
-// window per TrainJob, with the counts of its end: a JobSet's counts move several times as its
-// pods start and end, and each would be a write.
-constexpr Duration kJobsStatusWindow{2000};
-
 // How long a new JobSet may go without any status before the TrainJob says that no JobSet
 // controller answers.
 constexpr Duration kJobSetAnswerGrace{30000};
@@ -353,7 +348,6 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     message_written_.erase(key);
     pod_group_written_.erase(key);
     ended_.erase(key);
-    status_written_.erase(key);
     return result;
   }
   json trainjob = *cached;  // as stored; becomes the version each write returns
@@ -414,27 +408,12 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) result.status = deleted;
   }
   std::optional<json> stored = trainjob;  // the TrainJob with the status now stored
-  std::optional<Duration> hold;
-  const bool counts_only = OnlyJobsStatusChanged(Field(trainjob, "status"), status);
-  if (counts_only) {
-    // The JobSet's counts alone moved: at most one such write per window, the last counts.
-    std::lock_guard<std::mutex> lock(written_mu_);
-    if (auto it = status_written_.find(key);
-        it != status_written_.end() && now - it->second < kJobsStatusWindow)
-      hold = std::chrono::duration_cast<Duration>(kJobsStatusWindow - (now - it->second));
-  }
-  if (hold) {
-    if (!result.requeue_after || *hold < *result.requeue_after) result.requeue_after = hold;
-  } else if (status != Field(trainjob, "status")) {
+  if (status != Field(trainjob, "status")) {
     json body = {{"status", status}};
     StatusOr<json> written =
         client_->Patch(kTrainJobs, ns, name, kube::PatchType::kMerge, body.dump(), {}, "status");
     if (!written.ok()) result.status = written.status();
     stored = written.ok() ? std::optional<json>(std::move(*written)) : std::nullopt;
-    if (written.ok() && counts_only) {
-      std::lock_guard<std::mutex> lock(written_mu_);
-      status_written_[key] = now;
-    }
   }
   if (history_ && stored) RecordFinished(*stored, resolved ? &resolved->job : nullptr, key);
   if (stored && (ConditionTrue(*stored, "Complete") || ConditionTrue(*stored, "Failed"))) {

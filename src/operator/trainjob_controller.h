@@ -13,8 +13,7 @@
 //           hostfile ConfigMap (operator/trainjob_mpi.h); for a runtime with podGroupPolicy,
 //           before its JobSet, the PodGroup (again while suspended, as upstream); the JobSet once
 //           (then only its suspend kept in step; made again, with a JobSetRecreated event, when
-//           deleted from outside), the status subresource when it changed (a change of
-//           jobsStatus alone at most once per 2 s, with the latest counts; Failed/DeadlineExceeded
+//           deleted from outside), the status subresource when it changed (Failed/DeadlineExceeded
 //           once activeDeadlineSeconds has passed, and the JobSet deleted), Warning events for what
 //           stops it (no runtime, a refused JobSet, a JobSet no controller has given a status for
 //           30 s: JobSetNotReconciled), and a TrainJobRestarting event each time JobSet restarts
@@ -172,8 +171,6 @@ class TrainJobController {
   // When each TrainJob's ReplicasReady message was last written (its refresh spacing).
   std::mutex written_mu_;
   std::map<std::string, Time> message_written_;
-  // When each TrainJob's jobsStatus-only change was last written (the next waits a window).
-  std::map<std::string, Time> status_written_;
   // Each running TrainJob's pods seen ending failed, by pod name (RememberEnded).
   std::map<std::string, std::map<std::string, engine::ReplicaObservation>> ended_;
   // Each TrainJob's PodGroup as this operator last wrote it: "<uid> <spec>".

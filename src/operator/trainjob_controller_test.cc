@@ -554,49 +554,5 @@ TEST_F(TrainJobSyncTest, ANodeWhosePodWasDeletedBeforeTheFailureIsStillTheFirstF
   EXPECT_NE(message.find("device-side assert"), std::string::npos) << message;
 }
 
-// The JobSet's counts move several times as pods start: a change of jobsStatus alone is written
-// at most once per window, then with the latest counts; a condition is written at once.
-TEST_F(TrainJobSyncTest, CountsAloneAreWrittenAtMostOncePerWindow) {
-  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(2));
-  Add(TrainJob());
-  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
-  auto counts = [&](int active, bool complete) {
-    CatchUp();
-    json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
-    js["status"] = {{"replicatedJobsStatus",
-                     json::array({{{"name", "node"}, {"active", active}, {"ready", active}}})}};
-    if (complete)
-      js["status"]["conditions"] = json::array({{{"type", "Completed"},
-                                                 {"status", "True"},
-                                                 {"reason", "AllJobsCompleted"},
-                                                 {"message", "jobset completed successfully"},
-                                                 {"lastTransitionTime", "2023-11-14T22:13:21Z"}}});
-    controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
-                                      api_->Seed(std::string(kJobSetsPath) + "/tj", js));
-    return controller_->Sync("ns/tj");
-  };
-  auto active = [&] {
-    json tj = *api_->Object(std::string(kJobs) + "/tj");
-    return tj.contains("status") && tj["status"].contains("jobsStatus")
-               ? tj["status"]["jobsStatus"][0].value("active", -1)
-               : -1;
-  };
-  ASSERT_TRUE(counts(1, false).status.ok());
-  EXPECT_EQ(active(), 1) << "the first counts are written at once";
-  clock_.Advance(Duration(500));
-  SyncResult held = counts(2, false);
-  ASSERT_TRUE(held.status.ok());
-  EXPECT_EQ(active(), 1) << "held within the window";
-  ASSERT_TRUE(held.requeue_after);
-  EXPECT_EQ(*held.requeue_after, Duration(1500));
-  clock_.Advance(Duration(1500));
-  ASSERT_TRUE(counts(2, false).status.ok());
-  EXPECT_EQ(active(), 2) << "written once the window is over, with the latest counts";
-  clock_.Advance(Duration(100));
-  ASSERT_TRUE(counts(0, true).status.ok());
-  EXPECT_EQ(Cond(*api_->Object(std::string(kJobs) + "/tj"), "Complete")["status"], "True")
-      << "a condition is not held";
-}
-
 }  // namespace
 }  // namespace trainctl::op

@@ -404,15 +404,6 @@ std::optional<Time> TrainJobDeadline(const json& trainjob) {
   return *start + std::chrono::seconds(seconds);
 }
 
-bool OnlyJobsStatusChanged(const json& before, const json& after) {
-  json a = before.is_object() ? before : json::object();
-  json b = after.is_object() ? after : json::object();
-  if (a == b) return false;
-  a.erase("jobsStatus");
-  b.erase("jobsStatus");
-  return a == b;
-}
-
 json WithDeadlineExceeded(json status, Time now) {
   if (!status.is_object()) status = json::object();
   json conditions = Child(status, "conditions");

@@ -52,8 +52,6 @@
 // adds upstream's Failed condition for it (DeadlineExceeded, "TrainJob exceeded its active
 // deadline").
 //
-// OnlyJobsStatusChanged(before, after): the status moved in jobsStatus alone.
-//
 // JobSetUnanswered(jobset, now, grace): the JobSet has had no status at all for `grace` since
 // it was made — no JobSet controller is reconciling it.
 //
@@ -105,10 +103,6 @@ nlohmann::json TrainJobStatusFrom(const nlohmann::json& trainjob, const nlohmann
                                   Time now);
 
 std::optional<Time> TrainJobDeadline(const nlohmann::json& trainjob);
-// Whether `after` differs from `before` (TrainJob statuses; null reads as {}) in jobsStatus
-// alone: the JobSet's counts moved, no condition did. Such a write may wait a moment and take
-// the next counts with it (TrainJobController: kJobsStatusWindow).
-bool OnlyJobsStatusChanged(const nlohmann::json& before, const nlohmann::json& after);
 nlohmann::json WithDeadlineExceeded(nlohmann::json status, Time now);
 bool JobSetUnanswered(const nlohmann::json& jobset, Time now, Duration grace);
 

@@ -610,16 +610,5 @@ TEST(TrainJobStatusTest, AtMostEightConditionsTheOldestOthersGoFirst) {
   EXPECT_EQ(got["conditions"][7]["type"], "Complete");
 }
 
-TEST(TrainJobJobSetTest, OnlyJobsStatusChangedIsTheCountsAlone) {
-  json counts1 = json::parse(R"({"jobsStatus": [{"name": "node", "active": 1}]})");
-  json counts2 = json::parse(R"({"jobsStatus": [{"name": "node", "active": 2}]})");
-  EXPECT_TRUE(OnlyJobsStatusChanged(counts1, counts2));
-  EXPECT_TRUE(OnlyJobsStatusChanged(nullptr, counts1)) << "null reads as {}";
-  EXPECT_FALSE(OnlyJobsStatusChanged(counts1, counts1)) << "no change at all";
-  json complete = counts2;
-  complete["conditions"] = json::parse(R"([{"type": "Complete", "status": "True"}])");
-  EXPECT_FALSE(OnlyJobsStatusChanged(counts1, complete)) << "a condition moved";
-}
-
 }  // namespace
 }  // namespace trainctl::op
