@@ -92,6 +92,19 @@ class TrainJobSyncTest : public ::testing::Test {
       controller_->JobSetCache()->Apply(kube::WatchEventType::kModified, *js);
   }
 
+  // The JobSet's status becomes JobSet's Failed (one of its Jobs failed) at `at`.
+  void FailJobSet(const std::string& at) {
+    json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+    js["status"] = {
+        {"conditions", json::array({{{"type", "Failed"},
+                                     {"status", "True"},
+                                     {"reason", "FailedJobs"},
+                                     {"message", "jobset failed due to one or more job failures"},
+                                     {"lastTransitionTime", at}}})}};
+    controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
+                                      api_->Seed(std::string(kJobSetsPath) + "/tj", js));
+  }
+
   FakeClock clock_;
   kube::FakeApi* api_;
   std::unique_ptr<kube::Client> client_;
@@ -327,15 +340,7 @@ TEST_F(TrainJobSyncTest, TheFirstFailingNodeIsOnTheFailedConditionAndKept) {
                                               {"finishedAt", "2023-11-14T22:13:20Z"}}}}}}})}};
   controller_->PodCache()->Apply(kube::WatchEventType::kAdded, ok);
   controller_->PodCache()->Apply(kube::WatchEventType::kAdded, bad);
-  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
-  js["status"] = {
-      {"conditions", json::array({{{"type", "Failed"},
-                                   {"status", "True"},
-                                   {"reason", "FailedJobs"},
-                                   {"message", "jobset failed due to one or more job failures"},
-                                   {"lastTransitionTime", "2023-11-14T22:13:21Z"}}})}};
-  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
-                                    api_->Seed(std::string(kJobSetsPath) + "/tj", js));
+  FailJobSet("2023-11-14T22:13:21Z");
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   json tj = *api_->Object(std::string(kJobs) + "/tj");
   const std::string message = Cond(tj, "Failed")["message"];
@@ -537,15 +542,7 @@ TEST_F(TrainJobSyncTest, ANodeWhosePodWasDeletedBeforeTheFailureIsStillTheFirstF
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   CatchUp();
   controller_->PodCache()->Apply(kube::WatchEventType::kDeleted, crashing);
-  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
-  js["status"] = {
-      {"conditions", json::array({{{"type", "Failed"},
-                                   {"status", "True"},
-                                   {"reason", "FailedJobs"},
-                                   {"message", "jobset failed due to one or more job failures"},
-                                   {"lastTransitionTime", "2023-11-14T22:13:30Z"}}})}};
-  controller_->JobSetCache()->Apply(kube::WatchEventType::kModified,
-                                    api_->Seed(std::string(kJobSetsPath) + "/tj", js));
+  FailJobSet("2023-11-14T22:13:30Z");
   ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
   json tj = *api_->Object(std::string(kJobs) + "/tj");
   const std::string message = Cond(tj, "Failed")["message"];
