@@ -466,10 +466,12 @@ std::vector<engine::ReplicaObservation> TrainJobController::WithEnded(
   std::lock_guard<std::mutex> lock(written_mu_);
   auto it = ended_.find(key);
   if (it == ended_.end()) return observed;
-  for (const auto& [name, o] : it->second)
+  for (const auto& kept : it->second) {
+    const std::string& name = kept.first;
     if (std::none_of(observed.begin(), observed.end(),
                      [&](const engine::ReplicaObservation& r) { return r.name == name; }))
-      observed.push_back(o);
+      observed.push_back(kept.second);
+  }
   return observed;
 }
 
