@@ -28,6 +28,14 @@ json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup) {
   api::ValidationResult result = api::ValidateJob(*job);
   if (!result.errors.empty())
     return ReviewResponse(uid, false, api::JoinFieldErrors(result.errors), result.warnings);
+  // An update that leaves the spec as it was (labels, annotations, finalizers: the checkpoint
+  // notice's record and finalizer, a deletion's last step) is not checked against the live
+  // runtime: the TrainJob runs on its snapshot, and a runtime deleted since must not make its
+  // metadata unwritable (nor hold its deletion forever).
+  if (api::StringAt(*request, "operation") == "UPDATE" && request->contains("oldObject") &&
+      (*request)["oldObject"].is_object() && (*request)["oldObject"].contains("spec") &&
+      (*request)["oldObject"]["spec"] == object["spec"])
+    return ReviewResponse(uid, true, "", result.warnings);
   api::RuntimeRef ref = job->train_job->runtime_ref;
   if (ref.kind.empty()) ref.kind = api::kClusterTrainingRuntimeKind;
   if (ref.api_group.empty()) ref.api_group = api::kTrainerGroup;
@@ -88,8 +96,8 @@ json DefaultTrainJob(const std::string& body, Time now) {
   // The old entries by manager (UPDATE only).
   std::map<std::string, const json*> before;
   const bool update = api::StringAt(*request, "operation") == "UPDATE";
-  const json& old_object = update && request->contains("oldObject") ? (*request)["oldObject"]
-                                                                      : json();
+  const json& old_object =
+      update && request->contains("oldObject") ? (*request)["oldObject"] : json();
   if (old_object.is_object() && old_object.contains("spec") && old_object["spec"].is_object() &&
       old_object["spec"].contains("runtimePatches") &&
       old_object["spec"]["runtimePatches"].is_array())

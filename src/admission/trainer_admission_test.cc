@@ -55,6 +55,32 @@ TEST(TrainerAdmissionTest, AMissingRuntimeIsDeniedAsUpstream) {
             "specified trainingRuntime must be created before the TrainJob is created");
 }
 
+// The runtime was deleted after the TrainJob was made (it runs on its snapshot): an update of
+// its metadata alone (the checkpoint notice's record, its finalizer's release) is allowed; a
+// spec change is still checked against the live runtime.
+TEST(TrainerAdmissionTest, AMetadataUpdateNeedsNoLiveRuntime) {
+  json old_tj = TrainJob(nullptr);
+  old_tj["spec"]["runtimeRef"] = {{"name", "gone"}, {"kind", "TrainingRuntime"}};
+  json new_tj = old_tj;
+  new_tj["metadata"]["finalizers"] = json::array();
+  new_tj["metadata"]["annotations"] = {{"trainctl.dev/checkpoint-notice", ""}};
+  auto review = [&](const json& object) {
+    json r = json::parse(Review(object, "UPDATE"));
+    r["request"]["oldObject"] = old_tj;
+    return ReviewTrainJob(r.dump(), Found);
+  };
+  EXPECT_EQ(review(new_tj)["response"]["allowed"], true) << review(new_tj).dump();
+  json changed = new_tj;
+  changed["spec"]["suspend"] = true;
+  json r = review(changed);
+  EXPECT_EQ(r["response"]["allowed"], false) << "a spec change meets the live runtime";
+  EXPECT_NE(r["response"]["status"]["message"].get<std::string>().find("gone not found"),
+            std::string::npos);
+  json bad = new_tj;
+  bad["metadata"]["annotations"]["trainctl.dev/checkpoint-notice-seconds"] = "forever";
+  EXPECT_EQ(review(bad)["response"]["allowed"], false) << "the job's own checks still run";
+}
+
 TEST(TrainerAdmissionTest, WhatOnlyThePairTellsIsDenied) {
   json r = ReviewTrainJob(
       Review(TrainJob({{"env", json::array({{{"name", "PET_NNODES"}, {"value", "3"}}})}})), Found);
