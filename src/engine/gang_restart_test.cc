@@ -149,6 +149,15 @@ TEST(GangRestart, EveryReplicaStopsAndTheNextAttemptStartsOnlyWhenAllAreGone) {
     EXPECT_TRUE(p.create.empty()) << left << " left";
     EXPECT_FALSE(p.restart_attempt);
     EXPECT_EQ(Last(job.status), "Restarting");
+    // The why says what the next attempt waits for, by name.
+    const api::Condition* ready = nullptr;
+    for (const api::Condition& c : p.status.conditions)
+      if (c.type == "ReplicasReady") ready = &c;
+    ASSERT_TRUE(ready) << left << " left";
+    EXPECT_NE(ready->message.find("once every replica of the previous one is gone, still there: " +
+                                  stopping[0].name),
+              std::string::npos)
+        << ready->message;
   }
   Plan recreate = Step(&job, {}, kT0 + seconds(4));
   EXPECT_EQ(recreate.create.size(), 3u);

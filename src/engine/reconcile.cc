@@ -347,9 +347,27 @@ void AttributeFailure(const Job& job, const std::vector<ReplicaObservation>& obs
 }
 
 // ReplicasReady for a job that is neither finished nor suspended; applies the progress policy.
-void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& observed, Time now,
-                     int retries, Plan* plan) {
+// What a gang's next attempt waits for: its previous attempt's replicas to be gone (attempts
+// never overlap). A pod whose node is lost never finishes terminating; the user is told how to
+// let the gang go on (force-deleting is theirs to decide: the old rank may still run there).
+std::string WaitingForEarlierAttempt(const std::vector<ReplicaObservation>& earlier) {
+  constexpr size_t kNamed = 3;
+  std::string names;
+  for (size_t i = 0; i < earlier.size() && i < kNamed; ++i)
+    names += (i ? ", " : "") + earlier[i].name;
+  if (earlier.size() > kNamed) names += " and " + std::to_string(earlier.size() - kNamed) + " more";
+  return "; the next attempt starts once every replica of the previous one is gone, still "
+         "there: " +
+         names +
+         " (on a cluster a pod whose node is lost never goes: force-deleting it lets the gang "
+         "go on)";
+}
+
+void UpdateReadiness(const Job& job, const std::vector<ReplicaObservation>& observed,
+                     const std::vector<ReplicaObservation>& earlier, Time now, int retries,
+                     Plan* plan) {
   Readiness readiness = AssessReplicas(job, observed, now);
+  if (!readiness.ready && !earlier.empty()) readiness.message += WaitingForEarlierAttempt(earlier);
   std::optional<api::ProgressPolicy> policy = api::ProgressPolicyOf(job);
   if (readiness.ready && policy) {
     const api::Condition* current = FindCondition(job.status, kReplicasReady);
@@ -435,7 +453,7 @@ void ReconcileActive(const Job& job, const std::vector<ReplicaObservation>& all,
     ApplyKindStatusRules(job, observed, restarting_at_start, now, plan);
   }
   AttributeFailure(job, observed, plan);
-  if (!IsFinished(plan->status)) UpdateReadiness(job, observed, now, *retries, plan);
+  if (!IsFinished(plan->status)) UpdateReadiness(job, observed, split.earlier, now, *retries, plan);
 }
 
 bool SameExceptReconcileTime(api::JobStatus a, api::JobStatus b) {
