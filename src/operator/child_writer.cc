@@ -123,6 +123,22 @@ Status TellPodsNotice(kube::Client* client, Metrics* metrics, const std::string&
   return first;
 }
 
+nlohmann::json JobRecordPatch(const nlohmann::json& meta, const engine::Plan& plan) {
+  nlohmann::json annotations = nlohmann::json::object();
+  if (plan.restart_attempt)
+    annotations[api::kRestartAttemptAnnotation] = std::to_string(*plan.restart_attempt);
+  if (plan.notice_record)
+    annotations[api::kNoticeAnnotation] =
+        plan.notice_record->empty() ? nlohmann::json() : nlohmann::json(*plan.notice_record);
+  // resourceVersion makes the patch conditional: a job changed meanwhile is decided again.
+  nlohmann::json metadata = {{"resourceVersion", api::StringAt(meta, "resourceVersion")}};
+  if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
+  // The whole list, made from the version decided on: the resourceVersion keeps others' safe.
+  if (plan.notice_finalizer)
+    metadata["finalizers"] = api::FinalizersWithNotice(meta, *plan.notice_finalizer);
+  return {{"metadata", std::move(metadata)}};
+}
+
 Status ChildWriter::TellNotice(const api::Job& job, const std::vector<engine::ReplicaRef>& pods,
                                const std::string& notice) {
   return TellPodsNotice(client_, metrics_, job.namespace_, pods, notice);

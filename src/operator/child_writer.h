@@ -40,6 +40,11 @@ struct WriteOutcome {
 Status TellPodsNotice(kube::Client* client, Metrics* metrics, const std::string& ns,
                       const std::vector<engine::ReplicaRef>& pods, const std::string& notice);
 
+// The conditional merge patch (the version decided on: `metadata`'s resourceVersion) that
+// records a plan on its job: a gang restart's next attempt, the checkpoint notice ("" removes
+// it) and the notice finalizer (the whole list, from that version). Used by both controllers.
+nlohmann::json JobRecordPatch(const nlohmann::json& metadata, const engine::Plan& plan);
+
 class ChildWriter {
  public:
   ChildWriter(kube::Client* client, kube::EventRecorder* recorder, Expectations* expectations,

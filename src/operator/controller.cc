@@ -449,19 +449,7 @@ Status Controller::RecordOnJob(const KindInformer& informer, nlohmann::json* obj
   const nlohmann::json& meta = (*object)["metadata"];
   std::string ns = api::StringAt(meta, "namespace");
   std::string name = api::StringAt(meta, "name");
-  nlohmann::json annotations = nlohmann::json::object();
-  if (plan.restart_attempt)
-    annotations[api::kRestartAttemptAnnotation] = std::to_string(*plan.restart_attempt);
-  if (plan.notice_record)
-    annotations[api::kNoticeAnnotation] =
-        plan.notice_record->empty() ? nlohmann::json() : nlohmann::json(*plan.notice_record);
-  // resourceVersion makes the patch conditional: a job changed meanwhile is decided again.
-  nlohmann::json metadata = {{"resourceVersion", api::StringAt(meta, "resourceVersion")}};
-  if (!annotations.empty()) metadata["annotations"] = annotations;
-  // The whole list, made from the version decided on: the resourceVersion keeps others' safe.
-  if (plan.notice_finalizer)
-    metadata["finalizers"] = api::FinalizersWithNotice(meta, *plan.notice_finalizer);
-  nlohmann::json patch = {{"metadata", metadata}};
+  nlohmann::json patch = JobRecordPatch(meta, plan);
   StatusOr<nlohmann::json> written =
       client_->Patch(JobResource(informer.kind), ns, name, kube::PatchType::kMerge, patch.dump());
   if (metrics_) metrics_->CountRequest("patch", api::Info(informer.kind).plural, written.ok());

@@ -39,12 +39,17 @@ std::string NameOf(const json& o) { return api::StringAt(Field(o, "metadata"), "
 std::string NamespaceOf(const json& o) { return api::StringAt(Field(o, "metadata"), "namespace"); }
 std::string UidOf(const json& o) { return api::StringAt(Field(o, "metadata"), "uid"); }
 
-bool ConditionTrue(const json& trainjob, const char* type) {
-  const json& conditions = Field(Field(trainjob, "status"), "conditions");
+// Whether a TrainJob status has condition `type` True.
+bool StatusConditionTrue(const json& status, const char* type) {
+  const json& conditions = Field(status, "conditions");
   if (!conditions.is_array()) return false;
   for (const json& c : conditions)
     if (api::StringAt(c, "type") == type && api::StringAt(c, "status") == "True") return true;
   return false;
+}
+
+bool ConditionTrue(const json& trainjob, const char* type) {
+  return StatusConditionTrue(Field(trainjob, "status"), type);
 }
 
 json OwnerReference(const json& trainjob) {
@@ -483,17 +488,7 @@ bool TrainJobController::WriteNotice(json* trainjob, const api::Job* job, const 
     result->requeue_after = plan.requeue_after;
   const json& meta = Field(*trainjob, "metadata");
   if (plan.notice_record || plan.notice_finalizer) {
-    json annotations = json::object();
-    if (plan.notice_record)
-      annotations[api::kNoticeAnnotation] =
-          plan.notice_record->empty() ? json() : json(*plan.notice_record);
-    // resourceVersion makes the patch conditional: a TrainJob changed meanwhile is decided
-    // again; the finalizer list is made from the version decided on.
-    json metadata = {{"resourceVersion", api::StringAt(meta, "resourceVersion")}};
-    if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
-    if (plan.notice_finalizer)
-      metadata["finalizers"] = api::FinalizersWithNotice(meta, *plan.notice_finalizer);
-    json patch = {{"metadata", std::move(metadata)}};
+    json patch = JobRecordPatch(meta, plan);
     StatusOr<json> written = client_->Patch(kTrainJobs, NamespaceOf(*trainjob), NameOf(*trainjob),
                                             kube::PatchType::kMerge, patch.dump());
     if (!written.ok()) {
@@ -626,7 +621,7 @@ json TrainJobController::DecideStatus(const json& trainjob, const std::string& k
     }
     const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
     // Failing now: the nodes whose pods the Job controller already deleted count too.
-    const bool failing = ConditionTrue(json{{"status", status}}, "Failed");
+    const bool failing = StatusConditionTrue(status, "Failed");
     TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status), *resolved,
                                         failing ? WithEnded(key, observed) : observed, suspended,
                                         now, written_at);

@@ -49,22 +49,26 @@ bool IsPodLevelResource(const std::string& resource) {
   return resource == "cpu" || resource == "memory" || resource.rfind("hugepages-", 0) == 0;
 }
 
+// A container's resources.requests; `what` names it in an error.
+StatusOr<Amounts> ContainerRequests(const json& c, const std::string& what) {
+  return ParseAmounts(FieldOf(FieldOf(c, "resources"), "requests"),
+                      what + " " + api::StringAt(c, "name"));
+}
+
 // One pod's requests, as the scheduler counts them.
 StatusOr<Amounts> SchedulerPodRequests(const json& pod_spec, const std::string& where) {
   Amounts total, sidecars, init_peak;
   const json& containers = FieldOf(pod_spec, "containers");
   if (containers.is_array())
     for (const json& c : containers) {
-      StatusOr<Amounts> r = ParseAmounts(FieldOf(FieldOf(c, "resources"), "requests"),
-                                         where + " container " + api::StringAt(c, "name"));
+      StatusOr<Amounts> r = ContainerRequests(c, where + " container");
       if (!r.ok()) return r.status();
       AddAmounts(&total, *r);
     }
   const json& inits = FieldOf(pod_spec, "initContainers");
   if (inits.is_array())
     for (const json& c : inits) {
-      StatusOr<Amounts> r = ParseAmounts(FieldOf(FieldOf(c, "resources"), "requests"),
-                                         where + " init container " + api::StringAt(c, "name"));
+      StatusOr<Amounts> r = ContainerRequests(c, where + " init container");
       if (!r.ok()) return r.status();
       Amounts while_it_runs = *r;
       if (api::StringAt(c, "restartPolicy") == "Always") {  // a sidecar: runs on beside them
