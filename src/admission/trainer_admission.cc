@@ -9,13 +9,14 @@
 #include "api/manifest.h"
 #include "api/training_runtime.h"
 #include "api/trainjob_resolve.h"
+#include "api/trainjob_volcano.h"
 #include "api/validation.h"
 #include "kube/base64.h"
 
 namespace trainctl::admission {
 using nlohmann::json;
 
-json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup) {
+json ReviewTrainJob(const std::string& body, const TrainJobLookups& lookups) {
   json answer;
   std::optional<json> request = AdmissionRequest(body, &answer);
   if (!request) return answer;
@@ -42,7 +43,7 @@ json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup) {
   if (ref.api_group != api::kTrainerGroup ||
       (ref.kind != api::kTrainingRuntimeKind && ref.kind != api::kClusterTrainingRuntimeKind))
     return ReviewResponse(uid, false, "unsupported runtime: " + ref.kind + "." + ref.api_group, {});
-  StatusOr<json> live = lookup(ref, job->namespace_);
+  StatusOr<json> live = lookups.runtime(ref, job->namespace_);
   if (!live.ok()) {
     std::string what = ref.kind + " " +
                        (ref.kind == api::kTrainingRuntimeKind ? job->namespace_ + "/" : "") +
@@ -69,6 +70,18 @@ json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup) {
   catalog.Add(*runtime);
   StatusOr<api::LoadedJob> resolved = api::PrepareJob(object, &catalog);
   if (!resolved.ok()) return ReviewResponse(uid, false, resolved.status().message(), {});
+  api::VolcanoAdmission volcano = api::VolcanoAdmissionChecks(resolved->job);
+  for (const api::VolcanoAdmission::PriorityClassUse& use : volcano.priority_classes) {
+    Status exists = lookups.priority_class(use.name);
+    if (exists.ok()) continue;
+    volcano.errors.push_back(api::MissingPriorityClass(
+        use, exists.code() == StatusCode::kNotFound
+                 ? "priorityclasses.scheduling.k8s.io \"" + use.name + "\" not found"
+                 : exists.message()));
+  }
+  if (!volcano.errors.empty())
+    return ReviewResponse(
+        uid, false, api::FieldErrorsToStatus("TrainJob", job->name, volcano.errors).message(), {});
   return ReviewResponse(uid, true, "", result.warnings);
 }
 

@@ -5,7 +5,10 @@
 // ("<kind> <name> not found: specified trainingRuntime must be created before the TrainJob is
 // created", path spec.runtimeRef), and so does what only the pair can tell
 // (api/trainjob_resolve.h: reserved env names, an initializer without its step, runtimePatches
-// naming what the runtime lacks, numProcPerNode the policy cannot take). A TrainingRuntime or
+// naming what the runtime lacks, numProcPerNode the policy cannot take), and on a runtime with a
+// Volcano podGroupPolicy what upstream's Volcano plugin checks (api/trainjob_volcano.h: a queue
+// name set empty; a pod template's PriorityClass that does not exist, read through
+// `priority_class`). A TrainingRuntime or
 // ClusterTrainingRuntime is checked as upstream's runtime webhook and CRD check it
 // (api/training_runtime.h). DELETE is always allowed.
 //
@@ -42,7 +45,16 @@ inline constexpr const char* kClusterTrainingRuntimeWebhookPath =
 using RuntimeLookup =
     std::function<StatusOr<nlohmann::json>(const api::RuntimeRef& ref, const std::string& ns)>;
 
-nlohmann::json ReviewTrainJob(const std::string& body, const RuntimeLookup& lookup);
+// Whether the PriorityClass `name` exists: Ok, kNotFound, or the read's error.
+using PriorityClassLookup = std::function<Status(const std::string& name)>;
+
+// What the TrainJob review reads of the API.
+struct TrainJobLookups {
+  RuntimeLookup runtime;
+  PriorityClassLookup priority_class;
+};
+
+nlohmann::json ReviewTrainJob(const std::string& body, const TrainJobLookups& lookups);
 nlohmann::json ReviewTrainingRuntime(const std::string& body);
 nlohmann::json DefaultTrainJob(const std::string& body, Time now);
 

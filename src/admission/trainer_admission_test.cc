@@ -39,8 +39,15 @@ StatusOr<json> Found(const api::RuntimeRef& ref, const std::string&) {
   return NotFoundError("not found");
 }
 
+// PriorityClasses the API server has.
+Status PriorityClassExists(const std::string& name) {
+  return name == "high" ? Status::Ok() : NotFoundError("not found");
+}
+
+const TrainJobLookups kApi{Found, PriorityClassExists};
+
 TEST(TrainerAdmissionTest, AGoodTrainJobIsAllowed) {
-  json r = ReviewTrainJob(Review(TrainJob({{"numNodes", 2}})), Found);
+  json r = ReviewTrainJob(Review(TrainJob({{"numNodes", 2}})), kApi);
   EXPECT_EQ(r["response"]["uid"], "u1");
   EXPECT_EQ(r["response"]["allowed"], true) << r.dump();
 }
@@ -48,7 +55,7 @@ TEST(TrainerAdmissionTest, AGoodTrainJobIsAllowed) {
 TEST(TrainerAdmissionTest, AMissingRuntimeIsDeniedAsUpstream) {
   json tj = TrainJob(nullptr);
   tj["spec"]["runtimeRef"] = {{"name", "mine"}, {"kind", "TrainingRuntime"}};
-  json r = ReviewTrainJob(Review(tj), Found);
+  json r = ReviewTrainJob(Review(tj), kApi);
   EXPECT_EQ(r["response"]["allowed"], false);
   EXPECT_EQ(r["response"]["status"]["message"],
             "spec.runtimeRef: Invalid value: \"mine\": TrainingRuntime ns/mine not found: "
@@ -67,7 +74,7 @@ TEST(TrainerAdmissionTest, AMetadataUpdateNeedsNoLiveRuntime) {
   auto review = [&](const json& object) {
     json r = json::parse(Review(object, "UPDATE"));
     r["request"]["oldObject"] = old_tj;
-    return ReviewTrainJob(r.dump(), Found);
+    return ReviewTrainJob(r.dump(), kApi);
   };
   EXPECT_EQ(review(new_tj)["response"]["allowed"], true) << review(new_tj).dump();
   json changed = new_tj;
@@ -83,7 +90,7 @@ TEST(TrainerAdmissionTest, AMetadataUpdateNeedsNoLiveRuntime) {
 
 TEST(TrainerAdmissionTest, WhatOnlyThePairTellsIsDenied) {
   json r = ReviewTrainJob(
-      Review(TrainJob({{"env", json::array({{{"name", "PET_NNODES"}, {"value", "3"}}})}})), Found);
+      Review(TrainJob({{"env", json::array({{{"name", "PET_NNODES"}, {"value", "3"}}})}})), kApi);
   EXPECT_EQ(r["response"]["allowed"], false);
   std::string message = r["response"]["status"]["message"];
   EXPECT_NE(message.find("must not have reserved envs, invalid envs configured: [PET_NNODES]"),
@@ -91,22 +98,21 @@ TEST(TrainerAdmissionTest, WhatOnlyThePairTellsIsDenied) {
       << message;
   json bad_name = TrainJob(nullptr);
   bad_name["metadata"]["name"] = "Bad_Name";
-  r = ReviewTrainJob(Review(bad_name), Found);
+  r = ReviewTrainJob(Review(bad_name), kApi);
   EXPECT_EQ(r["response"]["allowed"], false);
   EXPECT_NE(r["response"]["status"]["message"].get<std::string>().find(
                 "metadata.name must match RFC 1035 DNS label format"),
             std::string::npos);
   json other = TrainJob(nullptr);
   other["spec"]["runtimeRef"]["apiGroup"] = "example.com";
-  r = ReviewTrainJob(Review(other), Found);
+  r = ReviewTrainJob(Review(other), kApi);
   EXPECT_EQ(r["response"]["status"]["message"],
             "unsupported runtime: ClusterTrainingRuntime.example.com");
 }
 
 TEST(TrainerAdmissionTest, DeleteIsAllowedAndGarbageDenied) {
-  EXPECT_EQ(ReviewTrainJob(Review(TrainJob(nullptr), "DELETE"), Found)["response"]["allowed"],
-            true);
-  EXPECT_EQ(ReviewTrainJob("not json", Found)["response"]["allowed"], false);
+  EXPECT_EQ(ReviewTrainJob(Review(TrainJob(nullptr), "DELETE"), kApi)["response"]["allowed"], true);
+  EXPECT_EQ(ReviewTrainJob("not json", kApi)["response"]["allowed"], false);
   EXPECT_EQ(ReviewTrainingRuntime("{}")["response"]["allowed"], false);
 }
 
@@ -169,6 +175,64 @@ TEST(TrainerAdmissionTest, RuntimePatchesGetTheirTimeAsUpstreamsDefaulter) {
     {"op": "add", "path": "/spec/runtimePatches/1/time", "value": "2026-11-30T05:00:00Z"},
     {"op": "add", "path": "/spec/runtimePatches/2/time", "value": "2026-11-30T05:00:00Z"}])"))
       << updated.dump();
+}
+
+// A runtime asking for a Volcano PodGroup: upstream's Volcano plugin denies an empty queue name
+// and a PriorityClass the cluster lacks, from the runtime's template or a runtimePatch.
+TEST(TrainerAdmissionTest, VolcanoQueueAndPriorityClassAreChecked) {
+  json runtime = json::parse(kRuntime);
+  runtime["metadata"]["name"] = "volcano";
+  runtime["spec"]["podGroupPolicy"] = {{"volcano", json::object()}};
+  runtime["spec"]["template"]["metadata"] = {
+      {"annotations", {{"scheduling.volcano.sh/queue-name", "research"}}}};
+  TrainJobLookups api = kApi;
+  api.runtime = [&](const api::RuntimeRef& ref, const std::string& ns) -> StatusOr<json> {
+    if (ref.name == "volcano") return runtime;
+    return Found(ref, ns);
+  };
+  auto review = [&](const json& patches) {
+    json tj = TrainJob(nullptr);
+    tj["spec"]["runtimeRef"]["name"] = "volcano";
+    if (!patches.is_null()) tj["spec"]["runtimePatches"] = patches;
+    return ReviewTrainJob(Review(tj), api)["response"];
+  };
+  EXPECT_EQ(review(nullptr)["allowed"], true) << review(nullptr).dump();
+
+  json empty_queue = json::array(
+      {{{"manager", "example.com/me"},
+        {"trainingRuntimeSpec",
+         {{"template",
+           {{"metadata", {{"annotations", {{"scheduling.volcano.sh/queue-name", ""}}}}}}}}}}});
+  json r = review(empty_queue);
+  EXPECT_EQ(r["allowed"], false);
+  EXPECT_EQ(r["status"]["message"],
+            "TrainJob \"tj\" is invalid: spec.annotations[scheduling.volcano.sh/queue-name]: "
+            "Invalid value: \"\": Volcano queue name must not be empty");
+
+  // The runtime's pod template names it (runtimePatches cannot: upstream's PodSpecPatch has no
+  // priorityClassName).
+  auto with_priority = [&](const std::string& name) {
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+           ["priorityClassName"] = name;
+    return nullptr;
+  };
+  r = review(with_priority("urgent"));
+  EXPECT_EQ(r["allowed"], false);
+  const std::string message = r["status"]["message"];
+  EXPECT_NE(message.find("spec.templateSpec.priorityClassName: Invalid value: \"urgent\": "
+                         "PriorityClass \"urgent\" doesn't exist: "
+                         "priorityclasses.scheduling.k8s.io \"urgent\" not found"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("replicated job node"), std::string::npos) << message;
+  EXPECT_EQ(review(with_priority("high"))["allowed"], true);
+  EXPECT_EQ(review(with_priority("system-node-critical"))["allowed"], true);
+
+  // Without a Volcano policy neither is checked (upstream's plugin is not in the way).
+  runtime["spec"].erase("podGroupPolicy");
+  EXPECT_EQ(review(empty_queue)["allowed"], true);
+  EXPECT_EQ(review(with_priority("urgent"))["allowed"], true)
+      << review(with_priority("urgent")).dump();
 }
 
 }  // namespace

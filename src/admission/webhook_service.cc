@@ -47,18 +47,21 @@ Status WebhookService::Start() {
   }
   // Kubeflow Trainer v2: a TrainJob against the live runtime it names; the runtimes.
   server_.router().Handle("POST", kTrainJobWebhookPath, [this](const server::Request& request) {
-    RuntimeLookup lookup = [this](const api::RuntimeRef& ref, const std::string& ns) {
+    TrainJobLookups lookups;
+    lookups.runtime = [this](const api::RuntimeRef& ref, const std::string& ns) {
       const bool cluster = ref.kind == api::kClusterTrainingRuntimeKind;
       return client_->Get(cluster ? kube::kClusterTrainingRuntimes : kube::kTrainingRuntimes,
                           cluster ? "" : ns, ref.name);
     };
-    return server::Response::Json(200, ReviewTrainJob(request.body, lookup));
+    lookups.priority_class = [this](const std::string& name) {
+      return client_->Get(kube::kPriorityClasses, "", name).status();
+    };
+    return server::Response::Json(200, ReviewTrainJob(request.body, lookups));
   });
-  server_.router().Handle("POST", kTrainJobMutatingWebhookPath,
-                          [this](const server::Request& request) {
-                            return server::Response::Json(
-                                200, DefaultTrainJob(request.body, clock_->Now()));
-                          });
+  server_.router().Handle(
+      "POST", kTrainJobMutatingWebhookPath, [this](const server::Request& request) {
+        return server::Response::Json(200, DefaultTrainJob(request.body, clock_->Now()));
+      });
   for (const char* path : {kTrainingRuntimeWebhookPath, kClusterTrainingRuntimeWebhookPath})
     server_.router().Handle("POST", path, [](const server::Request& request) {
       return server::Response::Json(200, ReviewTrainingRuntime(request.body));

@@ -40,6 +40,12 @@ Status ResolveTrainJob(const TrainingRuntime& runtime, Job* job);
 // rounded up, at least 1.
 std::string TorchProcsPerNode(const Job& job);
 
+// The labels and annotations a TrainJob's JobSet carries (upstream's propagated metadata): the
+// runtime template's metadata, then each runtimePatch's template metadata, in order, merged
+// into `labels` and `annotations` (objects; entries already there are overwritten). `job` is
+// resolved (job.runtime set); nothing is merged otherwise.
+void TrainJobTemplateMetadata(const Job& job, nlohmann::json* labels, nlohmann::json* annotations);
+
 // GPUs the trainer's node container asks for (any resource whose name has "gpu"), 0 if none.
 int TrainerGpus(const Job& job);
 

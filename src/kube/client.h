@@ -52,6 +52,7 @@ inline const Resource kTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1", "tra
 inline const Resource kClusterTrainingRuntimes{"trainer.kubeflow.org", "v1alpha1",
                                                "clustertrainingruntimes", false};
 inline const Resource kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets"};
+inline const Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 inline const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
                                                  "customresourcedefinitions", false};
 

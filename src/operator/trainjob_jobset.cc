@@ -8,6 +8,7 @@
 #include "api/kind_plugin.h"
 #include "api/restart_scope.h"
 #include "api/training_runtime.h"
+#include "api/trainjob_resolve.h"
 #include "operator/pod_builder.h"
 #include "operator/trainjob_mpi.h"
 #include "operator/trainjob_pod_group.h"
@@ -98,20 +99,6 @@ StatusOr<std::vector<api::EnvVar>> PolicyEnv(const api::Job& job, bool as_if_tra
       plugin.EnvFor(copy ? *copy : job, job.trainer_group, 0, endpoints);
   if (!env.ok()) return env.status();
   return env->env;
-}
-
-// The labels and annotations of the runtime's template, then of each runtimePatch's.
-void PropagatedMetadata(const api::Job& job, json* labels, json* annotations) {
-  const json& md = Child(Child(Child(job.runtime->object, "spec"), "template"), "metadata");
-  MergeStrings(labels, Child(md, "labels"));
-  MergeStrings(annotations, Child(md, "annotations"));
-  const json& patches = job.train_job->runtime_patches;
-  if (!patches.is_array()) return;
-  for (const json& p : patches) {
-    const json& pmd = Child(Child(Child(p, "trainingRuntimeSpec"), "template"), "metadata");
-    MergeStrings(labels, Child(pmd, "labels"));
-    MergeStrings(annotations, Child(pmd, "annotations"));
-  }
 }
 
 // The runtimePatches' job-template labels and annotations of replicated job `name`.
@@ -263,7 +250,7 @@ StatusOr<json> BuildJobSet(const api::Job& job, const std::string& trainjob_uid)
 
   json metadata = {{"name", job.name}, {"namespace", job.namespace_}};
   json labels = json::object(), annotations = json::object();
-  PropagatedMetadata(job, &labels, &annotations);
+  api::TrainJobTemplateMetadata(job, &labels, &annotations);
   if (!labels.empty()) metadata["labels"] = std::move(labels);
   if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
   metadata["ownerReferences"] = json::array({TrainJobOwnerReference(job.name, trainjob_uid)});

@@ -5,6 +5,7 @@
 
 #include "api/json_fields.h"
 #include "api/quantity.h"
+#include "api/trainjob_volcano.h"
 #include "operator/trainjob_jobset.h"
 
 namespace trainctl::op {
@@ -145,8 +146,8 @@ StatusOr<std::optional<json>> TrainJobPodGroup(const api::Job& job, const json& 
     spec["scheduleTimeoutSeconds"] = timeout > 0 ? timeout : 60;
   } else {
     const json& annotations = FieldOf(FieldOf(jobset, "metadata"), "annotations");
-    if (FieldOf(annotations, kVolcanoQueueAnnotation).is_string())
-      spec["queue"] = annotations[kVolcanoQueueAnnotation];
+    if (FieldOf(annotations, api::kVolcanoQueueAnnotation).is_string())
+      spec["queue"] = annotations[api::kVolcanoQueueAnnotation];
     if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
     const json& topology = FieldOf(FieldOf(policy, "volcano"), "networkTopology");
     if (topology.is_object()) spec["networkTopology"] = topology;

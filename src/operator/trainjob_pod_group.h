@@ -34,7 +34,6 @@ namespace trainctl::op {
 
 inline constexpr const char* kCoschedulingPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 inline constexpr const char* kVolcanoGroupNameAnnotation = "scheduling.k8s.io/group-name";
-inline constexpr const char* kVolcanoQueueAnnotation = "scheduling.volcano.sh/queue-name";
 
 // The PodGroup API the resolved TrainJob's runtime asks for: kSchedulerPlugins
 // (coscheduling), kVolcano, or kNone without a podGroupPolicy.

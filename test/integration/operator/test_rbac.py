@@ -215,6 +215,10 @@ class ShippedRbac(OperatorTestCase):
         self.assertFalse(may("update", "trainer.kubeflow.org", "trainjobs", self.ns))
         # Patched only for the checkpoint notice's record and finalizer (its metadata).
         self.assertTrue(may("patch", "trainer.kubeflow.org", "trainjobs", self.ns))
+        # The TrainJob webhook reads a Volcano runtime's PriorityClasses (upstream's plugin checks
+        # they exist); it never writes one.
+        self.assertTrue(can_i("get", "priorityclasses.scheduling.k8s.io"))
+        self.assertFalse(can_i("create", "priorityclasses.scheduling.k8s.io"))
         # Children are created and deleted, never updated (a pod is patched only for its checkpoint
         # notice annotation); the jobs are never updated (patched only for trainctl's annotations).
         self.assertFalse(can_i("update", "pods", self.ns))
