@@ -23,6 +23,7 @@ JOB = "notebook-ddp-digits"
 """),
     ("code", """def train_digits(params):
     import datetime
+    import gc
     import torch
     import torch.distributed as dist
     import torch.nn as nn
@@ -45,6 +46,9 @@ JOB = "notebook-ddp-digits"
         print(f"epoch={epoch} rank={rank} loss={loss.item():.4f}", flush=True)
     accuracy = (model(x).argmax(1) == y).float().mean().item()
     print(f"rank={rank} accuracy={accuracy:.3f}", flush=True)
+    # DDP's reducer goes before its process group: torch 1.13 can hang at exit otherwise.
+    del model, opt
+    gc.collect()
     dist.destroy_process_group()
 """),
     ("code", """# Start fresh if an earlier run left the job behind (jobs outlive the kernel).

@@ -17,6 +17,7 @@ the replicas in lock-step, so it is the same on every rank.
 
 import argparse
 import datetime
+import gc
 import hashlib
 import json
 import os
@@ -155,6 +156,12 @@ def main():
         acc = (model(x_te).argmax(dim=1) == y_te).float().mean().item()
 
     digest = params_digest(model)
+    # DDP's reducer goes while the process group is still registered. Freed after
+    # destroy_process_group (as main()'s locals are, at return), it frees the group itself and,
+    # in torch 1.13, joins gloo's threads holding the GIL: a thread still freeing a tensor then
+    # waits for the GIL forever (seen on the real node: the training done, the pod Running).
+    del ddp, opt
+    gc.collect()
     dist.barrier()
     dist.destroy_process_group()
     log(rank, f"done in {time.time() - t0:.2f}s")

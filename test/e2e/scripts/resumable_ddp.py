@@ -10,6 +10,7 @@ sha256 of the parameters (equal on every rank: DDP keeps them in lock-step).
 """
 import argparse
 import datetime
+import gc
 import glob
 import hashlib
 import json
@@ -84,6 +85,8 @@ def main():
                                      for t in model.module.parameters())).hexdigest()
     emit("RESULT " + json.dumps({"rank": rank, "attempt": attempt, "resumed_from": start,
                                  "params_sha256": digest}))
+    del model, optimizer  # DDP's reducer before its group (torch 1.13's teardown deadlock)
+    gc.collect()
     dist.destroy_process_group()
 
 

@@ -9,6 +9,8 @@ checksum of the parameters, which every rank must hold alike after the all-reduc
 
 
 def train_linear_model():
+    import gc
+
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
@@ -31,6 +33,11 @@ def train_linear_model():
     dist.all_gather(gathered, checksum.reshape(1))
     same = all(abs(g.item() - checksum.item()) < 1e-5 for g in gathered)
     print(f"rank {rank} of {world}: loss {loss.item():.4f}, parameters alike on every rank: {same}")
+    # DDP's reducer goes while the group is still registered: freed after destroy_process_group
+    # (as a function's locals are, at return), it frees the group, and torch 1.13 joins gloo's
+    # threads holding the GIL while one still freeing a tensor waits for it: the pod never ends.
+    del model, optimizer
+    gc.collect()
     # Every rank ends together: gloo's teardown can wait forever on a peer that has already gone.
     dist.barrier()
     dist.destroy_process_group()

@@ -5,6 +5,7 @@ prints one `RESULT {json}` line per rank."""
 
 def ddp_digits(params):
     import datetime
+    import gc
     import json
     import os
 
@@ -32,6 +33,8 @@ def ddp_digits(params):
     acc = (model(x).argmax(1) == y).float().mean().item()
     print("RESULT " + json.dumps({"rank": rank, "world": world, "accuracy": acc,
                                   "tag": "$5 $HOME `x`"}), flush=True)
+    del model, opt  # DDP's reducer before its group (torch 1.13's teardown deadlock)
+    gc.collect()
     dist.destroy_process_group()
 
 
