@@ -305,7 +305,11 @@ ensure_bridge() {
     ip link add "$NODE_BRIDGE" type bridge
     log "node: created bridge $NODE_BRIDGE ($NODE_IP/${NODE_CIDR#*/})"
   fi
-  ip addr show dev "$NODE_BRIDGE" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/${NODE_CIDR#*/}" dev "$NODE_BRIDGE"
+  # Read whole, then matched: `ip … | grep -q` fails under pipefail when grep stops reading
+  # early (ip gets SIGPIPE), and the address was then added twice ("Address already assigned").
+  local addresses
+  addresses=$(ip addr show dev "$NODE_BRIDGE")
+  [[ "$addresses" == *"inet $NODE_IP/"* ]] || ip addr add "$NODE_IP/${NODE_CIDR#*/}" dev "$NODE_BRIDGE"
   ip link set "$NODE_BRIDGE" up
 }
 
