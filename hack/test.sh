@@ -81,7 +81,10 @@ if [[ "${1:-}" == --background ]]; then
   step base-images base_images &
   step control-plane hack/cluster/build.sh control-plane
   step images images &
-  { step jobset hack/jobset/build.sh; step coredns hack/cluster/build.sh coredns; } &
+  # Then upstream Trainer's e2e suite (go test -c), which only the node's last suite runs.
+  { step jobset hack/jobset/build.sh; step coredns hack/cluster/build.sh coredns
+    if node_can_start; then step trainer-e2e hack/upstream/trainer-e2e.sh build
+    else echo "0 0" >"$logs/trainer-e2e.status"; fi; } &
   sanitized &
   wait
   exit 0
@@ -110,7 +113,7 @@ trap 'exit 130' INT TERM
 # (sched_autogroup_enabled) a session is scheduled as one group, which would otherwise get half
 # the CPU whatever its processes' nice.
 start_background() {
-  rm -f "$logs"/{control-plane,base-images,images,jobset,coredns,sanitized-build,sanitized-tests}.status \
+  rm -f "$logs"/{control-plane,base-images,images,jobset,coredns,trainer-e2e,sanitized-build,sanitized-tests}.status \
     "$logs/integration.started" "$logs/release-build.done"
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
     background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
@@ -173,6 +176,7 @@ step_done "waited for the background builds" "$((SECONDS - t))"
 step_status control-plane || true
 step_status jobset || true
 step_status coredns || true
+step_status trainer-e2e || true
 step_status base-images || true
 step_status images || true
 if step_status sanitized-build; then

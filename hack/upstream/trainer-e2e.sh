@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Kubeflow Trainer's own end-to-end suite, unmodified (github.com/kubeflow/trainer/v2@v2.3.0,
 # test/e2e, built from the Go module proxy with `go test -c`), against `trainctl operator` on
-# the real node (`make trainer-e2e`). It starts the node cluster with the JobSet controller
-# (hack/cluster/up.sh with TRAINCTL_REAL_NODE=1 TRAINCTL_JOBSET=1, the node suites' state folder
-# and ports: not while they run), installs the Trainer v2 CRDs, deploys the operator from
-# manifests/ as the node suites do, applies upstream's own runtimes unchanged from the module
-# (manifests/base/runtimes, as upstream's e2e set-up does), builds the stand-ins for the images
-# they name (images.sh trainer-runtimes), runs the suite and stops the cluster.
+# the real node, with the JobSet controller.
+#
+#   trainer-e2e.sh build   the suite's test binary, once per version, into the cache (niced; a
+#                          second caller waits for the first through a lock). `make test`'s
+#                          background chain runs it.
+#   trainer-e2e.sh run     against the node cluster already running (CTest's node and
+#                          node-jobset fixtures: `integration.node.trainer_e2e`, label
+#                          trainer-v2): installs the Trainer v2 CRDs, deploys the operator from
+#                          manifests/ as the node suites do (restarted, so it serves TrainJobs),
+#                          applies upstream's own runtimes unchanged from the module
+#                          (manifests/base/runtimes, as upstream's e2e set-up does), builds the
+#                          stand-ins for the images they name (images.sh trainer-runtimes), runs
+#                          the suite, then removes the runtimes and the deployed operator again.
+#   trainer-e2e.sh [all]   `make trainer-e2e`: build, then starts the node cluster with the JobSet
+#                          controller (the node suites' state folder and ports: not while they
+#                          run), runs as above and stops the cluster.
 #
 # Skipped, and why: the runtime status endpoint (the TrainerClient/progress issue) and Flux (no
 # Flux policy here, and no flux-core packaged for Debian). DeepSpeed runs on the stand-in of
@@ -24,21 +34,29 @@ module="github.com/kubeflow/trainer/v2"
 dir="$(cache_root)/upstream/trainer-$version"
 suite="$dir/trainer-e2e.test"
 skip="${TRAINCTL_TRAINER_E2E_SKIP:-runtime status endpoint|Flux}"
-export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
-  TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0 TRAINCTL_JOBSET=1
-export TRAINCTL_BIN="$root/build/release/trainctl" TRAINCTL_REPO="$root"
-[[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
-why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
+mode="${1:-all}"
+case "$mode" in build | run | all) ;; *) die "usage: trainer-e2e.sh [build|run|all]" ;; esac
+if [[ "$mode" == all ]]; then
+  export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
+    TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0 TRAINCTL_JOBSET=1
+fi
+if [[ "$mode" != build ]]; then
+  export TRAINCTL_BIN="${TRAINCTL_BIN:-$root/build/release/trainctl}" TRAINCTL_REPO="$root"
+  [[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
+  why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
+fi
 
 export GOMODCACHE="${TRAINCTL_GOMODCACHE:-$(cache_root)/go/mod}"
 src="$(GOFLAGS=-mod=mod go mod download -json "$module@$version" |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" ||
   die "cannot download $module@$version from the module proxy"
 
-# The suite's test binary, once per version.
+# The suite's test binary, once per version; one builder at a time (a second caller waits).
+mkdir -p "$dir"
+exec 9>"$dir/.e2e-build.lock"
+flock 9
 if [[ ! -x "$suite" ]]; then
-  log "building $module@$version test/e2e (go test -c; about 2 min the first time, niced)"
-  mkdir -p "$dir"
+  log "building $module@$version test/e2e (go test -c; about 4 min the first time, niced)"
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   cp -r "$src/." "$work/" && chmod -R u+w "$work"
@@ -49,19 +67,32 @@ if [[ ! -x "$suite" ]]; then
   rm -rf "$work"
   trap - EXIT
 fi
+exec 9>&-
+[[ "$mode" == build ]] && exit 0
 
-# Stopped and purged on exit: the operator it deploys and its webhook configurations must not
-# meet the node suites that next start a cluster in the same state folder.
-trap '"$root/hack/cluster/jobset.sh" down >/dev/null 2>&1 || true; "$root/hack/cluster/down.sh" --purge >/dev/null 2>&1 || true' EXIT
-"$root/hack/cluster/up.sh"
 export KUBECONFIG="$TRAINCTL_CLUSTER_DIR/kubeconfig"
 kubectl="$(cluster_bin_dir)/kubectl"
+if [[ "$mode" == all ]]; then
+  # Stopped and purged on exit: the operator it deploys and its webhook configurations must
+  # not meet the node suites that next start a cluster in the same state folder.
+  trap '"$root/hack/cluster/jobset.sh" down >/dev/null 2>&1 || true; "$root/hack/cluster/down.sh" --purge >/dev/null 2>&1 || true' EXIT
+  "$root/hack/cluster/up.sh"
+else
+  # On the fixtures' cluster: upstream's runtimes and the deployed operator go again (its
+  # webhooks with it), so nothing it made meets a later suite; the CRDs stay.
+  trap '"$kubectl" delete --ignore-not-found --wait=false -k "$src/manifests/base/runtimes" >/dev/null 2>&1 || true
+        "$kubectl" delete --ignore-not-found -f "$root/manifests/operator" -f "$root/manifests/rbac" >/dev/null 2>&1 || true' EXIT
+fi
 "$root/hack/cluster/images.sh" trainer-runtimes
 # The Trainer v2 CRDs before the operator starts (it serves TrainJobs when they are there).
 "$kubectl" apply --server-side --force-conflicts -f "$root/manifests/crds"
 "$kubectl" wait --for=condition=Established --timeout=60s crd --all
 (cd "$root/test/integration/node" &&
   "$root/.venv/bin/python3" -c 'import node_harness; node_harness.deploy_operator()')
+# An operator deployed by an earlier suite started before these CRDs were there, and serves
+# TrainJobs only if they were: started again.
+"$kubectl" rollout restart -n trainctl-system deployment/trainctl-operator
+"$kubectl" rollout status -n trainctl-system deployment/trainctl-operator --timeout=180s
 # Upstream's runtimes, unchanged (its e2e set-up applies them the same way); the webhook that
 # checks them is the operator's, so wait until it has its CA.
 for _ in $(seq 60); do
