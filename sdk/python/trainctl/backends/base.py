@@ -1,10 +1,14 @@
-"""The one protocol both substrates implement for the SDK's clients (``TrainingClient``, and
-``TrainerClient`` next): ``JobBackend``. A client does the argument handling, the models,
-conditions and waiting, and asks its backend only for what differs by substrate; it holds no
-``if backend`` branch. Two implementations: ``LocalBackend`` (this machine, through the
-``trainctl`` binary) and ``KubernetesBackend`` (a cluster's API).
+"""The one protocol both substrates implement for the SDK's clients (``TrainingClient`` for the
+kubeflow.org/v1 kinds, ``TrainerClient`` for TrainJobs): ``JobBackend``. A client does the
+argument handling, the models, conditions and waiting, and asks its backend only for what
+differs by substrate; it holds no ``if backend`` branch. Two implementations: ``LocalBackend``
+(this machine, through the ``trainctl`` binary) and ``KubernetesBackend`` (a cluster's API).
 
 Jobs travel as JSON dicts (camelCase, as the API server stores them); pods as ``V1Pod`` models.
+``kind`` is a v1 kind or ``"TrainJob"``; a TrainJob's pods carry JobSet's labels
+(``jobset.sigs.k8s.io/jobset-name``, ``…/replicatedjob-name``,
+``batch.kubernetes.io/job-completion-index``) on both substrates, and its log container is
+``node`` for trainer nodes, the initializer's name for an initializer.
 Errors: ``BackendError`` (or a subclass) for a failure the substrate reported; ValueError for a
 request it refuses; TimeoutError; the client maps the rest to upstream's exception types.
 """
@@ -57,6 +61,11 @@ class JobBackend(abc.ABC):
     @abc.abstractmethod
     def workspace(self, name, namespace):
         """Where ``train(name)`` keeps its files: a folder path, or ``pvc://<ns>/<name>``."""
+
+    @abc.abstractmethod
+    def list_runtimes(self, namespace, timeout):
+        """The Trainer v2 runtimes a TrainJob in ``namespace`` may name, as dicts: every
+        ClusterTrainingRuntime and the namespace's TrainingRuntimes (``kind`` set on each)."""
 
     def queue_exists(self, queue_name, namespace):
         """Whether Kueue's LocalQueue exists: True, False, or None when unknown."""

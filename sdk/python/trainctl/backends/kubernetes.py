@@ -19,6 +19,9 @@ from .. import constants
 from .base import JobBackend
 
 GROUP, VERSION = constants.GROUP, constants.VERSION
+TRAINER_GROUP, TRAINER_VERSION, TRAINJOB_KIND = "trainer.kubeflow.org", "v1alpha1", "TrainJob"
+_RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+_JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 
 
 def _k8s():
@@ -85,28 +88,33 @@ class KubernetesBackend(JobBackend):
     # -- jobs (dicts in, dicts out) ---------------------------------------------------------
 
     def create(self, job, kind, namespace, timeout):
+        group, version, plural = _api(kind)
         thread = self.custom_api.create_namespaced_custom_object(
-            GROUP, VERSION, namespace, _plural(kind), job, async_req=True)
+            group, version, namespace, plural, job, async_req=True)
         return thread.get(timeout)
 
     def get(self, name, namespace, kind, timeout):
+        group, version, plural = _api(kind)
         thread = self.custom_api.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, _plural(kind), name, async_req=True)
+            group, version, namespace, plural, name, async_req=True)
         return thread.get(timeout)
 
     def list(self, namespace, kind, timeout):
+        group, version, plural = _api(kind)
         thread = self.custom_api.list_namespaced_custom_object(
-            GROUP, VERSION, namespace, _plural(kind), async_req=True)
+            group, version, namespace, plural, async_req=True)
         return thread.get(timeout).get("items") or []
 
     def patch(self, name, namespace, kind, body, timeout):
+        group, version, plural = _api(kind)
         thread = self.custom_api.patch_namespaced_custom_object(
-            GROUP, VERSION, namespace, _plural(kind), name, body, async_req=True)
+            group, version, namespace, plural, name, body, async_req=True)
         return thread.get(timeout)
 
     def delete(self, name, namespace, kind, delete_options, timeout):
+        group, version, plural = _api(kind)
         thread = self.custom_api.delete_namespaced_custom_object(
-            GROUP, VERSION, namespace, _plural(kind), name, body=delete_options, async_req=True)
+            group, version, namespace, plural, name, body=delete_options, async_req=True)
         return thread.get(timeout)
 
     def delete_if_present(self, what, name, namespace):
@@ -269,7 +277,8 @@ class KubernetesBackend(JobBackend):
         out = []
         for e in items:
             out.append({"kind": e.involved_object.kind, "name": e.involved_object.name,
-                        "time": e.metadata.creation_timestamp, "message": e.message})
+                        "time": e.metadata.creation_timestamp, "message": e.message,
+                        "reason": e.reason})
         return out
 
     # -- the JobBackend protocol (backends/base.py) ----------------------------------------------
@@ -315,7 +324,7 @@ class KubernetesBackend(JobBackend):
 
     def follow_job_logs(self, name, namespace, kind, selector, timeout):
         pods = self._wait_for_pods(name, namespace, selector, timeout, kind)
-        container = constants.JOB_PARAMETERS[kind]["container"]
+        container = _container(kind, selector)
 
         def phase(pod_name):
             """The pod's phase; "Gone" once deleted, None when unknown."""
@@ -351,13 +360,35 @@ class KubernetesBackend(JobBackend):
     def job_events(self, name, namespace, kind):
         return self.events(namespace)
 
+    def list_runtimes(self, namespace, timeout):
+        """The ClusterTrainingRuntimes and the namespace's TrainingRuntimes (a cluster without
+        the TrainingRuntime CRD has none: 404 is an empty list)."""
+        from kubernetes.client.rest import ApiException
+        cluster = self.custom_api.list_cluster_custom_object(
+            TRAINER_GROUP, TRAINER_VERSION, "clustertrainingruntimes", async_req=True)
+        spaced = self.custom_api.list_namespaced_custom_object(
+            TRAINER_GROUP, TRAINER_VERSION, namespace, "trainingruntimes", async_req=True)
+        out = []
+        for thread, kind in ((spaced, "TrainingRuntime"), (cluster, "ClusterTrainingRuntime")):
+            try:
+                items = thread.get(timeout).get("items") or []
+            except ApiException as e:
+                if e.status != 404:
+                    raise
+                items = []
+            for item in items:
+                item.setdefault("kind", kind)  # list items may come without it
+                out.append(item)
+        return out
+
     def first_failure(self, name, namespace, kind, conditions):
         """The failed pod and its log tail (best effort): the one the operator named in the
         job's condition (the engine's one first-failure rule), else, for an operator that names
         none (upstream's) or a pod gone since, the earliest-terminated failed pod."""
         named = first_failed_name(conditions)
         try:
-            pods = self.pods(namespace, _label_selector({constants.JOB_NAME_LABEL: name}),
+            label = _JOBSET_NAME_LABEL if kind == TRAINJOB_KIND else constants.JOB_NAME_LABEL
+            pods = self.pods(namespace, _label_selector({label: name}),
                              constants.DEFAULT_TIMEOUT)
         except Exception:
             return None
@@ -374,8 +405,7 @@ class KubernetesBackend(JobBackend):
             return None
         worst = min(chosen, key=lambda e: e[0])
         try:
-            text = self.read_log(worst[1], namespace,
-                                 constants.JOB_PARAMETERS[kind]["container"])
+            text = self.read_log(worst[1], namespace, _container(kind, None))
             lines = text.splitlines()[-20:]
         except Exception:
             lines = []
@@ -465,5 +495,16 @@ def _abort(resp):
         pass
 
 
-def _plural(kind):
-    return constants.JOB_PARAMETERS[kind]["plural"]
+def _api(kind):
+    """(group, version, plural) of a job kind: the v1 kinds and TrainJob."""
+    if kind == TRAINJOB_KIND:
+        return TRAINER_GROUP, TRAINER_VERSION, "trainjobs"
+    return GROUP, VERSION, constants.JOB_PARAMETERS[kind]["plural"]
+
+
+def _container(kind, selector):
+    """The container whose log a job's replica is: the kind's, for a TrainJob the step's."""
+    if kind == TRAINJOB_KIND:
+        rjob = (selector or {}).get(_RJOB_LABEL)
+        return rjob if rjob and rjob not in ("node", "launcher") else "node"
+    return constants.JOB_PARAMETERS[kind]["container"]

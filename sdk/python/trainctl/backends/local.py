@@ -1,4 +1,5 @@
-"""The ``local`` backend: jobs run on this machine through the ``trainctl`` binary.
+"""The ``local`` backend: jobs (the v1 kinds and TrainJobs) run on this machine through the
+``trainctl`` binary.
 
 Mutations go through the CLI (``trainctl run - --detach``, ``delete``, ``patch``); reads through
 ``trainctl describe/get -o json``, whose documents carry the job, its replicas (as pods: name,
@@ -267,7 +268,7 @@ class LocalBackend(JobBackend):
                     raise
                 doc = self.describe(name, namespace, kind)
         container = _default_container(doc["job"])
-        return [_pod_of(r, namespace, container) for r in doc.get("replicas", [])]
+        return [_pod_of(r, namespace, container, doc["job"]) for r in doc.get("replicas", [])]
 
     def read_log(self, pod):
         path = pod.get("_logFile")
@@ -288,7 +289,8 @@ class LocalBackend(JobBackend):
             now = time.monotonic()
             if now - last_check >= 1.0 or not pods:
                 doc = self.describe(name, namespace, kind)
-                pods = select([_pod_of(r, namespace, "") for r in doc.get("replicas", [])])
+                pods = select([_pod_of(r, namespace, "", doc["job"])
+                               for r in doc.get("replicas", [])])
                 finished = _finished(doc["job"]) and not doc["runner"]["active"]
                 last_check = now
             for pod in pods:
@@ -311,7 +313,7 @@ class LocalBackend(JobBackend):
             obj = e.get("object", "")
             ekind, _, ename = obj.partition("/")
             out.append({"kind": ekind, "name": ename, "time": e.get("time"),
-                        "message": e.get("message", "")})
+                        "message": e.get("message", ""), "reason": e.get("reason", "")})
         return out
 
     def failure(self, name, namespace, kind):
@@ -370,6 +372,13 @@ class LocalBackend(JobBackend):
 
     def first_failure(self, name, namespace, kind, conditions):
         return self.failure(name, namespace, kind)
+
+    def list_runtimes(self, namespace, timeout):
+        """``trainctl runtimes list -o json``: built-in, installed (state folder) runtimes;
+        TrainingRuntimes of other namespaces left out."""
+        items = self._json(["runtimes", "list"], timeout=timeout)
+        return [i["object"] for i in items
+                if i.get("object") and i.get("namespace", "") in ("", namespace)]
 
     def function_command(self, name, namespace, source, entrypoint, packages_to_install,
                          pip_index_url, annotations):
@@ -450,7 +459,20 @@ def _default_container(job):
     return params.get("container", "")
 
 
-def _pod_of(replica, namespace, container):
+_TRAINJOB_NODE_GROUPS = ("node", "launcher")
+
+
+def _pod_of(replica, namespace, container, job=None):
+    """A replica as pod JSON. A TrainJob's replica gets JobSet's labels, as its pod has on a
+    cluster (replicated job = the replica's group, job index = its index), and the container
+    its logs are under there (``node``, or the initializer's name)."""
+    labels = dict(replica.get("labels", {}))
+    if (job or {}).get("kind") == "TrainJob":
+        group = replica.get("type", "")
+        labels.update({"jobset.sigs.k8s.io/jobset-name": (job.get("metadata") or {}).get("name"),
+                       "jobset.sigs.k8s.io/replicatedjob-name": group,
+                       "batch.kubernetes.io/job-completion-index": str(replica.get("index", 0))})
+        container = "node" if group in _TRAINJOB_NODE_GROUPS else group
     phase = replica.get("phase", "Pending")
     state = {}
     if replica.get("state") == "Running" or phase == "Running":
@@ -470,7 +492,7 @@ def _pod_of(replica, namespace, container):
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": replica.get("name"), "namespace": namespace,
-                     "labels": replica.get("labels", {}),
+                     "labels": labels,
                      "creationTimestamp": replica.get("startTime")},
         "spec": {"nodeName": "localhost", "containers": [{"name": container}]},
         "status": status,
