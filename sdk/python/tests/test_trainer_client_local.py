@@ -1,0 +1,207 @@
+"""TrainerClient on the local backend (the real trainctl binary, a private state folder): the
+runtimes it lists, every bad argument refused before anything starts, and the whole API on a
+plain-Python runtime installed into the state folder (2 nodes of a function that prints, no
+training): train, status, steps, logs (read and followed), events, list, wait, delete, and a
+failing node named by wait_for_job_status."""
+
+import dataclasses
+import os
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+from trainctl import CustomTrainer, TrainerClient, trainer_types
+from trainctl.backends.local import find_trainctl
+
+PLAIN_RUNTIME = textwrap.dedent("""\
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata:
+      name: plain-python
+      labels:
+        trainer.kubeflow.org/framework: python
+    spec:
+      mlPolicy:
+        numNodes: 1
+      template:
+        spec:
+          replicatedJobs:
+            - name: node
+              template:
+                metadata:
+                  labels:
+                    trainer.kubeflow.org/trainjob-ancestor-step: trainer
+                spec:
+                  backoffLimit: 0
+                  template:
+                    spec:
+                      restartPolicy: Never
+                      containers:
+                        - name: node
+                          image: python:3.11
+                          command: [python, -c, "print('default')"]
+    """)
+
+
+def greet(who, times=1):
+    import os
+    for _ in range(times):
+        print(f"hello {who} from node {os.environ.get('NODE_TAG', '?')}", flush=True)
+
+
+def fail():
+    import sys
+    print("about to fail", flush=True)
+    sys.exit(3)
+
+
+@dataclasses.dataclass
+class CustomTrainer2:
+    """Someone else's class with CustomTrainer's fields (as kubeflow.trainer's is)."""
+    func: object
+    func_args: dict = None
+    num_nodes: int = None
+    env: dict = None
+
+
+CustomTrainer2.__name__ = "CustomTrainer"
+
+
+class TrainerClientLocalTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.state = cls.tmp.name
+        path = os.path.join(cls.state, "plain.yaml")
+        with open(path, "w") as f:
+            f.write(PLAIN_RUNTIME)
+        subprocess.run([find_trainctl(), "--state-dir", cls.state, "runtimes", "install", path],
+                       check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.client = TrainerClient(backend="local", state_dir=self.state)
+
+    def tearDown(self):
+        for job in self.client.list_jobs():
+            self.client.delete_job(job.name)
+
+    def functions_written(self):
+        folder = os.path.join(self.state, ".sdk", "functions", "default")
+        return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+    def test_runtimes(self):
+        runtimes = {r.name: r for r in self.client.list_runtimes()}
+        self.assertLessEqual({"torch-distributed", "jax-distributed", "xgboost-distributed",
+                              "deepspeed-distributed", "plain-python"}, set(runtimes))
+        torch = self.client.get_runtime("torch-distributed")
+        self.assertIsInstance(torch, trainer_types.Runtime)
+        self.assertEqual(torch.kind, trainer_types.RuntimeKind.CLUSTER_TRAINING_RUNTIME)
+        self.assertEqual(torch.trainer.framework, "torch")
+        self.assertEqual(torch.trainer.trainer_type, trainer_types.TrainerType.CUSTOM_TRAINER)
+        self.assertEqual(torch.trainer.command, ("torchrun",))
+        self.assertEqual(runtimes["deepspeed-distributed"].trainer.command[0], "mpirun")
+        self.assertEqual(runtimes["plain-python"].trainer.command, ("python",))
+        with self.assertRaisesRegex(ValueError, r"'nope' does not exist.*torch-distributed"):
+            self.client.get_runtime("nope")
+
+    def test_bad_input_is_refused_before_anything_starts(self):
+        c = self.client
+        before = self.functions_written()
+        cases = [
+            (dict(runtime="no-such-runtime", trainer=CustomTrainer(func=greet)),
+             ValueError, r"runtime 'no-such-runtime' does not exist.*these do: .*"
+                         r"plain-python, torch-distributed"),
+            (dict(trainer=CustomTrainer(func=lambda: print("x"))), ValueError,
+             "lambda cannot be serialised"),
+            (dict(trainer=CustomTrainer(func=len)), ValueError,
+             "trainer.func cannot be serialised: cannot read the source of 'len'"),
+            (dict(runtime=CustomTrainer(func=len)), ValueError,  # a trainer passed first
+             "trainer.func cannot be serialised"),
+            (dict(trainer=CustomTrainer(func="greet")), ValueError, "must be callable"),
+            (dict(trainer=CustomTrainer(func=greet, num_nodes=0)), ValueError,
+             "num_nodes must be a positive int"),
+            (dict(trainer=CustomTrainer(func=greet, func_args=[1])), ValueError,
+             "func_args must be a dict"),
+            (dict(trainer=object()), ValueError, "object is not supported"),
+            (dict(runtime="deepspeed-distributed", trainer=CustomTrainer(func=greet)),
+             NotImplementedError, "MPI runtime"),
+            (dict(trainer=trainer_types.BuiltinTrainer(config=None)), NotImplementedError,
+             "BuiltinTrainer"),
+            (dict(trainer=CustomTrainer(func=greet), options=[object()]), NotImplementedError,
+             "options"),
+        ]
+        for kwargs, error, message in cases:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaisesRegex(error, message):
+                    c.train(**kwargs)
+        self.assertEqual(c.list_jobs(), [])
+        self.assertEqual(self.functions_written(), before)  # no function file either
+
+    def test_wait_arguments_and_missing_job(self):
+        c = self.client
+        with self.assertRaisesRegex(ValueError, "must be a subset"):
+            c.wait_for_job_status("x", status={"Succeeded"})
+        with self.assertRaisesRegex(ValueError, "strictly less than timeout"):
+            c.wait_for_job_status("x", timeout=2, polling_interval=2)
+        with self.assertRaisesRegex(RuntimeError, "Failed to get TrainJob: default/ghost"):
+            c.get_job("ghost")
+        with self.assertRaisesRegex(RuntimeError, "Failed to delete TrainJob: default/ghost"):
+            c.delete_job("ghost")
+
+    def test_a_function_on_two_nodes_through_every_method(self):
+        c = self.client
+        # A trainer of another class with CustomTrainer's name and fields (duck-typed, as
+        # kubeflow.trainer's is) and the runtime as a Runtime object.
+        name = c.train(runtime=c.get_runtime("plain-python"),
+                       trainer=CustomTrainer2(func=greet, func_args={"who": "w", "times": 2},
+                                              num_nodes=2, env={"NODE_TAG": "t"}))
+        self.assertRegex(name, r"^[a-z][0-9a-f]{11}$")
+        seen = []
+        job = c.wait_for_job_status(name, timeout=60, polling_interval=1,
+                                    callbacks=[seen.append])
+        self.assertTrue(seen and all(isinstance(j, trainer_types.TrainJob) for j in seen))
+        self.assertEqual(job.status, trainer_types.TRAINJOB_COMPLETE)
+        self.assertEqual(job.num_nodes, 2)
+        self.assertEqual(job.runtime.name, "plain-python")
+        self.assertIsNotNone(job.creation_timestamp.tzinfo)
+        self.assertEqual([(s.name, s.status, s.pod_name) for s in job.steps],
+                         [("node-0", "Succeeded", f"{name}-node-0"),
+                          ("node-1", "Succeeded", f"{name}-node-1")])
+        lines = ["hello w from node t"] * 2
+        self.assertEqual(list(c.get_job_logs(name)), lines)
+        self.assertEqual(list(c.get_job_logs(name, step="node-1")), lines)
+        self.assertEqual(list(c.get_job_logs(name, step="node-1", follow=True)), lines)
+        self.assertEqual(list(c.get_job_logs(name, step="node-7")), [])
+        events = c.get_job_events(name)
+        self.assertTrue(events and all(isinstance(e, trainer_types.Event) for e in events))
+        self.assertIn(("Pod", f"{name}-node-1"),
+                      {(e.involved_object_kind, e.involved_object_name) for e in events})
+        self.assertEqual(events, sorted(events, key=lambda e: e.event_time))
+        self.assertEqual([j.name for j in c.list_jobs()], [name])
+        self.assertEqual([j.name for j in c.list_jobs(runtime="plain-python")], [name])
+        self.assertEqual(c.list_jobs(runtime=c.get_runtime("jax-distributed")), [])
+        c.delete_job(name)
+        self.assertEqual(c.list_jobs(), [])
+        with self.assertRaisesRegex(RuntimeError, f"Failed to get TrainJob: default/{name}"):
+            c.get_job(name)
+
+    def test_a_failed_node_is_named_by_wait(self):
+        c = self.client
+        name = c.train(runtime="plain-python", trainer=CustomTrainer(func=fail, num_nodes=2))
+        with self.assertRaisesRegex(RuntimeError,
+                                    rf"TrainJob {name} is Failed: {name}-node-[01] exited with "
+                                    r"code 3; its last lines:\nabout to fail"):
+            c.wait_for_job_status(name, timeout=60, polling_interval=1)
+        job = c.wait_for_job_status(name, status={"Failed"}, timeout=10, polling_interval=1)
+        self.assertEqual(job.status, "Failed")
+        with self.assertRaisesRegex(RuntimeError, f"TrainJob {name} is Failed"):
+            c.wait_for_job_status(name, status={"Running"}, timeout=2, polling_interval=1)
+
+
+if __name__ == "__main__":
+    unittest.main()
