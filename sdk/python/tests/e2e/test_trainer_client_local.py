@@ -1,0 +1,56 @@
+"""TrainerClient's local backend end to end: a CustomTrainer function trains PyTorch DDP on 2
+nodes of trainctl's built-in torch-distributed runtime (torchrun with the runtime's PET_* env,
+gloo), through the public API only: train, logs followed live, wait, steps, a second client (a
+restarted kernel) finding the job, delete."""
+
+import json
+import shutil
+import tempfile
+import unittest
+
+from trainctl import CustomTrainer, TrainerClient
+
+import train_funcs
+
+
+def results(lines):
+    return [json.loads(line[line.index("RESULT ") + 7:]) for line in lines
+            if "RESULT {" in line]
+
+
+class TrainerClientLocalE2E(unittest.TestCase):
+    def setUp(self):
+        self.state = tempfile.mkdtemp(prefix="trainctl-trainer-sdk-")
+        self.client = TrainerClient(backend="local", state_dir=self.state)
+
+    def tearDown(self):
+        for job in self.client.list_jobs():
+            self.client.delete_job(job.name)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+    def test_torch_function_on_two_nodes(self):
+        c = self.client
+        name = c.train(runtime="torch-distributed", trainer=CustomTrainer(
+            func=train_funcs.ddp_digits, func_args={"params": {"lr": 0.5, "epochs": 15}},
+            num_nodes=2))
+        followed = list(c.get_job_logs(name, step="node-1", follow=True))
+        self.assertIn("epoch 0 rank 1", "\n".join(followed))
+        job = c.wait_for_job_status(name, timeout=300, polling_interval=1)
+        self.assertEqual(job.status, "Complete")
+        self.assertEqual(job.num_nodes, 2)
+        self.assertEqual([(s.name, s.status) for s in job.steps],
+                         [("node-0", "Succeeded"), ("node-1", "Succeeded")])
+        found = results(list(c.get_job_logs(name)) + followed)
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1])
+        self.assertTrue(all(r["world"] == 2 and r["tag"] == "$5 $HOME `x`" for r in found))
+        self.assertGreater(found[0]["accuracy"], 0.5)
+        # A new client on the same state folder (a restarted kernel) finds the job.
+        again = TrainerClient(backend="local", state_dir=self.state)
+        self.assertEqual([j.name for j in again.list_jobs(runtime="torch-distributed")], [name])
+        self.assertEqual(again.get_job(name).status, "Complete")
+        again.delete_job(name)
+        self.assertEqual(c.list_jobs(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
