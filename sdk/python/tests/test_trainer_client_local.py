@@ -2,9 +2,12 @@
 runtimes it lists, every bad argument refused before anything starts, and the whole API on a
 plain-Python runtime installed into the state folder (2 nodes of a function that prints, no
 training): train, status, steps, logs (read and followed), events, list, wait, delete, and a
-failing node named by wait_for_job_status."""
+failing node named by wait_for_job_status; and, where the project's venv of the unmodified
+``kubeflow`` 0.5.0 SDK exists (hack/upstream-sdk/venv.sh trainer), ``kubeflow.trainer``'s own
+``CustomTrainer`` driving this client."""
 
 import dataclasses
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -66,6 +69,41 @@ class CustomTrainer2:
 
 
 CustomTrainer2.__name__ = "CustomTrainer"
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+UPSTREAM_SCRIPT = textwrap.dedent("""\
+    import sys
+    from kubeflow.trainer import CustomTrainer
+    from trainctl import TrainerClient
+
+    def hi(who):
+        print("hi", who)
+
+    c = TrainerClient(backend="local", state_dir=sys.argv[1])
+    name = c.train(runtime="plain-python",
+                   trainer=CustomTrainer(func=hi, func_args={"who": "upstream"}, num_nodes=2))
+    job = c.wait_for_job_status(name, timeout=60, polling_interval=1)
+    print("RESULT", job.status, [s.name for s in job.steps],
+          list(c.get_job_logs(name, step="node-1")))
+    c.delete_job(name)
+    """)
+
+
+def upstream_python():
+    """The python of the kubeflow 0.5.0 venv venv.sh made (read only), or None."""
+    pins = os.path.join(REPO, "hack", "requirements", "upstream-sdk-v2.txt")
+    try:
+        with open(pins, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return None
+    cache = os.environ.get("TRAINCTL_CACHE") or os.path.expanduser("~/.cache/trainctl")
+    venv = os.path.join(cache, "upstream-sdk", digest)
+    python = os.path.join(venv, "bin", "python")
+    ready = os.path.isfile(os.path.join(venv, ".complete")) and os.access(python, os.X_OK)
+    return python if ready else None
 
 
 class TrainerClientLocalTest(unittest.TestCase):
@@ -201,6 +239,18 @@ class TrainerClientLocalTest(unittest.TestCase):
         self.assertEqual(job.status, "Failed")
         with self.assertRaisesRegex(RuntimeError, f"TrainJob {name} is Failed"):
             c.wait_for_job_status(name, status={"Running"}, timeout=2, polling_interval=1)
+
+    @unittest.skipUnless(upstream_python(), "no venv of the kubeflow 0.5.0 SDK here")
+    def test_kubeflow_trainers_own_custom_trainer(self):
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        script = os.path.join(self.state, "upstream_trainer.py")  # a file: getsource reads it
+        with open(script, "w") as f:
+            f.write(UPSTREAM_SCRIPT)
+        p = subprocess.run([upstream_python(), script, self.state], env=env,
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertIn("RESULT Complete ['node-0', 'node-1'] ['hi upstream']", p.stdout)
 
 
 if __name__ == "__main__":

@@ -193,7 +193,7 @@ def resources(resources_per_node):
     return {"requests": dict(out), "limits": dict(out)}
 
 
-def trainer_section(trainer, kind, command=None, extra_env=None):
+def trainer_section(trainer, command=None, extra_env=None):
     """The TrainJob's ``spec.trainer`` for a custom trainer (None when nothing is set).
     ``command``: the function's command (from the backend); ``extra_env``: env it needs."""
     section = {}

@@ -170,7 +170,7 @@ class TrainerClient:
                 name, self.namespace, source, entrypoint,
                 getattr(trainer, "packages_to_install", None), urls[0], None)
             command = list(cmd) + list(args or [])
-        section = (trainjob_spec.trainer_section(trainer, kind, command, extra_env)
+        section = (trainjob_spec.trainer_section(trainer, command, extra_env)
                    if trainer is not None else None)
         body = trainjob_spec.trainjob(name, resolved, section, init)
         self._call("create", f"{KIND}: {self.namespace}/{name}", self._backend.create_job,
