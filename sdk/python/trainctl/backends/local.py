@@ -100,7 +100,9 @@ class LocalBackend(JobBackend):
         self.runtime = runtime
         self.state_dir = os.path.abspath(state_dir or default_state_dir())
         self.trainctl = find_trainctl(trainctl_bin)
-        self.python = sys.executable
+        # A function runs with the caller's interpreter (a notebook's kernel: its packages),
+        # unless $TRAINCTL_PYTHON names another (one with the frameworks the job needs).
+        self.python = os.environ.get("TRAINCTL_PYTHON") or sys.executable
         self._secrets = {}  # job name → {Secret name: folder} for the next create
 
     def runs_containers(self, annotations=None):
