@@ -201,6 +201,17 @@ class TrainerClientKubernetesTest(unittest.TestCase):
         self.assertIn('torchrun "$program_path/ephemeral_script.py"', command[2])
         self.assertNotIn("initializer", spec)
 
+    def test_a_function_on_an_mpi_runtime_runs_on_every_rank(self):
+        # The launcher's mpirun starts `bash -c` on each slot (its hosts from the policy's
+        # OMPI_MCA_orte_default_hostfile, no --hostfile path); each rank writes the file itself.
+        self.client.train(runtime="deepspeed-distributed",
+                          trainer=CustomTrainer(func=train_func, num_nodes=2))
+        (*_, body), = self.custom.created
+        command = body["spec"]["trainer"]["command"]
+        self.assertEqual(command[:3], ["mpirun", "bash", "-c"])
+        self.assertIn('python -u "$program_path/ephemeral_script.py"', command[3])
+        self.assertNotIn("--hostfile", command)
+
     def test_initializers_and_container_trainer(self):
         self.client.train(
             initializer=trainer_types.Initializer(

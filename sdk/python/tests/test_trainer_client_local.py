@@ -166,8 +166,6 @@ class TrainerClientLocalTest(unittest.TestCase):
             (dict(trainer=CustomTrainer(func=greet, func_args=[1])), ValueError,
              "func_args must be a dict"),
             (dict(trainer=object()), ValueError, "object is not supported"),
-            (dict(runtime="deepspeed-distributed", trainer=CustomTrainer(func=greet)),
-             NotImplementedError, "MPI runtime"),
             (dict(trainer=trainer_types.BuiltinTrainer(config=None)), NotImplementedError,
              "BuiltinTrainer"),
             (dict(trainer=CustomTrainer(func=greet), options=[object()]), NotImplementedError,

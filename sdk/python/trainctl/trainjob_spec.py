@@ -5,9 +5,9 @@ by field name, so ``kubeflow.trainer``'s classes and ours both work). Also how a
 
 Pure: no I/O. Raises ValueError, naming the argument, for input that cannot become a TrainJob
 (an unknown trainer type, a function whose source cannot be read, a bad ``num_nodes``), and
-NotImplementedError for what this SDK does not do yet (BuiltinTrainer; a function on an MPI
-runtime). The function's command itself comes from the backend (``function_command``), as for
-``TrainingClient``.
+NotImplementedError for what this SDK does not do yet (BuiltinTrainer). The function's command
+itself comes from the backend (``function_command``), as for ``TrainingClient``; on an MPI
+runtime ``mpirun`` starts it on every rank (``launcher_for``).
 """
 
 import random
@@ -26,7 +26,9 @@ TORCH_TUNE = "torchtune"
 
 ENTRYPOINT_TORCH = "torchrun"
 ENTRYPOINT_PYTHON = "python -u"
-MPI_COMMAND = ("mpirun", "--hostfile", "/etc/mpi/hostfile")
+# mpirun finds its hosts through OMPI_MCA_orte_default_hostfile, which the MPI policy sets on a
+# cluster (operator or upstream's controller) and on this machine alike: no --hostfile path.
+MPI_COMMAND = ("mpirun",)
 
 _RESOURCE_ALIASES = {"gpu": "nvidia.com/gpu", "storage": "ephemeral-storage"}
 _STANDARD_RESOURCES = {"cpu", "memory", "gpu", "storage", "ephemeral-storage"}
@@ -154,15 +156,20 @@ def function_source(func, func_args):
 
 
 def entrypoint_for(runtime):
-    """How a function runs on the runtime's trainer nodes; NotImplementedError for MPI."""
+    """How a function runs on the runtime's trainer nodes: torchrun on a torch runtime, else
+    python (on an MPI runtime, on every rank, under ``launcher_for``)."""
     if is_mpi(runtime):
-        raise NotImplementedError(
-            f"runtime {runtime.name}: a CustomTrainer function on an MPI runtime is not "
-            "supported by trainctl's TrainerClient yet; use CustomTrainerContainer or a "
-            "TrainJob manifest")
+        return ENTRYPOINT_PYTHON
     if runtime.trainer.command and runtime.trainer.command[0] == ENTRYPOINT_TORCH:
         return ENTRYPOINT_TORCH
     return ENTRYPOINT_PYTHON
+
+
+def launcher_for(runtime):
+    """What starts the function's command: ``mpirun`` on an MPI runtime (the launcher node's
+    mpirun runs it on every slot of every node; each rank writes the function's file itself on
+    a cluster), nothing on the others."""
+    return list(MPI_COMMAND) if is_mpi(runtime) else []
 
 
 def check_num_nodes(trainer):

@@ -1,7 +1,8 @@
 """TrainerClient's local backend end to end: a CustomTrainer function trains PyTorch DDP on 2
 nodes of trainctl's built-in torch-distributed runtime (torchrun with the runtime's PET_* env,
 gloo), through the public API only: train, logs followed live, wait, steps, a second client (a
-restarted kernel) finding the job, delete."""
+restarted kernel) finding the job, delete; and an mpi4py function on 2 nodes of the built-in
+deepspeed-distributed (MPI) runtime, started on every rank by the launcher's mpirun."""
 
 import json
 import shutil
@@ -50,6 +51,17 @@ class TrainerClientLocalE2E(unittest.TestCase):
         self.assertEqual(again.get_job(name).status, "Complete")
         again.delete_job(name)
         self.assertEqual(c.list_jobs(), [])
+
+    def test_mpi_function_on_two_nodes(self):
+        # deepspeed-distributed (MPI): the launcher's mpirun runs the function on both slots.
+        c = self.client
+        name = c.train(runtime="deepspeed-distributed",
+                       trainer=CustomTrainer(func=train_funcs.mpi_sum, num_nodes=2))
+        job = c.wait_for_job_status(name, timeout=300, polling_interval=1)
+        self.assertEqual(job.status, "Complete")
+        found = results(list(c.get_job_logs(name, step="node-0")))
+        self.assertEqual(sorted((r["rank"], r["size"], r["sum"]) for r in found),
+                         [(0, 2, 3), (1, 2, 3)])
 
 
 if __name__ == "__main__":

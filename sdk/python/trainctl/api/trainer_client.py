@@ -15,8 +15,7 @@ results are ``trainctl.trainer_types`` dataclasses.
 Exceptions: ValueError for bad arguments (a runtime that does not exist names what exists; a
 function that cannot be serialised is refused before anything starts), TimeoutError,
 RuntimeError for substrate failures and a Failed job in ``wait_for_job_status``,
-NotImplementedError for what is not done yet (``options``, BuiltinTrainer, a function on an MPI
-runtime).
+NotImplementedError for what is not done yet (``options``, BuiltinTrainer).
 """
 
 import logging
@@ -169,7 +168,7 @@ class TrainerClient:
             cmd, args, extra_env = self._backend.function_command(
                 name, self.namespace, source, entrypoint,
                 getattr(trainer, "packages_to_install", None), urls[0], None)
-            command = list(cmd) + list(args or [])
+            command = trainjob_spec.launcher_for(resolved) + list(cmd) + list(args or [])
         section = (trainjob_spec.trainer_section(trainer, command, extra_env)
                    if trainer is not None else None)
         body = trainjob_spec.trainjob(name, resolved, section, init)
