@@ -82,6 +82,37 @@ def install_crds():
     kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
 
 
+def run_example_notebook(name, namespace, timeout=600):
+    """Executes examples/notebooks/`name` headless (run_notebook.py, this interpreter as its
+    kernel) with its cluster cells on: TRAINCTL_NOTEBOOK_KUBECONFIG is a copy of the test
+    cluster's kubeconfig whose current context names `namespace`, as a user's would. Returns
+    (exit status, its output, the text every code cell printed)."""
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="trainctl-nb-") as tmp:
+        kubeconfig = os.path.join(tmp, "kubeconfig")
+        with open(KUBECONFIG) as src, open(kubeconfig, "w") as dst:
+            dst.write(src.read())
+        kubectl("--kubeconfig", kubeconfig, "config", "set-context", "--current",
+                f"--namespace={namespace}")
+        env = dict(os.environ, TRAINCTL_NOTEBOOK_KUBECONFIG=kubeconfig,
+                   TRAINCTL_STATE_DIR=os.path.join(tmp, "state"), TRAINCTL_BIN=TRAINCTL)
+        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+        notebooks = os.path.join(REPO, "examples", "notebooks")
+        saved = os.path.join(tmp, "executed.ipynb")
+        run = subprocess.run(
+            [sys.executable, os.path.join(notebooks, "run_notebook.py"),
+             os.path.join(notebooks, name), "--save", saved], cwd=notebooks, env=env,
+            capture_output=True, text=True, timeout=timeout)
+        cells = []
+        if run.returncode == 0:
+            with open(saved) as f:
+                cells = json.load(f)["cells"]
+    printed = "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
+                      for o in c.get("outputs", []))
+    return run.returncode, run.stdout + run.stderr, printed
+
+
 class Operator:
     """The real `trainctl operator` binary against the test cluster."""
 

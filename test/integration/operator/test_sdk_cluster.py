@@ -7,12 +7,10 @@ import contextlib
 import io
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
-from harness import (FOREVER, KUBECONFIG, REPO, TRAINCTL, OperatorTestCase, kubectl, make_job,
-                     run_for, wait_for)
+from harness import (FOREVER, KUBECONFIG, OperatorTestCase, kubectl, make_job,
+                     run_example_notebook, run_for, wait_for)
 from trainctl import TrainingClient, constants, models
 
 KWOK_LOG_LINE = "kwok fake container: this log is served by the kwok node through the API server"
@@ -287,26 +285,9 @@ class NotebookOnCluster(OperatorTestCase):
 
     def run_notebook(self, name):
         """The executed notebook's printed output."""
-        with tempfile.TemporaryDirectory(prefix="trainctl-nb-") as tmp:
-            kubeconfig = os.path.join(tmp, "kubeconfig")
-            with open(KUBECONFIG) as src, open(kubeconfig, "w") as dst:
-                dst.write(src.read())
-            kubectl("--kubeconfig", kubeconfig, "config", "set-context", "--current",
-                    f"--namespace={self.ns}")
-            env = dict(os.environ, TRAINCTL_NOTEBOOK_KUBECONFIG=kubeconfig,
-                       TRAINCTL_STATE_DIR=os.path.join(tmp, "state"), TRAINCTL_BIN=TRAINCTL)
-            env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-            notebooks = os.path.join(REPO, "examples", "notebooks")
-            saved = os.path.join(tmp, "executed.ipynb")
-            run = subprocess.run(
-                [sys.executable, os.path.join(notebooks, "run_notebook.py"),
-                 os.path.join(notebooks, name), "--save", saved], cwd=notebooks, env=env,
-                capture_output=True, text=True, timeout=600)
-            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-            with open(saved) as f:
-                cells = json.load(f)["cells"]
-        return "".join("".join(o.get("text", "")) for c in cells if c["cell_type"] == "code"
-                       for o in c.get("outputs", []))
+        rc, output, printed = run_example_notebook(name, self.ns)
+        self.assertEqual(rc, 0, output)
+        return printed
 
     def test_fine_tune_notebook_cluster_cells(self):
         printed = self.run_notebook("fine-tune-an-llm.ipynb")
