@@ -1,0 +1,140 @@
+#include "api/trainer_status.h"
+
+#include <limits>
+
+#include "api/field_error.h"
+#include "api/json_bounds.h"
+
+namespace trainctl::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kRoot = "trainerStatus";
+
+// An integer within [low, high] (both within int32) at trainerStatus.<key>, or an error.
+std::optional<FieldError> ReadInt(const json& object, const char* key, int64_t low, int64_t high,
+                                  std::optional<int32_t>* out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  const std::string path = std::string(kRoot) + "." + key;
+  if (!it->is_number_integer()) return Invalid(path, *it, "must be an integer");
+  const bool too_big =
+      it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(high);
+  const int64_t value = too_big ? high + 1 : it->get<int64_t>();
+  if (value < low || value > high)
+    return Invalid(path, *it,
+                   "must be between " + std::to_string(low) + " and " + std::to_string(high));
+  *out = static_cast<int32_t>(value);
+  return std::nullopt;
+}
+
+std::optional<FieldError> ReadText(const json& metric, const char* key, const std::string& at,
+                                   std::string* out) {
+  auto it = metric.find(key);
+  const std::string path = at + "." + key;
+  if (it == metric.end() || it->is_null()) return Required(path, "a string of 1-64 characters");
+  if (!it->is_string()) return Invalid(path, *it, "must be a string");
+  const std::string& text = it->get_ref<const std::string&>();
+  if (text.empty() || text.size() > kMaxMetricText)
+    return Invalid(path, text.size() > kMaxMetricText ? json(text.substr(0, 16) + "…") : json(text),
+                   "must be 1-64 characters long");
+  *out = text;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool TrainerStatus::operator==(const TrainerStatus& o) const {
+  if (progress_percentage != o.progress_percentage ||
+      estimated_remaining_seconds != o.estimated_remaining_seconds ||
+      last_updated_time != o.last_updated_time || metrics.size() != o.metrics.size())
+    return false;
+  for (size_t i = 0; i < metrics.size(); ++i)
+    if (metrics[i].name != o.metrics[i].name || metrics[i].value != o.metrics[i].value)
+      return false;
+  return true;
+}
+
+StatusOr<TrainerStatusReport> DecodeTrainerStatusReport(std::string_view body) {
+  std::string problem;
+  const json doc = ParseJsonWithin(body, JsonLimits{kMaxReportBytes, kMaxYamlDepth}, &problem);
+  if (doc.is_discarded())
+    return InvalidError("the report is not a JSON object" +
+                        (problem.empty() ? std::string() : " (" + problem + ")"));
+  if (!doc.is_object()) return InvalidError("the report is not a JSON object");
+  TrainerStatusReport report;
+  auto root = doc.find(kRoot);
+  if (root == doc.end() || root->is_null()) return report;
+  if (!root->is_object())
+    return InvalidError(Invalid(kRoot, *root, "must be an object").ToString());
+
+  FieldErrorList errors;
+  TrainerStatus status;
+  if (auto e = ReadInt(*root, "progressPercentage", 0, 100, &status.progress_percentage))
+    errors.push_back(*e);
+  if (auto e = ReadInt(*root, "estimatedRemainingSeconds", 0, std::numeric_limits<int32_t>::max(),
+                       &status.estimated_remaining_seconds))
+    errors.push_back(*e);
+  if (auto metrics = root->find("metrics"); metrics != root->end() && !metrics->is_null()) {
+    if (!metrics->is_array()) {
+      errors.push_back(Invalid(std::string(kRoot) + ".metrics", *metrics, "must be a list"));
+    } else if (metrics->size() > kMaxReportMetrics) {
+      errors.push_back(
+          Invalid(std::string(kRoot) + ".metrics", metrics->size(), "must have at most 256 items"));
+    } else {
+      for (size_t i = 0; i < metrics->size(); ++i) {
+        const json& m = (*metrics)[i];
+        const std::string at = std::string(kRoot) + ".metrics[" + std::to_string(i) + "]";
+        if (!m.is_object()) {
+          errors.push_back(Invalid(at, m, "must be an object with name and value"));
+          continue;
+        }
+        TrainerMetric metric;
+        if (auto e = ReadText(m, "name", at, &metric.name)) errors.push_back(*e);
+        if (auto e = ReadText(m, "value", at, &metric.value)) errors.push_back(*e);
+        status.metrics.push_back(std::move(metric));
+      }
+    }
+  }
+  auto when = root->find("lastUpdatedTime");
+  const std::string when_path = std::string(kRoot) + ".lastUpdatedTime";
+  if (when == root->end() || when->is_null()) {
+    errors.push_back(
+        Required(when_path, "lastUpdatedTime is required when trainerStatus is present"));
+  } else if (!when->is_string()) {
+    errors.push_back(Invalid(when_path, *when, "must be an RFC 3339 time"));
+  } else if (std::optional<Time> t = ParseRfc3339(when->get<std::string>()); !t) {
+    errors.push_back(Invalid(when_path, *when, "must be an RFC 3339 time"));
+  } else {
+    status.last_updated_time = *t;
+  }
+  if (!errors.empty()) return InvalidError(JoinFieldErrors(errors));
+  report.status = std::move(status);
+  return report;
+}
+
+json TrainerStatusJson(const TrainerStatus& status) {
+  json out = json::object();
+  if (status.progress_percentage) out["progressPercentage"] = *status.progress_percentage;
+  if (status.estimated_remaining_seconds)
+    out["estimatedRemainingSeconds"] = *status.estimated_remaining_seconds;
+  if (!status.metrics.empty()) {
+    json list = json::array();
+    for (const TrainerMetric& m : status.metrics)
+      list.push_back({{"name", m.name}, {"value", m.value}});
+    out["metrics"] = std::move(list);
+  }
+  out["lastUpdatedTime"] = FormatRfc3339(status.last_updated_time);
+  return out;
+}
+
+std::string TrainerStatusAudience(const std::string& ns, const std::string& name) {
+  return "trainer.kubeflow.org/v1alpha1/namespaces/" + ns + "/trainjobs/" + name + "/status";
+}
+
+std::string TrainerStatusPath(const std::string& ns, const std::string& name) {
+  return "/apis/" + TrainerStatusAudience(ns, name);
+}
+
+}  // namespace trainctl::api
