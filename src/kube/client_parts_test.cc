@@ -262,6 +262,22 @@ TEST(RateLimiterTest, BurstThenQps) {
   EXPECT_EQ(limiter.Reserve(), Duration(0));
 }
 
+// What waits already takes its tokens first: with 3 saved up, a request behind 2 queued ones
+// could go now, one behind 3 could not (the event recorder folds it then).
+TEST(RateLimiterTest, WouldGoNowCountsTheRequestsAhead) {
+  FakeClock clock(Time(std::chrono::seconds(1000)));
+  RateLimiter limiter(/*qps=*/10, /*burst=*/3, &clock);
+  EXPECT_TRUE(limiter.WouldGoNow());
+  EXPECT_TRUE(limiter.WouldGoNow(2));
+  EXPECT_FALSE(limiter.WouldGoNow(3));
+  limiter.Reserve();
+  EXPECT_FALSE(limiter.WouldGoNow(2));
+  clock.Advance(Duration(100));  // one token back
+  EXPECT_TRUE(limiter.WouldGoNow(2));
+  RateLimiter off(/*qps=*/-1, /*burst=*/0, &clock);
+  EXPECT_TRUE(off.WouldGoNow(1000));
+}
+
 TEST(RateLimiterTest, OffMeansNoWaitButRetryAfterStillApplies) {
   FakeClock clock(Time(std::chrono::seconds(1000)));
   RateLimiter limiter(/*qps=*/-1, /*burst=*/0, &clock);

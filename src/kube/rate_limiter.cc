@@ -29,13 +29,13 @@ Duration RateLimiter::Reserve() {
   return std::max(wait, pause);
 }
 
-bool RateLimiter::WouldGoNow() {
+bool RateLimiter::WouldGoNow(size_t ahead) {
   std::lock_guard<std::mutex> lock(mu_);
   Time now = clock_->Now();
   if (paused_until_ > now) return false;
   if (!enabled()) return true;
   double elapsed = std::max(0.0, std::chrono::duration<double>(now - last_).count());
-  return std::min(burst_, tokens_ + elapsed * qps_) >= 1;
+  return std::min(burst_, tokens_ + elapsed * qps_) >= static_cast<double>(ahead) + 1;
 }
 
 void RateLimiter::PauseFor(Duration after) {

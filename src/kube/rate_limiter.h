@@ -20,8 +20,9 @@ class RateLimiter {
 
   // Takes one token; returns the wait before the request may go (zero if a token was there).
   Duration Reserve();
-  // Whether a request could go now (a token is there, no pause), without taking one.
-  bool WouldGoNow();
+  // Whether a request could go now (a token is there, no pause), without taking one, after
+  // `ahead` requests already waiting have taken theirs.
+  bool WouldGoNow(size_t ahead = 0);
 
   // The server said 429 with Retry-After: no request goes before now + `after`.
   void PauseFor(Duration after);
