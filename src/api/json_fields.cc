@@ -2,6 +2,13 @@
 
 namespace trainctl::api {
 
+const nlohmann::json& ChildAt(const nlohmann::json& object, std::string_view key) {
+  static const nlohmann::json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 std::string StringAt(const nlohmann::json& object, std::string_view key, std::string fallback) {
   if (!object.is_object()) return fallback;
   auto it = object.find(key);

@@ -11,6 +11,9 @@
 
 namespace trainctl::api {
 
+// `object[key]` as it is; a null value when `object` is not an object or has no such field
+// (the reference stays valid as long as `object` does, or for good when it is the null).
+const nlohmann::json& ChildAt(const nlohmann::json& object, std::string_view key);
 // `object[key]` as a string; `fallback` when `object` is not an object or the field is absent
 // or not a string.
 std::string StringAt(const nlohmann::json& object, std::string_view key, std::string fallback = "");

@@ -45,17 +45,6 @@ std::optional<FieldError> ReadText(const json& metric, const char* key, const st
 
 }  // namespace
 
-bool TrainerStatus::operator==(const TrainerStatus& o) const {
-  if (progress_percentage != o.progress_percentage ||
-      estimated_remaining_seconds != o.estimated_remaining_seconds ||
-      last_updated_time != o.last_updated_time || metrics.size() != o.metrics.size())
-    return false;
-  for (size_t i = 0; i < metrics.size(); ++i)
-    if (metrics[i].name != o.metrics[i].name || metrics[i].value != o.metrics[i].value)
-      return false;
-  return true;
-}
-
 StatusOr<TrainerStatusReport> DecodeTrainerStatusReport(std::string_view body) {
   std::string problem;
   const json doc = ParseJsonWithin(body, JsonLimits{kMaxReportBytes, kMaxYamlDepth}, &problem);

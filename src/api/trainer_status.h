@@ -28,6 +28,8 @@ inline constexpr size_t kMaxMetricText = 64;
 struct TrainerMetric {
   std::string name;
   std::string value;
+
+  bool operator==(const TrainerMetric&) const = default;
 };
 
 struct TrainerStatus {
@@ -36,7 +38,7 @@ struct TrainerStatus {
   std::vector<TrainerMetric> metrics;
   Time last_updated_time;
 
-  bool operator==(const TrainerStatus&) const;
+  bool operator==(const TrainerStatus&) const = default;
 };
 
 // A decoded report: `status` is empty when the body had no trainerStatus (upstream answers 200

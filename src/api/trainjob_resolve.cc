@@ -420,31 +420,19 @@ Status ResolveTrainJob(const TrainingRuntime& runtime, Job* job) {
 
 void TrainJobTemplateMetadata(const Job& job, json* labels, json* annotations) {
   if (!job.runtime || !job.train_job) return;
-  auto merge = [](json* target, const json& metadata, const char* key) {
-    auto it = metadata.is_object() ? metadata.find(key) : metadata.end();
-    if (!metadata.is_object() || it == metadata.end() || !it->is_object() || it->empty()) return;
-    if (!target->is_object()) *target = json::object();
-    for (auto e = it->begin(); e != it->end(); ++e) (*target)[e.key()] = e.value();
-  };
-  auto metadata_of = [](const json& spec_holder) -> json {
-    const json* at = &spec_holder;
-    for (const char* key : {"template", "metadata"}) {
-      if (!at->is_object() || !at->contains(key)) return json();
-      at = &(*at)[key];
+  auto merge = [&](const json& template_holder) {
+    const json& metadata = ChildAt(ChildAt(template_holder, "template"), "metadata");
+    for (auto [target, key] :
+         {std::pair{labels, "labels"}, std::pair{annotations, "annotations"}}) {
+      const json& source = ChildAt(metadata, key);
+      if (!source.is_object() || source.empty()) continue;
+      if (!target->is_object()) *target = json::object();
+      for (auto e = source.begin(); e != source.end(); ++e) (*target)[e.key()] = e.value();
     }
-    return *at;
   };
-  const json& object = job.runtime->object;
-  const json md = metadata_of(object.is_object() ? object.value("spec", json()) : json());
-  merge(labels, md, "labels");
-  merge(annotations, md, "annotations");
-  const json& patches = job.train_job->runtime_patches;
-  if (!patches.is_array()) return;
-  for (const json& p : patches) {
-    const json pmd = metadata_of(p.is_object() ? p.value("trainingRuntimeSpec", json()) : json());
-    merge(labels, pmd, "labels");
-    merge(annotations, pmd, "annotations");
-  }
+  merge(ChildAt(job.runtime->object, "spec"));
+  if (job.train_job->runtime_patches.is_array())
+    for (const json& p : job.train_job->runtime_patches) merge(ChildAt(p, "trainingRuntimeSpec"));
 }
 
 }  // namespace trainctl::api

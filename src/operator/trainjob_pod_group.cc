@@ -14,11 +14,6 @@ namespace {
 using nlohmann::json;
 using Amounts = std::map<std::string, int64_t>;  // resource → milli-units
 
-const json& FieldOf(const json& o, const char* key) {
-  static const json kNull;
-  return o.is_object() && o.contains(key) ? o[key] : kNull;
-}
-
 const json& PodGroupPolicyOf(const api::Job& job) {
   static const json kNull;
   return job.runtime ? job.runtime->pod_group_policy : kNull;
@@ -52,21 +47,21 @@ bool IsPodLevelResource(const std::string& resource) {
 
 // A container's resources.requests; `what` names it in an error.
 StatusOr<Amounts> ContainerRequests(const json& c, const std::string& what) {
-  return ParseAmounts(FieldOf(FieldOf(c, "resources"), "requests"),
+  return ParseAmounts(api::ChildAt(api::ChildAt(c, "resources"), "requests"),
                       what + " " + api::StringAt(c, "name"));
 }
 
 // One pod's requests, as the scheduler counts them.
 StatusOr<Amounts> SchedulerPodRequests(const json& pod_spec, const std::string& where) {
   Amounts total, sidecars, init_peak;
-  const json& containers = FieldOf(pod_spec, "containers");
+  const json& containers = api::ChildAt(pod_spec, "containers");
   if (containers.is_array())
     for (const json& c : containers) {
       StatusOr<Amounts> r = ContainerRequests(c, where + " container");
       if (!r.ok()) return r.status();
       AddAmounts(&total, *r);
     }
-  const json& inits = FieldOf(pod_spec, "initContainers");
+  const json& inits = api::ChildAt(pod_spec, "initContainers");
   if (inits.is_array())
     for (const json& c : inits) {
       StatusOr<Amounts> r = ContainerRequests(c, where + " init container");
@@ -83,11 +78,12 @@ StatusOr<Amounts> SchedulerPodRequests(const json& pod_spec, const std::string& 
     }
   MaxAmounts(&total, init_peak);
   StatusOr<Amounts> pod_level =
-      ParseAmounts(FieldOf(FieldOf(pod_spec, "resources"), "requests"), where + " pod");
+      ParseAmounts(api::ChildAt(api::ChildAt(pod_spec, "resources"), "requests"), where + " pod");
   if (!pod_level.ok()) return pod_level.status();
   for (const auto& [name, milli] : *pod_level)
     if (IsPodLevelResource(name)) total[name] = milli;
-  StatusOr<Amounts> overhead = ParseAmounts(FieldOf(pod_spec, "overhead"), where + " overhead");
+  StatusOr<Amounts> overhead =
+      ParseAmounts(api::ChildAt(pod_spec, "overhead"), where + " overhead");
   if (!overhead.ok()) return overhead.status();
   AddAmounts(&total, *overhead);
   return total;
@@ -97,8 +93,8 @@ StatusOr<Amounts> SchedulerPodRequests(const json& pod_spec, const std::string& 
 
 GangKind TrainJobGangKind(const api::Job& job) {
   const json& policy = PodGroupPolicyOf(job);
-  if (FieldOf(policy, "coscheduling").is_object()) return GangKind::kSchedulerPlugins;
-  if (FieldOf(policy, "volcano").is_object()) return GangKind::kVolcano;
+  if (api::ChildAt(policy, "coscheduling").is_object()) return GangKind::kSchedulerPlugins;
+  if (api::ChildAt(policy, "volcano").is_object()) return GangKind::kVolcano;
   return GangKind::kNone;
 }
 
@@ -119,12 +115,12 @@ StatusOr<std::optional<json>> TrainJobPodGroup(const api::Job& job, const json& 
   int64_t members = 0;
   Amounts resources;
   std::string priority_class;
-  const json& jobs = FieldOf(FieldOf(jobset, "spec"), "replicatedJobs");
+  const json& jobs = api::ChildAt(api::ChildAt(jobset, "spec"), "replicatedJobs");
   if (jobs.is_array())
     for (const json& rj : jobs) {
-      const json& job_spec = FieldOf(FieldOf(rj, "template"), "spec");
+      const json& job_spec = api::ChildAt(api::ChildAt(rj, "template"), "spec");
       const int64_t count = std::max<int64_t>(1, api::IntAt(job_spec, "parallelism", 1));
-      const json& pod_spec = FieldOf(FieldOf(job_spec, "template"), "spec");
+      const json& pod_spec = api::ChildAt(api::ChildAt(job_spec, "template"), "spec");
       StatusOr<Amounts> one =
           SchedulerPodRequests(pod_spec, "replicatedJobs[" + api::StringAt(rj, "name") + "]");
       if (!one.ok()) return one.status();
@@ -142,14 +138,14 @@ StatusOr<std::optional<json>> TrainJobPodGroup(const api::Job& job, const json& 
   const json& policy = PodGroupPolicyOf(job);
   if (kind == GangKind::kSchedulerPlugins) {
     const int64_t timeout =
-        api::IntAt(FieldOf(policy, "coscheduling"), "scheduleTimeoutSeconds", 0);
+        api::IntAt(api::ChildAt(policy, "coscheduling"), "scheduleTimeoutSeconds", 0);
     spec["scheduleTimeoutSeconds"] = timeout > 0 ? timeout : 60;
   } else {
-    const json& annotations = FieldOf(FieldOf(jobset, "metadata"), "annotations");
-    if (FieldOf(annotations, api::kVolcanoQueueAnnotation).is_string())
+    const json& annotations = api::ChildAt(api::ChildAt(jobset, "metadata"), "annotations");
+    if (api::ChildAt(annotations, api::kVolcanoQueueAnnotation).is_string())
       spec["queue"] = annotations[api::kVolcanoQueueAnnotation];
     if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
-    const json& topology = FieldOf(FieldOf(policy, "volcano"), "networkTopology");
+    const json& topology = api::ChildAt(api::ChildAt(policy, "volcano"), "networkTopology");
     if (topology.is_object()) spec["networkTopology"] = topology;
   }
   kube::Resource api_of = PodGroupResource(kind);
