@@ -101,5 +101,27 @@ for _ in $(seq 60); do
   sleep 2
 done
 "$kubectl" apply --server-side --force-conflicts -k "$src/manifests/base/runtimes"
+# The restarted operator's webhooks answer before the suite starts: the old pod may linger,
+# Terminating, behind the Service for a while (a cold CI run's first TrainJob timed out on
+# it), so the old pod is gone and three dry-run TrainJobs in a row are answered.
+for _ in $(seq 60); do
+  pods="$("$kubectl" get pods -n trainctl-system -l app.kubernetes.io/name=trainctl-operator -o name)"
+  [[ "$(wc -l <<<"$pods")" == 1 ]] && break
+  sleep 1
+done
+probe='{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob",
+  "metadata":{"name":"webhook-probe","namespace":"default"},
+  "spec":{"runtimeRef":{"name":"torch-distributed"}}}'
+answered=0
+for _ in $(seq 60); do
+  if out="$(echo "$probe" | "$kubectl" create --dry-run=server -f - 2>&1)"; then
+    answered=$((answered + 1))
+    ((answered >= 3)) && break
+  else
+    answered=0
+    sleep 2
+  fi
+done
+((answered >= 3)) || die "the operator's TrainJob webhooks did not answer in 120 s: $out"
 log "running $module@$version test/e2e (skipping: $skip)"
 "$suite" -ginkgo.no-color -ginkgo.v -ginkgo.timeout=40m -ginkgo.skip="$skip"
