@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "api/json_edit.h"
 #include "api/json_fields.h"
 #include "api/kind_plugin.h"
 #include "api/restart_scope.h"
@@ -16,6 +17,8 @@
 namespace trainctl::op {
 namespace {
 
+using api::ObjectAt;
+using api::UpsertNamed;
 using nlohmann::json;
 
 constexpr const char* kTrainJobKind = "TrainJob";
@@ -32,29 +35,10 @@ const json& Child(const json& obj, const char* key) {
   return it == obj.end() ? kNull : *it;
 }
 
-json& ObjectAt(json& obj, const char* key) {
-  if (!obj.is_object()) obj = json::object();
-  json& child = obj[key];
-  if (!child.is_object()) child = json::object();
-  return child;
-}
-
 void MergeStrings(json* target, const json& source) {
   if (!source.is_object() || source.empty()) return;
   if (!target->is_object()) *target = json::object();
   for (auto it = source.begin(); it != source.end(); ++it) (*target)[it.key()] = it.value();
-}
-
-// Sets an entry of a list of objects keyed by `key`, in place or appended.
-void UpsertNamed(json* list, const json& entry, const char* key = "name") {
-  if (!list->is_array()) *list = json::array();
-  for (json& e : *list) {
-    if (e.is_object() && api::StringAt(e, key) == api::StringAt(entry, key)) {
-      e = entry;
-      return;
-    }
-  }
-  list->push_back(entry);
 }
 
 // Upstream's port upsert: a port matches by containerPort, or by name — and a port without a

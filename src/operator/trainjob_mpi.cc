@@ -1,5 +1,6 @@
 #include "operator/trainjob_mpi.h"
 
+#include "api/json_edit.h"
 #include "api/json_fields.h"
 #include "kube/base64.h"
 #include "operator/trainjob_jobset.h"
@@ -7,6 +8,7 @@
 namespace trainctl::op {
 namespace {
 
+using api::UpsertNamed;
 using nlohmann::json;
 
 constexpr const char* kMpiLauncherJob = "launcher";
@@ -17,17 +19,6 @@ json OwnedMetadata(const api::Job& job, const std::string& name, const std::stri
   return {{"name", name},
           {"namespace", job.namespace_},
           {"ownerReferences", json::array({TrainJobOwnerReference(job.name, uid)})}};
-}
-
-// Sets an entry of a list of objects keyed by name, in place or appended.
-void UpsertByName(json* list, json entry) {
-  if (!list->is_array()) *list = json::array();
-  for (json& e : *list)
-    if (e.is_object() && api::StringAt(e, "name") == api::StringAt(entry, "name")) {
-      e = std::move(entry);
-      return;
-    }
-  list->push_back(std::move(entry));
 }
 
 bool ListsHosts(const api::Job& job, const std::string& name) {
@@ -84,7 +75,7 @@ void AddTrainJobMpiVolumes(const api::Job& job, const std::string& name, json* p
   json& spec = (*pod_template)["spec"];
   if (!spec.is_object()) spec = json::object();
   const bool launcher = name == kMpiLauncherJob;
-  UpsertByName(
+  UpsertNamed(
       &spec["volumes"],
       {{"name", kMpiSshVolume},
        {"secret",
@@ -94,21 +85,20 @@ void AddTrainJobMpiVolumes(const api::Job& job, const std::string& name, json* p
                                 {{"key", "ssh-publickey"}, {"path", "id_rsa.pub"}},
                                 {{"key", "ssh-publickey"}, {"path", "authorized_keys"}}})}}}});
   if (launcher)
-    UpsertByName(
-        &spec["volumes"],
-        {{"name", kMpiHostfileVolume},
-         {"configMap",
-          {{"name", TrainJobMpiHostfileName(job.name)},
-           {"items",
-            json::array({{{"key", "hostfile"}, {"path", "hostfile"}, {"mode", 0444}}})}}}});
+    UpsertNamed(&spec["volumes"],
+                {{"name", kMpiHostfileVolume},
+                 {"configMap",
+                  {{"name", TrainJobMpiHostfileName(job.name)},
+                   {"items",
+                    json::array({{{"key", "hostfile"}, {"path", "hostfile"}, {"mode", 0444}}})}}}});
   if (!spec.contains("containers") || !spec["containers"].is_array()) return;
   for (json& c : spec["containers"]) {
     if (!c.is_object() || api::StringAt(c, "name") != api::kTrainerContainer) continue;
-    UpsertByName(&c["volumeMounts"],
-                 {{"name", kMpiSshVolume}, {"mountPath", job.ssh_auth_mount_path}});
+    UpsertNamed(&c["volumeMounts"],
+                {{"name", kMpiSshVolume}, {"mountPath", job.ssh_auth_mount_path}});
     if (launcher)
-      UpsertByName(&c["volumeMounts"],
-                   {{"name", kMpiHostfileVolume}, {"mountPath", api::kTrainJobMpiHostfileDir}});
+      UpsertNamed(&c["volumeMounts"],
+                  {{"name", kMpiHostfileVolume}, {"mountPath", api::kTrainJobMpiHostfileDir}});
   }
 }
 
