@@ -1,0 +1,118 @@
+#include "progress/status_endpoint.h"
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "api/job.h"
+
+namespace trainctl::progress {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kStatusPathSuffix = "/status";
+constexpr std::string_view kTrainJobsSegment = "/trainjobs/";
+
+// A Kubernetes Status object, as upstream's server answers its errors.
+server::Response Failure(int code, const char* reason, const std::string& message) {
+  return server::Response::Json(code, json{{"kind", "Status"},
+                                           {"apiVersion", "v1"},
+                                           {"status", "Failure"},
+                                           {"message", message},
+                                           {"reason", reason},
+                                           {"code", code}});
+}
+
+}  // namespace
+
+bool ParseStatusPath(const std::string& path, std::string* ns, std::string* name) {
+  std::string_view rest(path);
+  if (rest.substr(0, std::string_view(kStatusPathPrefix).size()) != kStatusPathPrefix) return false;
+  rest.remove_prefix(std::string_view(kStatusPathPrefix).size());
+  if (rest.size() < kStatusPathSuffix.size() ||
+      rest.substr(rest.size() - kStatusPathSuffix.size()) != kStatusPathSuffix)
+    return false;
+  rest.remove_suffix(kStatusPathSuffix.size());
+  const size_t at = rest.find(kTrainJobsSegment);
+  if (at == std::string_view::npos) return false;
+  std::string n(rest.substr(0, at)), j(rest.substr(at + kTrainJobsSegment.size()));
+  // Namespaces are DNS labels; TrainJob names are subdomains (the CRD narrows them further).
+  if (n.empty() || n.size() > 63 || n.find('.') != std::string::npos || !api::IsDnsSubdomain(n) ||
+      !api::IsDnsSubdomain(j))
+    return false;
+  *ns = std::move(n);
+  *name = std::move(j);
+  return true;
+}
+
+std::string BearerToken(const std::string& authorization) {
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < authorization.size() && std::isspace(static_cast<unsigned char>(authorization[i])))
+      ++i;
+  };
+  auto word = [&] {
+    const size_t from = i;
+    while (i < authorization.size() && !std::isspace(static_cast<unsigned char>(authorization[i])))
+      ++i;
+    return authorization.substr(from, i - from);
+  };
+  skip_space();
+  std::string scheme = word();
+  skip_space();
+  std::string token = word();
+  skip_space();
+  if (i != authorization.size() || token.empty()) return "";
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return scheme == "bearer" ? token : "";
+}
+
+void StatusEndpoint::Register(server::Router* router) const {
+  router->HandlePrefix("POST", kStatusPathPrefix,
+                       [this](const server::Request& request) { return Handle(request); });
+}
+
+server::Response StatusEndpoint::Handle(const server::Request& request) const {
+  // read
+  std::string ns, name;
+  if (!ParseStatusPath(request.path, &ns, &name)) return Failure(404, "NotFound", "Not found");
+  if (request.body.size() > api::kMaxReportBytes)
+    return Failure(413, "RequestEntityTooLarge",
+                   "the report is " + std::to_string(request.body.size()) + " bytes; at most " +
+                       std::to_string(api::kMaxReportBytes) + " are accepted");
+  const std::string token = BearerToken(request.Header("authorization"));
+
+  // decide
+  switch (hooks_.authorize(token, ns, name)) {
+    case Grant::kAllowed:
+      break;
+    case Grant::kUnauthenticated:
+      return Failure(401, "Unauthorized",
+                     token.empty() ? "a bearer token is required (the file "
+                                     "KUBEFLOW_TRAINER_SERVER_TOKEN names)"
+                                   : "the bearer token is not valid for this endpoint");
+    case Grant::kForbidden:
+      return Failure(403, "Forbidden", "the bearer token is not for TrainJob " + ns + "/" + name);
+    case Grant::kUnavailable:
+      return Failure(503, "ServiceUnavailable", "the token could not be checked; try again");
+  }
+  StatusOr<api::TrainerStatusReport> report = api::DecodeTrainerStatusReport(request.body);
+  if (!report.ok()) {
+    // Not JSON, too deep, not an object: 400; a value the CRD refuses: 422 with its path.
+    const bool malformed = report.status().message().rfind("the report is not", 0) == 0;
+    return Failure(malformed ? 400 : 422, malformed ? "BadRequest" : "Invalid",
+                   report.status().message());
+  }
+  if (!hooks_.exists(ns, name))
+    return Failure(404, "NotFound", "TrainJob " + ns + "/" + name + " not found");
+
+  // write
+  json echo = json::object();
+  if (report->status) {
+    echo["trainerStatus"] = api::TrainerStatusJson(*report->status);
+    hooks_.accept(ns, name, std::move(*report->status));
+  }
+  return server::Response::Json(200, echo);
+}
+
+}  // namespace trainctl::progress
