@@ -438,8 +438,15 @@ def test_reporter_without_the_environment_sends_nothing(server):
 
 # -- the Hugging Face callback -----------------------------------------------------------------
 
-def test_trainer_status_callback_reports_on_rank_0(server, env):
-    pytest.importorskip("transformers")
+@pytest.fixture
+def transformers(monkeypatch):
+    # As the fine-tuning trainer does: transformers would import TensorFlow and JAX (seconds).
+    monkeypatch.setenv("USE_TF", "0")
+    monkeypatch.setenv("USE_FLAX", "0")
+    return pytest.importorskip("transformers")
+
+
+def test_trainer_status_callback_reports_on_rank_0(server, env, transformers):
     from transformers import TrainerCallback, TrainerControl
     clock = Clock()
     callback = progress.TrainerStatusCallback(
@@ -448,6 +455,8 @@ def test_trainer_status_callback_reports_on_rank_0(server, env):
     state = types.SimpleNamespace(global_step=0, max_steps=20, is_world_process_zero=True)
     other = types.SimpleNamespace(global_step=0, max_steps=20, is_world_process_zero=False)
     control = TrainerControl()
+    callback.on_train_begin(None, other, control)
+    callback.on_train_begin(None, state, control)
     for step in range(1, 21):
         clock.now += 1.0
         state.global_step = other.global_step = step
@@ -461,8 +470,49 @@ def test_trainer_status_callback_reports_on_rank_0(server, env):
     callback.on_train_end(None, other, control)
     callback.on_train_end(None, state, control)
     bodies = [json.loads(r["body"])["trainerStatus"] for r in server.requests]
-    assert [b.get("progressPercentage") for b in bodies] == [5, 30, 55, 80, 100]
+    assert [b.get("progressPercentage") for b in bodies] == [0, 25, 50, 75, 100, 100]
     assert bodies[-1]["estimatedRemainingSeconds"] == 0
     assert bodies[-1]["metrics"] == [{"name": "loss", "value": "0.05"},
                                      {"name": "learning_rate", "value": "5e-05"},
                                      {"name": "epoch", "value": "1.0"}]
+
+
+def test_the_fine_tuning_trainer_reports_a_real_trainers_progress(server, env, tmp_path,
+                                                                  transformers):
+    """hf_llm_training.report_progress on a real transformers.Trainer (a one-weight model on
+    CPU): transformers' own KubeflowCallback (here a stand-in of that name) is taken out,
+    ours reports 0 % when training begins and 100 % with the last loss when it ends."""
+    torch = pytest.importorskip("torch")
+    from trainctl.trainer import hf_llm_training
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Linear(1, 1)
+
+        def forward(self, x, labels):
+            return {"loss": torch.nn.functional.mse_loss(self.w(x), labels)}
+
+    class KubeflowCallback(transformers.TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            raise AssertionError("transformers' own callback still runs")
+
+    data = [{"x": torch.tensor([float(i)]), "labels": torch.tensor([2.0 * i])}
+            for i in range(8)]
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "out"), max_steps=6, per_device_train_batch_size=2,
+        logging_steps=2, report_to=[], save_strategy="no", disable_tqdm=True, use_cpu=True)
+    trainer = transformers.Trainer(model=Tiny(), args=args, train_dataset=data,
+                                   callbacks=[KubeflowCallback()])
+    assert hf_llm_training.report_progress(trainer, {}) is None  # no endpoint: no change
+    assert any(type(c) is KubeflowCallback for c in trainer.callback_handler.callbacks)
+    ours = hf_llm_training.report_progress(trainer, env)
+    names = [type(c).__name__ for c in trainer.callback_handler.callbacks]
+    assert "KubeflowCallback" not in names and names.count("TrainerStatusCallback") == 1
+    trainer.train()
+    bodies = [json.loads(r["body"])["trainerStatus"] for r in server.requests]
+    assert bodies[0]["progressPercentage"] == 0
+    last = bodies[-1]
+    assert (last["progressPercentage"], last["estimatedRemainingSeconds"]) == (100, 0)
+    assert [m["name"] for m in last["metrics"]] == ["loss", "learning_rate", "epoch"]
+    assert ours.reporter.metrics["epoch"] == progress.format_value(trainer.state.epoch)

@@ -421,10 +421,11 @@ def _make_callback_class():
 
     class TrainerStatusCallback(TrainerCallback):
         """Reports a Hugging Face Trainer's progress on rank 0 through a :class:`Reporter`:
-        ``state.global_step`` of ``state.max_steps`` at each step end, the logged
-        ``metric_names`` (loss, learning rate, epoch, evaluation loss) when the Trainer logs,
-        the last state when training ends. Does nothing on other ranks, nor without the
-        endpoint."""
+        ``state.global_step`` of ``state.max_steps`` when training begins (the time left is
+        measured from there, so a resumed run counts only its own steps) and at each step end,
+        the logged ``metric_names`` (loss, learning rate, epoch, evaluation loss) when the
+        Trainer logs, the last state when training ends. Does nothing on other ranks, nor
+        without the endpoint."""
 
         metric_names = ("loss", "learning_rate", "epoch", "eval_loss")
 
@@ -437,6 +438,10 @@ def _make_callback_class():
         def _total(state):
             total = getattr(state, "max_steps", None)
             return total if isinstance(total, int) and total > 0 else None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                self.reporter.update(state.global_step, self._total(state))
 
         def on_step_end(self, args, state, control, **kwargs):
             if state.is_world_process_zero:

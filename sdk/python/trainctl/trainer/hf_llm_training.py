@@ -10,6 +10,9 @@ What it adds to upstream's trainer (kubeflow-training 1.9.4):
   model, with the tokenizer, when training ends;
 * rank 0 prints one JSON line per logging step (``{"step": 10, "loss": 2.31, "learning_rate":
   …, "epoch": …}``) that ``TrainingClient.get_job_metrics`` reads;
+* where the job has a runtime status endpoint (``KUBEFLOW_TRAINER_SERVER_URL``), rank 0 also
+  reports progress, time left, loss, learning rate and epoch to the job's status
+  (``trainctl.progress``), in place of transformers' own ``KubeflowCallback`` (5.4 and later);
 * ``training_parameters`` from another transformers release: unknown keys are dropped with a
   warning naming them; ``*_token`` placeholders are dropped and the hub token comes from the
   job's Secret as ``HF_TOKEN`` (never pickled into ``training_args.bin``);
@@ -32,6 +35,7 @@ import re
 import sys
 
 from .. import checkpoint
+from .. import progress
 from ..storage_initializer import TRANSFORMER_TYPES, credentials
 from ..storage_initializer.model import InitError, parse_model_uri
 from ..storage_initializer.storage import json_object_arg
@@ -122,6 +126,23 @@ def metric_record(step, logs):
             continue
         rec[k] = v if math.isfinite(v) else None
     return rec
+
+
+def report_progress(trainer, environ=None):
+    """Adds ``trainctl.progress.TrainerStatusCallback`` to ``trainer`` when the job has a status
+    endpoint; returns it, or None (then nothing changes and nothing is imported). transformers
+    5.4 and later add their own ``KubeflowCallback`` for that endpoint whenever its URL is set:
+    it is taken out, so that the job's status gets one stream of reports (ours measures the
+    time left from the steps this run made, which holds after a resume)."""
+    environ = os.environ if environ is None else environ
+    if not progress.enabled(environ):
+        return None
+    for callback in list(trainer.callback_handler.callbacks):
+        if type(callback).__name__ == "KubeflowCallback":
+            trainer.remove_callback(callback)
+    callback = progress.TrainerStatusCallback(progress.Reporter(environ=environ))
+    trainer.add_callback(callback)
+    return callback
 
 
 def skip_bool_buffers_in_ddp(model):
@@ -284,6 +305,7 @@ def train(args, environ=None):
     trainer = transformers.Trainer(model=model, args=training_args, train_dataset=train_ds,
                                    eval_dataset=eval_ds, data_collator=collator,
                                    callbacks=callbacks)
+    report_progress(trainer, environ)
     resume = last_complete_checkpoint(training_args.output_dir)
     if rank == 0:
         import torch.distributed as dist
