@@ -6,7 +6,8 @@ against this module). Outputs (``Runtime``, ``TrainJob``, ``Step``, ``Event``) a
 
 Plain dataclasses; no I/O. ``RuntimeTrainer.command`` is the entrypoint a function runs under
 on that runtime (``("torchrun",)``, ``("mpirun", ...)``, ``("python",)``), not upstream's
-bash template.
+bash template. ``TrainJob.trainer_status`` (a ``TrainerStatus``: what the training reported
+last, from the TrainJob's ``status.trainerStatus``) is ours; 0.5.0's TrainJob has no such field.
 """
 
 import enum
@@ -151,6 +152,16 @@ class Step:
     device_count: str = UNKNOWN
 
 
+@dataclass(frozen=True)
+class TrainerStatus:
+    """The training's last progress report (Trainer v2.3's ``status.trainerStatus``):
+    ``metrics`` maps each reported name to its value, a text as reported (``"0.25"``)."""
+    progress_percentage: Optional[int] = None
+    estimated_remaining_seconds: Optional[int] = None
+    metrics: dict = field(default_factory=dict)
+    last_updated_time: Optional[datetime] = None
+
+
 @dataclass
 class TrainJob:
     name: str
@@ -159,6 +170,7 @@ class TrainJob:
     num_nodes: int
     creation_timestamp: Optional[datetime]
     status: str = UNKNOWN
+    trainer_status: Optional[TrainerStatus] = None  # ours: None until the training reports
 
 
 @dataclass

@@ -12,7 +12,10 @@ Rules, as upstream's SDK (kubeflow 0.5.0) applies them:
   Running or Succeeded; else ``Created``. Upstream gives ``Running`` only to a TrainJob with no
   condition at all; here other conditions (``Suspended`` False after a resume, the local
   runner's ``Created``/``Running``) do not hide it.
-* events: those of the TrainJob, its JobSet, Jobs and pods, by time.
+* events: those of the TrainJob, its JobSet, Jobs and pods, by time;
+* trainer status (ours; Trainer v2.3's runtime status): ``status.trainerStatus`` as a
+  ``TrainerStatus``, None when the training has not reported. Read as it is, never refused:
+  a field of the wrong type is left None, a metric without a string name is left out.
 
 Pure: no I/O.
 """
@@ -142,6 +145,29 @@ def unknown_runtime(job):
                          kind=types.RuntimeKind(kind))
 
 
+def _int_or_none(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def trainer_status_of(job):
+    """The ``TrainerStatus`` of a job dict (a TrainJob, or a kubeflow.org/v1 job as trainctl
+    keeps it), or None when it has none. Metrics by name, the last of a repeated name."""
+    reported = (job.get("status") or {}).get("trainerStatus")
+    if not isinstance(reported, dict):
+        return None
+    metrics = {}
+    for m in reported.get("metrics") or []:
+        if isinstance(m, dict) and isinstance(m.get("name"), str):
+            value = m.get("value")
+            metrics[m["name"]] = value if isinstance(value, str) or value is None else str(value)
+    when = reported.get("lastUpdatedTime")
+    return types.TrainerStatus(
+        progress_percentage=_int_or_none(reported.get("progressPercentage")),
+        estimated_remaining_seconds=_int_or_none(reported.get("estimatedRemainingSeconds")),
+        metrics=metrics,
+        last_updated_time=as_datetime(when) if isinstance(when, str) else None)
+
+
 def trainjob_of(job, runtime, pods):
     """The ``TrainJob`` of a TrainJob dict, its runtime and its pods."""
     meta = job.get("metadata") or {}
@@ -149,7 +175,8 @@ def trainjob_of(job, runtime, pods):
     nodes = num_nodes_of(job, runtime)
     return types.TrainJob(name=meta.get("name"), runtime=runtime, steps=steps, num_nodes=nodes,
                           creation_timestamp=as_datetime(meta.get("creationTimestamp")),
-                          status=status_of(job, steps, nodes))
+                          status=status_of(job, steps, nodes),
+                          trainer_status=trainer_status_of(job))
 
 
 def events_of(trainjob, events):

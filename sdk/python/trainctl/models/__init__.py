@@ -3,7 +3,8 @@ them, name- and field-compatible with upstream ``kubeflow.training.models`` (1.9
 
 Public names:
 
-* ``KubeflowOrgV1*``: every model of upstream 1.9.4 (``kubeflow``) plus the MXJob three;
+* ``KubeflowOrgV1*``: every model of upstream 1.9.4 (``kubeflow``) plus the MXJob three and
+  ``KubeflowOrgV1TrainerStatus``/``KubeflowOrgV1TrainerMetric`` (``status.trainer_status``);
   ``KIND_MODELS``/``KIND_LIST_MODELS`` (kind -> job / list class, seven kinds) and
   ``REPLICA_SPECS_ATTRIBUTE`` (kind -> spec attribute of its replica-spec map);
 * Kubernetes models (``V1ObjectMeta``, ``V1PodTemplateSpec``, ``V1PodSpec``, ``V1Container``,
@@ -52,6 +53,8 @@ from .kubeflow import (
     KubeflowOrgV1TFJob,
     KubeflowOrgV1TFJobList,
     KubeflowOrgV1TFJobSpec,
+    KubeflowOrgV1TrainerMetric,
+    KubeflowOrgV1TrainerStatus,
     KubeflowOrgV1XGBoostJob,
     KubeflowOrgV1XGBoostJobList,
     KubeflowOrgV1XGBoostJobSpec,

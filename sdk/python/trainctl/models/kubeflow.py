@@ -7,6 +7,11 @@ Deliberate differences from upstream, all additive:
 * ``KubeflowOrgV1ReplicaStatus.restarts`` (int): the project's CRD and operator report it (every
   retry of the type: recreations and in-place restarts), and ``past_restarts`` (int, JSON
   ``pastRestarts``), the part of it that belongs to replicas no longer there;
+* ``KubeflowOrgV1JobStatus.trainer_status`` (JSON ``trainerStatus``), a
+  ``KubeflowOrgV1TrainerStatus`` (``progress_percentage``, ``estimated_remaining_seconds``,
+  ``metrics`` as ``KubeflowOrgV1TrainerMetric`` name/value pairs, ``last_updated_time``): what
+  the training last reported to trainctl's runtime status endpoint, in the shape Kubeflow
+  Trainer v2.3 gives a TrainJob's ``status.trainerStatus``; None until it reports;
 * ``KubeflowOrgV1MXJob``/``...MXJobList``/``...MXJobSpec``: spec attributes ``job_mode``,
   ``mx_replica_specs``, ``run_policy``; like the 1.9.4 specs of the other kinds,
   ``mx_replica_specs`` and ``run_policy`` are required (upstream 1.5's MXJobSpec also required
@@ -99,17 +104,35 @@ class KubeflowOrgV1ReplicaStatus(Model):
                      "selector": "selector", "succeeded": "succeeded"}
 
 
+class KubeflowOrgV1TrainerMetric(Model):
+    """One metric of a training's progress report: its name and its value as text (ours)."""
+    openapi_types = {"name": "str", "value": "str"}
+    attribute_map = {"name": "name", "value": "value"}
+    required_attributes = frozenset({"name", "value"})
+
+
+class KubeflowOrgV1TrainerStatus(Model):
+    """The training's last progress report (ours; see the module docstring)."""
+    openapi_types = {"estimated_remaining_seconds": "int", "last_updated_time": "datetime",
+                     "metrics": "list[KubeflowOrgV1TrainerMetric]", "progress_percentage": "int"}
+    attribute_map = {"estimated_remaining_seconds": "estimatedRemainingSeconds",
+                     "last_updated_time": "lastUpdatedTime", "metrics": "metrics",
+                     "progress_percentage": "progressPercentage"}
+
+
 class KubeflowOrgV1JobStatus(Model):
     """A job's observed state: conditions, per-replica-type counts ("Master", "Worker", ...),
-    and times."""
+    times, and (ours) the training's last progress report."""
     openapi_types = {"completion_time": "datetime",
                      "conditions": "list[KubeflowOrgV1JobCondition]",
                      "last_reconcile_time": "datetime",
                      "replica_statuses": "dict(str, KubeflowOrgV1ReplicaStatus)",
-                     "start_time": "datetime"}
+                     "start_time": "datetime",
+                     "trainer_status": "KubeflowOrgV1TrainerStatus"}
     attribute_map = {"completion_time": "completionTime", "conditions": "conditions",
                      "last_reconcile_time": "lastReconcileTime",
-                     "replica_statuses": "replicaStatuses", "start_time": "startTime"}
+                     "replica_statuses": "replicaStatuses", "start_time": "startTime",
+                     "trainer_status": "trainerStatus"}
 
 
 class KubeflowOrgV1PyTorchJobSpec(Model):
