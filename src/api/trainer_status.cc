@@ -36,9 +36,16 @@ std::optional<FieldError> ReadText(const json& metric, const char* key, const st
   if (it == metric.end() || it->is_null()) return Required(path, "a string of 1-64 characters");
   if (!it->is_string()) return Invalid(path, *it, "must be a string");
   const std::string& text = it->get_ref<const std::string&>();
-  if (text.empty() || text.size() > kMaxMetricText)
-    return Invalid(path, text.size() > kMaxMetricText ? json(text.substr(0, 16) + "…") : json(text),
-                   "must be 1-64 characters long");
+  // Characters, as the CRD's maxLength counts them (JSON text is UTF-8): bytes that do not
+  // continue a multi-byte sequence.
+  size_t characters = 0;
+  for (unsigned char c : text) characters += (c & 0xC0) != 0x80;
+  if (characters > kMaxMetricText) {
+    size_t cut = 16;  // on a character's first byte: the message stays valid UTF-8
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return Invalid(path, json(text.substr(0, cut) + "…"), "must be 1-64 characters long");
+  }
+  if (characters == 0) return Invalid(path, json(text), "must be 1-64 characters long");
   *out = text;
   return std::nullopt;
 }

@@ -97,6 +97,26 @@ TEST(TrainerStatusTest, HostileBodiesAreRefusedBoundedly) {
   EXPECT_NE(MessageOf(big).find("larger than"), std::string::npos);
 }
 
+TEST(TrainerStatusTest, MetricTextIsCountedInCharactersAsTheCrdDoes) {
+  // 64 two-byte characters (128 bytes) are within the CRD's maxLength of 64; 65 are not, and
+  // the message quotes a valid UTF-8 prefix.
+  std::string sixty_four;
+  for (int i = 0; i < 64; ++i) sixty_four += "\u00e9";
+  auto body = [](const std::string& value) {
+    return nlohmann::json{{"trainerStatus",
+                           {{"metrics", nlohmann::json::array({{{"name", "m"}, {"value", value}}})},
+                            {"lastUpdatedTime", "2026-11-30T00:00:00Z"}}}}
+        .dump();
+  };
+  StatusOr<TrainerStatusReport> fits = DecodeTrainerStatusReport(body(sixty_four));
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(fits->status->metrics[0].value, sixty_four);
+  StatusOr<TrainerStatusReport> over = DecodeTrainerStatusReport(body(sixty_four + "\u00e9"));
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("must be 1-64 characters long"), std::string::npos);
+  EXPECT_NO_THROW(nlohmann::json(over.status().message()).dump());
+}
+
 TEST(TrainerStatusTest, PathAndAudienceAreUpstreams) {
   EXPECT_EQ(TrainerStatusPath("ns", "tj"),
             "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/tj/status");
