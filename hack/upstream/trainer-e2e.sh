@@ -18,8 +18,7 @@
 #                          controller (the node suites' state folder and ports: not while they
 #                          run), runs as above and stops the cluster.
 #
-# Skipped, and why: the runtime status endpoint (the TrainerClient/progress issue) and Flux (no
-# Flux policy here, and no flux-core packaged for Debian). DeepSpeed runs on the stand-in of
+# Skipped, and why: Flux (no Flux policy here, and no flux-core packaged for Debian). DeepSpeed runs on the stand-in of
 # its runtime image (Open MPI and sshd as mpiuser; DeepSpeed itself is not packaged for Debian,
 # and the spec runs the image's default command). Exit status: the suite's. Results: docs/compatibility.md.
 #   Environment: TRAINCTL_TRAINER_VERSION (default v2.3.0), TRAINCTL_CACHE,
@@ -33,7 +32,7 @@ version="${TRAINCTL_TRAINER_VERSION:-v2.3.0}"
 module="github.com/kubeflow/trainer/v2"
 dir="$(cache_root)/upstream/trainer-$version"
 suite="$dir/trainer-e2e.test"
-skip="${TRAINCTL_TRAINER_E2E_SKIP:-runtime status endpoint|Flux}"
+skip="${TRAINCTL_TRAINER_E2E_SKIP:-Flux}"
 mode="${1:-all}"
 case "$mode" in build | run | all) ;; *) die "usage: trainer-e2e.sh [build|run|all]" ;; esac
 if [[ "$mode" == all ]]; then

@@ -32,6 +32,8 @@ Status WebhookService::Start() {
   StatusOr<CertBundle> certs = certs_.Ensure();
   if (certs.ok()) {
     Status st = server_.SetCertificate(certs->cert_pem, certs->key_pem);
+    if (st.ok() && status_port_ > 0)
+      st = status_server_.SetCertificate(certs->cert_pem, certs->key_pem);
     if (!st.ok()) certs = st;
   }
   if (!certs.ok())
@@ -74,6 +76,18 @@ Status WebhookService::Start() {
     return Status(st.code(), "webhook server: " + st.message());
   log_(false, Line("webhook server listening on port {} (certificate in Secret {}/{})",
                    server_.port(), options_.namespace_, options_.secret_name));
+  if (status_port_ > 0) {
+    std::string host = address_.substr(0, address_.rfind(':'));
+    if (Status st = status_server_.Start(host + ":" + std::to_string(status_port_)); !st.ok()) {
+      server_.Stop();
+      return Status(st.code(), "runtime status server: " + st.message());
+    }
+    log_(false, Line("runtime status server listening on port {}", status_server_.port()));
+  }
+  {
+    std::lock_guard<std::mutex> lock(ca_mu_);
+    ca_pem_ = certs->ca_cert_pem;
+  }
   bool injected = false;
   if (Status st = certs_.InjectCaBundle(certs->ca_cert_pem); !st.ok()) {
     log_(true, Line("cannot inject the CA into ValidatingWebhookConfiguration {} or a conversion "
@@ -93,6 +107,17 @@ void WebhookService::Stop() {
   stopping_ = true;
   if (rotation_.joinable()) rotation_.join();
   server_.Stop();
+  if (status_port_ > 0) status_server_.Stop();
+}
+
+server::Router& WebhookService::AlsoServe(int port) {
+  status_port_ = port;
+  return status_server_.router();
+}
+
+std::string WebhookService::ca_pem() const {
+  std::lock_guard<std::mutex> lock(ca_mu_);
+  return ca_pem_;
 }
 
 // Renews the certificate well before expiry (Ensure replaces one with < 30 days left) and keeps
@@ -116,7 +141,13 @@ void WebhookService::Rotate(std::string ca, bool injected) {
     }
     if (!renewed) continue;
     Status st = server_.SetCertificate(next->cert_pem, next->key_pem);
+    if (st.ok() && status_port_ > 0)
+      st = status_server_.SetCertificate(next->cert_pem, next->key_pem);
     ca = next->ca_cert_pem;
+    {
+      std::lock_guard<std::mutex> lock(ca_mu_);
+      ca_pem_ = ca;
+    }
     if (st.ok()) st = certs_.InjectCaBundle(ca);
     injected = st.ok();
     if (st.ok())

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -37,6 +38,13 @@ class WebhookService {
   WebhookService(const WebhookService&) = delete;
   WebhookService& operator=(const WebhookService&) = delete;
 
+  // A second TLS server on the same certificate (renewed with it), for the runtime status
+  // endpoint (progress/status_endpoint.h): registered before Start(), which serves it on
+  // `port` too. Its routes are the caller's.
+  server::Router& AlsoServe(int port);
+  // The PEM of the CA that signed the serving certificate ("" before Start()).
+  std::string ca_pem() const;
+
   Status Start();
   void Stop();
 
@@ -51,6 +59,10 @@ class WebhookService {
   std::string address_;
   WebhookCerts certs_;
   WebhookServer server_;
+  WebhookServer status_server_;
+  int status_port_ = 0;  // 0: no second server
+  mutable std::mutex ca_mu_;
+  std::string ca_pem_;
   std::atomic<bool> stopping_{false};
   std::thread rotation_;
 };

@@ -233,6 +233,13 @@ int main(int argc, char** argv) {
   operator_cmd->add_option("--webhook-server-port", op.webhook_server_port,
                            "Serve the validating webhooks over TLS on this port (0: off; the "
                            "manifests use 9443)");
+  operator_cmd->add_option(
+      "--status-server-port", op.status_server_port,
+      "Serve Kubeflow Trainer v2.3's runtime status endpoint over TLS on this "
+      "port, with the webhook's certificate (0: off; the manifests use 10443)");
+  operator_cmd->add_option("--status-server-url", op.status_server_url,
+                           "Where trainer pods reach that endpoint (default: https://<webhook "
+                           "service>.<namespace>.svc:<port>)");
   operator_cmd->add_option("--webhook-service-name", op.webhook_service_name,
                            "Service in front of the webhooks (certificate DNS names)");
   operator_cmd->add_option("--webhook-secret-name", op.webhook_secret_name,

@@ -9,7 +9,10 @@
 #include "operator/log.h"
 #include "operator/manager.h"
 #include "operator/process_stats.h"
+#include "operator/status_token_review.h"
+#include "operator/trainer_status_writer.h"
 #include "operator/trainjob_controller.h"
+#include "progress/status_endpoint.h"
 #include "recording/history_recorder.h"
 #include "server/http_server.h"
 #include "ui/dashboard.h"
@@ -300,8 +303,46 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
                                                              else
                                                                LogInfo("{}", line);
                                                            });
-    manager.Add({"webhooks", [&] { return webhooks->Start(); }, [&] { webhooks->Stop(); }});
   }
+  // Trainer v2.3's runtime status endpoint: on every replica (a trainer may reach any), beside
+  // the webhooks and on their certificate; what it accepts is written coalesced.
+  std::unique_ptr<TrainerStatusWriter> status_writer;
+  std::unique_ptr<StatusTokenReview> status_tokens;
+  std::unique_ptr<progress::StatusEndpoint> status_endpoint;
+  if (webhooks && trainjobs && o.status_port > 0) {
+    status_writer = std::make_unique<TrainerStatusWriter>(client->get(), &clock);
+    status_tokens = std::make_unique<StatusTokenReview>(client->get(), &clock);
+    progress::StatusEndpointHooks hooks;
+    hooks.authorize = [&](const std::string& token, const std::string& ns,
+                          const std::string& name) {
+      return status_tokens->Authorize(token, ns, name);
+    };
+    hooks.exists = [&](const std::string& ns, const std::string& name) {
+      return status_writer->Exists(ns, name);
+    };
+    hooks.accept = [&](const std::string& ns, const std::string& name, api::TrainerStatus status) {
+      status_writer->Accept(ns, name, std::move(status));
+    };
+    TrainerStatusWriter* writer = status_writer.get();
+    metrics.AddGauge("trainctl_trainer_status_reports_total",
+                     "Runtime status reports accepted by the status endpoint",
+                     [writer] { return static_cast<double>(writer->counts().coalescer.reports); });
+    metrics.AddGauge("trainctl_trainer_status_writes_total",
+                     "TrainJob status writes of what trainers reported (coalesced)",
+                     [writer] { return static_cast<double>(writer->counts().writes); });
+    status_endpoint = std::make_unique<progress::StatusEndpoint>(std::move(hooks));
+    status_endpoint->Register(&webhooks->AlsoServe(o.status_port));
+    trainjobs->SetStatusServer({o.status_url, [&] { return webhooks->ca_pem(); }});
+    // Started before the webhooks serve it, stopped after they stopped: nothing accepted is lost.
+    manager.Add({"runtime status writer",
+                 [&] {
+                   status_writer->Start();
+                   return Status::Ok();
+                 },
+                 [&] { status_writer->Stop(); }});
+  }
+  if (webhooks)
+    manager.Add({"webhooks", [&] { return webhooks->Start(); }, [&] { webhooks->Stop(); }});
 
   manager.Add(
       {"controller",

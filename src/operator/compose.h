@@ -32,6 +32,8 @@ struct OperatorOptions {
   int webhook_port = 0;  // 0: no webhook server
   std::string webhook_bind_host;
   admission::WebhookCertOptions webhook_certs;
+  int status_port = 0;     // 0: no runtime status endpoint (needs the webhook server)
+  std::string status_url;  // what trainer pods are told: "https://<service>.<ns>.svc:<port>"
   bool leader_elect = false;
   kube::LeaderElectionConfig leader_election;
   std::string host;                          // this machine's name, for events

@@ -13,6 +13,7 @@
 #include "operator/gang.h"
 #include "operator/log.h"
 #include "operator/pod_builder.h"
+#include "operator/trainjob_status_env.h"
 
 namespace trainctl::op {
 namespace {
@@ -145,6 +146,14 @@ StatusOr<OperatorOptions> ResolveOptions(const OperatorFlags& flags) {
   wo.config_name = flags.webhook_config_name;
   wo.mutating_config_name = flags.mutating_webhook_config_name;
   wo.extra_hosts = flags.webhook_extra_hosts;
+  if (flags.status_server_port > 0 && flags.webhook_server_port <= 0)
+    return InvalidError(
+        "--status-server-port needs --webhook-server-port: the runtime status endpoint is served "
+        "on the webhook's certificate");
+  o.status_port = flags.status_server_port;
+  o.status_url = flags.status_server_url.empty()
+                     ? TrainerStatusServerUrl(wo.service_name, wo.namespace_, o.status_port)
+                     : flags.status_server_url;
   // MPIJob's CRD serves v1 and v2beta1 through the conversion webhook served with the others.
   if (std::find(c.kinds.begin(), c.kinds.end(), api::Kind::kMPIJob) != c.kinds.end())
     wo.conversion_crds.push_back(std::string(api::Info(api::Kind::kMPIJob).plural) + "." +

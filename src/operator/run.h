@@ -50,7 +50,12 @@ struct OperatorFlags {
   std::string webhook_secret_name = "trainctl-operator-webhook-cert";
   std::string webhook_config_name = "validator.trainctl.kubeflow.org";
   std::string mutating_webhook_config_name = "mutator.trainctl.kubeflow.org";
-  std::string webhook_bind_host;                 // empty: every address
+  std::string webhook_bind_host;  // empty: every address
+  // Trainer v2.3's runtime status endpoint, on the webhook certificate (0: off; the manifests
+  // use 10443); trainer pods reach it at status_server_url, by default
+  // https://<webhook service>.<namespace>.svc:<port>.
+  int status_server_port = 0;
+  std::string status_server_url;
   std::vector<std::string> webhook_extra_hosts;  // more certificate names/IPs
   // Logging, as upstream's zap flags (log.h).
   bool zap_devel = true;

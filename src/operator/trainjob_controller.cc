@@ -12,6 +12,7 @@
 #include "operator/trainjob_mpi.h"
 #include "operator/trainjob_notice.h"
 #include "operator/trainjob_pod_group.h"
+#include "operator/trainjob_status_env.h"
 #include "operator/trainjob_why.h"
 #include "recording/history_snapshot.h"
 
@@ -413,7 +414,14 @@ SyncResult TrainJobController::Sync(const std::string& key) {
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) result.status = deleted;
   }
   std::optional<json> stored = trainjob;  // the TrainJob with the status now stored
-  if (status != Field(trainjob, "status")) {
+  // status.trainerStatus is the status endpoint's (operator/trainer_status_writer.h): a cached
+  // TrainJob's older one is neither compared nor written back.
+  json stored_status = Field(trainjob, "status");
+  for (json* s : {&status, &stored_status})
+    if (s->is_object()) s->erase("trainerStatus");
+  if (status.is_object() && status.empty()) status = nullptr;
+  if (stored_status.is_object() && stored_status.empty()) stored_status = nullptr;
+  if (status != stored_status) {
     json body = {{"status", status}};
     StatusOr<json> written =
         client_->Patch(kTrainJobs, ns, name, kube::PatchType::kMerge, body.dump(), {}, "status");
@@ -527,6 +535,8 @@ bool TrainJobController::Resolve(const json& trainjob, std::optional<api::Loaded
     Warn(trainjob, "TrainJobResourcesCreationFailed", want.status().message());
     return false;
   }
+  if (status_server_)
+    AddTrainerStatusEnv(&*want, NamespaceOf(trainjob), NameOf(trainjob), status_server_->url);
   *resolved = std::move(*job);
   *jobset = std::move(*want);
   return true;
@@ -550,6 +560,18 @@ bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& ke
       Warn(trainjob, "TrainJobResourcesCreationFailed", "PodGroup " + key + ": " + group.message());
       result->status = group;
       return false;
+    }
+    if (status_server_) {
+      StatusOr<json> ca = client_->Create(
+          kube::kConfigMaps, ns,
+          TrainerStatusCaConfigMap(ns, name, UidOf(trainjob), status_server_->ca()));
+      if (!ca.ok() && ca.status().code() != StatusCode::kAlreadyExists) {
+        Warn(trainjob, "TrainJobResourcesCreationFailed",
+             "ConfigMap " + ns + "/" + TrainerStatusCaConfigMapName(name) + ": " +
+                 ca.status().message());
+        result->status = ca.status();
+        return false;
+      }
     }
     // jobsStatus is only ever copied from this TrainJob's JobSet: it existed, and is gone.
     const bool had_one = Field(Field(trainjob, "status"), "jobsStatus").is_array();

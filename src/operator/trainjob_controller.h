@@ -40,6 +40,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,6 +85,15 @@ class TrainJobController {
 
   // The job history (--history): finished TrainJobs are recorded there. Set before Start().
   void SetHistory(recording::HistoryRecorder* history) { history_ = history; }
+
+  // The runtime status endpoint the operator serves (--status-server-port): each TrainJob's
+  // trainer pods get its env, token and CA (operator/trainjob_status_env.h; the CA from `ca`,
+  // in ConfigMap <job>-tls-config made before the JobSet). Set before Start().
+  struct StatusServer {
+    std::string url;                  // "https://<service>.<ns>.svc:<port>"
+    std::function<std::string()> ca;  // the PEM of the CA that signed its certificate
+  };
+  void SetStatusServer(StatusServer server) { status_server_ = std::move(server); }
 
   // One reconcile of one TrainJob ("<ns>/<name>"); public for tests.
   SyncResult Sync(const std::string& key);
@@ -164,6 +174,7 @@ class TrainJobController {
   int threads_;
   kube::EventRecorder* recorder_;
   recording::HistoryRecorder* history_ = nullptr;
+  std::optional<StatusServer> status_server_;
   kube::WorkQueue queue_;
   kube::Store<nlohmann::json> trainjobs_, jobsets_;
   kube::Store<kube::PodSummary> pods_;

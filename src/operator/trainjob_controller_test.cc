@@ -551,5 +551,68 @@ TEST_F(TrainJobSyncTest, ANodeWhosePodWasDeletedBeforeTheFailureIsStillTheFirstF
   EXPECT_NE(message.find("device-side assert"), std::string::npos) << message;
 }
 
+TEST_F(TrainJobSyncTest, WithTheStatusEndpointTheTrainerGetsItsEnvAndTheCaComesFirst) {
+  controller_->SetStatusServer({"https://op.sys.svc:10443", [] { return std::string("CA PEM"); }});
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(2));
+  Add(TrainJob());
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  std::optional<json> ca = api_->Object(std::string(kConfigMapsPath) + "/tj-tls-config");
+  ASSERT_TRUE(ca);
+  EXPECT_EQ((*ca)["data"]["ca.crt"], "CA PEM");
+  // Made before the JobSet: its pods mount it.
+  size_t ca_at = 0, jobset_at = 0, i = 0;
+  for (const kube::HttpRequest& r : api_->Requests()) {
+    ++i;
+    if (r.method != "POST") continue;
+    if (r.path.rfind(kConfigMapsPath, 0) == 0 && r.body.find("tj-tls-config") != std::string::npos)
+      ca_at = i;
+    if (r.path.rfind(kJobSetsPath, 0) == 0) jobset_at = i;
+  }
+  EXPECT_GT(ca_at, 0u);
+  EXPECT_LT(ca_at, jobset_at);
+  json js = *api_->Object(std::string(kJobSetsPath) + "/tj");
+  const json& node = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  bool has_url = false;
+  for (const json& e : node["containers"][0]["env"])
+    has_url = has_url || (e["name"] == "KUBEFLOW_TRAINER_SERVER_URL" &&
+                          e["value"] ==
+                              "https://op.sys.svc:10443/apis/trainer.kubeflow.org/v1alpha1/"
+                              "namespaces/ns/trainjobs/tj/status");
+  EXPECT_TRUE(has_url) << node;
+}
+
+TEST_F(TrainJobSyncTest, TheReportedTrainerStatusIsNeverWrittenBackFromTheCache) {
+  api_->Seed(std::string(kRuntimes) + "/torch", Runtime(1));
+  Add(TrainJob(/*suspend=*/true));
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  CatchUp();
+  // The endpoint writes a report; the controller's cache still has the TrainJob without it.
+  json stale = *api_->Object(std::string(kJobs) + "/tj");
+  json reported = stale;
+  reported["status"]["trainerStatus"] = {{"progressPercentage", 50},
+                                         {"lastUpdatedTime", "2026-11-30T00:00:00Z"}};
+  api_->Seed(std::string(kJobs) + "/tj", reported);
+  api_->ClearRequests();
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  EXPECT_TRUE(api_->Requests("PATCH", std::string(kJobs) + "/tj/status").empty());
+  // The cache holds an older report and the job is resumed: the status written (Resumed)
+  // carries no trainerStatus, so the newer one stored stays.
+  stale["spec"]["suspend"] = false;
+  stale["status"]["trainerStatus"] = {{"progressPercentage", 10},
+                                      {"lastUpdatedTime", "2026-11-29T00:00:00Z"}};
+  json resumed = reported;
+  resumed["spec"]["suspend"] = false;
+  api_->Seed(std::string(kJobs) + "/tj", resumed);
+  controller_->TrainJobCache()->Apply(kube::WatchEventType::kModified, stale);
+  ASSERT_TRUE(controller_->Sync("ns/tj").status.ok());
+  std::vector<kube::HttpRequest> writes =
+      api_->Requests("PATCH", std::string(kJobs) + "/tj/status");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].body.find("trainerStatus"), std::string::npos) << writes[0].body;
+  json stored = *api_->Object(std::string(kJobs) + "/tj");
+  EXPECT_EQ(Cond(stored, "Suspended")["reason"], "Resumed");
+  EXPECT_EQ(stored["status"]["trainerStatus"]["progressPercentage"], 50);
+}
+
 }  // namespace
 }  // namespace trainctl::op

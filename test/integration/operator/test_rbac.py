@@ -219,6 +219,10 @@ class ShippedRbac(OperatorTestCase):
         # they exist); it never writes one.
         self.assertTrue(can_i("get", "priorityclasses.scheduling.k8s.io"))
         self.assertFalse(can_i("create", "priorityclasses.scheduling.k8s.io"))
+        # The runtime status endpoint asks the API server about a trainer's token; it reads no
+        # Secret of the jobs' namespaces for that (the CA ConfigMap is one it makes).
+        self.assertTrue(can_i("create", "tokenreviews.authentication.k8s.io"))
+        self.assertFalse(can_i("get", "secrets", self.ns))
         # Children are created and deleted, never updated (a pod is patched only for its checkpoint
         # notice annotation); the jobs are never updated (patched only for trainctl's annotations).
         self.assertFalse(can_i("update", "pods", self.ns))

@@ -581,5 +581,146 @@ class TrainJobAdmission(unittest.TestCase):
         self.assertGreater(after[1]["time"], stamped)
 
 
+class TrainerStatusEndpoint(unittest.TestCase):
+    """Trainer v2.3's runtime status endpoint served by the operator (--status-server-port) on its
+    webhook certificate: the JobSet's trainer pods get the URL, CA and token files, the ConfigMap
+    <job>-tls-config holds the CA, and a report with the pod's projected token (here one the API
+    server issues for the same audience: kwok runs no containers) lands on status.trainerStatus;
+    bad tokens, another job's token and hostile bodies are refused, and a burst of reports is
+    written coalesced."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not jobset_controller_ready():
+            raise AssertionError(f"no JobSet controller answers on 127.0.0.1:{HEALTH_PORT}")
+        install_crds()
+        cls.ns = "tjs-" + uuid.uuid4().hex[:8]
+        kubectl("create", "namespace", cls.ns)
+        cls.port, cls.status_port = free_port(), free_port()
+        cls.op = Operator(cls.ns, "--webhook-server-port", str(cls.port),
+                          "--status-server-port", str(cls.status_port),
+                          "--status-server-url", f"https://127.0.0.1:{cls.status_port}",
+                          "--webhook-bind-host", "127.0.0.1", "--webhook-host", "127.0.0.1",
+                          "--webhook-config-name", f"none-{cls.ns}",
+                          "--mutating-webhook-config-name", f"none-m-{cls.ns}",
+                          "--webhook-secret-name", f"webhook-cert-{cls.ns}",
+                          "--leader-election-namespace", cls.ns)
+        cls.op.start()
+        kubectl("apply", "--server-side", "-f", "-",
+                input=json.dumps(torch_runtime("torch", cls.ns, seconds=600)))
+        for name in ("reporter", "neighbour", "burster"):
+            kubectl("create", "-f", "-",
+                    input=json.dumps(trainjob(name, cls.ns, "torch", numNodes=1)))
+        wait_for("the default service account", lambda: get_json(
+            "serviceaccount", "default", "-n", cls.ns) is not None)
+        cm = wait_for("ConfigMap reporter-tls-config", lambda: get_json(
+            "configmap", "reporter-tls-config", "-n", cls.ns), timeout=60)
+        cls.ca_dir = tempfile.mkdtemp()
+        cls.ca = os.path.join(cls.ca_dir, "ca.crt")
+        with open(cls.ca, "w") as f:
+            f.write(cm["data"]["ca.crt"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.op.stop()
+        shutil.rmtree(cls.ca_dir, ignore_errors=True)
+        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
+
+    def token(self, job):
+        return kubectl("create", "token", "default", "-n", self.ns, "--duration=10m",
+                       f"--audience=trainer.kubeflow.org/v1alpha1/namespaces/{self.ns}/trainjobs/"
+                       f"{job}/status").stdout.strip()
+
+    def post(self, job, body, token, conn=None):
+        import ssl
+        own = conn is None
+        if own:
+            conn = http.client.HTTPSConnection(
+                "127.0.0.1", self.status_port, timeout=10,
+                context=ssl.create_default_context(cafile=self.ca))
+        try:
+            conn.request("POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{self.ns}/"
+                                 f"trainjobs/{job}/status",
+                         body=body if isinstance(body, (bytes, str)) else json.dumps(body),
+                         headers={"Authorization": f"Bearer {token}",
+                                  "Content-Type": "application/json"})
+            r = conn.getresponse()
+            return r.status, json.loads(r.read() or b"{}")
+        finally:
+            if own:
+                conn.close()
+
+    @staticmethod
+    def report(progress, **extra):
+        return {"trainerStatus": {"progressPercentage": progress, "lastUpdatedTime":
+                                  time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **extra}}
+
+    def trainer_status(self, job):
+        tj = get_json("trainjobs.trainer.kubeflow.org", job, "-n", self.ns) or {}
+        return tj.get("status", {}).get("trainerStatus")
+
+    def test_the_trainer_pods_are_given_the_endpoint(self):
+        js = wait_for("the JobSet", lambda: get_json("jobsets.jobset.x-k8s.io", "reporter", "-n",
+                                                     self.ns), timeout=60)
+        pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        env = env_of(pod["containers"][0])
+        self.assertEqual(env["KUBEFLOW_TRAINER_SERVER_URL"],
+                         f"https://127.0.0.1:{self.status_port}/apis/trainer.kubeflow.org/"
+                         f"v1alpha1/namespaces/{self.ns}/trainjobs/reporter/status")
+        self.assertEqual(env["KUBEFLOW_TRAINER_SERVER_TOKEN"],
+                         "/var/run/secrets/kubeflow/trainer/token")
+        volume = [v for v in pod["volumes"] if v["name"] == "kubeflow-trainer-token"][0]
+        self.assertEqual(volume["projected"]["sources"][0]["serviceAccountToken"]["audience"],
+                         f"trainer.kubeflow.org/v1alpha1/namespaces/{self.ns}/trainjobs/"
+                         "reporter/status")
+
+    def test_a_report_lands_on_the_trainjob(self):
+        code, echo = self.post("reporter", self.report(
+            42, estimatedRemainingSeconds=120,
+            metrics=[{"name": "loss", "value": "0.123"}, {"name": "accuracy", "value": "0.95"}]),
+            self.token("reporter"))
+        self.assertEqual(code, 200, echo)
+        self.assertEqual(echo["trainerStatus"]["progressPercentage"], 42)
+        status = wait_for("trainerStatus", lambda: (self.trainer_status("reporter") or {}).get(
+            "progressPercentage") == 42 and self.trainer_status("reporter"), timeout=20)
+        self.assertEqual(status["estimatedRemainingSeconds"], 120)
+        self.assertEqual([m["name"] for m in status["metrics"]], ["loss", "accuracy"])
+
+    def test_bad_tokens_other_jobs_and_hostile_bodies_are_refused(self):
+        mine = self.token("reporter")
+        self.assertEqual(self.post("reporter", self.report(1), "not-a-token")[0], 401)
+        self.assertEqual(self.post("reporter", self.report(1), "")[0], 401)
+        code, body = self.post("neighbour", self.report(1), mine)
+        self.assertEqual(code, 403, body)
+        self.assertIn(f"not for TrainJob {self.ns}/neighbour", body["message"])
+        self.assertEqual(self.post("reporter", b"x" * 70000, mine)[0], 413)
+        self.assertEqual(self.post("reporter", "[" * 5000 + "]" * 5000, mine)[0], 400)
+        code, body = self.post("reporter", self.report(101), mine)
+        self.assertEqual(code, 422)
+        self.assertIn("trainerStatus.progressPercentage", body["message"])
+        self.assertEqual(self.post("nobody", self.report(1), self.token("nobody"))[0], 404)
+        self.assertIsNone((self.trainer_status("neighbour") or {}).get("progressPercentage"))
+
+    def test_a_burst_of_reports_is_written_coalesced(self):
+        import ssl
+        token = self.token("burster")
+        conn = http.client.HTTPSConnection("127.0.0.1", self.status_port, timeout=10,
+                                           context=ssl.create_default_context(cafile=self.ca))
+        writes_before = self.op.gauge("trainctl_trainer_status_writes_total")
+        began = time.monotonic()
+        for i in range(500):
+            code, _ = self.post("burster", self.report(i // 5), token, conn)
+            self.assertEqual(code, 200)
+        took = time.monotonic() - began
+        conn.close()
+        wait_for("the last report", lambda: (self.trainer_status("burster") or {}).get(
+            "progressPercentage") == 99, timeout=20)
+        writes = self.op.gauge("trainctl_trainer_status_writes_total") - writes_before
+        # One write per second per TrainJob at most, and the last one after the burst.
+        print(f"500 reports in {took:.2f} s: {writes:.0f} status writes")
+        self.assertLessEqual(writes, took + 2, f"{writes} writes for 500 reports in {took:.1f} s")
+        self.assertGreaterEqual(self.op.gauge("trainctl_trainer_status_reports_total"), 500)
+
+
 if __name__ == "__main__":
     unittest.main()
