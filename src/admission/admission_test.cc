@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "admission/certs.h"
 #include "admission/webhook_certs.h"
 #include "api/kinds.h"
+#include "server/tls_certs.h"
 
 namespace trainctl::admission {
 namespace {
@@ -81,7 +81,7 @@ TEST(AdmissionTest, DeniesWithUpstreamFieldErrorsAndAllowsGoodJobs) {
 TEST(CertsTest, GeneratesACaSignedServingCertificate) {
   Time now = std::chrono::system_clock::from_time_t(1800000000);
   StatusOr<CertBundle> b =
-      GenerateWebhookCerts({"svc.ns.svc"}, {"127.0.0.1"}, now, std::chrono::hours(24));
+      GenerateServingCerts({"svc.ns.svc"}, {"127.0.0.1"}, now, std::chrono::hours(24));
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_NE(b->ca_cert_pem.find("BEGIN CERTIFICATE"), std::string::npos);
   EXPECT_NE(b->key_pem.find("BEGIN PRIVATE KEY"), std::string::npos);
@@ -89,7 +89,7 @@ TEST(CertsTest, GeneratesACaSignedServingCertificate) {
   ASSERT_TRUE(expiry.ok());
   EXPECT_EQ(*expiry, now + std::chrono::hours(24));
   EXPECT_FALSE(CertNotAfter("garbage").ok());
-  EXPECT_FALSE(GenerateWebhookCerts({}, {}, now, std::chrono::hours(1)).ok());
+  EXPECT_FALSE(GenerateServingCerts({}, {}, now, std::chrono::hours(1)).ok());
   StatusOr<std::vector<std::string>> names = CertDnsNames(b->cert_pem);
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, std::vector<std::string>{"svc.ns.svc"});  // the IP is not a DNS name
@@ -115,7 +115,7 @@ TEST(CertsTest, ConversionWebhookOfACrdIsRecognised) {
 TEST(CertsTest, ReusedOnlyWhenItNamesTheService) {
   Time now = std::chrono::system_clock::from_time_t(1800000000);
   StatusOr<CertBundle> b =
-      GenerateWebhookCerts({"a.ns.svc", "a.ns.svc.cluster.local"}, {}, now, std::chrono::hours(24));
+      GenerateServingCerts({"a.ns.svc", "a.ns.svc.cluster.local"}, {}, now, std::chrono::hours(24));
   ASSERT_TRUE(b.ok());
   EXPECT_TRUE(CertCovers(b->cert_pem, {"a.ns.svc", "a.ns.svc.cluster.local"}));
   EXPECT_TRUE(CertCovers(b->cert_pem, {"a.ns.svc"}));

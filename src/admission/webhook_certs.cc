@@ -70,7 +70,7 @@ StatusOr<CertBundle> WebhookCerts::Ensure(bool* renewed) {
   std::vector<std::string> ips;
   for (const std::string& h : options_.extra_hosts)
     if (IsIp(h)) ips.push_back(h);
-  StatusOr<CertBundle> made = GenerateWebhookCerts(WebhookDnsNames(options_), ips, now, kValidity);
+  StatusOr<CertBundle> made = GenerateServingCerts(WebhookDnsNames(options_), ips, now, kValidity);
   if (!made.ok()) return made.status();
   json data = {{"ca.crt", kube::Base64Encode(made->ca_cert_pem)},
                {"tls.crt", kube::Base64Encode(made->cert_pem)},

@@ -11,12 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "admission/certs.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/client.h"
+#include "server/tls_certs.h"
 
 namespace trainctl::admission {
+
+// The certificates themselves are made by server/tls_certs.h.
+using server::CertBundle;
+using server::CertDnsNames;
+using server::CertNotAfter;
+using server::GenerateServingCerts;
 
 struct WebhookCertOptions {
   std::string namespace_;    // of the Secret and the Service

@@ -1,5 +1,5 @@
 // WebhookService: the operator's admission part — the validating webhook of every kind and
-// MPIJob's conversion webhook, served over TLS by a WebhookServer with a certificate from (or
+// MPIJob's conversion webhook, served over TLS by a TlsServer with a certificate from (or
 // created in) the Secret that WebhookCerts keeps, the CA injected into the
 // ValidatingWebhookConfiguration and the converting CRDs. Start() serves and injects (an
 // injection that fails is retried every 5 s); a thread then renews the certificate hourly when
@@ -19,10 +19,10 @@
 #include <thread>
 
 #include "admission/webhook_certs.h"
-#include "admission/webhook_server.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/client.h"
+#include "server/tls_server.h"
 
 namespace trainctl::admission {
 
@@ -58,8 +58,8 @@ class WebhookService {
   WebhookCertOptions options_;
   std::string address_;
   WebhookCerts certs_;
-  WebhookServer server_;
-  WebhookServer status_server_;
+  server::TlsServer server_;
+  server::TlsServer status_server_;
   int status_port_ = 0;  // 0: no second server
   mutable std::mutex ca_mu_;
   std::string ca_pem_;

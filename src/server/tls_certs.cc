@@ -1,4 +1,4 @@
-#include "admission/certs.h"
+#include "server/tls_certs.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -10,7 +10,7 @@
 #include <ctime>
 #include <memory>
 
-namespace trainctl::admission {
+namespace trainctl::server {
 namespace {
 
 template <typename T, void (*F)(T*)>
@@ -80,7 +80,7 @@ std::string KeyPem(EVP_PKEY* key) {
 
 }  // namespace
 
-StatusOr<CertBundle> GenerateWebhookCerts(const std::vector<std::string>& dns_names,
+StatusOr<CertBundle> GenerateServingCerts(const std::vector<std::string>& dns_names,
                                           const std::vector<std::string>& ips, Time now,
                                           Duration validity) {
   PKey ca_key = NewKey(), key = NewKey();
@@ -133,4 +133,4 @@ StatusOr<std::vector<std::string>> CertDnsNames(const std::string& pem) {
   return names;
 }
 
-}  // namespace trainctl::admission
+}  // namespace trainctl::server

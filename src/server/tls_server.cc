@@ -1,4 +1,4 @@
-#include "admission/webhook_server.h"
+#include "server/tls_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -12,11 +12,7 @@
 #include "server/connection_deadlines.h"
 #include "server/listener.h"
 
-namespace trainctl::admission {
-
-using server::ConnectionDeadlines;
-using server::DeadlineScope;
-using server::Listener;
+namespace trainctl::server {
 
 namespace asio = boost::asio;
 namespace ssl = asio::ssl;
@@ -24,7 +20,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-struct WebhookServer::Impl {
+struct TlsServer::Impl {
   RealClock clock;
   ConnectionDeadlines deadlines{clock};
   Listener listener;
@@ -32,10 +28,10 @@ struct WebhookServer::Impl {
   std::shared_ptr<ssl::context> context;  // guarded by mu
 };
 
-WebhookServer::WebhookServer() : impl_(std::make_unique<Impl>()) {}
-WebhookServer::~WebhookServer() { Stop(); }
+TlsServer::TlsServer() : impl_(std::make_unique<Impl>()) {}
+TlsServer::~TlsServer() { Stop(); }
 
-Status WebhookServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+Status TlsServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   boost::system::error_code ec;
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -50,7 +46,7 @@ Status WebhookServer::SetCertificate(const std::string& cert_pem, const std::str
   return Status::Ok();
 }
 
-Status WebhookServer::Start(const std::string& address) {
+Status TlsServer::Start(const std::string& address) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (!impl_->context) return FailedPreconditionError("webhook server: no certificate yet");
@@ -60,7 +56,7 @@ Status WebhookServer::Start(const std::string& address) {
     int fd = socket.release(ec);
     if (ec) return;
     // A flood of connections gets refused, not a thread each.
-    if (open_ >= kMaxWebhookConnections) {
+    if (open_ >= kMaxTlsConnections) {
       ::close(fd);
       return;
     }
@@ -72,7 +68,7 @@ Status WebhookServer::Start(const std::string& address) {
   });
 }
 
-void WebhookServer::ServeConnection(int fd) {
+void TlsServer::ServeConnection(int fd) {
   std::shared_ptr<ssl::context> context;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -94,7 +90,7 @@ void WebhookServer::ServeConnection(int fd) {
   }
   // Declared after the stream: clears the deadline before the stream closes the descriptor.
   DeadlineScope deadline(impl_->deadlines, fd);
-  auto step_deadline = [&] { return impl_->clock.Monotonic() + kWebhookRequestDeadline; };
+  auto step_deadline = [&] { return impl_->clock.Monotonic() + kTlsRequestDeadline; };
   impl_->deadlines.Set(fd, step_deadline());
   stream.handshake(ssl::stream_base::server, ec);
   if (ec) return;
@@ -102,34 +98,33 @@ void WebhookServer::ServeConnection(int fd) {
   while (!impl_->listener.stopping()) {
     impl_->deadlines.Set(fd, step_deadline());  // waiting for, reading and answering a request
     http::request_parser<http::string_body> parser;
-    parser.header_limit(kMaxWebhookHeaderBytes);
-    parser.body_limit(kMaxWebhookBodyBytes);
+    parser.header_limit(kMaxTlsHeaderBytes);
+    parser.body_limit(kMaxTlsBodyBytes);
     http::read(stream, buffer, parser, ec);
     if (ec == http::error::body_limit) {
       http::response<http::string_body> too_large{http::status::payload_too_large, 11};
       too_large.keep_alive(false);
       too_large.body() =
-          "request body larger than " + std::to_string(kMaxWebhookBodyBytes >> 20) + " MiB\n";
+          "request body larger than " + std::to_string(kMaxTlsBodyBytes >> 20) + " MiB\n";
       too_large.prepare_payload();
       http::write(stream, too_large, ec);
       break;
     }
     if (ec) break;
-    http::response<http::string_body> response =
-        server::Serve(router_, parser.get(), /*keep_alive=*/true);
+    http::response<http::string_body> response = Serve(router_, parser.get(), /*keep_alive=*/true);
     http::write(stream, response, ec);
     if (ec || !response.keep_alive()) break;
   }
   stream.shutdown(ec);
 }
 
-void WebhookServer::Stop() {
+void TlsServer::Stop() {
   impl_->listener.Stop();
   impl_->deadlines.Enforce(MonoTime::max());  // cut open connections now
   for (int i = 0; i < 100 && open_ > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
-int WebhookServer::port() const { return impl_->listener.port(); }
+int TlsServer::port() const { return impl_->listener.port(); }
 
-}  // namespace trainctl::admission
+}  // namespace trainctl::server

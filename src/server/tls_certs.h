@@ -1,6 +1,6 @@
-// Self-managed TLS for the admission webhook: a CA and a serving certificate signed by it
-// (ECDSA P-256, SHA-256), made with OpenSSL's libcrypto, and the expiry of a PEM certificate so
-// the operator can rotate before it. No I/O; thread-safe (OpenSSL 3 is).
+// Self-managed TLS (the admission webhooks, the runtime status endpoints): a CA and a serving
+// certificate signed by it (ECDSA P-256, SHA-256), made with OpenSSL's libcrypto, and the expiry
+// of a PEM certificate so the operator can rotate before it. No I/O; thread-safe (OpenSSL 3 is).
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 
-namespace trainctl::admission {
+namespace trainctl::server {
 
 struct CertBundle {
   std::string ca_cert_pem;
@@ -19,7 +19,7 @@ struct CertBundle {
 
 // `dns_names` and `ips` become the serving certificate's subjectAltName; valid from now - 1 h
 // for `validity`.
-StatusOr<CertBundle> GenerateWebhookCerts(const std::vector<std::string>& dns_names,
+StatusOr<CertBundle> GenerateServingCerts(const std::vector<std::string>& dns_names,
                                           const std::vector<std::string>& ips, Time now,
                                           Duration validity);
 
@@ -29,4 +29,4 @@ StatusOr<Time> CertNotAfter(const std::string& pem);
 // cannot be read.
 StatusOr<std::vector<std::string>> CertDnsNames(const std::string& pem);
 
-}  // namespace trainctl::admission
+}  // namespace trainctl::server
