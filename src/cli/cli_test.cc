@@ -49,35 +49,65 @@ TEST(FormatTest, StateIsTheLastCondition) {
 
 json JobWithConditions(json conditions) {
   return {{"kind", "PyTorchJob"},
-          {"metadata", {{"name", "pt"}, {"namespace", "ns"}, {"creationTimestamp", "2026-11-23T10:00:00Z"}}},
+          {"metadata",
+           {{"name", "pt"}, {"namespace", "ns"}, {"creationTimestamp", "2026-11-23T10:00:00Z"}}},
           {"status", {{"conditions", conditions}}}};
+}
+
+TEST(FormatTest, ProgressAndEtaComeFromTheTrainersReportAndCountDown) {
+  json running = JobWithConditions(
+      {{{"type", "Running"}, {"status", "True"}, {"reason", "PyTorchJobRunning"}}});
+  running["status"]["trainerStatus"] = {
+      {"progressPercentage", 42},
+      {"estimatedRemainingSeconds", 300},
+      {"metrics", json::array({{{"name", "loss"}, {"value", "0.5"}}})},
+      {"lastUpdatedTime", "2026-11-23T10:00:00Z"}};
+  json quiet = JobWithConditions({{{"type", "Created"}, {"status", "True"}}});
+  const Time now = *ParseRfc3339("2026-11-23T10:02:00Z");
+  // Reported two minutes ago with five left: three left now.
+  std::string table = FormatJobTable({running, quiet}, false, false, now, false);
+  EXPECT_NE(table.find("PROGRESS"), std::string::npos) << table;
+  EXPECT_NE(table.find("42%"), std::string::npos) << table;
+  EXPECT_NE(table.find("3m0s"), std::string::npos) << table;
+  std::string described = FormatDescribe(running, json::array(), {}, now);
+  EXPECT_NE(described.find("42%, about 3m0s left (reported 2m0s ago)"), std::string::npos) << described;
+  EXPECT_NE(described.find("loss=0.5"), std::string::npos) << described;
+  // No job reported: the columns are not there.
+  EXPECT_EQ(FormatJobTable({quiet}, false, false, now, false).find("PROGRESS"), std::string::npos);
 }
 
 TEST(FormatTest, WhyComesFromReplicasReadyAndTheFirstFailure) {
   json pending = JobWithConditions(
-      {{{"type", "ReplicasReady"}, {"status", "False"}, {"reason", "Unschedulable"},
+      {{{"type", "ReplicasReady"},
+        {"status", "False"},
+        {"reason", "Unschedulable"},
         {"message", "2/3 replicas are unschedulable (Worker 0, 1): 0/4 nodes are available"},
         {"lastTransitionTime", "2026-11-23T10:00:01Z"}},
        {{"type", "Created"}, {"status", "True"}, {"reason", "PyTorchJobCreated"}}});
   EXPECT_EQ(JobWhyLine(pending),
             "Unschedulable: 2/3 replicas are unschedulable (Worker 0, 1): 0/4 nodes are available");
   EXPECT_EQ(JobWhyLine(pending, 20), "Unschedulable: 2/3 r…");
-  std::string table = FormatJobTable({pending}, false, false,
-                                     *ParseRfc3339("2026-11-23T10:01:00Z"), /*wide=*/true);
+  std::string table =
+      FormatJobTable({pending}, false, false, *ParseRfc3339("2026-11-23T10:01:00Z"), /*wide=*/true);
   EXPECT_NE(table.find("REASON"), std::string::npos) << table;
   EXPECT_NE(table.find("Unschedulable: 2/3"), std::string::npos) << table;
   EXPECT_EQ(JobState(pending), "Created");  // ReplicasReady is first, never the state
 
   json failed = JobWithConditions(
       {{{"type", "Created"}, {"status", "True"}},
-       {{"type", "Failed"}, {"status", "True"}, {"reason", "PyTorchJobFailed"},
-        {"message", "PyTorchJob pt is failed because 1 Worker replica(s) failed.\nFirst failure: "
-                    "pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom"}}});
+       {{"type", "Failed"},
+        {"status", "True"},
+        {"reason", "PyTorchJobFailed"},
+        {"message",
+         "PyTorchJob pt is failed because 1 Worker replica(s) failed.\nFirst failure: "
+         "pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom"}}});
   json why = JobWhy(failed);
   EXPECT_TRUE(why["reason"].is_null());
-  EXPECT_EQ(why["firstFailure"], "First failure: pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom");
+  EXPECT_EQ(why["firstFailure"],
+            "First failure: pt-worker-1 (Worker 1) exited with code 3.\nLast output:\nboom");
   EXPECT_EQ(JobWhyLine(failed), "First failure: pt-worker-1 (Worker 1) exited with code 3.");
-  std::string described = FormatDescribe(failed, json::array(), {}, *ParseRfc3339("2026-11-23T10:01:00Z"));
+  std::string described =
+      FormatDescribe(failed, json::array(), {}, *ParseRfc3339("2026-11-23T10:01:00Z"));
   EXPECT_NE(described.find("Why:\n  First failure: pt-worker-1 (Worker 1) exited with code 3.\n"
                            "    Last output:\n    boom\n"),
             std::string::npos)

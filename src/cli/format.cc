@@ -9,6 +9,7 @@
 #include "api/json_fields.h"
 #include "api/restart_scope.h"
 #include "common/text.h"
+#include "jobs/history_capture.h"
 #include "local/container_runtime.h"
 
 namespace trainctl::cli {
@@ -51,6 +52,30 @@ std::string Age(const json& job, Time now) {
       ParseRfc3339(Str(job.value("metadata", json::object()), "creationTimestamp"));
   if (!created) return "<unknown>";
   return FormatAge(std::chrono::duration_cast<Duration>(now - *created));
+}
+
+// The trainer's newest progress report (Trainer v2.3's status.trainerStatus), or null.
+const json& TrainerStatusOf(const json& job) {
+  return api::ChildAt(api::ChildAt(job, "status"), "trainerStatus");
+}
+
+// "42%" from the report, "" without one.
+std::string ProgressCell(const json& job) {
+  const json& ts = TrainerStatusOf(job);
+  if (!ts.is_object() || !ts.contains("progressPercentage")) return "";
+  return std::to_string(api::IntAt(ts, "progressPercentage", 0)) + "%";
+}
+
+// The time left the report gave, counted down from when it was made (never below 0s); "" when
+// none was given or the job is finished.
+std::string EtaCell(const json& job, Time now) {
+  const json& ts = TrainerStatusOf(job);
+  if (!ts.is_object() || !ts.contains("estimatedRemainingSeconds") || jobs::IsFinishedJob(job))
+    return "";
+  Duration left = std::chrono::seconds(api::IntAt(ts, "estimatedRemainingSeconds", 0));
+  if (std::optional<Time> at = ParseRfc3339(Str(ts, "lastUpdatedTime")); at && now > *at)
+    left -= std::chrono::duration_cast<Duration>(now - *at);
+  return FormatAge(std::max(left, Duration(0)));
 }
 
 }  // namespace
@@ -97,6 +122,10 @@ std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool w
   if (with_namespace) header.push_back("NAMESPACE");
   if (with_kind) header.push_back("KIND");
   for (const char* h : {"NAME", "STATE", "AGE"}) header.push_back(h);
+  // PROGRESS and ETA once any of the jobs has reported its progress (trainerStatus).
+  bool progress = false;
+  for (const json& job : jobs) progress = progress || TrainerStatusOf(job).is_object();
+  if (progress) header.insert(header.end(), {"PROGRESS", "ETA"});
   if (wide) header.push_back("REASON");
   rows.push_back(header);
   for (const json& job : jobs) {
@@ -107,6 +136,11 @@ std::string FormatJobTable(const std::vector<json>& jobs, bool with_kind, bool w
     row.push_back(Str(md, "name"));
     row.push_back(JobState(job));
     row.push_back(Age(job, now));
+    if (progress) {
+      std::string p = ProgressCell(job), eta = EtaCell(job, now);
+      row.push_back(p.empty() ? "-" : p);
+      row.push_back(eta.empty() ? "-" : eta);
+    }
     if (wide) row.push_back(JobWhyLine(job));
     rows.push_back(row);
   }
@@ -181,6 +215,19 @@ std::string FormatDescribe(const json& job, const json& replicas, const std::vec
   if (!rp.empty()) line("Run Policy", rp.dump());
   if (std::optional<std::string> gang = GangLine(job)) line("Restart Scope", *gang);
   if (std::optional<std::string> notice = NoticeLine(job, now)) line("Checkpoint Notice", *notice);
+  if (const json& ts = TrainerStatusOf(job); ts.is_object()) {
+    std::string text = ProgressCell(job).empty() ? "reported" : ProgressCell(job);
+    if (std::string eta = EtaCell(job, now); !eta.empty()) text += ", about " + eta + " left";
+    if (std::optional<Time> at = ParseRfc3339(Str(ts, "lastUpdatedTime")))
+      text += " (reported " + FormatAge(std::chrono::duration_cast<Duration>(now - *at)) + " ago)";
+    line("Progress", text);
+    std::string metrics;
+    const json& list = api::ChildAt(ts, "metrics");
+    if (list.is_array())
+      for (const json& m : list)
+        metrics += (metrics.empty() ? "" : ", ") + Str(m, "name") + "=" + Str(m, "value");
+    if (!metrics.empty()) line("Metrics", metrics);
+  }
   out += "Conditions:\n";
   std::vector<std::vector<std::string>> rows = {{"  TYPE", "STATUS", "REASON", "MESSAGE"}};
   if (status.contains("conditions"))

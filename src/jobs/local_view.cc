@@ -18,6 +18,13 @@ Status ReadInto(const local::JobDir& dir, bool with_events, LocalJobSnapshot* ou
   StatusOr<json> patch = dir.ReadMetadataPatch();
   if (!patch.ok()) return patch.status();
   out->job = local::ApplyMetadataPatch(std::move(job).value(), *patch);
+  // The trainer's newest progress report (local/status_server.h), where a TrainJob keeps it.
+  StatusOr<json> trainer_status = dir.ReadTrainerStatus();
+  if (trainer_status.ok() && trainer_status->is_object()) {
+    json& status = out->job["status"];
+    if (status.is_null()) status = json::object();
+    if (status.is_object()) status["trainerStatus"] = std::move(trainer_status).value();
+  }
   StatusOr<json> replicas = dir.ReadReplicas();
   if (!replicas.ok() && replicas.status().code() != StatusCode::kNotFound)
     return replicas.status();  // damaged: say so, naming the file

@@ -133,6 +133,18 @@ StatusOr<PreparedLaunch> BuildReplicaLaunch(const api::Job& job, const std::stri
       launch->container->mounts.push_back(
           {inputs.notice_folder, inputs.notice_folder, /*read_only=*/false});
   }
+  if (!inputs.status_env.empty() && !inputs.init) {
+    for (const auto& [name, value] : inputs.status_env) {
+      bool set = false;
+      for (const std::string& e : launch->spec.env) set = set || e.rfind(name + "=", 0) == 0;
+      if (set) continue;  // the template's own wins
+      launch->spec.env.push_back(name + "=" + value);
+      launch->env_sources.emplace_back(name, EnvSource::kRunner);
+    }
+    if (in_container && !inputs.status_folder.empty())
+      launch->container->mounts.push_back(
+          {inputs.status_folder, inputs.status_folder, /*read_only=*/true});
+  }
   if (in_container) {
     // The error file's own folder is mounted at the same path, so the runner reads what
     // torchrun writes in the container.

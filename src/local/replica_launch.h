@@ -45,6 +45,11 @@ struct ReplicaLaunchInputs {
   // as TRAINCTL_NOTICE_FILE and TRAINCTL_NOTICE_DONE_FILE (mounted at the same path in a
   // container); "" when the job has no notice policy.
   std::string notice_folder{};
+  // The run's runtime status endpoint (local/status_server.h): its variables, given to the
+  // main container unless its template sets them, and the folder of its CA and token (mounted
+  // read-only at the same path in a container); empty for a replica that does not report.
+  std::vector<std::pair<std::string, std::string>> status_env{};
+  std::string status_folder{};
   // The job's SSH key folder (keys, authorized_keys, ssh config), mounted at sshAuthMountPath
   // in the launcher and the workers of a v2beta1 MPIJob run in containers (LocalMpiMode::kSsh).
   std::string ssh_folder{};

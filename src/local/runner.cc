@@ -35,6 +35,7 @@
 #include "local/replica_launch.h"
 #include "local/replica_limits.h"
 #include "local/runtime_probe.h"
+#include "local/status_server.h"
 #include "local/torch_error.h"
 #include "metrics/series.h"
 
@@ -178,6 +179,7 @@ class Run {
   // records were written (recording stops at metrics::kMaxRecordsPerJob).
   std::string metrics_replica_;
   size_t metric_records_ = 0;
+  std::unique_ptr<LocalStatusServer> status_server_;  // null: not served
 };
 
 void Run::Report(const Status& written, const char* what) {
@@ -237,6 +239,14 @@ Status Run::Setup() {
       observer_->OnMessage("removed " + std::to_string(removed.size()) +
                            " container(s) left by a runner that is gone: " + removed.front() +
                            (removed.size() > 1 ? ", …" : ""));
+  }
+  if (options_.serve_trainer_status) {
+    StatusOr<std::unique_ptr<LocalStatusServer>> served = LocalStatusServer::Start(dir_, &clock_);
+    if (served.ok())
+      status_server_ = std::move(served).value();
+    else if (observer_)
+      observer_->OnMessage("warning: progress reports are not served for this run: " +
+                           served.status().message());
   }
   LocalMpiMode mpi = LocalMpiModeOf(job_, options_.runtime.has_value());
   if (mpi != LocalMpiMode::kNone)
@@ -325,6 +335,10 @@ void Run::Start(const std::string& type, int index, Time now, size_t resume_step
   }
   r.port = endpoints_->Port(type, index, 0);
   ReplicaLaunchInputs inputs = LaunchInputs(options_, dir_, name, &gpus_);
+  if (status_server_ && (job_.kind != api::Kind::kTrainJob || type == job_.trainer_group)) {
+    inputs.status_env = status_server_->Env();
+    inputs.status_folder = status_server_->folder();
+  }
   if (api::NoticePolicyOf(job_)) {
     inputs.notice_folder = dir_.path() + "/notice/" + name;
     // A new pod was told nothing yet; an in-place restart keeps what its pod was told.
@@ -669,6 +683,7 @@ StatusOr<RunResult> Run::Execute() {
     RemoveLeftoverContainers(*options_.runtime, options_.base_env,
                              ContainerJobLabel(job_.kind, job_.namespace_, job_.name));
   Report(dir_.RemoveSshFolder(), "(removing) the job's SSH keys");
+  if (status_server_) status_server_->Stop();  // the last report written before the record
   if (options_.on_finished) options_.on_finished(dir_);
   dir_.ReleaseRunnerLock();
   if (delete_job_) Report(dir_.RemoveAll(), "(removing) the finished job's folder");

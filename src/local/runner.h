@@ -59,6 +59,10 @@ struct RunOptions {
   // (local/container_runtime.h, found by ProbeRuntime); images are pulled by imagePullPolicy
   // first, and a pull that fails is ImagePullBackOff, retried with back-off, as a kubelet does.
   std::optional<RuntimeHost> runtime;
+  // Serve Trainer v2.3's runtime status endpoint for the run (local/status_server.h) and give
+  // its variables to the trainer's processes: a TrainJob's trainer step, every replica of a
+  // kubeflow.org/v1 job. A server that cannot start is said once and the run goes on.
+  bool serve_trainer_status = true;
 };
 
 // Receives what happens, for live progress. All calls come from the runner's thread.

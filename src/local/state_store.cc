@@ -167,6 +167,15 @@ StatusOr<nlohmann::json> JobDir::ReadDevices() const {
   if (!std::filesystem::exists(path, ec)) return nlohmann::json();
   return ReadJsonFile(path);
 }
+Status JobDir::WriteTrainerStatus(const nlohmann::json& trainer_status) const {
+  return WriteFileAtomically(path_ + "/trainer_status.json", trainer_status.dump() + "\n");
+}
+StatusOr<nlohmann::json> JobDir::ReadTrainerStatus() const {
+  const std::string path = path_ + "/trainer_status.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nlohmann::json();
+  return ReadJsonFile(path);
+}
 StatusOr<nlohmann::json> JobDir::ReadJob() const {
   const std::string path = path_ + "/job.json";
   StatusOr<nlohmann::json> job = ReadJsonFile(path);

@@ -2,7 +2,8 @@
 // and logs, so other trainctl commands can read them while the job runs and after.
 //
 // Layout: <root>/<namespace>/<plural>/<name>/{job.json, replicas.json, events.jsonl,
-// metrics.jsonl, metadata.json, runner.lock, runner.log, devices.json, logs/<replica>.log}.
+// metrics.jsonl, metadata.json, trainer_status.json, runner.lock, runner.log, devices.json,
+// logs/<replica>.log, trainer-status/{ca.crt,token}}.
 // Whole-file writes are atomic (write + rename), so readers never see a torn file. The runner holds
 // an flock on runner.lock while it runs. Methods do file I/O; a JobDir is not shared between
 // threads.
@@ -72,6 +73,10 @@ class JobDir {
   // patch`), kept apart from job.json, which the runner owns, and merged in by readers.
   Status WriteMetadataPatch(const nlohmann::json& metadata) const;
   StatusOr<nlohmann::json> ReadMetadataPatch() const;  // {} when there is none
+  // trainer_status.json: the newest progress report of the job's trainer (Trainer v2.3's
+  // trainerStatus, local/status_server.h); null when it has reported none.
+  Status WriteTrainerStatus(const nlohmann::json& trainer_status) const;
+  StatusOr<nlohmann::json> ReadTrainerStatus() const;
   StatusOr<std::vector<nlohmann::json>> ReadEvents() const;
   // metrics.jsonl: the metric records of the job's metrics replica (metrics/series.h).
   Status AppendMetricRecords(const std::vector<nlohmann::json>& records) const;

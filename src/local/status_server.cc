@@ -1,0 +1,122 @@
+#include "local/status_server.h"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "api/trainer_status.h"
+#include "server/tls_certs.h"
+
+namespace trainctl::local {
+namespace {
+
+constexpr Duration kCertValidity = Duration(7LL * 24 * 3600 * 1000);
+
+StatusOr<std::string> RandomToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) return InternalError("no random bytes for a token");
+  static const char* kHex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 15];
+  }
+  return token;
+}
+
+Status WritePrivate(const std::string& path, const std::string& content, mode_t mode) {
+  TRAINCTL_RETURN_IF_ERROR(WriteFileAtomically(path, content));
+  if (chmod(path.c_str(), mode) != 0)
+    return IoError("cannot restrict " + path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+LocalStatusServer::LocalStatusServer(const JobDir& dir, const Clock* clock)
+    : dir_(dir), clock_(clock), folder_(dir.path() + "/trainer-status") {}
+
+StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobDir& dir,
+                                                                      const Clock* clock) {
+  std::unique_ptr<LocalStatusServer> s(new LocalStatusServer(dir, clock));
+  StatusOr<std::string> token = RandomToken();
+  if (!token.ok()) return token.status();
+  s->token_ = std::move(token).value();
+  StatusOr<server::CertBundle> certs =
+      server::GenerateServingCerts({"localhost"}, {"127.0.0.1"}, clock->Now(), kCertValidity);
+  if (!certs.ok()) return certs.status();
+  std::error_code ec;
+  std::filesystem::create_directories(s->folder_, ec);
+  if (ec) return IoError("cannot make " + s->folder_ + ": " + ec.message());
+  chmod(s->folder_.c_str(), 0700);
+  TRAINCTL_RETURN_IF_ERROR(WritePrivate(s->folder_ + "/ca.crt", certs->ca_cert_pem, 0644));
+  TRAINCTL_RETURN_IF_ERROR(WritePrivate(s->folder_ + "/token", s->token_, 0600));
+  TRAINCTL_RETURN_IF_ERROR(s->server_.SetCertificate(certs->cert_pem, certs->key_pem));
+
+  LocalStatusServer* self = s.get();
+  progress::StatusEndpointHooks hooks;
+  hooks.authorize = [self](const std::string& token, const std::string& ns,
+                           const std::string& name) { return self->Authorize(token, ns, name); };
+  hooks.exists = [self](const std::string& ns, const std::string& name) {
+    return ns == self->dir_.key().namespace_ && name == self->dir_.key().name;
+  };
+  hooks.accept = [self](const std::string& ns, const std::string& name, api::TrainerStatus st) {
+    self->coalescer_.Put(ns + "/" + name, std::move(st));
+  };
+  s->endpoint_ = std::make_unique<progress::StatusEndpoint>(std::move(hooks));
+  s->endpoint_->Register(&s->server_.router());
+  TRAINCTL_RETURN_IF_ERROR(s->server_.Start("127.0.0.1:0"));
+  s->writer_ = std::thread([self] {
+    std::unique_lock<std::mutex> lock(self->mu_);
+    while (!self->stopping_) {
+      self->wake_.wait_for(lock, std::chrono::milliseconds(250));
+      if (self->stopping_) break;
+      lock.unlock();
+      self->Flush(/*everything=*/false);
+      lock.lock();
+    }
+  });
+  return s;
+}
+
+std::vector<std::pair<std::string, std::string>> LocalStatusServer::Env() const {
+  return {{"KUBEFLOW_TRAINER_SERVER_URL",
+           "https://127.0.0.1:" + std::to_string(server_.port()) +
+               api::TrainerStatusPath(dir_.key().namespace_, dir_.key().name)},
+          {"KUBEFLOW_TRAINER_SERVER_CA_CERT", folder_ + "/ca.crt"},
+          {"KUBEFLOW_TRAINER_SERVER_TOKEN", folder_ + "/token"}};
+}
+
+progress::Grant LocalStatusServer::Authorize(const std::string& token, const std::string& ns,
+                                             const std::string& name) const {
+  if (token.size() != token_.size() || CRYPTO_memcmp(token.data(), token_.data(), token.size()))
+    return progress::Grant::kUnauthenticated;
+  return ns == dir_.key().namespace_ && name == dir_.key().name ? progress::Grant::kAllowed
+                                                                : progress::Grant::kForbidden;
+}
+
+void LocalStatusServer::Flush(bool everything) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  auto taken = everything ? coalescer_.TakeAll() : coalescer_.TakeDue(clock_->Now());
+  for (auto& [key, status] : taken)
+    if (!dir_.WriteTrainerStatus(api::TrainerStatusJson(status)).ok())
+      coalescer_.Return(key, std::move(status));
+}
+
+void LocalStatusServer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  server_.Stop();
+  if (writer_.joinable()) writer_.join();
+  Flush(/*everything=*/true);
+}
+
+}  // namespace trainctl::local
