@@ -309,6 +309,8 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
   std::unique_ptr<TrainerStatusWriter> status_writer;
   std::unique_ptr<StatusTokenReview> status_tokens;
   std::unique_ptr<progress::StatusEndpoint> status_endpoint;
+  if (o.status_port > 0 && !trainjobs)
+    LogInfo("runtime status endpoint not served: Trainer v2 is not served (above)");
   if (webhooks && trainjobs && o.status_port > 0) {
     status_writer = std::make_unique<TrainerStatusWriter>(client->get(), &clock);
     status_tokens = std::make_unique<StatusTokenReview>(client->get(), &clock);
