@@ -9,8 +9,8 @@ CELLS = [
 
 `TrainerClient` — the `kubeflow` SDK 0.5's API — trains a PyTorch DDP function on **2 nodes of
 the `torch-distributed` runtime on this machine** (trainctl's local backend: each node a
-torchrun agent, wired by the runtime's `PET_*` env; no cluster, no image), with the logs shown
-live; then the loss per rank is read back from the logs and plotted; then the **same call** runs
+torchrun agent, wired by the runtime's `PET_*` env; no cluster, no image), with its progress
+(reported by rank 0 to the job's status endpoint) and logs shown live; then the loss per rank is read back from the logs and plotted; then the **same call** runs
 on a Kubernetes cluster where `trainctl operator` (or upstream's controller) serves TrainJobs —
 only `backend=` changes."""),
     ("code", """import os
@@ -24,6 +24,7 @@ print([r.name for r in local.list_runtimes()])
     ("code", """def train_linear(lr, epochs):
     # Runs on every node: DDP over gloo on a fixed synthetic set, each rank on its half.
     import gc
+    import time
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
@@ -36,12 +37,19 @@ print([r.name for r in local.list_runtimes()])
     mine = slice(rank * 512 // world, (rank + 1) * 512 // world)
     model = DistributedDataParallel(torch.nn.Linear(8, 1))
     opt = torch.optim.SGD(model.parameters(), lr=lr)
+    try:  # progress to the job's status (a no-op where the job has no status endpoint)
+        from trainctl.progress import report
+    except ImportError:
+        report = None
     for epoch in range(epochs):
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(model(x[mine]), y[mine])
         loss.backward()
         opt.step()
         print(f"epoch={epoch} rank={rank} loss={loss.item():.4f}", flush=True)
+        if report and rank == 0 and (epoch + 1) % 5 == 0:
+            report(progress_percentage=100 * (epoch + 1) // epochs, metrics={"loss": loss.item()})
+        time.sleep(0.05)
     # DDP's reducer goes before its process group: torch 1.13 can hang at exit otherwise.
     del model, opt
     gc.collect()
@@ -55,11 +63,24 @@ trainer = CustomTrainer(func=train_linear, func_args={"lr": 0.05, "epochs": 40},
 job_name = local.train(runtime="torch-distributed", trainer=trainer)
 job_name
 """),
-    ("code", """# node-1's log, live as it is written; returns when the node ends.
+    ("code", """# Progress as rank 0 reports it (the job's status endpoint), live until the job ends.
+import time
+
+seen = None
+while True:
+    job = local.get_job(job_name)
+    if job.trainer_status and job.trainer_status.progress_percentage != seen:
+        seen = job.trainer_status.progress_percentage
+        print(f"{seen:3d}%  loss {job.trainer_status.metrics.get('loss')}")
+    if job.status in ("Complete", "Failed"):
+        break
+    time.sleep(0.5)
+print(job.status, [(s.name, s.status) for s in job.steps])
+assert job.trainer_status.progress_percentage == 100, job.trainer_status
+"""),
+    ("code", """# node-1's log (follow=True streams it live while the node runs).
 for line in local.get_job_logs(job_name, step="node-1", follow=True):
     print(line)
-job = local.wait_for_job_status(job_name, polling_interval=1)
-print(job.status, [(s.name, s.status) for s in job.steps])
 """),
     ("code", """import re
 import matplotlib.pyplot as plt
