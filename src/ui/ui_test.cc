@@ -213,6 +213,11 @@ TEST(ViewsTest, RowsMergeLiveJobsWithHistoryWithoutDuplicates) {
   EXPECT_EQ(row["key"], "live/local/default/PyTorchJob/pt");
   EXPECT_EQ(row["replicas"], json({{"total", 2}, {"active", 1}, {"succeeded", 0}, {"failed", 1}}));
   EXPECT_EQ(row["why"], "First failure: pt-worker-1 (Worker 1) exited with code 3.");
+  EXPECT_TRUE(row["progress"].is_null());  // it reported no progress
+  json reported = Job("pt", "u1", "Running");
+  reported["status"]["trainerStatus"] = {{"progressPercentage", 42},
+                                         {"lastUpdatedTime", "2026-11-30T00:00:00Z"}};
+  EXPECT_EQ(LiveRow(reported, "local")["progress"], 42);
   history::Row same;
   same.uid = "u1";
   same.name = "pt";

@@ -88,6 +88,13 @@ json WithCharts(json series_doc) {
   return series_doc;
 }
 
+// The trainer's last reported progress (Trainer v2.3's status.trainerStatus), in percent; null
+// when it reported none.
+json ProgressOf(const json& status) {
+  const json& p = api::ChildAt(api::ChildAt(status, "trainerStatus"), "progressPercentage");
+  return p.is_number_integer() ? p : json(nullptr);
+}
+
 json LiveRow(const json& job, const std::string& source) {
   const json& md = Obj(job, "metadata");
   const json& status = Obj(job, "status");
@@ -106,6 +113,7 @@ json LiveRow(const json& job, const std::string& source) {
           {"started", api::StringAt(status, "startTime")},
           {"finished", api::StringAt(status, "completionTime")},
           {"replicas", Replicas(job)},
+          {"progress", ProgressOf(status)},
           {"live", true}};
 }
 
@@ -122,6 +130,7 @@ json HistoryRow(const history::Row& row) {
           {"started", ""},
           {"finished", row.finished},
           {"replicas", nullptr},
+          {"progress", nullptr},
           {"live", false}};
 }
 

@@ -27,7 +27,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import TRAINCTL, TrainctlTestCase
+from harness import REPO, TRAINCTL, TrainctlTestCase
 
 CURVE = """
 apiVersion: kubeflow.org/v1
@@ -44,7 +44,7 @@ spec:
           containers:
           - name: pytorch
             image: unused-locally
-            command: [python3, -u, -c, "import time\\nfor s in range(1, 31):\\n    print(f'step={s} loss={2.0 / s:.4f} lr=5e-05', flush=True)\\n    time.sleep(0.4)"]
+            command: [python3, -u, SCRIPT, "30", "0.4"]
     Worker:
       replicas: 1
       restartPolicy: Never
@@ -55,6 +55,10 @@ spec:
             image: unused-locally
             command: [sh, -c, 'echo "worker up"; sleep 1']
 """
+
+# curve's master prints its steps and reports its progress to the run's status endpoint.
+CURVE = CURVE.replace("SCRIPT", os.path.join(REPO, "test", "e2e", "scripts",
+                                             "curve_with_progress.py"))
 
 CRASH = """
 apiVersion: kubeflow.org/v1
@@ -285,6 +289,11 @@ class DashboardTest(TrainctlTestCase):
         self.wait(lambda: self.state_of("curve") == "Succeeded" or
                   "Succeeded" == self.driver.find_element(By.ID, "job-state").text, 40,
                   "curve to finish")
+        # The progress curve's master reported: on its page and in its row of the list.
+        progress = self.wait(lambda: "100%" in self.driver.find_element(By.ID, "progress").text
+                             and self.driver.find_element(By.ID, "progress"), 20,
+                             "the reported progress on the job's page")
+        self.assertIn("loss=0.0667", progress.text)
         chart = self.driver.find_element(By.ID, "chart")
         self.wait(lambda: chart.get_attribute("data-points") == "30", 20, "30 loss points")
         self.assertIn("loss", chart.get_attribute("data-series").split(","))

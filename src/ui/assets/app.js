@@ -114,8 +114,9 @@ function renderList(rows) {
     if (!row.live) tr.classList.add("history");
     const r = row.replicas;
     const replicas = r ? `${r.active}/${r.total} active` + (r.failed ? `, ${r.failed} failed` : "") : "";
+    const progress = row.progress === null || row.progress === undefined ? "" : row.progress + "%";
     const cells = [row.kind, row.namespace, row.name, row.state, row.why, since(row.created),
-                   ran(row), replicas, row.live ? row.source : row.source + " (history)"];
+                   ran(row), progress, replicas, row.live ? row.source : row.source + " (history)"];
     cells.forEach((text, i) => {
       const td = el("td", i === 2 ? undefined : text);
       if (i === 2) {  // the name: a link to the job's own address
@@ -177,6 +178,22 @@ function renderJob(doc) {
   const why = doc.why || {};
   $("why").hidden = !why.reason;
   $("why").textContent = why.reason ? `${why.reason} (since ${why.since}): ${why.message}` : "";
+
+  // What the trainer last reported to the job's status endpoint (status.trainerStatus).
+  const ts = status.trainerStatus;
+  $("progress").hidden = !ts;
+  if (ts) {
+    const parts = [];
+    if (ts.progressPercentage !== undefined) parts.push(`${ts.progressPercentage}%`);
+    if (ts.estimatedRemainingSeconds !== undefined && !status.completionTime) {
+      const at = Date.parse(ts.lastUpdatedTime);
+      const left = ts.estimatedRemainingSeconds - (isNaN(at) ? 0 : Math.max(0, (Date.now() - at) / 1000));
+      parts.push(`about ${Math.max(0, Math.round(left))} s left`);
+    }
+    for (const m of ts.metrics || []) parts.push(`${m.name}=${m.value}`);
+    $("progress").textContent = "Progress: " + parts.join(" · ") +
+        (ts.lastUpdatedTime ? ` (reported ${ts.lastUpdatedTime})` : "");
+  }
 
   const f = doc.failure;
   $("failure").hidden = !f;
