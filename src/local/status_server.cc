@@ -1,7 +1,6 @@
 #include "local/status_server.h"
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -9,24 +8,13 @@
 #include <filesystem>
 
 #include "api/trainer_status.h"
+#include "common/random_token.h"
 #include "server/tls_certs.h"
 
 namespace trainctl::local {
 namespace {
 
 constexpr Duration kCertValidity = Duration(7LL * 24 * 3600 * 1000);
-
-StatusOr<std::string> RandomToken() {
-  unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) return InternalError("no random bytes for a token");
-  static const char* kHex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token += kHex[b >> 4];
-    token += kHex[b & 15];
-  }
-  return token;
-}
 
 Status WritePrivate(const std::string& path, const std::string& content, mode_t mode) {
   TRAINCTL_RETURN_IF_ERROR(WriteFileAtomically(path, content));
@@ -43,7 +31,7 @@ LocalStatusServer::LocalStatusServer(const JobDir& dir, const Clock* clock)
 StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobDir& dir,
                                                                       const Clock* clock) {
   std::unique_ptr<LocalStatusServer> s(new LocalStatusServer(dir, clock));
-  StatusOr<std::string> token = RandomToken();
+  StatusOr<std::string> token = RandomHexToken(32);
   if (!token.ok()) return token.status();
   s->token_ = std::move(token).value();
   StatusOr<server::CertBundle> certs =

@@ -1,6 +1,6 @@
 #include "ui/auth.h"
 
-#include <fstream>
+#include "common/random_token.h"
 
 namespace trainctl::ui {
 namespace {
@@ -89,18 +89,6 @@ std::optional<server::Response> CheckRequest(const server::Request& request,
   return Refuse(401, "open the address `trainctl ui` printed: it carries this server's token");
 }
 
-StatusOr<std::string> NewToken() {
-  std::ifstream random("/dev/urandom", std::ios::binary);
-  unsigned char bytes[32];
-  if (!random.read(reinterpret_cast<char*>(bytes), sizeof bytes))
-    return IoError("cannot read /dev/urandom for the dashboard's token");
-  static const char* kHex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token += kHex[b >> 4];
-    token += kHex[b & 15];
-  }
-  return token;
-}
+StatusOr<std::string> NewToken() { return RandomHexToken(32); }
 
 }  // namespace trainctl::ui

@@ -34,7 +34,7 @@ std::optional<server::Response> CheckRequest(const server::Request& request,
 // The value of cookie `name` in a Cookie header ("a=1; b=2"); "" when it is not there.
 std::string CookieValue(const std::string& header, const std::string& name);
 
-// A token of 32 random bytes, hex; from /dev/urandom.
+// A token of 32 random bytes, hex (common/random_token.h).
 StatusOr<std::string> NewToken();
 
 // True when `a` and `b` are equal, in time that does not depend on where they differ.
