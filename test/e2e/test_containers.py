@@ -118,6 +118,22 @@ class RuntimeCases:
         self.assertIn("args custom-arg", worker)  # args replace the CMD, keep the ENTRYPOINT
         self.assertEqual(self.containers(), [])
 
+    def test_a_container_is_given_the_runs_status_endpoint(self):
+        # The variables, and the CA and token files mounted read-only at the same paths; the
+        # endpoint is on this machine's loopback, which the container shares (host network).
+        path = self.job("reports", master=(
+            "            command: [sh, -c, 'echo url=$KUBEFLOW_TRAINER_SERVER_URL; "
+            "head -1 $KUBEFLOW_TRAINER_SERVER_CA_CERT; wc -c < $KUBEFLOW_TRAINER_SERVER_TOKEN; "
+            "touch $KUBEFLOW_TRAINER_SERVER_TOKEN 2>/dev/null || echo read-only']\n"))
+        job, proc = self.run_json(path, expect_code=0, timeout=120)
+        self.assertEqual(job["status"]["conditions"][-1]["type"], "Succeeded", self.explain(proc))
+        log = self.log("reports", "master-0")
+        self.assertRegex(log, r"url=https://127\.0\.0\.1:\d+/apis/trainer\.kubeflow\.org/v1alpha1/"
+                              r"namespaces/default/trainjobs/reports/status")
+        self.assertIn("-----BEGIN CERTIFICATE-----", log)
+        self.assertIn("64", log.split())  # the token's 64 hex characters
+        self.assertIn("read-only", log)
+
     def test_a_trainjob_runs_its_nodes_as_containers_with_the_torch_env(self):
         # Trainer v2: the runtime in the same file, its node container this image; each node a
         # container of it, wired as torchrun expects, node 0 reachable from node 1.
