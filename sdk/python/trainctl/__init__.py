@@ -21,7 +21,8 @@ _LAZY = {
 _LAZY.update({name: ".trainer_types" for name in (
     "CustomTrainer", "CustomTrainerContainer", "BuiltinTrainer", "Initializer",
     "HuggingFaceDatasetInitializer", "HuggingFaceModelInitializer", "S3DatasetInitializer",
-    "S3ModelInitializer")})
+    "S3ModelInitializer", "TorchTuneConfig", "LoraConfig", "TorchTuneInstructDataset",
+    "DataType", "DataFormat", "Loss")})
 # Submodules that ``import trainctl`` used to load, and so that ``import *`` gives.
 _SUBMODULES = ("constants", "models", "trainer_types")
 

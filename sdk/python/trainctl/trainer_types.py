@@ -4,6 +4,9 @@ notebook written for either reads both. Inputs are duck-typed: ``train()`` accep
 ``kubeflow.trainer``'s own classes (it reads fields by name, never checks ``isinstance``
 against this module). Outputs (``Runtime``, ``TrainJob``, ``Step``, ``Event``) are these.
 
+The options of ``kubeflow.trainer.options`` (``Name``, ``Labels``, ``RuntimePatch``...) are
+here too, under the same names and fields, and read the same way.
+
 Plain dataclasses; no I/O. ``RuntimeTrainer.command`` is the entrypoint a function runs under
 on that runtime (``("torchrun",)``, ``("mpirun", ...)``, ``("python",)``), not upstream's
 bash template. ``TrainJob.trainer_status`` (a ``TrainerStatus``: what the training reported
@@ -63,9 +66,67 @@ class CustomTrainerContainer:
     env: Optional[dict] = None
 
 
+class Loss(enum.Enum):
+    """The loss a TorchTune recipe trains with."""
+    CEWithChunkedOutputLoss = "torchtune.modules.loss.CEWithChunkedOutputLoss"
+
+
+class DataType(enum.Enum):
+    """The dtype of the model and optimizer parameters in a TorchTune recipe."""
+    BF16 = "bf16"
+    FP32 = "fp32"
+
+
+class DataFormat(enum.Enum):
+    """The file type of a TorchTune instruct dataset."""
+    JSON = "json"
+    CSV = "csv"
+    PARQUET = "parquet"
+    ARROW = "arrow"
+    TEXT = "text"
+    XML = "xml"
+
+
+@dataclass
+class TorchTuneInstructDataset:
+    """An instruct dataset (prompt and response columns) for a TorchTune recipe."""
+    source: Optional[DataFormat] = None
+    split: Optional[str] = None
+    train_on_input: Optional[bool] = None
+    new_system_prompt: Optional[str] = None
+    column_map: Optional[dict] = None
+
+
+@dataclass
+class LoraConfig:
+    """LoRA, QLoRA (``quantize_base``) or DoRA (``use_dora``) settings of a TorchTune recipe."""
+    apply_lora_to_mlp: Optional[bool] = None
+    apply_lora_to_output: Optional[bool] = None
+    lora_attn_modules: list = field(default_factory=lambda: ["q_proj", "v_proj", "output_proj"])
+    lora_rank: Optional[int] = None
+    lora_alpha: Optional[int] = None
+    lora_dropout: Optional[float] = None
+    quantize_base: Optional[bool] = None
+    use_dora: Optional[bool] = None
+
+
+@dataclass
+class TorchTuneConfig:
+    """What a BuiltinTrainer changes in a torchtune runtime's recipe config (each set field
+    becomes a ``key=value`` override of ``tune run``)."""
+    dtype: Optional[DataType] = None
+    batch_size: Optional[int] = None
+    epochs: Optional[int] = None
+    loss: Optional[Loss] = None
+    num_nodes: Optional[int] = None
+    peft_config: Optional[LoraConfig] = None
+    dataset_preprocess_config: Optional[TorchTuneInstructDataset] = None
+    resources_per_node: Optional[dict] = None
+
+
 @dataclass
 class BuiltinTrainer:
-    """A runtime's built-in post-training (TorchTune upstream); ``config`` its parameters."""
+    """A torchtune runtime's built-in post-training; ``config`` a ``TorchTuneConfig``."""
     config: object
 
 
@@ -112,6 +173,121 @@ class Initializer:
     """The dataset and model a TrainJob's initializer steps fetch before its trainer runs."""
     dataset: Optional[object] = None
     model: Optional[object] = None
+
+
+# -- train() options --------------------------------------------------------------------------
+# The names and fields of ``kubeflow.trainer.options``; ``train(options=[...])`` takes these or
+# kubeflow's own (read by class name and field, trainjob_spec.read_options). Validation happens
+# there, when train() reads them, for both kinds alike.
+
+SDK_PATCH_MANAGER = "trainer.kubeflow.org/kubeflow-sdk"
+
+
+@dataclass
+class Name:
+    """The TrainJob's name (``metadata.name``) instead of a generated one."""
+    name: str
+
+
+@dataclass
+class Labels:
+    """The TrainJob's ``metadata.labels`` (a later Labels option replaces an earlier one)."""
+    labels: dict
+
+
+@dataclass
+class Annotations:
+    """The TrainJob's ``metadata.annotations`` (a later one replaces an earlier one)."""
+    annotations: dict
+
+
+@dataclass
+class TrainerCommand:
+    """``spec.trainer.command``; with a CustomTrainerContainer or no trainer only."""
+    command: list
+
+
+@dataclass
+class TrainerArgs:
+    """``spec.trainer.args``; with a CustomTrainerContainer or no trainer only."""
+    args: list
+
+
+@dataclass
+class ActiveDeadlineSeconds:
+    """``spec.activeDeadlineSeconds``: how long the TrainJob may be active (>= 1)."""
+    seconds: int
+
+
+@dataclass
+class ContainerPatch:
+    """A runtime container's additions: env (``name`` and ``value`` or ``valueFrom``), volume
+    mounts (``name``, absolute ``mountPath``) and security context."""
+    name: str
+    env: Optional[list] = None
+    volume_mounts: Optional[list] = None
+    security_context: Optional[dict] = None
+
+
+@dataclass
+class PodSpecPatch:
+    service_account_name: Optional[str] = None
+    volumes: Optional[list] = None
+    init_containers: Optional[list] = None  # of ContainerPatch
+    containers: Optional[list] = None  # of ContainerPatch
+    image_pull_secrets: Optional[list] = None
+    security_context: Optional[dict] = None
+    node_selector: Optional[dict] = None
+    affinity: Optional[dict] = None
+    tolerations: Optional[list] = None
+    scheduling_gates: Optional[list] = None
+
+
+@dataclass
+class PodTemplatePatch:
+    metadata: Optional[dict] = None  # labels, annotations
+    spec: Optional[PodSpecPatch] = None
+
+
+@dataclass
+class JobSpecPatch:
+    template: Optional[PodTemplatePatch] = None
+
+
+@dataclass
+class JobTemplatePatch:
+    metadata: Optional[dict] = None
+    spec: Optional[JobSpecPatch] = None
+
+
+@dataclass
+class ReplicatedJobPatch:
+    """The patch of one replicated job of the runtime (``node``, ``launcher``, ...)."""
+    name: str
+    template: Optional[JobTemplatePatch] = None
+
+
+@dataclass
+class JobSetSpecPatch:
+    replicated_jobs: Optional[list] = None  # of ReplicatedJobPatch
+
+
+@dataclass
+class JobSetTemplatePatch:
+    metadata: Optional[dict] = None
+    spec: Optional[JobSetSpecPatch] = None
+
+
+@dataclass
+class TrainingRuntimeSpecPatch:
+    template: Optional[JobSetTemplatePatch] = None
+
+
+@dataclass
+class RuntimePatch:
+    """One ``spec.runtimePatches`` entry, under the SDK's manager name."""
+    training_runtime_spec: Optional[TrainingRuntimeSpecPatch] = None
+    manager: str = field(default=SDK_PATCH_MANAGER, init=False, repr=False)
 
 
 # -- outputs ----------------------------------------------------------------------------------
