@@ -96,6 +96,24 @@ class JobBackend(abc.ABC):
         """{"name", "exitCode", "lastLogLines"} of the replica that failed first, or None;
         ``conditions``: the job's (their "First failure: <name>" names it where known)."""
 
+    # -- TrainJobs --------------------------------------------------------------------------
+
+    def trainjob_refusals(self, fields):
+        """{field: why} for the TrainJob fields in ``fields`` (trainjob_spec's paths, as
+        ``train()``'s options set them) that this substrate cannot honour. None by default: the
+        API server takes every field, and the controller serving it acts on them."""
+        return {}
+
+    def builtin_trainer_refusal(self, namespace):
+        """Why a BuiltinTrainer (TorchTune) cannot run here, or None where it can."""
+        return None
+
+    def runtime_packages(self, source, by_trainjob):
+        """The output of ``source`` (a program printing its interpreter's version, packages
+        and GPUs) where a runtime's trainer runs. By default ``by_trainjob()``: one node of a
+        TrainJob on the runtime runs it and its log is returned."""
+        return by_trainjob()
+
     # -- functions and fine-tuning ----------------------------------------------------------
 
     def function_command(self, name, namespace, source, entrypoint, packages_to_install,

@@ -25,6 +25,7 @@ import time
 
 from .. import constants
 from .. import models
+from .. import trainjob_spec
 from .base import BackendError, JobBackend
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -391,6 +392,45 @@ class LocalBackend(JobBackend):
                                        pip_index_url,
                                        pip_index_url != constants.DEFAULT_PIP_INDEX_URL)
 
+    def trainjob_refusals(self, fields):
+        return {f: _LOCAL_REFUSALS[f] for f in fields if f in _LOCAL_REFUSALS}
+
+    def builtin_trainer_refusal(self, namespace):
+        try:
+            tune = [(o.get("metadata") or {}).get("name") for o in
+                    self.list_runtimes(namespace, None)
+                    if ((o.get("metadata") or {}).get("labels") or {}).get(
+                        trainjob_spec.FRAMEWORK_LABEL) == trainjob_spec.TORCH_TUNE]
+        except LocalError:
+            tune = []
+        found = (f"the torchtune runtimes installed here ({', '.join(tune)}) cannot run "
+                 "either" if tune else "no torchtune runtime is built in or installed here "
+                 "(trainctl runtimes list), and torchtune is not packaged here")
+        return ("BuiltinTrainer (TorchTune post-training) does not run on the local backend: "
+                "the runner does not complete upstream's `tune run` command (the recipe, its "
+                "--config and the rendezvous endpoint, which upstream's controller takes from "
+                f"the runtime); {found}. It needs a ClusterTrainingRuntime labelled "
+                f"{trainjob_spec.FRAMEWORK_LABEL}: torchtune, such as upstream's "
+                "torchtune-llama3.2-1b, on a cluster that runs upstream's Trainer controller "
+                "(TrainerClient(backend='kubernetes'))")
+
+    def runtime_packages(self, source, by_trainjob):
+        """As processes a function runs with this interpreter (``self.python``): it runs the
+        program itself. In containers, a TrainJob in the runtime's image, as on a cluster."""
+        if self.runs_containers():
+            return by_trainjob()
+        try:
+            p = subprocess.run([self.python, "-c", source], capture_output=True, text=True,
+                               timeout=300)
+        except subprocess.TimeoutExpired as e:
+            raise TimeoutError(f"{self.python} did not list its packages in 300s") from e
+        except OSError as e:
+            raise LocalError(f"cannot run {self.python}: {e}", 127) from e
+        if p.returncode != 0:
+            raise LocalError(f"{self.python} exited with {p.returncode}: "
+                             f"{(p.stderr or p.stdout).strip()[-2000:]}", p.returncode)
+        return p.stdout
+
     def check_image_entrypoint(self, annotations):
         if not self.runs_containers(annotations):
             raise NotImplementedError(
@@ -403,6 +443,35 @@ class LocalBackend(JobBackend):
                   **kwargs):
         from ..api import llm
         return llm.train_locally(client, name, namespace, queue_name, **kwargs)
+
+
+_NO_OBJECTS = ("the local runner makes no JobSet, Job or Pod objects: labels and annotations "
+               "on their templates would reach nothing (use Labels or Annotations for the "
+               "TrainJob's own)")
+_NO_SCHEDULER = ("one machine and no scheduler here: node placement has no meaning "
+                 "(docs/compatibility.md)")
+_NO_SECURITY_CONTEXT = ("the local runner applies no security context: every replica runs as "
+                        "the user who runs trainctl")
+_POD = trainjob_spec.POD_SPEC
+# TrainJob fields the local runner cannot honour, and why (trainjob_refusals).
+_LOCAL_REFUSALS = {
+    trainjob_spec.JOBSET_METADATA: _NO_OBJECTS,
+    trainjob_spec.JOB_METADATA: _NO_OBJECTS,
+    trainjob_spec.POD_METADATA: _NO_OBJECTS,
+    _POD + ".nodeSelector": _NO_SCHEDULER,
+    _POD + ".affinity": _NO_SCHEDULER,
+    _POD + ".tolerations": _NO_SCHEDULER,
+    _POD + ".schedulingGates": ("a gated pod waits until its gates are removed, and nothing "
+                                "removes them here: no scheduler runs"),
+    _POD + ".serviceAccountName": ("replicas here have no service account and no API "
+                                   "credentials (fieldRef spec.serviceAccountName reads "
+                                   "'default')"),
+    _POD + ".imagePullSecrets": ("the runner pulls images with this machine's podman or docker "
+                                 "login; it reads no pull Secret"),
+    _POD + ".securityContext": _NO_SECURITY_CONTEXT,
+    _POD + ".containers[].securityContext": _NO_SECURITY_CONTEXT,
+    _POD + ".initContainers[].securityContext": _NO_SECURITY_CONTEXT,
+}
 
 
 def labels_match(labels, selector):
