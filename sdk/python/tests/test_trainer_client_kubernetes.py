@@ -2,9 +2,13 @@
 KubernetesBackend, whose API objects are an in-memory API server (custom objects, pods, logs,
 events). Checks what reaches the API (the TrainJob train() creates) and how what the API holds
 reads back (runtimes, steps from JobSet's pod labels, status from conditions and pods, logs of
-a step's container, events), as upstream's SDK reads them."""
+a step's container, events), as upstream's SDK reads them; every train() option and a
+BuiltinTrainer in the TrainJob as upstream's SDK writes them, and get_runtime_packages'
+one-node TrainJob."""
 
+import contextlib
 import datetime
+import io
 import unittest
 from unittest import mock
 
@@ -54,6 +58,7 @@ class FakeCustomApi:
     def __init__(self):
         self.store = {}
         self.created = []
+        self.on_create = None  # called with each object made
 
     def _bucket(self, group, version, namespace, plural):
         return self.store.setdefault((group, version, namespace, plural), {})
@@ -76,6 +81,8 @@ class FakeCustomApi:
                            "creationTimestamp": "2026-11-30T12:00:00Z"}
         self._bucket(group, version, namespace, plural)[obj["metadata"]["name"]] = obj
         self.created.append((group, version, namespace, plural, body))
+        if self.on_create:
+            self.on_create(obj)
         return Thread(obj)
 
     def delete_namespaced_custom_object(self, group, version, namespace, plural, name,
@@ -128,6 +135,17 @@ def train_func(lr, epochs=1):
 
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+
+
+def node_patch(metadata=None, **pod_spec):
+    """A RuntimePatch of the ``node`` job's pod template."""
+    t = trainer_types
+    return t.RuntimePatch(t.TrainingRuntimeSpecPatch(t.JobSetTemplatePatch(
+        metadata={"labels": {"jobset": "l"}},
+        spec=t.JobSetSpecPatch([t.ReplicatedJobPatch("node", t.JobTemplatePatch(
+            metadata={"annotations": {"job": "a"}},
+            spec=t.JobSpecPatch(t.PodTemplatePatch(metadata=metadata,
+                                                   spec=t.PodSpecPatch(**pod_spec)))))]))))
 
 
 class TrainerClientKubernetesTest(unittest.TestCase):
@@ -226,6 +244,260 @@ class TrainerClientKubernetesTest(unittest.TestCase):
                           "env": [{"name": "ACCESS_TOKEN", "value": "tok"}]})
         self.assertEqual(spec["initializer"]["model"]["env"],
                          [{"name": "IGNORE_PATTERNS", "value": "*.msgpack,*.h5,*.bin,*.pt,*.pth"}])
+
+    def test_every_option_reaches_the_trainjob(self):
+        t = trainer_types
+        patch = node_patch(
+            metadata={"labels": {"pod": "p"}}, service_account_name="trainer",
+            volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "d"}}],
+            init_containers=[t.ContainerPatch("prep", env=[{"name": "X", "value": "1"}])],
+            containers=[t.ContainerPatch(
+                "sidecar", env=[{"name": "T", "valueFrom": {"secretKeyRef": {
+                    "name": "s", "key": "k"}}}],
+                volume_mounts=[{"name": "data", "mountPath": "/data"}],
+                security_context={"runAsUser": 1000})],
+            image_pull_secrets=[{"name": "reg"}], security_context={"fsGroup": 2000},
+            node_selector={"disk": "ssd"}, affinity={"nodeAffinity": {}},
+            tolerations=[{"key": "gpu", "operator": "Exists"}],
+            scheduling_gates=[{"name": "wait"}])
+        name = self.client.train(
+            trainer=t.CustomTrainerContainer(image="train:1", num_nodes=2),
+            options=[t.Name("my-job"), t.Labels({"team": "a"}), t.Annotations({"note": "n"}),
+                     t.TrainerCommand(["python", "train.py"]), t.TrainerArgs(["--lr", "0.1"]),
+                     t.ActiveDeadlineSeconds(3600), patch, t.Labels({"team": "b"})])
+        self.assertEqual(name, "my-job")
+        (*_, body), = self.custom.created
+        self.assertEqual(body["metadata"], {"name": "my-job", "labels": {"team": "b"},
+                                            "annotations": {"note": "n"}})
+        spec = body["spec"]
+        self.assertEqual(spec["trainer"], {"numNodes": 2, "image": "train:1",
+                                           "command": ["python", "train.py"],
+                                           "args": ["--lr", "0.1"]})
+        self.assertEqual(spec["activeDeadlineSeconds"], 3600)
+        self.assertEqual(spec["runtimePatches"], [{
+            "manager": "trainer.kubeflow.org/kubeflow-sdk",
+            "trainingRuntimeSpec": {"template": {
+                "metadata": {"labels": {"jobset": "l"}},
+                "spec": {"replicatedJobs": [{"name": "node", "template": {
+                    "metadata": {"annotations": {"job": "a"}},
+                    "spec": {"template": {
+                        "metadata": {"labels": {"pod": "p"}},
+                        "spec": {
+                            "serviceAccountName": "trainer",
+                            "volumes": [{"name": "data",
+                                         "persistentVolumeClaim": {"claimName": "d"}}],
+                            "initContainers": [{"name": "prep",
+                                                "env": [{"name": "X", "value": "1"}]}],
+                            "containers": [{
+                                "name": "sidecar",
+                                "env": [{"name": "T", "valueFrom": {"secretKeyRef": {
+                                    "name": "s", "key": "k"}}}],
+                                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                                "securityContext": {"runAsUser": 1000}}],
+                            "imagePullSecrets": [{"name": "reg"}],
+                            "securityContext": {"fsGroup": 2000},
+                            "nodeSelector": {"disk": "ssd"},
+                            "affinity": {"nodeAffinity": {}},
+                            "tolerations": [{"key": "gpu", "operator": "Exists"}],
+                            "schedulingGates": [{"name": "wait"}]}}}}}]}}}}])
+
+    def test_options_without_a_trainer_and_with_a_function(self):
+        t = trainer_types
+        self.client.train(options=[t.TrainerCommand(["sleep", "1"])])
+        self.assertEqual(self.custom.created[-1][4]["spec"]["trainer"],
+                         {"command": ["sleep", "1"]})
+        self.client.train(trainer=CustomTrainer(func=train_func, func_args={"lr": 1}),
+                          options=[t.Annotations({"a": "b"}), t.ActiveDeadlineSeconds(5)])
+        body = self.custom.created[-1][4]
+        self.assertEqual(body["metadata"]["annotations"], {"a": "b"})
+        self.assertEqual(body["spec"]["activeDeadlineSeconds"], 5)
+        self.assertIn("train_func(**{'lr': 1})", body["spec"]["trainer"]["command"][2])
+
+    def test_bad_options_are_refused_before_anything_is_created(self):
+        t = trainer_types
+        self.job("taken")
+
+        class Retries:  # not an option of upstream's or ours
+            pass
+
+        func = CustomTrainer(func=train_func)
+        cases = [
+            ([Retries()], r"options\[0\]: Retries is not a TrainJob option trainctl knows"),
+            (t.Name("x"), "options must be a list, got Name"),
+            ([t.Name("taken")], r"Name option: TrainJob team/taken already exists \(backend "
+                                r"kubernetes\)"),
+            ([t.Name("a" * 64)], "RFC 1035 label"),
+            ([t.Name("9lives")], "RFC 1035 label"),
+            ([t.Labels({"a": 1})], r"options\[0\] Labels\.labels: keys and values must be "
+                                   "strings"),
+            ([t.Annotations(["a"])], "annotations must be a dict of strings, got list"),
+            ([t.ActiveDeadlineSeconds(0)], "seconds must be an int >= 1, got 0"),
+            ([t.ActiveDeadlineSeconds(True)], "seconds must be an int >= 1, got True"),
+            ([t.TrainerCommand("python x.py")], "command must be a list of strings"),
+            ([t.RuntimePatch(), t.RuntimePatch()], r"options\[1\] RuntimePatch: a second "
+                                                   "RuntimePatch of manager trainer.kubeflow.org"
+                                                   "/kubeflow-sdk"),
+            ([node_patch(containers=[t.ContainerPatch("c", volume_mounts=[
+                {"name": "v", "mountPath": "rel"}])])],
+             r"replicated_jobs\[0\]\.containers\[0\] \(c\)\.volume_mounts v: mountPath must "
+             "be an absolute path"),
+            ([node_patch(containers=[t.ContainerPatch("c", env=[{"name": "E"}])])],
+             "env E: needs value or valueFrom"),
+            ([node_patch(containers=[t.ContainerPatch("c", env=[
+                {"name": "E", "valueFrom": {"bogus": {}}}])])], "valueFrom must hold one of"),
+            ([node_patch(containers=[t.ContainerPatch(" ")])], "needs a non-empty name"),
+        ]
+        container = t.CustomTrainerContainer(image="train:1")  # takes every option
+        for options, message in cases:
+            with self.subTest(options=options):
+                with self.assertRaisesRegex(ValueError, message):
+                    self.client.train(trainer=container, options=options)
+        for option in (t.TrainerCommand(["x"]), t.TrainerArgs(["x"])):
+            with self.assertRaisesRegex(ValueError, "goes with a CustomTrainerContainer"):
+                self.client.train(trainer=func, options=[option])
+        self.assertEqual(self.custom.created, [])
+
+    def add_torchtune(self, name="torchtune-llama3.2-1b"):
+        self.add(runtime(name, framework="torchtune", policy={"torch": {"numProcPerNode": 2}},
+                         image="ghcr.io/kubeflow/trainer/torchtune-trainer", gpus=2))
+
+    def test_builtin_trainer_becomes_upstreams_tune_run(self):
+        t = trainer_types
+        self.add_torchtune()
+        tune = self.client.get_runtime("torchtune-llama3.2-1b")
+        self.assertEqual((tune.trainer.trainer_type, tune.trainer.command),
+                         (t.TrainerType.BUILTIN_TRAINER, ("tune", "run")))
+        config = t.TorchTuneConfig(
+            dtype=t.DataType.BF16, batch_size=8, epochs=3, loss=t.Loss.CEWithChunkedOutputLoss,
+            num_nodes=2, resources_per_node={"gpu": 4},
+            peft_config=t.LoraConfig(lora_rank=8, lora_alpha=16, apply_lora_to_mlp=True,
+                                     quantize_base=False),
+            dataset_preprocess_config=t.TorchTuneInstructDataset(
+                source=t.DataFormat.PARQUET, split="train[:5%]", train_on_input=False,
+                column_map={"input": "question"}))
+        init = t.Initializer(dataset=t.HuggingFaceDatasetInitializer(
+            storage_uri="hf://tatsu-lab/alpaca/data/train.parquet"))
+        self.client.train(runtime=tune, initializer=init, trainer=t.BuiltinTrainer(config),
+                          options=[t.Labels({"kind": "tune"})])
+        (*_, body), = self.custom.created
+        self.assertEqual(body["metadata"]["labels"], {"kind": "tune"})
+        self.assertEqual(body["spec"]["runtimeRef"]["name"], "torchtune-llama3.2-1b")
+        self.assertEqual(body["spec"]["initializer"],
+                         {"dataset": {"storageUri": "hf://tatsu-lab/alpaca/data/train.parquet"}})
+        self.assertEqual(body["spec"]["trainer"], {
+            "numNodes": 2,
+            "resourcesPerNode": {"requests": {"nvidia.com/gpu": "4"},
+                                 "limits": {"nvidia.com/gpu": "4"}},
+            "command": ["tune", "run"],
+            "args": ["dtype=bf16", "batch_size=8", "epochs=3",
+                     "loss=torchtune.modules.loss.CEWithChunkedOutputLoss",
+                     "dataset.data_files=/workspace/dataset/data/train.parquet",
+                     "model.apply_lora_to_mlp=True", "model.lora_rank=8",
+                     "model.lora_alpha=16", "model.quantize_base=False",
+                     "model.lora_attn_modules=[q_proj,v_proj,output_proj]",
+                     "dataset=torchtune.datasets.instruct_dataset", "dataset.source=parquet",
+                     "dataset.split=train[:5%]", "dataset.train_on_input=False",
+                     "dataset.column_map={'input': 'question'}"]})
+        # Nothing set: the runtime's recipe as it is; a dataset folder of the repository.
+        self.client.train(runtime="torchtune-llama3.2-1b",
+                          initializer=t.Initializer(dataset=t.HuggingFaceDatasetInitializer(
+                              storage_uri="tatsu-lab/alpaca")),
+                          trainer=t.BuiltinTrainer(t.TorchTuneConfig()))
+        self.assertEqual(self.custom.created[-1][4]["spec"]["trainer"],
+                         {"command": ["tune", "run"],
+                          "args": ["dataset.data_dir=/workspace/dataset/."]})
+
+    def test_builtin_trainer_bad_input(self):
+        t = trainer_types
+        self.add_torchtune()
+        tune = "torchtune-llama3.2-1b"
+        cases = [
+            (dict(trainer=t.BuiltinTrainer(t.TorchTuneConfig())),
+             "a BuiltinTrainer cannot run on runtime torch-distributed, whose trainer is "
+             r"CustomTrainer \(framework torch\): a BuiltinTrainer runs on a torchtune runtime "
+             "only"),
+            (dict(runtime=tune, trainer=CustomTrainer(func=train_func)),
+             f"a CustomTrainer cannot run on runtime {tune}, whose trainer is BuiltinTrainer"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer({"epochs": 1})),
+             "BuiltinTrainer.config must be a TorchTuneConfig, got dict"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer(t.TorchTuneConfig(dtype="bf16"))),
+             r"TorchTuneConfig.dtype must be a DataType \(bf16, fp32\), got 'bf16'"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer(t.TorchTuneConfig(num_nodes=0))),
+             "TorchTuneConfig.num_nodes must be a positive int"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer(t.TorchTuneConfig(
+                peft_config={"lora_rank": 8}))), "peft_config must be a LoraConfig, got dict"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer(t.TorchTuneConfig(
+                dataset_preprocess_config=t.TorchTuneInstructDataset(source="csv")))),
+             "TorchTuneInstructDataset.source must be a DataFormat"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer(t.TorchTuneConfig(
+                resources_per_node={"mig-1g.5gb": 1, "gpu": 1}))),
+             "TorchTuneConfig.resources_per_node: gpu and a MIG profile"),
+            (dict(runtime=tune, trainer=t.BuiltinTrainer(t.TorchTuneConfig()),
+                  options=[t.TrainerArgs(["epochs=1"])]), "TrainerArgs goes with a "
+                                                          "CustomTrainerContainer"),
+        ]
+        for kwargs, message in cases:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaisesRegex(ValueError, message):
+                    self.client.train(**kwargs)
+        self.assertEqual(self.custom.created, [])
+
+    def finish_with_log(self, text):
+        """Each TrainJob made from now on is Complete with a node-0 pod whose log is text."""
+        def done(obj):
+            name = obj["metadata"]["name"]
+            obj["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
+            p = pod(name, "launcher" if "deepspeed" in obj["spec"]["runtimeRef"]["name"]
+                    else "node", 0, "Succeeded")
+            self.core.pods.append(p)
+            self.core.logs[(p.metadata.name, "node")] = text
+        self.custom.on_create = done
+
+    def test_runtime_packages_by_a_one_node_trainjob(self):
+        self.finish_with_log("Python: 3.12.1\nPackage Version\n------- -------\ntorch   2.9.0\n")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertIsNone(self.client.get_runtime_packages(
+                self.client.get_runtime("torch-distributed")))
+        self.assertEqual(out.getvalue(),
+                         "Python: 3.12.1\nPackage Version\n------- -------\ntorch   2.9.0\n")
+        (*_, body), = self.custom.created
+        trainer = body["spec"]["trainer"]
+        self.assertEqual(body["spec"]["runtimeRef"]["name"], "torch-distributed")
+        self.assertEqual(trainer["numNodes"], 1)
+        self.assertEqual(trainer["resourcesPerNode"]["limits"], {"cpu": "1"})  # no GPU there
+        self.assertEqual(trainer["command"][:2], ["bash", "-c"])
+        self.assertIn("def print_packages():", trainer["command"][2])
+        self.assertIn("importlib.metadata.distributions()", trainer["command"][2])
+        self.assertIn('torchrun "$program_path/ephemeral_script.py"', trainer["command"][2])
+        self.assertEqual(self.client.list_jobs(), [])  # deleted once read
+
+        # A GPU runtime keeps its GPUs; on an MPI runtime one rank runs it.
+        del self.custom.store[(*TRAINER, "team", "trainingruntimes")]["torch-distributed"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.client.get_runtime_packages("torch-distributed")
+            self.client.get_runtime_packages("deepspeed-distributed")
+        gpu, mpi = (c[4]["spec"]["trainer"] for c in self.custom.created[1:])
+        self.assertNotIn("resourcesPerNode", gpu)
+        self.assertEqual(mpi["command"][:5], ["mpirun", "-np", "1", "bash", "-c"])
+        self.assertIn('python -u "$program_path/ephemeral_script.py"', mpi["command"][5])
+        self.assertEqual(self.client.list_jobs(), [])
+
+        self.add_torchtune()
+        with self.assertRaisesRegex(ValueError, "runtime torchtune-llama3.2-1b runs a "
+                                                "BuiltinTrainer"):
+            self.client.get_runtime_packages("torchtune-llama3.2-1b")
+        self.assertEqual(len(self.custom.created), 3)
+
+    def test_runtime_packages_of_a_failing_node_and_its_cleanup(self):
+        def failed(obj):
+            obj["status"] = {"conditions": [{"type": "Failed", "status": "True"}]}
+        self.custom.on_create = failed
+        with self.assertRaisesRegex(RuntimeError, "Failed to get packages of runtime "
+                                                  "torch-distributed.*is Failed"):
+            self.client.get_runtime_packages("torch-distributed")
+        self.assertEqual(len(self.custom.created), 1)
+        self.assertEqual(self.client.list_jobs(), [])  # deleted even so
 
     def test_steps_and_status(self):
         self.job("j1")

@@ -1,13 +1,17 @@
 """TrainerClient on the local backend (the real trainctl binary, a private state folder): the
-runtimes it lists, every bad argument refused before anything starts, and the whole API on a
-plain-Python runtime installed into the state folder (2 nodes of a function that prints, no
-training): train, status, steps, logs (read and followed), events, list, wait, delete, and a
-failing node named by wait_for_job_status; and, where the project's venv of the unmodified
+runtimes it lists, every bad argument refused before anything starts (options the runner cannot
+honour named with their field and why, a BuiltinTrainer), and the whole API on a plain-Python
+runtime installed into the state folder (2 nodes of a function that prints, no training):
+train, status, steps, logs (read and followed), events, list, wait, delete, a failing node named
+by wait_for_job_status, a container trainer whose options the runner honours, and the packages
+of the interpreter that runs functions; and, where the project's venv of the unmodified
 ``kubeflow`` 0.5.0 SDK exists (hack/upstream-sdk/venv.sh trainer), ``kubeflow.trainer``'s own
 ``CustomTrainer`` driving this client."""
 
+import contextlib
 import dataclasses
 import hashlib
+import io
 import os
 import subprocess
 import tempfile
@@ -15,7 +19,7 @@ import textwrap
 import unittest
 
 from trainctl import CustomTrainer, TrainerClient, trainer_types
-from trainctl.backends.local import find_trainctl
+from trainctl.backends.local import LocalBackend, find_trainctl
 
 PLAIN_RUNTIME = textwrap.dedent("""\
     apiVersion: trainer.kubeflow.org/v1alpha1
@@ -57,6 +61,19 @@ def fail():
     import sys
     print("about to fail", flush=True)
     sys.exit(3)
+
+
+TORCHTUNE_RUNTIME = PLAIN_RUNTIME.replace("plain-python", "torchtune-tiny").replace(
+    "framework: python", "framework: torchtune")
+
+
+def pod_patch(metadata=None, **pod_spec):
+    """A RuntimePatch of the ``node`` job's pod template."""
+    t = trainer_types
+    return t.RuntimePatch(t.TrainingRuntimeSpecPatch(t.JobSetTemplatePatch(
+        spec=t.JobSetSpecPatch([t.ReplicatedJobPatch("node", t.JobTemplatePatch(
+            spec=t.JobSpecPatch(t.PodTemplatePatch(metadata=metadata,
+                                                   spec=t.PodSpecPatch(**pod_spec)))))]))))
 
 
 @dataclasses.dataclass
@@ -111,11 +128,12 @@ class TrainerClientLocalTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.state = cls.tmp.name
-        path = os.path.join(cls.state, "plain.yaml")
-        with open(path, "w") as f:
-            f.write(PLAIN_RUNTIME)
-        subprocess.run([find_trainctl(), "--state-dir", cls.state, "runtimes", "install", path],
-                       check=True, capture_output=True)
+        for file, text in (("plain.yaml", PLAIN_RUNTIME), ("tune.yaml", TORCHTUNE_RUNTIME)):
+            path = os.path.join(cls.state, file)
+            with open(path, "w") as f:
+                f.write(text)
+            subprocess.run([find_trainctl(), "--state-dir", cls.state, "runtimes", "install",
+                            path], check=True, capture_output=True)
 
     @classmethod
     def tearDownClass(cls):
@@ -166,10 +184,37 @@ class TrainerClientLocalTest(unittest.TestCase):
             (dict(trainer=CustomTrainer(func=greet, func_args=[1])), ValueError,
              "func_args must be a dict"),
             (dict(trainer=object()), ValueError, "object is not supported"),
-            (dict(trainer=trainer_types.BuiltinTrainer(config=None)), NotImplementedError,
-             "BuiltinTrainer"),
-            (dict(trainer=CustomTrainer(func=greet), options=[object()]), NotImplementedError,
-             "options"),
+            (dict(trainer=trainer_types.BuiltinTrainer(
+                config=trainer_types.TorchTuneConfig(epochs=1))), ValueError,
+             r"BuiltinTrainer \(TorchTune post-training\) does not run on the local backend: "
+             r"the runner does not complete upstream's `tune run` command.*"
+             r"the torchtune runtimes installed here \(torchtune-tiny\) cannot run either.*"
+             r"such as upstream's torchtune-llama3.2-1b"),
+            (dict(trainer=CustomTrainer(func=greet), options=[object()]), ValueError,
+             r"options\[0\]: object is not a TrainJob option trainctl knows; the options are "
+             "Name, Labels, Annotations, TrainerCommand, TrainerArgs, ActiveDeadlineSeconds, "
+             "RuntimePatch"),
+            (dict(trainer=CustomTrainer(func=greet), options=[trainer_types.Name("Bad_Name")]),
+             ValueError, r"options\[0\] Name: the TrainJob name must be an RFC 1035 label"),
+            (dict(trainer=CustomTrainer(func=greet), options=[trainer_types.TrainerArgs(["x"])]),
+             ValueError, "TrainerArgs goes with a CustomTrainerContainer"),
+            # Fields the local runner cannot honour, each named with its option and why.
+            (dict(trainer=CustomTrainer(func=greet), options=[
+                trainer_types.Labels({"a": "b"}), pod_patch(node_selector={"disk": "ssd"})]),
+             ValueError, r"^options\[1\] RuntimePatch sets spec\.runtimePatches\[\]\."
+                         r"trainingRuntimeSpec\.template\.spec\.replicatedJobs\[\]\.template"
+                         r"\.spec\.template\.spec\.nodeSelector, which the local backend cannot "
+                         r"honour: one machine and no scheduler here"),
+            (dict(trainer=CustomTrainer(func=greet), options=[pod_patch(
+                metadata={"labels": {"a": "b"}}, scheduling_gates=[{"name": "g"}])]),
+             ValueError, r"template\.metadata, which the local backend cannot honour: the "
+                         r"local runner makes no JobSet, Job or Pod objects.*; options\[0\] "
+                         r"RuntimePatch sets .*schedulingGates, .*nothing removes them here"),
+            (dict(trainer=CustomTrainer(func=greet), options=[pod_patch(
+                containers=[trainer_types.ContainerPatch(
+                    "node", security_context={"runAsUser": 0})])]),
+             ValueError, r"containers\[\]\.securityContext, which the local backend cannot "
+                         r"honour: the local runner applies no security context"),
         ]
         for kwargs, error, message in cases:
             with self.subTest(kwargs=kwargs):
@@ -177,6 +222,75 @@ class TrainerClientLocalTest(unittest.TestCase):
                     c.train(**kwargs)
         self.assertEqual(c.list_jobs(), [])
         self.assertEqual(self.functions_written(), before)  # no function file either
+
+    def test_options_reach_the_job_and_the_runner_honours_them(self):
+        c, t = self.client, trainer_types
+        # The command writes into the patch's emptyDir mount (/scratch: the runner's folder for
+        # the volume, rewritten in the args): the job completes only if the patch was applied.
+        program = ("import sys; p = sys.argv[1]; open(p, 'w').write('ok'); "
+                   "print('wrote', open(p).read(), sys.argv[2:])")
+        patch = pod_patch(volumes=[{"name": "scratch", "emptyDir": {}}],
+                          containers=[t.ContainerPatch("node", volume_mounts=[
+                              {"name": "scratch", "mountPath": "/scratch"}])])
+        options = [t.Name("with-options"), t.Labels({"team": "a"}),
+                   t.Annotations({"note": "n"}), t.ActiveDeadlineSeconds(600),
+                   t.TrainerCommand(["python", "-c", program]),
+                   t.TrainerArgs(["/scratch/f", "x"]), patch]
+        name = c.train(runtime="plain-python", options=options,
+                       trainer=t.CustomTrainerContainer(image="python:3.11"))
+        self.assertEqual(name, "with-options")
+        job = c.wait_for_job_status(name, timeout=60, polling_interval=1)
+        self.assertEqual(list(c.get_job_logs(name)), ["wrote ok ['x']"])
+        stored = c._backend.get_job(name, "default", "TrainJob", 30)
+        self.assertEqual((stored["metadata"]["labels"], stored["metadata"]["annotations"]),
+                         ({"team": "a"}, {"note": "n"}))
+        spec = stored["spec"]
+        self.assertEqual(spec["activeDeadlineSeconds"], 600)
+        self.assertEqual(spec["trainer"]["command"], ["python", "-c", program])
+        self.assertEqual(spec["trainer"]["args"], ["/scratch/f", "x"])
+        self.assertEqual(spec["runtimePatches"], [{
+            "manager": "trainer.kubeflow.org/kubeflow-sdk",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{
+                "name": "node", "template": {"spec": {"template": {"spec": {
+                    "containers": [{"name": "node", "volumeMounts": [
+                        {"name": "scratch", "mountPath": "/scratch"}]}],
+                    "volumes": [{"name": "scratch", "emptyDir": {}}]}}}}}]}}}}])
+        self.assertEqual(job.status, "Complete")
+        with self.assertRaisesRegex(ValueError, "Name option: TrainJob default/with-options "
+                                                r"already exists \(backend local\)"):
+            c.train(runtime="plain-python", trainer=CustomTrainer(func=greet),
+                    options=[t.Name("with-options")])
+        self.assertNotIn("with-options", self.functions_written())
+
+    def test_runtime_packages_are_those_of_the_interpreter_that_runs_functions(self):
+        c = self.client
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertIsNone(c.get_runtime_packages(c.get_runtime("torch-distributed")))
+        lines = out.getvalue().splitlines()
+        python = c._backend.python
+        version = subprocess.run([python, "-c", "import sys; print(sys.version)"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(lines[0], f"Python: {version}")
+        self.assertEqual(lines[1].split(), ["Package", "Version"])
+        self.assertEqual(set(lines[2].replace(" ", "")), {"-"})
+        width = lines[1].index("Version")
+        rows = {line[:width].strip(): line[width:].strip() for line in lines[3:]
+                if not line.startswith("Available GPUs")}
+        pip = subprocess.run([python, "-c", "import importlib.metadata as m; "
+                              "print(m.version('pip'))"], capture_output=True, text=True)
+        if pip.returncode == 0:  # a distribution every venv has, at the version it has
+            self.assertEqual(rows.get("pip"), pip.stdout.strip())
+        self.assertEqual(list(rows), sorted(rows, key=str.lower))
+        with self.assertRaisesRegex(ValueError, "runtime torchtune-tiny runs a BuiltinTrainer"):
+            c.get_runtime_packages("torchtune-tiny")
+        with self.assertRaisesRegex(ValueError, "'nope' does not exist"):
+            c.get_runtime_packages("nope")
+        self.assertEqual(c.list_jobs(), [])  # as processes no TrainJob is made
+        # In containers the runtime's image is what counts: a TrainJob there, as on a cluster.
+        podman = LocalBackend(state_dir=self.state, runtime="podman")
+        self.assertEqual(podman.runtime_packages("print(1)", lambda: "from a TrainJob"),
+                         "from a TrainJob")
 
     def test_wait_arguments_and_missing_job(self):
         c = self.client

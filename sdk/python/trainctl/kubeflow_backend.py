@@ -9,7 +9,10 @@ Every call of that ``TrainerClient`` then goes to ``trainctl.TrainerClient`` wit
 arguments: on this machine several nodes of any runtime, processes or containers
 (``runtime="podman"|"docker"``), jobs kept across kernel restarts (``state_dir``); or a cluster
 (``"kubernetes"``). What it returns are trainctl's dataclasses, with the ``kubeflow`` types'
-field names. Needs the ``kubeflow`` package (0.5.x) importable: ImportError saying so otherwise.
+field names; ``train(options=...)`` takes ``kubeflow.trainer.options``' objects (read by class
+and field: trainctl decides which of them each backend honours, not the options' own backend
+check) and ``get_runtime_packages`` prints as upstream's does. Needs the ``kubeflow`` package
+(0.5.x) importable: ImportError saying so otherwise.
 """
 
 from .api.trainer_client import TrainerClient
@@ -45,8 +48,7 @@ def _backend_class(base):
             return self.client.get_runtime(name)
 
         def get_runtime_packages(self, runtime):
-            raise NotImplementedError("get_runtime_packages is not supported by trainctl's "
-                                      "backend yet")
+            return self.client.get_runtime_packages(runtime)
 
         def train(self, runtime=None, initializer=None, trainer=None, options=None):
             return self.client.train(runtime=runtime, initializer=initializer, trainer=trainer,

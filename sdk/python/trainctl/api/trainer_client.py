@@ -8,14 +8,16 @@ TrainJobs of trainer.kubeflow.org/v1alpha1) over trainctl's two backends, the sa
 
 Same method names, arguments, defaults, return types and exception types as upstream's; the
 argument handling, status rules and waiting live here (``trainjob_spec``, ``trainjob_view``),
-so both backends behave the same and this class has no ``if backend`` branch. Trainers and
-initializers are duck-typed (``kubeflow.trainer``'s classes or ``trainctl.trainer_types``');
-results are ``trainctl.trainer_types`` dataclasses.
+so both backends behave the same and this class has no ``if backend`` branch: what differs
+(which option fields a substrate honours, whether a BuiltinTrainer runs, where a runtime's
+packages are read) the backend says (``backends/base.py``). Trainers, initializers and options
+are duck-typed (``kubeflow.trainer``'s classes or ``trainctl.trainer_types``'); results are
+``trainctl.trainer_types`` dataclasses.
 
-Exceptions: ValueError for bad arguments (a runtime that does not exist names what exists; a
-function that cannot be serialised is refused before anything starts), TimeoutError,
-RuntimeError for substrate failures and a Failed job in ``wait_for_job_status``,
-NotImplementedError for what is not done yet (``options``, BuiltinTrainer).
+Exceptions: ValueError for bad arguments, refused before anything starts (a runtime that does
+not exist names what exists; a function that cannot be serialised; an unknown option, or one
+the backend cannot honour, with why; a BuiltinTrainer locally, with why), TimeoutError,
+RuntimeError for substrate failures and a Failed job in ``wait_for_job_status``.
 """
 
 import logging
@@ -23,6 +25,7 @@ import multiprocessing
 import time
 
 from .. import constants
+from .. import runtime_packages
 from .. import trainer_types as types
 from .. import trainjob_spec
 from .. import trainjob_view
@@ -128,25 +131,33 @@ class TrainerClient:
     # train
 
     def train(self, runtime=None, initializer=None, trainer=None, options=None):
-        """Creates a TrainJob and returns its generated name. ``runtime``: a name or a
-        ``Runtime`` (default ``torch-distributed``); ``trainer``: CustomTrainer (a function,
-        run with ``torchrun`` on a torch runtime, else ``python``), CustomTrainerContainer, or
-        None for the runtime's own command. A trainer passed as the first argument is taken
-        as ``trainer``."""
+        """Creates a TrainJob and returns its name (generated, or the ``Name`` option's).
+        ``runtime``: a name or a ``Runtime`` (default ``torch-distributed``); ``trainer``:
+        CustomTrainer (a function, run with ``torchrun`` on a torch runtime, else ``python``),
+        CustomTrainerContainer, BuiltinTrainer (TorchTune, on a torchtune runtime), or None for
+        the runtime's own command; ``options``: ``kubeflow.trainer.options``' (or
+        ``trainctl.trainer_types``') Name, Labels, Annotations, TrainerCommand, TrainerArgs,
+        ActiveDeadlineSeconds, RuntimePatch. A trainer passed as the first argument is taken
+        as ``trainer``. Everything is checked before the backend is asked to create anything:
+        ValueError for an unknown option, or one this backend cannot honour, with why."""
         if trainer is None and runtime is not None and not isinstance(runtime, str) and \
                 not hasattr(runtime, "trainer"):
             runtime, trainer = None, runtime  # train(CustomTrainer(...))
-        if options:
-            raise NotImplementedError("train(options=...) is not supported by trainctl's "
-                                      "TrainerClient yet")
+        return self._train(runtime, initializer, trainer, options)
+
+    def _train(self, runtime, initializer, trainer, options, launcher=None):
+        """train()'s work; ``launcher``: what starts a function instead of the runtime's."""
         kind = trainjob_spec.trainer_kind(trainer) if trainer is not None else None
+        opts = trainjob_spec.read_options(options, kind)
+        self._check_refusals(opts)
         if kind == "builtin":
-            raise NotImplementedError("BuiltinTrainer (TorchTune post-training) is not "
-                                      "supported by trainctl's TrainerClient yet")
+            reason = self._backend.builtin_trainer_refusal(self.namespace)
+            if reason:
+                raise ValueError(reason)
         source = None
         if kind == "custom":  # refused before anything is asked of the backend
             source = trainjob_spec.function_source(trainer.func, trainer.func_args)
-        if trainer is not None:
+        if kind in ("custom", "container"):
             trainjob_spec.check_num_nodes(trainer)
         init = trainjob_spec.initializer_section(initializer)
 
@@ -154,12 +165,21 @@ class TrainerClient:
         if runtime is not None and not wanted:
             raise ValueError(f"runtime must be a name or a Runtime, got {runtime!r}")
         resolved = self._runtime_named(wanted or types.DEFAULT_TRAINING_RUNTIME)
-        if kind and resolved.trainer.trainer_type != types.TrainerType.CUSTOM_TRAINER:
+        needed = (types.TrainerType.BUILTIN_TRAINER if kind == "builtin"
+                  else types.TrainerType.CUSTOM_TRAINER)
+        if kind and resolved.trainer.trainer_type != needed:
             raise ValueError(f"a {type(trainer).__name__} cannot run on runtime "
                              f"{resolved.name}, whose trainer is "
-                             f"{resolved.trainer.trainer_type.value}")
+                             f"{resolved.trainer.trainer_type.value} (framework "
+                             f"{resolved.trainer.framework}): a BuiltinTrainer runs on a "
+                             "torchtune runtime only, the other trainers on any other")
+        section = None
+        if kind == "builtin":
+            section = trainjob_spec.builtin_trainer_section(trainer, resolved, initializer)
 
-        name = trainjob_spec.new_name()
+        name = opts.name or trainjob_spec.new_name()
+        if opts.name:
+            self._check_free(name)
         command, extra_env = None, {}
         if source is not None:
             entrypoint = trainjob_spec.entrypoint_for(resolved)
@@ -167,15 +187,73 @@ class TrainerClient:
                         types.DEFAULT_PIP_INDEX_URLS)
             cmd, args, extra_env = self._backend.function_command(
                 name, self.namespace, source, entrypoint,
-                getattr(trainer, "packages_to_install", None), urls[0], None)
-            command = trainjob_spec.launcher_for(resolved) + list(cmd) + list(args or [])
-        section = (trainjob_spec.trainer_section(trainer, command, extra_env)
-                   if trainer is not None else None)
-        body = trainjob_spec.trainjob(name, resolved, section, init)
+                getattr(trainer, "packages_to_install", None), urls[0], opts.annotations)
+            command = (trainjob_spec.launcher_for(resolved) if launcher is None
+                       else list(launcher)) + list(cmd) + list(args or [])
+        if kind in ("custom", "container"):
+            section = trainjob_spec.trainer_section(trainer, command, extra_env)
+        body = trainjob_spec.apply_options(
+            trainjob_spec.trainjob(name, resolved, section, init), opts)
         self._call("create", f"{KIND}: {self.namespace}/{name}", self._backend.create_job,
                    body, KIND, self.namespace, None, _TIMEOUT)
         logger.debug("%s %s/%s has been created", KIND, self.namespace, name)
         return name
+
+    def _check_refusals(self, opts):
+        """ValueError naming each option that sets a field this backend cannot honour."""
+        refused = self._backend.trainjob_refusals([f for _, f in opts.fields])
+        if not refused:
+            return
+        notes = [f"{label} sets {f}, which the {self.backend_name} backend cannot honour: "
+                 f"{refused[f]}" for label, f in opts.fields if f in refused]
+        raise ValueError("; ".join(dict.fromkeys(notes)))
+
+    def _check_free(self, name):
+        """ValueError when a TrainJob of the ``Name`` option's name exists (locally its
+        function file would be overwritten before the runner refused the name)."""
+        jobs = self._call("list", f"{KIND}s in namespace: {self.namespace}",
+                          self._backend.list_jobs, self.namespace, KIND, _TIMEOUT)
+        if any((j.get("metadata") or {}).get("name") == name for j in jobs):
+            raise ValueError(f"Name option: TrainJob {self.namespace}/{name} already exists "
+                             f"(backend {self.backend_name})")
+
+    def get_runtime_packages(self, runtime):
+        """Prints the Python version, the installed packages (as ``pip list`` prints them) and,
+        where ``nvidia-smi`` exists, the GPUs of where the runtime's trainer runs (``runtime``:
+        a Runtime or a name). On a cluster (and locally in containers) one node of a TrainJob
+        on the runtime prints them and is deleted; locally as processes, the interpreter that
+        runs functions does (``$TRAINCTL_PYTHON``, else this one). ValueError for a torchtune
+        runtime (BuiltinTrainer), as upstream."""
+        wanted = runtime if isinstance(runtime, str) else getattr(runtime, "name", None)
+        if not wanted:
+            raise ValueError(f"runtime must be a name or a Runtime, got {runtime!r}")
+        resolved = self._runtime_named(wanted)
+        if resolved.trainer.trainer_type == types.TrainerType.BUILTIN_TRAINER:
+            raise ValueError(f"runtime {resolved.name} runs a BuiltinTrainer: its packages "
+                             "cannot be listed (no function runs on it)")
+        source = trainjob_spec.function_source(runtime_packages.print_packages, None)
+        text = self._call("get", f"packages of runtime {resolved.name}",
+                          self._backend.runtime_packages, source,
+                          lambda: self._packages_by_trainjob(resolved))
+        print(text.rstrip("\n"))
+
+    def _packages_by_trainjob(self, runtime):
+        """One node of a TrainJob on ``runtime`` runs print_packages (with one CPU unless the
+        runtime's trainer has GPUs; on an MPI runtime as one rank); returns its log."""
+        trainer = types.CustomTrainer(
+            func=runtime_packages.print_packages, num_nodes=1,
+            resources_per_node=None if runtime.trainer.device == "gpu" else {"cpu": 1})
+        launcher = ["mpirun", "-np", "1"] if trainjob_spec.is_mpi(runtime) else None
+        name = self._train(runtime, None, trainer, None, launcher=launcher)
+        try:
+            self.wait_for_job_status(name)
+            return "\n".join(self.get_job_logs(name))
+        finally:
+            try:
+                self.delete_job(name)
+            except Exception:
+                logger.exception("could not delete TrainJob %s/%s that get_runtime_packages "
+                                 "made", self.namespace, name)
 
     # ------------------------------------------------------------------------------------
     # read
