@@ -1,6 +1,7 @@
 """The SDK's local backend with `runtime="podman"`: upstream's image-only `create_job(name,
 base_image, num_workers)` (no function, no command: the image's entrypoint runs) works on this
-machine, with the operator's env in each container. The image is made here as in
+machine, with the operator's env in each container; TrainerClient's `train()` with a
+CustomTrainerContainer runs a 2-node TrainJob as containers. The image is made here as in
 test/e2e/test_containers.py (busybox-static, `podman import`, a private storage, registries
 blocked)."""
 
@@ -56,6 +57,32 @@ class ContainerRuntimeTest(unittest.TestCase):
         self.assertIn("wiring RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", joined)
         self.assertIn("wiring RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1", joined)
         self.assertIn("args from-the-image", joined)
+        listed = subprocess.run([PODMAN, "ps", "--all", "--format", "{{.Names}}"],
+                                capture_output=True, text=True, timeout=60)
+        self.assertEqual(listed.stdout.strip(), "")
+
+    def test_trainer_client_runs_a_trainjob_as_containers_on_two_nodes(self):
+        # TrainerClient's same call, runtime="podman": each node of the built-in torch runtime a
+        # container of the trainer's image, wired as torchrun expects, the trainer's env given,
+        # and the run's status endpoint reachable from inside (its variables and files).
+        from trainctl import CustomTrainerContainer, TrainerClient
+        from trainctl.trainer_types import TrainerCommand
+        c = TrainerClient(backend="local", state_dir=os.path.join(self.tmp, "state"),
+                          runtime="podman")
+        script = ("echo torch NNODES=$PET_NNODES RANK=$PET_NODE_RANK GREETING=$GREETING; "
+                  "test -s $KUBEFLOW_TRAINER_SERVER_TOKEN && echo endpoint ${"
+                  "KUBEFLOW_TRAINER_SERVER_URL%%/apis/*}")
+        name = c.train(runtime="torch-distributed",
+                       trainer=CustomTrainerContainer(image=IMAGE, num_nodes=2,
+                                                      env={"GREETING": "hello"}),
+                       options=[TrainerCommand(command=["/bin/sh", "-c", script])])
+        job = c.wait_for_job_status(name, timeout=180, polling_interval=1)
+        self.assertEqual(job.status, "Complete")
+        for rank in (0, 1):
+            log = "\n".join(c.get_job_logs(name, step=f"node-{rank}"))
+            self.assertIn(f"torch NNODES=2 RANK={rank} GREETING=hello", log)
+            self.assertRegex(log, r"endpoint https://127\.0\.0\.1:\d+")
+        c.delete_job(name)
         listed = subprocess.run([PODMAN, "ps", "--all", "--format", "{{.Names}}"],
                                 capture_output=True, text=True, timeout=60)
         self.assertEqual(listed.stdout.strip(), "")
