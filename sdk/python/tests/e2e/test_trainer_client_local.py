@@ -63,6 +63,32 @@ class TrainerClientLocalE2E(unittest.TestCase):
         self.assertEqual(sorted((r["rank"], r["size"], r["sum"]) for r in found),
                          [(0, 2, 3), (1, 2, 3)])
 
+    def test_gpus_per_node_become_devices_and_processes(self):
+        # resources_per_node={"gpu": 2} on a machine with 4 (TRAINCTL_GPU_INVENTORY: this one
+        # has none): each node gets two devices of its own and torchrun starts one process per
+        # device (the runtime's numProcPerNode auto), 4 ranks in all.
+        import os
+        os.environ["TRAINCTL_GPU_INVENTORY"] = "nvidia.com/gpu=4"
+        try:
+            c = self.client
+            name = c.train(runtime="torch-distributed", trainer=CustomTrainer(
+                func=train_funcs.devices, num_nodes=2, resources_per_node={"gpu": 2}))
+            job = c.wait_for_job_status(name, timeout=300, polling_interval=1)
+        finally:
+            del os.environ["TRAINCTL_GPU_INVENTORY"]
+        self.assertEqual(job.status, "Complete")
+        found = results(list(c.get_job_logs(name, step="node-0")) +
+                        list(c.get_job_logs(name, step="node-1")))
+        self.assertEqual(sorted(r["rank"] for r in found), [0, 1, 2, 3])
+        self.assertTrue(all(r["world"] == 4 for r in found), found)
+        by_node = {}
+        for r in found:
+            by_node.setdefault(r["rank"] // 2, set()).add(r["cuda"])
+        # Both processes of a node see that node's two devices; the nodes' devices differ.
+        self.assertEqual(sorted(len(v) for v in by_node.values()), [1, 1], by_node)
+        cuda = sorted(next(iter(v)) for v in by_node.values())
+        self.assertEqual(sorted(",".join(cuda).split(",")), ["0", "1", "2", "3"], cuda)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -105,3 +105,15 @@ def mpi_sum():
     total = comm.allreduce(comm.Get_rank() + 1)
     print("RESULT " + json.dumps({"rank": comm.Get_rank(), "size": comm.Get_size(),
                                   "sum": total}), flush=True)
+
+
+def devices():
+    # Each process prints which devices it was given and its place in the world (no torch: the
+    # wiring alone is under test).
+    import json
+    import os
+    print("RESULT " + json.dumps({"rank": int(os.environ["RANK"]),
+                                  "local_rank": int(os.environ["LOCAL_RANK"]),
+                                  "world": int(os.environ["WORLD_SIZE"]),
+                                  "cuda": os.environ.get("CUDA_VISIBLE_DEVICES", "unset")}),
+          flush=True)
