@@ -11,4 +11,4 @@ export TRAINCTL_CLUSTER_DIR="$root/build/release/bench-cluster" TRAINCTL_PORT_BA
 "$root/hack/cluster/up.sh" -q
 trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
 export TRAINCTL_BIN="$root/build/release/trainctl" TRAINCTL_REPO="$root"
-exec "$root/.venv/bin/python3" "$root/bench/progress_probe.py" "$@"
+"$root/.venv/bin/python3" "$root/bench/progress_probe.py" "$@"

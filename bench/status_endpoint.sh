@@ -11,4 +11,4 @@ trap '"$root/hack/cluster/jobset.sh" down >/dev/null 2>&1 || true
       "$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
 "$root/hack/cluster/jobset.sh" up
 export TRAINCTL_BIN="$root/build/release/trainctl" TRAINCTL_REPO="$root"
-exec "$root/.venv/bin/python3" "$root/bench/status_endpoint.py" cluster "$@"
+"$root/.venv/bin/python3" "$root/bench/status_endpoint.py" cluster "$@"
