@@ -3,7 +3,9 @@
 #include <limits>
 
 #include "api/field_error.h"
+#include "api/job.h"
 #include "api/json_bounds.h"
+#include "api/json_fields.h"
 
 namespace trainctl::api {
 namespace {
@@ -125,12 +127,68 @@ json TrainerStatusJson(const TrainerStatus& status) {
   return out;
 }
 
+StatusTarget TrainJobStatusTarget(const std::string& ns, const std::string& name) {
+  return {"trainer.kubeflow.org/v1alpha1", "trainjobs", ns, name};
+}
+
+StatusTarget StatusTargetOf(Kind kind, const std::string& ns, const std::string& name) {
+  if (kind == Kind::kTrainJob) return TrainJobStatusTarget(ns, name);
+  return {kApiVersion, Info(kind).plural, ns, name};
+}
+
+std::string StatusAudience(const StatusTarget& t) {
+  return t.group_version + "/namespaces/" + t.namespace_ + "/" + t.plural + "/" + t.name +
+         "/status";
+}
+
+std::string StatusPath(const StatusTarget& target) { return "/apis/" + StatusAudience(target); }
+
+std::optional<StatusTarget> ParseStatusPath(std::string_view path) {
+  // /apis/<group>/<version>/namespaces/<ns>/<plural>/<name>/status
+  std::vector<std::string_view> parts;
+  if (path.substr(0, 6) != "/apis/") return std::nullopt;
+  path.remove_prefix(6);
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    parts.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+    if (path.empty()) return std::nullopt;  // a trailing slash
+  }
+  if (parts.size() != 7 || parts[2] != "namespaces" || parts[6] != "status") return std::nullopt;
+  StatusTarget t{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[4]),
+                 std::string(parts[3]), std::string(parts[5])};
+  bool served = t.group_version == "trainer.kubeflow.org/v1alpha1" && t.plural == "trainjobs";
+  if (t.group_version == kApiVersion)
+    for (const KindInfo& k : AllKinds())
+      served = served || (k.kind != Kind::kTrainJob && t.plural == k.plural);
+  // Namespaces are DNS labels; job names subdomains (the CRDs narrow them further).
+  if (!served || t.namespace_.empty() || t.namespace_.size() > 63 ||
+      t.namespace_.find('.') != std::string::npos || !IsDnsSubdomain(t.namespace_) ||
+      !IsDnsSubdomain(t.name))
+    return std::nullopt;
+  return t;
+}
+
+void ShowTrainerStatusAnnotation(json* job) {
+  const json& annotations = ChildAt(ChildAt(*job, "metadata"), "annotations");
+  const json& kept = ChildAt(annotations, kTrainerStatusAnnotation);
+  if (!kept.is_string() || StringAt(*job, "kind") == "TrainJob") return;
+  std::string problem;
+  json report = ParseJsonWithin(kept.get_ref<const std::string&>(),
+                                JsonLimits{kMaxReportBytes, kMaxYamlDepth}, &problem);
+  if (!report.is_object()) return;
+  json& status = (*job)["status"];
+  if (status.is_null()) status = json::object();
+  if (status.is_object()) status["trainerStatus"] = std::move(report);
+}
+
 std::string TrainerStatusAudience(const std::string& ns, const std::string& name) {
-  return "trainer.kubeflow.org/v1alpha1/namespaces/" + ns + "/trainjobs/" + name + "/status";
+  return StatusAudience(TrainJobStatusTarget(ns, name));
 }
 
 std::string TrainerStatusPath(const std::string& ns, const std::string& name) {
-  return "/apis/" + TrainerStatusAudience(ns, name);
+  return StatusPath(TrainJobStatusTarget(ns, name));
 }
 
 }  // namespace trainctl::api

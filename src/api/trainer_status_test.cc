@@ -117,6 +117,27 @@ TEST(TrainerStatusTest, MetricTextIsCountedInCharactersAsTheCrdDoes) {
   EXPECT_NO_THROW(nlohmann::json(over.status().message()).dump());
 }
 
+TEST(TrainerStatusTest, AV1JobsAnnotationIsShownAsItsTrainerStatus) {
+  json job = {{"kind", "PyTorchJob"},
+              {"metadata",
+               {{"annotations",
+                 {{kTrainerStatusAnnotation,
+                   R"({"progressPercentage": 7, "lastUpdatedTime": "2026-11-30T00:00:00Z"})"}}}}}};
+  ShowTrainerStatusAnnotation(&job);
+  EXPECT_EQ(job["status"]["trainerStatus"]["progressPercentage"], 7);
+  for (const char* bad : {"[1]", "not json", ""}) {
+    json other = {{"kind", "TFJob"},
+                  {"metadata", {{"annotations", {{kTrainerStatusAnnotation, bad}}}}},
+                  {"status", {{"conditions", json::array()}}}};
+    ShowTrainerStatusAnnotation(&other);
+    EXPECT_FALSE(other["status"].contains("trainerStatus")) << bad;
+  }
+  json trainjob = {{"kind", "TrainJob"},
+                   {"metadata", {{"annotations", {{kTrainerStatusAnnotation, "{}"}}}}}};
+  ShowTrainerStatusAnnotation(&trainjob);  // a TrainJob's own field is the one
+  EXPECT_FALSE(trainjob.contains("status"));
+}
+
 TEST(TrainerStatusTest, PathAndAudienceAreUpstreams) {
   EXPECT_EQ(TrainerStatusPath("ns", "tj"),
             "/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/tj/status");

@@ -7,6 +7,7 @@
 
 #include "api/job.h"
 #include "api/json_fields.h"
+#include "api/trainer_status.h"
 #include "jobs/cluster_view.h"
 #include "jobs/why.h"
 #include "kube/config_loader.h"
@@ -126,6 +127,7 @@ StatusOr<std::vector<json>> ClusterJobSource::List(const JobRef& filter,
       // Items of a list carry no kind; the SDK and `-o json` expect it.
       item["apiVersion"] = api::Info(kind).api_versions.front();
       item["kind"] = api::Info(kind).name;
+      api::ShowTrainerStatusAnnotation(&item);
       jobs.push_back(std::move(item));
     }
   }
@@ -154,6 +156,7 @@ StatusOr<json> ClusterJobSource::Get(const JobRef& ref) {
   if (!KindOf(found[0]))
     return IoError("the server returned a job of unknown kind \"" +
                    api::StringAt(found[0], "kind") + "\"");
+  api::ShowTrainerStatusAnnotation(&found[0]);
   return found[0];
 }
 

@@ -26,7 +26,10 @@ Status WritePrivate(const std::string& path, const std::string& content, mode_t 
 }  // namespace
 
 LocalStatusServer::LocalStatusServer(const JobDir& dir, const Clock* clock)
-    : dir_(dir), clock_(clock), folder_(dir.path() + "/trainer-status") {}
+    : dir_(dir),
+      clock_(clock),
+      target_(api::StatusTargetOf(dir.key().kind, dir.key().namespace_, dir.key().name)),
+      folder_(dir.path() + "/trainer-status") {}
 
 StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobDir& dir,
                                                                       const Clock* clock) {
@@ -47,13 +50,12 @@ StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobD
 
   LocalStatusServer* self = s.get();
   progress::StatusEndpointHooks hooks;
-  hooks.authorize = [self](const std::string& token, const std::string& ns,
-                           const std::string& name) { return self->Authorize(token, ns, name); };
-  hooks.exists = [self](const std::string& ns, const std::string& name) {
-    return ns == self->dir_.key().namespace_ && name == self->dir_.key().name;
+  hooks.authorize = [self](const std::string& token, const api::StatusTarget& target) {
+    return self->Authorize(token, target);
   };
-  hooks.accept = [self](const std::string& ns, const std::string& name, api::TrainerStatus st) {
-    self->coalescer_.Put(ns + "/" + name, std::move(st));
+  hooks.exists = [self](const api::StatusTarget& target) { return target == self->target_; };
+  hooks.accept = [self](const api::StatusTarget& target, api::TrainerStatus st) {
+    self->coalescer_.Put(target.name, std::move(st));
   };
   s->endpoint_ = std::make_unique<progress::StatusEndpoint>(std::move(hooks));
   s->endpoint_->Register(&s->server_.router());
@@ -73,18 +75,16 @@ StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobD
 
 std::vector<std::pair<std::string, std::string>> LocalStatusServer::Env() const {
   return {{"KUBEFLOW_TRAINER_SERVER_URL",
-           "https://127.0.0.1:" + std::to_string(server_.port()) +
-               api::TrainerStatusPath(dir_.key().namespace_, dir_.key().name)},
+           "https://127.0.0.1:" + std::to_string(server_.port()) + api::StatusPath(target_)},
           {"KUBEFLOW_TRAINER_SERVER_CA_CERT", folder_ + "/ca.crt"},
           {"KUBEFLOW_TRAINER_SERVER_TOKEN", folder_ + "/token"}};
 }
 
-progress::Grant LocalStatusServer::Authorize(const std::string& token, const std::string& ns,
-                                             const std::string& name) const {
+progress::Grant LocalStatusServer::Authorize(const std::string& token,
+                                             const api::StatusTarget& target) const {
   if (token.size() != token_.size() || CRYPTO_memcmp(token.data(), token_.data(), token.size()))
     return progress::Grant::kUnauthenticated;
-  return ns == dir_.key().namespace_ && name == dir_.key().name ? progress::Grant::kAllowed
-                                                                : progress::Grant::kForbidden;
+  return target == target_ ? progress::Grant::kAllowed : progress::Grant::kForbidden;
 }
 
 void LocalStatusServer::Flush(bool everything) {

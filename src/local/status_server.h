@@ -5,8 +5,8 @@
 //           week), a random token (32 bytes, hex), both written under
 //           <job folder>/trainer-status/ (ca.crt, token; the folder 0700, the token 0600), and
 //           HTTPS on 127.0.0.1 on a free port
-//   Env     KUBEFLOW_TRAINER_SERVER_URL (…/namespaces/<ns>/trainjobs/<name>/status, for every
-//           kind: the path only names the job), KUBEFLOW_TRAINER_SERVER_CA_CERT and
+//   Env     KUBEFLOW_TRAINER_SERVER_URL (the job's api::StatusPath: upstream's for a TrainJob,
+//           /apis/kubeflow.org/v1/… for a v1 job), KUBEFLOW_TRAINER_SERVER_CA_CERT and
 //           KUBEFLOW_TRAINER_SERVER_TOKEN (those files), for the job's trainer processes
 //   reports the run's token only (compared in constant time; any other 401), for this job only
 //           (another job's path with the token: 403); what is accepted is written to
@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/trainer_status.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "local/state_store.h"
@@ -55,12 +56,12 @@ class LocalStatusServer {
 
  private:
   LocalStatusServer(const JobDir& dir, const Clock* clock);
-  progress::Grant Authorize(const std::string& token, const std::string& ns,
-                            const std::string& name) const;
+  progress::Grant Authorize(const std::string& token, const api::StatusTarget& target) const;
   void Flush(bool everything);
 
   JobDir dir_;  // a copy of its own: written only by this server's threads, under write_mu_
   const Clock* clock_;
+  api::StatusTarget target_;  // this run's job
   std::string folder_;
   std::string token_;
   progress::ReportCoalescer coalescer_{kLocalStatusWriteInterval};

@@ -10,6 +10,7 @@
 #include "api/replica_env.h"
 #include "api/restart_scope.h"
 #include "operator/mpi_v2_children.h"
+#include "operator/status_env.h"
 
 namespace trainctl::op {
 
@@ -72,6 +73,14 @@ Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
     return built.status();
   }
   for (const engine::Event& e : built->events) Event(job, e.type, e.reason, e.message);
+  if (!settings_.status_server_url.empty() && !job.IsMpiV2()) {
+    if (Status ca = EnsureStatusCa(job.namespace_); !ca.ok()) {
+      Event(job, "Warning", "FailedCreatePod",
+            "Error creating: ConfigMap " + job.namespace_ + "/" + kNamespaceStatusCaConfigMap +
+                " (the runtime status endpoint's CA): " + ca.message());
+      return ca;
+    }
+  }
   expectations_->ExpectCreate(job_key, ref, clock_->Now(), api::RestartAttemptOf(job));
   Status created = client_->CreateOnly(kube::kPods, job.namespace_, built->pod);
   if (metrics_) metrics_->CountRequest("create", "pods", created.ok());
@@ -82,6 +91,26 @@ Status ChildWriter::CreatePod(const std::string& job_key, const api::Job& job,
   expectations_->Cancel(job_key, ref.name);
   Event(job, "Warning", "FailedCreatePod", "Error creating: " + created.message());
   return created;
+}
+
+Status ChildWriter::EnsureStatusCa(const std::string& ns) {
+  {
+    std::lock_guard<std::mutex> lock(ca_mu_);
+    if (ca_namespaces_.count(ns)) return Status::Ok();
+  }
+  const std::string ca = settings_.status_ca ? settings_.status_ca() : "";
+  if (ca.empty()) return UnavailableError("the CA is not known yet (the webhook server starts)");
+  const nlohmann::json cm = NamespaceStatusCaConfigMap(ns, ca);
+  Status made = client_->CreateOnly(kube::kConfigMaps, ns, cm);
+  if (made.code() == StatusCode::kAlreadyExists)  // kept from an earlier run: its CA renewed
+    made = client_
+               ->Patch(kube::kConfigMaps, ns, kNamespaceStatusCaConfigMap, kube::PatchType::kMerge,
+                       nlohmann::json{{"data", cm["data"]}}.dump())
+               .status();
+  if (!made.ok()) return made;
+  std::lock_guard<std::mutex> lock(ca_mu_);
+  ca_namespaces_.insert(ns);
+  return Status::Ok();
 }
 
 Status ChildWriter::CreateService(const std::string& job_key, const api::Job& job,

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,8 +74,14 @@ class ChildWriter {
   Expectations* expectations_;
   Metrics* metrics_;
   const Clock* clock_;
+  // With the status endpoint: the namespace's CA ConfigMap, made (or its CA brought up to
+  // date) once per namespace in this process, before the first pod there.
+  Status EnsureStatusCa(const std::string& ns);
+
   PodSettings settings_;
   std::string cluster_domain_;
+  std::mutex ca_mu_;
+  std::set<std::string> ca_namespaces_;  // under ca_mu_
 };
 
 }  // namespace trainctl::op

@@ -234,6 +234,15 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
     LogError("{}", served.message());
     return 2;
   }
+  // The runtime status endpoint (below, on the webhook server): v1 jobs' pods are given it too,
+  // their namespace's CA ConfigMap made from the webhook server's CA once it has one.
+  admission::WebhookService* webhook_service = nullptr;
+  if (o.status_port > 0 && o.webhook_port > 0) {
+    controller_options.pod_settings.status_server_url = o.status_url;
+    controller_options.pod_settings.status_ca = [&webhook_service] {
+      return webhook_service ? webhook_service->ca_pem() : std::string();
+    };
+  }
   Controller controller(client->get(), &clock, controller_options, &metrics, &recorder);
   std::unique_ptr<TrainJobController> trainjobs;
   if (ServesTrainJobs(**client, controller_options.namespace_))
@@ -304,26 +313,23 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
                                                                LogInfo("{}", line);
                                                            });
   }
-  // Trainer v2.3's runtime status endpoint: on every replica (a trainer may reach any), beside
-  // the webhooks and on their certificate; what it accepts is written coalesced.
+  // Trainer v2.3's runtime status endpoint, for TrainJobs and v1 jobs: on every replica (a
+  // trainer may reach any), beside the webhooks and on their certificate; what it accepts is
+  // written coalesced.
   std::unique_ptr<TrainerStatusWriter> status_writer;
   std::unique_ptr<StatusTokenReview> status_tokens;
   std::unique_ptr<progress::StatusEndpoint> status_endpoint;
-  if (o.status_port > 0 && !trainjobs)
-    LogInfo("runtime status endpoint not served: Trainer v2 is not served (above)");
-  if (webhooks && trainjobs && o.status_port > 0) {
+  webhook_service = webhooks.get();
+  if (webhooks && o.status_port > 0) {
     status_writer = std::make_unique<TrainerStatusWriter>(client->get(), &clock);
     status_tokens = std::make_unique<StatusTokenReview>(client->get(), &clock);
     progress::StatusEndpointHooks hooks;
-    hooks.authorize = [&](const std::string& token, const std::string& ns,
-                          const std::string& name) {
-      return status_tokens->Authorize(token, ns, name);
+    hooks.authorize = [&](const std::string& token, const api::StatusTarget& target) {
+      return status_tokens->Authorize(token, target);
     };
-    hooks.exists = [&](const std::string& ns, const std::string& name) {
-      return status_writer->Exists(ns, name);
-    };
-    hooks.accept = [&](const std::string& ns, const std::string& name, api::TrainerStatus status) {
-      status_writer->Accept(ns, name, std::move(status));
+    hooks.exists = [&](const api::StatusTarget& target) { return status_writer->Exists(target); };
+    hooks.accept = [&](const api::StatusTarget& target, api::TrainerStatus status) {
+      status_writer->Accept(target, std::move(status));
     };
     TrainerStatusWriter* writer = status_writer.get();
     metrics.AddGauge("trainctl_trainer_status_reports_total",
@@ -334,7 +340,7 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
                      [writer] { return static_cast<double>(writer->counts().writes); });
     status_endpoint = std::make_unique<progress::StatusEndpoint>(std::move(hooks));
     status_endpoint->Register(&webhooks->AlsoServe(o.status_port));
-    trainjobs->SetStatusServer({o.status_url, [&] { return webhooks->ca_pem(); }});
+    if (trainjobs) trainjobs->SetStatusServer({o.status_url, [&] { return webhooks->ca_pem(); }});
     // Started before the webhooks serve it, stopped after they stopped: nothing accepted is lost.
     manager.Add({"runtime status writer",
                  [&] {

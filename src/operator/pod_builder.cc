@@ -10,6 +10,8 @@
 #include "api/restart_scope.h"
 #include "api/yaml.h"
 #include "operator/mpi_children.h"
+#include "api/trainer_status.h"
+#include "operator/status_env.h"
 
 namespace trainctl::op {
 
@@ -202,6 +204,11 @@ StatusOr<BuiltPod> BuildPod(const api::Job& job, const std::string& type, int in
     SetTerminationMessagePolicy(&pod_spec);
   }
   AddCheckpointNotice(job, &pod_spec);
+  if (!settings.status_server_url.empty()) {
+    const api::StatusTarget target = api::StatusTargetOf(job.kind, job.namespace_, job.name);
+    AddStatusEndpoint(&pod_spec, settings.status_server_url + api::StatusPath(target),
+                      api::StatusAudience(target), kNamespaceStatusCaConfigMap);
+  }
   if (plugin.WaitsForMaster(job, type)) {
     if (!pod_spec.contains("initContainers") || !pod_spec["initContainers"].is_array())
       pod_spec["initContainers"] = json::array();

@@ -12,6 +12,7 @@
 // Pure and thread-safe.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ struct PodSettings {
   std::string pytorch_init_template_source;
   std::string mpi_kubectl_delivery_image = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest";
   GangConfig gang;  // --gang-scheduler-name: pods are decorated for it
+  // The runtime status endpoint (--status-server-port): "https://<service>.<ns>.svc:<port>", and
+  // the PEM of its CA; empty: pods are not given it. Each container of a v1 job's pods gets the
+  // job's endpoint, token and CA (operator/status_env.h; the CA from the namespace's ConfigMap
+  // trainctl-trainer-status-ca, which the child writer makes first).
+  std::string status_server_url;
+  std::function<std::string()> status_ca;
 };
 
 // One EnvVar as a core/v1 EnvVar object (value or valueFrom).

@@ -107,6 +107,32 @@ TEST(PodBuilderTest, PyTorchMasterPod) {
   EXPECT_EQ(EnvValue(pod["spec"]["containers"][1], "RANK"), "0");
 }
 
+TEST(PodBuilderTest, WithTheStatusEndpointEveryContainerIsGivenTheJobsEndpoint) {
+  api::Job job = Load(kPyTorch);
+  api::ServiceEndpoints endpoints(job.name, job.namespace_);
+  PodSettings settings;
+  EXPECT_EQ(EnvValue(BuildPod(job, "Worker", 0, endpoints, settings)->pod["spec"]["containers"][0],
+                     "KUBEFLOW_TRAINER_SERVER_URL"),
+            "<unset>");  // off unless the operator serves it
+  settings.status_server_url = "https://op.sys.svc:10443";
+  StatusOr<BuiltPod> built = BuildPod(job, "Worker", 0, endpoints, settings);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const json& spec = built->pod["spec"];
+  const std::string path =
+      "kubeflow.org/v1/namespaces/" + job.namespace_ + "/pytorchjobs/" + job.name + "/status";
+  EXPECT_EQ(EnvValue(spec["containers"][0], "KUBEFLOW_TRAINER_SERVER_URL"),
+            "https://op.sys.svc:10443/apis/" + path);
+  EXPECT_EQ(EnvValue(spec["containers"][0], "KUBEFLOW_TRAINER_SERVER_TOKEN"),
+            "/var/run/secrets/kubeflow/trainer/token");
+  const json& volume = spec["volumes"].back();
+  EXPECT_EQ(volume["name"], "kubeflow-trainer-token");
+  EXPECT_EQ(volume["projected"]["sources"][0]["serviceAccountToken"]["audience"], path);
+  EXPECT_EQ(volume["projected"]["sources"][1]["configMap"]["name"], "trainctl-trainer-status-ca");
+  // Not given to the init container that waits for the master.
+  for (const json& c : spec["initContainers"])
+    EXPECT_EQ(EnvValue(c, "KUBEFLOW_TRAINER_SERVER_URL"), "<unset>");
+}
+
 TEST(PodBuilderTest, PyTorchWorkerPodWaitsForTheMaster) {
   api::Job job = Load(kPyTorch);
   api::ServiceEndpoints endpoints(job.name, job.namespace_);

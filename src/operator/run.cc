@@ -13,7 +13,7 @@
 #include "operator/gang.h"
 #include "operator/log.h"
 #include "operator/pod_builder.h"
-#include "operator/trainjob_status_env.h"
+#include "operator/status_env.h"
 
 namespace trainctl::op {
 namespace {

@@ -12,7 +12,10 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kServiceAccountPrefix = "system:serviceaccount:";
-constexpr const char* kAudiencePrefix = "trainer.kubeflow.org/v1alpha1/namespaces/";
+// A claimed audience is asked about only when it names a job's status endpoint.
+bool IsStatusAudience(const std::string& audience) {
+  return api::ParseStatusPath("/apis/" + audience).has_value();
+}
 constexpr Duration kValidFor = Duration(5 * 60 * 1000);
 constexpr Duration kRefusedFor = Duration(10 * 1000);
 
@@ -89,17 +92,18 @@ StatusTokenReview::Review StatusTokenReview::Ask(const std::string& token,
   return r;
 }
 
-progress::Grant StatusTokenReview::Authorize(const std::string& token, const std::string& ns,
-                                             const std::string& name) {
+progress::Grant StatusTokenReview::Authorize(const std::string& token,
+                                             const api::StatusTarget& target) {
   if (token.empty()) return progress::Grant::kUnauthenticated;
-  const std::string audience = api::TrainerStatusAudience(ns, name);
+  const std::string& ns = target.namespace_;
+  const std::string audience = api::StatusAudience(target);
   const Review mine = Ask(token, audience);
   if (!mine.answered) return progress::Grant::kUnavailable;
   if (mine.authenticated)
     return mine.ns == ns ? progress::Grant::kAllowed : progress::Grant::kForbidden;
   // Not valid for this job: a valid token of another job is forbidden, anything else unknown.
   for (const std::string& claimed : ClaimedAudiences(token)) {
-    if (claimed == audience || claimed.rfind(kAudiencePrefix, 0) != 0) continue;
+    if (claimed == audience || !IsStatusAudience(claimed)) continue;
     const Review other = Ask(token, claimed);
     if (!other.answered) return progress::Grant::kUnavailable;
     if (other.authenticated) return progress::Grant::kForbidden;

@@ -1,12 +1,12 @@
-// StatusTokenReview: whether a bearer token may report progress for TrainJob <ns>/<name>, the
-// operator's check for the runtime status endpoint (progress/status_endpoint.h). The trainer's
-// pods carry a projected service-account token whose audience names their TrainJob
-// (api::TrainerStatusAudience; operator/trainjob_status_env.h); the API server says whether a
-// token is valid for an audience (authentication.k8s.io/v1 TokenReview), so:
-//   allowed        valid for this TrainJob's audience, of a service account in its namespace
+// StatusTokenReview: whether a bearer token may report progress for a job (a TrainJob or a v1
+// job), the operator's check for the runtime status endpoint (progress/status_endpoint.h). The
+// trainer's pods carry a projected service-account token whose audience names their job
+// (api::StatusAudience; operator/status_env.h); the API server says whether a token is valid
+// for an audience (authentication.k8s.io/v1 TokenReview), so:
+//   allowed        valid for this job's audience, of a service account in its namespace
 //   forbidden      valid for this audience but of another namespace, or valid only for another
-//                  TrainJob's audience (the audience the token claims, checked in turn)
-//   unauthenticated  empty, malformed, expired or for no TrainJob
+//                  job's audience (the audience the token claims, checked in turn)
+//   unauthenticated  empty, malformed, expired or for no job
 //   unavailable    the API server did not answer the review
 // Answers are cached by (token, audience): valid ones until the token's expiry or 5 minutes,
 // refusals 10 s, at most kMaxCachedReviews (expired ones go first, then all), so a trainer
@@ -20,6 +20,7 @@
 #include <string>
 #include <utility>
 
+#include "api/trainer_status.h"
 #include "common/clock.h"
 #include "kube/client.h"
 #include "progress/status_endpoint.h"
@@ -39,8 +40,7 @@ class StatusTokenReview {
  public:
   StatusTokenReview(kube::Client* client, const Clock* clock) : client_(client), clock_(clock) {}
 
-  progress::Grant Authorize(const std::string& token, const std::string& ns,
-                            const std::string& name);
+  progress::Grant Authorize(const std::string& token, const api::StatusTarget& target);
 
  private:
   struct Review {

@@ -9,15 +9,19 @@
 
 #include "kube/base64.h"
 #include "kube/fake_api.h"
+#include "operator/status_env.h"
 #include "operator/status_token_review.h"
 #include "operator/trainer_status_writer.h"
-#include "operator/trainjob_status_env.h"
 
 namespace trainctl::op {
 namespace {
 
 using nlohmann::json;
 using progress::Grant;
+
+api::StatusTarget TJ(const std::string& ns, const std::string& name) {
+  return api::TrainJobStatusTarget(ns, name);
+}
 
 // A JWT-shaped token claiming `aud` (unsigned: only the API server's answer counts here).
 std::string Token(const std::string& aud, int64_t exp = 4102444800) {
@@ -102,36 +106,37 @@ class StatusTokenReviewTest : public ::testing::Test {
 TEST_F(StatusTokenReviewTest, ATokenIsGoodOnlyForItsOwnTrainJob) {
   const std::string mine = Token(api::TrainerStatusAudience("a", "tj"));
   api_->Issue(mine, api::TrainerStatusAudience("a", "tj"), "a");
-  EXPECT_EQ(reviews_->Authorize(mine, "a", "tj"), Grant::kAllowed);
+  EXPECT_EQ(reviews_->Authorize(mine, TJ("a", "tj")), Grant::kAllowed);
   // Valid, but for TrainJob a/tj: another job of the namespace is forbidden, not unknown.
-  EXPECT_EQ(reviews_->Authorize(mine, "a", "other"), Grant::kForbidden);
-  EXPECT_EQ(reviews_->Authorize(mine, "b", "tj"), Grant::kForbidden);
+  EXPECT_EQ(reviews_->Authorize(mine, TJ("a", "other")), Grant::kForbidden);
+  EXPECT_EQ(reviews_->Authorize(mine, TJ("b", "tj")), Grant::kForbidden);
   // A token issued for the job's audience to a service account of another namespace.
   const std::string foreign = Token(api::TrainerStatusAudience("a", "tj2"));
   api_->Issue(foreign, api::TrainerStatusAudience("a", "tj2"), "b");
-  EXPECT_EQ(reviews_->Authorize(foreign, "a", "tj2"), Grant::kForbidden);
+  EXPECT_EQ(reviews_->Authorize(foreign, TJ("a", "tj2")), Grant::kForbidden);
   // Forged (claims the audience, never issued), empty, not a JWT, for the API server.
-  EXPECT_EQ(reviews_->Authorize(Token(api::TrainerStatusAudience("a", "tj3")), "a", "tj3"),
+  EXPECT_EQ(reviews_->Authorize(Token(api::TrainerStatusAudience("a", "tj3")), TJ("a", "tj3")),
             Grant::kUnauthenticated);
-  EXPECT_EQ(reviews_->Authorize("", "a", "tj"), Grant::kUnauthenticated);
-  EXPECT_EQ(reviews_->Authorize("garbage", "a", "tj"), Grant::kUnauthenticated);
+  EXPECT_EQ(reviews_->Authorize("", TJ("a", "tj")), Grant::kUnauthenticated);
+  EXPECT_EQ(reviews_->Authorize("garbage", TJ("a", "tj")), Grant::kUnauthenticated);
   const std::string api_token = Token("https://kubernetes.default.svc");
   api_->Issue(api_token, "https://kubernetes.default.svc", "a");
-  EXPECT_EQ(reviews_->Authorize(api_token, "a", "tj"), Grant::kUnauthenticated);
+  EXPECT_EQ(reviews_->Authorize(api_token, TJ("a", "tj")), Grant::kUnauthenticated);
 }
 
 TEST_F(StatusTokenReviewTest, AnswersAreCachedSoReportsDoNotEachCostAReview) {
   const std::string mine = Token(api::TrainerStatusAudience("a", "tj"));
   api_->Issue(mine, api::TrainerStatusAudience("a", "tj"), "a");
-  for (int i = 0; i < 1000; ++i) ASSERT_EQ(reviews_->Authorize(mine, "a", "tj"), Grant::kAllowed);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(reviews_->Authorize(mine, TJ("a", "tj")), Grant::kAllowed);
   EXPECT_EQ(api_->reviews(), 1);
-  for (int i = 0; i < 100; ++i) reviews_->Authorize("garbage", "a", "tj");
+  for (int i = 0; i < 100; ++i) reviews_->Authorize("garbage", TJ("a", "tj"));
   EXPECT_EQ(api_->reviews(), 2);  // a refusal is remembered too, for a while
   clock_.Advance(Duration(11000));
-  reviews_->Authorize("garbage", "a", "tj");
+  reviews_->Authorize("garbage", TJ("a", "tj"));
   EXPECT_EQ(api_->reviews(), 3);
   clock_.Advance(Duration(5 * 60 * 1000));
-  reviews_->Authorize(mine, "a", "tj");
+  reviews_->Authorize(mine, TJ("a", "tj"));
   EXPECT_EQ(api_->reviews(), 4);  // a valid answer is asked again after 5 minutes
 }
 
@@ -139,9 +144,9 @@ TEST_F(StatusTokenReviewTest, AnApiServerThatDoesNotAnswerIsUnavailableAndNotCac
   const std::string mine = Token(api::TrainerStatusAudience("a", "tj"));
   api_->Issue(mine, api::TrainerStatusAudience("a", "tj"), "a");
   api_->Down(true);
-  EXPECT_EQ(reviews_->Authorize(mine, "a", "tj"), Grant::kUnavailable);
+  EXPECT_EQ(reviews_->Authorize(mine, TJ("a", "tj")), Grant::kUnavailable);
   api_->Down(false);
-  EXPECT_EQ(reviews_->Authorize(mine, "a", "tj"), Grant::kAllowed);
+  EXPECT_EQ(reviews_->Authorize(mine, TJ("a", "tj")), Grant::kAllowed);
 }
 
 TEST(StatusTokenClaimsTest, ReadsServiceAccountsAndAudiences) {
@@ -183,9 +188,9 @@ class TrainerStatusWriterTest : public ::testing::Test {
 };
 
 TEST_F(TrainerStatusWriterTest, AThousandReportsAreOneWriteAndTheNewestLands) {
-  for (int i = 0; i <= 1000; ++i) writer_->Accept("ns", "tj", Progress(i / 10));
+  for (int i = 0; i <= 1000; ++i) writer_->Accept(TJ("ns", "tj"), Progress(i / 10));
   writer_->Flush();
-  for (int i = 0; i < 50; ++i) writer_->Accept("ns", "tj", Progress(100));
+  for (int i = 0; i < 50; ++i) writer_->Accept(TJ("ns", "tj"), Progress(100));
   writer_->Flush();  // within the interval: held
   ASSERT_EQ(Patches().size(), 1u);
   EXPECT_EQ((*api_->Object(kTrainJobPath))["status"]["trainerStatus"]["progressPercentage"], 100);
@@ -200,10 +205,10 @@ TEST_F(TrainerStatusWriterTest, FieldsAReportLeavesOutAreRemoved) {
   api::TrainerStatus full = Progress(10);
   full.estimated_remaining_seconds = 60;
   full.metrics = {{"loss", "0.5"}};
-  writer_->Accept("ns", "tj", full);
+  writer_->Accept(TJ("ns", "tj"), full);
   writer_->Flush();
   clock_.Advance(kTrainerStatusWriteInterval);
-  writer_->Accept("ns", "tj", Progress(20));
+  writer_->Accept(TJ("ns", "tj"), Progress(20));
   writer_->Flush();
   json ts = (*api_->Object(kTrainJobPath))["status"]["trainerStatus"];
   EXPECT_EQ(ts["progressPercentage"], 20);
@@ -213,13 +218,13 @@ TEST_F(TrainerStatusWriterTest, FieldsAReportLeavesOutAreRemoved) {
 }
 
 TEST_F(TrainerStatusWriterTest, AGoneTrainJobIsDroppedAndAFailedWriteRetried) {
-  writer_->Accept("ns", "gone", Progress(1));
+  writer_->Accept(TJ("ns", "gone"), Progress(1));
   writer_->Flush();
   clock_.Advance(kTrainerStatusWriteInterval);
   writer_->Flush();
   EXPECT_EQ(writer_->counts().failures, 1u);  // 404: not tried again
   api_->Fail("PATCH", kTrainJobPath, 500, "InternalError", "etcd", /*times=*/1);
-  writer_->Accept("ns", "tj", Progress(7));
+  writer_->Accept(TJ("ns", "tj"), Progress(7));
   writer_->Flush();
   EXPECT_FALSE((*api_->Object(kTrainJobPath)).contains("status"));
   clock_.Advance(kTrainerStatusWriteInterval);
@@ -229,13 +234,40 @@ TEST_F(TrainerStatusWriterTest, AGoneTrainJobIsDroppedAndAFailedWriteRetried) {
 
 TEST_F(TrainerStatusWriterTest, StopWritesWhatIsPendingAndExistsAsksOnce) {
   writer_->Start();
-  writer_->Accept("ns", "tj", Progress(1));
+  writer_->Accept(TJ("ns", "tj"), Progress(1));
   writer_->Stop();
   EXPECT_EQ((*api_->Object(kTrainJobPath))["status"]["trainerStatus"]["progressPercentage"], 1);
-  EXPECT_TRUE(writer_->Exists("ns", "tj"));
-  EXPECT_TRUE(writer_->Exists("ns", "tj"));
-  EXPECT_FALSE(writer_->Exists("ns", "nope"));
+  EXPECT_TRUE(writer_->Exists(TJ("ns", "tj")));
+  EXPECT_TRUE(writer_->Exists(TJ("ns", "tj")));
+  EXPECT_FALSE(writer_->Exists(TJ("ns", "nope")));
   EXPECT_EQ(api_->Requests("GET", kTrainJobPath).size(), 1u);
+}
+
+TEST_F(StatusTokenReviewTest, AV1JobsTokenIsGoodForThatJobOnly) {
+  const api::StatusTarget pt = api::StatusTargetOf(api::Kind::kPyTorchJob, "a", "pt");
+  const std::string mine = Token(api::StatusAudience(pt));
+  api_->Issue(mine, api::StatusAudience(pt), "a");
+  EXPECT_EQ(reviews_->Authorize(mine, pt), Grant::kAllowed);
+  // The same name as a TrainJob, or another v1 kind: another job.
+  EXPECT_EQ(reviews_->Authorize(mine, TJ("a", "pt")), Grant::kForbidden);
+  EXPECT_EQ(reviews_->Authorize(mine, api::StatusTargetOf(api::Kind::kTFJob, "a", "pt")),
+            Grant::kForbidden);
+}
+
+TEST_F(TrainerStatusWriterTest, AV1JobsReportIsKeptInItsAnnotation) {
+  const char* path = "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/pt";
+  api_->Seed(path, {{"apiVersion", "kubeflow.org/v1"},
+                    {"kind", "PyTorchJob"},
+                    {"metadata", {{"name", "pt"}, {"namespace", "ns"}}}});
+  const api::StatusTarget pt = api::StatusTargetOf(api::Kind::kPyTorchJob, "ns", "pt");
+  EXPECT_TRUE(writer_->Exists(pt));
+  writer_->Accept(pt, Progress(30));
+  writer_->Flush();
+  json stored = *api_->Object(path);
+  const std::string kept = stored["metadata"]["annotations"][api::kTrainerStatusAnnotation];
+  EXPECT_EQ(json::parse(kept)["progressPercentage"], 30);
+  EXPECT_FALSE(stored.contains("status"));  // the v1 CRD has no trainerStatus
+  EXPECT_EQ(api_->Requests("PATCH", std::string(path) + "/status").size(), 0u);
 }
 
 TEST(TrainerStatusEnvTest, OnlyTheTrainerStepGetsTheEndpointTokenAndCa) {

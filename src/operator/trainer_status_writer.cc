@@ -13,20 +13,46 @@ json TrainerStatusPatch(const api::TrainerStatus& status) {
   return {{"status", {{"trainerStatus", std::move(trainer)}}}};
 }
 
-void TrainerStatusWriter::Accept(const std::string& ns, const std::string& name,
-                                 api::TrainerStatus status) {
-  coalescer_.Put(ns + "/" + name, std::move(status));
+json TrainerStatusAnnotationPatch(const api::TrainerStatus& status) {
+  return {{"metadata",
+           {{"annotations",
+             {{api::kTrainerStatusAnnotation, api::TrainerStatusJson(status).dump()}}}}}};
 }
 
-bool TrainerStatusWriter::Exists(const std::string& ns, const std::string& name) {
-  const std::string key = ns + "/" + name;
+kube::Resource StatusTargetResource(const api::StatusTarget& t) {
+  if (t.IsTrainJob()) return kube::kTrainJobs;
+  const size_t slash = t.group_version.find('/');
+  return {t.group_version.substr(0, slash), t.group_version.substr(slash + 1), t.plural};
+}
+
+namespace {
+
+std::string KeyOf(const api::StatusTarget& t) {
+  return t.plural + "/" + t.namespace_ + "/" + t.name;
+}
+
+}  // namespace
+
+void TrainerStatusWriter::Accept(const api::StatusTarget& target, api::TrainerStatus status) {
+  const std::string key = KeyOf(target);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (targets_.size() >= 4096 && !targets_.count(key)) targets_.clear();
+    targets_[key] = target;
+  }
+  coalescer_.Put(key, std::move(status));
+}
+
+bool TrainerStatusWriter::Exists(const api::StatusTarget& target) {
+  const std::string key = KeyOf(target);
   const Time now = clock_->Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = seen_.find(key);
     if (it != seen_.end() && it->second > now) return true;
   }
-  if (!client_->Get(kube::kTrainJobs, ns, name).ok()) return false;
+  if (!client_->Get(StatusTargetResource(target), target.namespace_, target.name).ok())
+    return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (seen_.size() >= 4096) seen_.clear();
   seen_[key] = now + Duration(30000);
@@ -63,10 +89,19 @@ void TrainerStatusWriter::Flush(bool everything) {
 }
 
 void TrainerStatusWriter::Write(const std::string& key, api::TrainerStatus status) {
-  const size_t slash = key.find('/');
-  const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
-  StatusOr<json> written = client_->Patch(kube::kTrainJobs, ns, name, kube::PatchType::kMerge,
-                                          TrainerStatusPatch(status).dump(), {}, "status");
+  api::StatusTarget target;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = targets_.find(key);
+    if (it == targets_.end()) return;  // forgotten (over the bound): a newer report brings it
+    target = it->second;
+  }
+  StatusOr<json> written =
+      target.IsTrainJob()
+          ? client_->Patch(kube::kTrainJobs, target.namespace_, target.name,
+                           kube::PatchType::kMerge, TrainerStatusPatch(status).dump(), {}, "status")
+          : client_->Patch(StatusTargetResource(target), target.namespace_, target.name,
+                           kube::PatchType::kMerge, TrainerStatusAnnotationPatch(status).dump());
   if (written.ok()) {
     ++writes_;
     return;

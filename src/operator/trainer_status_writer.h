@@ -1,13 +1,15 @@
 // TrainerStatusWriter: where the operator's status endpoint puts what trainers report. Accept()
 // hands a status to a ReportCoalescer (progress/report_coalescer.h); a thread takes what is due
-// every 250 ms and writes each TrainJob's status.trainerStatus with one merge patch of the
-// status subresource, the fields a report left out set to null so they go (as upstream's apply
-// under its own field manager removes them). So a TrainJob gets at most one write per
-// `min_interval` however often its trainer reports, and the newest report always lands.
-// A TrainJob that is gone (404) is dropped; another failure is retried at the next interval
-// unless a newer report came. Stop() writes what is still pending, then returns.
+// every 250 ms and writes each job's report with one merge patch: a TrainJob's
+// status.trainerStatus (the status subresource; the fields a report left out set to null so they
+// go, as upstream's apply under its own field manager removes them), a v1 job's annotation
+// trainctl.dev/trainer-status (its CRD has no such field; the job views read it as
+// status.trainerStatus). So a job gets at most one write per `min_interval` however often its
+// trainer reports, and the newest report always lands. A job that is gone (404) is dropped;
+// another failure is retried at the next interval unless a newer report came. Stop() writes what
+// is still pending, then returns.
 //
-// I/O: TrainJob status patches. Thread-safe.
+// I/O: job patches. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -30,6 +32,11 @@ inline constexpr Duration kTrainerStatusWriteInterval = Duration(1000);
 
 // {"status": {"trainerStatus": {...}}} with absent fields null: the merge patch for `status`.
 nlohmann::json TrainerStatusPatch(const api::TrainerStatus& status);
+// {"metadata": {"annotations": {"trainctl.dev/trainer-status": "<the report's JSON>"}}}: the
+// merge patch that keeps a v1 job's report.
+nlohmann::json TrainerStatusAnnotationPatch(const api::TrainerStatus& status);
+// The job resource a target names.
+kube::Resource StatusTargetResource(const api::StatusTarget& target);
 
 struct TrainerStatusWriterCounts {
   progress::CoalescerCounts coalescer;
@@ -46,10 +53,10 @@ class TrainerStatusWriter {
   TrainerStatusWriter(const TrainerStatusWriter&) = delete;
   TrainerStatusWriter& operator=(const TrainerStatusWriter&) = delete;
 
-  void Accept(const std::string& ns, const std::string& name, api::TrainerStatus status);
-  // Whether TrainJob ns/name exists: a GET, a yes remembered for 30 s (a report for a TrainJob
-  // deleted meanwhile is dropped at its write's 404).
-  bool Exists(const std::string& ns, const std::string& name);
+  void Accept(const api::StatusTarget& target, api::TrainerStatus status);
+  // Whether the job exists: a GET, a yes remembered for 30 s (a report for a job deleted
+  // meanwhile is dropped at its write's 404).
+  bool Exists(const api::StatusTarget& target);
   void Start();
   void Stop();
   // Writes what is due now (the thread's step; tests call it directly).
@@ -58,6 +65,7 @@ class TrainerStatusWriter {
 
  private:
   void Write(const std::string& key, api::TrainerStatus status);
+  std::map<std::string, api::StatusTarget> targets_;  // key → target, under mu_
 
   kube::Client* client_;
   const Clock* clock_;

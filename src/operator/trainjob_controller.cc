@@ -8,11 +8,11 @@
 #include "operator/child_writer.h"
 #include "operator/observe.h"
 #include "operator/process_stats.h"
+#include "operator/status_env.h"
 #include "operator/trainjob_jobset.h"
 #include "operator/trainjob_mpi.h"
 #include "operator/trainjob_notice.h"
 #include "operator/trainjob_pod_group.h"
-#include "operator/trainjob_status_env.h"
 #include "operator/trainjob_why.h"
 #include "recording/history_snapshot.h"
 

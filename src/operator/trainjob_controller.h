@@ -87,7 +87,7 @@ class TrainJobController {
   void SetHistory(recording::HistoryRecorder* history) { history_ = history; }
 
   // The runtime status endpoint the operator serves (--status-server-port): each TrainJob's
-  // trainer pods get its env, token and CA (operator/trainjob_status_env.h; the CA from `ca`,
+  // trainer pods get its env, token and CA (operator/status_env.h; the CA from `ca`,
   // in ConfigMap <job>-tls-config made before the JobSet). Set before Start().
   struct StatusServer {
     std::string url;                  // "https://<service>.<ns>.svc:<port>"

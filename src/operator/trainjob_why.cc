@@ -59,10 +59,9 @@ void ClearReadiness(json* status) {
   if (!status->is_object() || !status->contains("conditions")) return;
   json& list = (*status)["conditions"];
   if (!list.is_array()) return;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [](const json& c) {
-                              return api::StringAt(c, "type") == engine::kReplicasReady;
-                            }),
+  list.erase(std::remove_if(
+                 list.begin(), list.end(),
+                 [](const json& c) { return api::StringAt(c, "type") == engine::kReplicasReady; }),
              list.end());
 }
 
@@ -98,16 +97,14 @@ void ApplyReadiness(const engine::Readiness& readiness, Time now,
                {"lastTransitionTime", FormatRfc3339(next.last_transition_time)}};
   json& list = out->status["conditions"];
   if (!list.is_array()) list = json::array();
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [](const json& c) {
-                              return api::StringAt(c, "type") == engine::kReplicasReady;
-                            }),
+  list.erase(std::remove_if(
+                 list.begin(), list.end(),
+                 [](const json& c) { return api::StringAt(c, "type") == engine::kReplicasReady; }),
              list.end());
   list.insert(list.begin(), std::move(cond));
   while (list.size() > kMaxTrainJobConditions) list.erase(list.begin() + 1);  // the oldest others
   out->message_written = true;
 }
-
 
 }  // namespace
 

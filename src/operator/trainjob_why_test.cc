@@ -40,21 +40,19 @@ engine::ReplicaObservation Unschedulable(int index) {
 TEST(TrainJobWhyTest, NothingToTellIsNoCondition) {
   api::Job job = TwoNodes();
   TrainJobWhy starting = DecideTrainJobWhy(nullptr, nullptr, job, {}, false, kNow, std::nullopt);
-  EXPECT_FALSE(starting.status.contains("conditions") &&
-               !starting.status["conditions"].empty())
+  EXPECT_FALSE(starting.status.contains("conditions") && !starting.status["conditions"].empty())
       << starting.status.dump();
   TrainJobWhy running = DecideTrainJobWhy(
-      nullptr, nullptr, job,
-      {Node(0, engine::Phase::kRunning), Node(1, engine::Phase::kRunning)}, false, kNow,
-      std::nullopt);
+      nullptr, nullptr, job, {Node(0, engine::Phase::kRunning), Node(1, engine::Phase::kRunning)},
+      false, kNow, std::nullopt);
   EXPECT_FALSE(running.status.contains("conditions") && !running.status["conditions"].empty());
   EXPECT_TRUE(running.events.empty()) << "the first all-running is quiet";
 }
 
 TEST(TrainJobWhyTest, ANewMessageUnderTheSameReasonWaitsForTheRefresh) {
   api::Job job = TwoNodes();
-  TrainJobWhy first = DecideTrainJobWhy(nullptr, nullptr, job, {Unschedulable(0)}, false, kNow,
-                                        std::nullopt);
+  TrainJobWhy first =
+      DecideTrainJobWhy(nullptr, nullptr, job, {Unschedulable(0)}, false, kNow, std::nullopt);
   ASSERT_TRUE(first.message_written);
   EXPECT_EQ(first.status["conditions"][0]["reason"], "Unschedulable");
   ASSERT_EQ(first.events.size(), 1u);
@@ -78,10 +76,12 @@ TEST(TrainJobWhyTest, ANewMessageUnderTheSameReasonWaitsForTheRefresh) {
 
 TEST(TrainJobWhyTest, AFinishedJobHasNoReadiness) {
   api::Job job = TwoNodes();
-  TrainJobWhy stuck = DecideTrainJobWhy(nullptr, nullptr, job, {Unschedulable(0)}, false, kNow,
-                                        std::nullopt);
+  TrainJobWhy stuck =
+      DecideTrainJobWhy(nullptr, nullptr, job, {Unschedulable(0)}, false, kNow, std::nullopt);
   json done = stuck.status;
-  done["conditions"].push_back({{"type", "Complete"}, {"status", "True"}, {"reason", "Completed"},
+  done["conditions"].push_back({{"type", "Complete"},
+                                {"status", "True"},
+                                {"reason", "Completed"},
                                 {"message", "jobset completed successfully"}});
   TrainJobWhy complete = DecideTrainJobWhy(stuck.status, done, job, {}, false, kNow, kNow);
   ASSERT_EQ(complete.status["conditions"].size(), 1u);

@@ -37,26 +37,30 @@ struct Recorded {
 
 StatusEndpoint Endpoint(Recorded* rec) {
   StatusEndpointHooks hooks;
-  hooks.authorize = [](const std::string& token, const std::string& ns, const std::string& name) {
+  hooks.authorize = [](const std::string& token, const api::StatusTarget& t) {
     if (token == "good")
-      return ns == "team-a" && name == "tj-1" ? Grant::kAllowed : Grant::kForbidden;
+      return t.namespace_ == "team-a" && t.name == "tj-1" ? Grant::kAllowed : Grant::kForbidden;
     if (token == "down") return Grant::kUnavailable;
     return Grant::kUnauthenticated;
   };
-  hooks.exists = [](const std::string& ns, const std::string& name) {
-    return ns == "team-a" && (name == "tj-1" || name == "tj-2");
+  hooks.exists = [](const api::StatusTarget& t) {
+    return t.namespace_ == "team-a" && (t.name == "tj-1" || t.name == "tj-2");
   };
-  hooks.accept = [rec](const std::string& ns, const std::string& name, api::TrainerStatus s) {
-    rec->accepted.emplace_back(ns + "/" + name, std::move(s));
+  hooks.accept = [rec](const api::StatusTarget& t, api::TrainerStatus s) {
+    rec->accepted.emplace_back(t.plural + ":" + t.namespace_ + "/" + t.name, std::move(s));
   };
   return StatusEndpoint(std::move(hooks));
 }
 
-TEST(StatusPathTest, ReadsNamespaceAndNameOfTheTrainJob) {
-  std::string ns, name;
-  ASSERT_TRUE(ParseStatusPath(kPath, &ns, &name));
-  EXPECT_EQ(ns, "team-a");
-  EXPECT_EQ(name, "tj-1");
+TEST(StatusPathTest, ReadsTheJobATrainJobOrAV1Job) {
+  std::optional<api::StatusTarget> t = api::ParseStatusPath(kPath);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, api::TrainJobStatusTarget("team-a", "tj-1"));
+  EXPECT_EQ(api::StatusPath(*t), kPath);
+  t = api::ParseStatusPath("/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/pt/status");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, api::StatusTargetOf(api::Kind::kPyTorchJob, "ns", "pt"));
+  EXPECT_EQ(api::StatusAudience(*t), "kubeflow.org/v1/namespaces/ns/pytorchjobs/pt/status");
   for (const char* bad :
        {"/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/tj-1",
         "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs//status",
@@ -64,8 +68,12 @@ TEST(StatusPathTest, ReadsNamespaceAndNameOfTheTrainJob) {
         "/apis/trainer.kubeflow.org/v1alpha1/namespaces/a.b/trainjobs/tj/status",
         "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/a/b/status",
         "/apis/trainer.kubeflow.org/v1alpha1/namespaces/Team/trainjobs/tj/status",
-        "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/pytorchjobs/tj/status"})
-    EXPECT_FALSE(ParseStatusPath(bad, &ns, &name)) << bad;
+        "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/pytorchjobs/tj/status",
+        "/apis/kubeflow.org/v1/namespaces/ns/trainjobs/tj/status",
+        "/apis/kubeflow.org/v2beta1/namespaces/ns/mpijobs/m/status",
+        "/apis/kubeflow.org/v1/namespaces/ns/pods/p/status",
+        "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/pt/status/"})
+    EXPECT_FALSE(api::ParseStatusPath(bad)) << bad;
 }
 
 TEST(StatusPathTest, BearerTokenAsRfc7235SaysWithAnySpacing) {
@@ -85,7 +93,7 @@ TEST(StatusEndpointTest, AcceptsAReportAndEchoesIt) {
   EXPECT_EQ(echo["trainerStatus"]["progressPercentage"], 42);
   EXPECT_EQ(echo["trainerStatus"]["lastUpdatedTime"], "2026-11-30T18:00:00Z");
   ASSERT_EQ(rec.accepted.size(), 1u);
-  EXPECT_EQ(rec.accepted[0].first, "team-a/tj-1");
+  EXPECT_EQ(rec.accepted[0].first, "trainjobs:team-a/tj-1");
   EXPECT_EQ(rec.accepted[0].second.progress_percentage, 42);
   EXPECT_EQ(rec.accepted[0].second.metrics.at(0).value, "0.123");
 }

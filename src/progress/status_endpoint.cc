@@ -3,15 +3,15 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "api/job.h"
+#include "api/kinds.h"
 
 namespace trainctl::progress {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kStatusPathSuffix = "/status";
-constexpr std::string_view kTrainJobsSegment = "/trainjobs/";
+constexpr const char* kPrefixes[] = {"/apis/trainer.kubeflow.org/v1alpha1/namespaces/",
+                                     "/apis/kubeflow.org/v1/namespaces/"};
 
 // A Kubernetes Status object, as upstream's server answers its errors.
 server::Response Failure(int code, const char* reason, const std::string& message) {
@@ -23,27 +23,15 @@ server::Response Failure(int code, const char* reason, const std::string& messag
                                            {"code", code}});
 }
 
-}  // namespace
-
-bool ParseStatusPath(const std::string& path, std::string* ns, std::string* name) {
-  std::string_view rest(path);
-  if (rest.substr(0, std::string_view(kStatusPathPrefix).size()) != kStatusPathPrefix) return false;
-  rest.remove_prefix(std::string_view(kStatusPathPrefix).size());
-  if (rest.size() < kStatusPathSuffix.size() ||
-      rest.substr(rest.size() - kStatusPathSuffix.size()) != kStatusPathSuffix)
-    return false;
-  rest.remove_suffix(kStatusPathSuffix.size());
-  const size_t at = rest.find(kTrainJobsSegment);
-  if (at == std::string_view::npos) return false;
-  std::string n(rest.substr(0, at)), j(rest.substr(at + kTrainJobsSegment.size()));
-  // Namespaces are DNS labels; TrainJob names are subdomains (the CRD narrows them further).
-  if (n.empty() || n.size() > 63 || n.find('.') != std::string::npos || !api::IsDnsSubdomain(n) ||
-      !api::IsDnsSubdomain(j))
-    return false;
-  *ns = std::move(n);
-  *name = std::move(j);
-  return true;
+// "TrainJob ns/name", "PyTorchJob ns/name": the job a target names, for messages.
+std::string JobName(const api::StatusTarget& t) {
+  std::string kind = t.IsTrainJob() ? "TrainJob" : t.plural;
+  for (const api::KindInfo& k : api::AllKinds())
+    if (t.plural == k.plural) kind = k.name;
+  return kind + " " + t.namespace_ + "/" + t.name;
 }
+
+}  // namespace
 
 std::string BearerToken(const std::string& authorization) {
   size_t i = 0;
@@ -68,14 +56,16 @@ std::string BearerToken(const std::string& authorization) {
 }
 
 void StatusEndpoint::Register(server::Router* router) const {
-  router->HandlePrefix("POST", kStatusPathPrefix,
-                       [this](const server::Request& request) { return Handle(request); });
+  for (const char* prefix : kPrefixes)
+    router->HandlePrefix("POST", prefix,
+                         [this](const server::Request& request) { return Handle(request); });
 }
 
 server::Response StatusEndpoint::Handle(const server::Request& request) const {
   // read
-  std::string ns, name;
-  if (!ParseStatusPath(request.path, &ns, &name)) return Failure(404, "NotFound", "Not found");
+  std::optional<api::StatusTarget> target = api::ParseStatusPath(request.path);
+  if (!target) return Failure(404, "NotFound", "Not found");
+  const std::string job = JobName(*target);
   if (request.body.size() > api::kMaxReportBytes)
     return Failure(413, "RequestEntityTooLarge",
                    "the report is " + std::to_string(request.body.size()) + " bytes; at most " +
@@ -83,7 +73,7 @@ server::Response StatusEndpoint::Handle(const server::Request& request) const {
   const std::string token = BearerToken(request.Header("authorization"));
 
   // decide
-  switch (hooks_.authorize(token, ns, name)) {
+  switch (hooks_.authorize(token, *target)) {
     case Grant::kAllowed:
       break;
     case Grant::kUnauthenticated:
@@ -92,7 +82,7 @@ server::Response StatusEndpoint::Handle(const server::Request& request) const {
                                      "KUBEFLOW_TRAINER_SERVER_TOKEN names)"
                                    : "the bearer token is not valid for this endpoint");
     case Grant::kForbidden:
-      return Failure(403, "Forbidden", "the bearer token is not for TrainJob " + ns + "/" + name);
+      return Failure(403, "Forbidden", "the bearer token is not for " + job);
     case Grant::kUnavailable:
       return Failure(503, "ServiceUnavailable", "the token could not be checked; try again");
   }
@@ -103,14 +93,13 @@ server::Response StatusEndpoint::Handle(const server::Request& request) const {
     return Failure(malformed ? 400 : 422, malformed ? "BadRequest" : "Invalid",
                    report.status().message());
   }
-  if (!hooks_.exists(ns, name))
-    return Failure(404, "NotFound", "TrainJob " + ns + "/" + name + " not found");
+  if (!hooks_.exists(*target)) return Failure(404, "NotFound", job + " not found");
 
   // write
   json echo = json::object();
   if (report->status) {
     echo["trainerStatus"] = api::TrainerStatusJson(*report->status);
-    hooks_.accept(ns, name, std::move(*report->status));
+    hooks_.accept(*target, std::move(*report->status));
   }
   return server::Response::Json(200, echo);
 }

@@ -1,15 +1,16 @@
 // StatusEndpoint: Kubeflow Trainer v2.3's runtime status endpoint, the part the operator (HTTPS on
 // its webhook certificate, tokens checked by the API server) and the local runner (loopback, a
 // token per job) share. A training process POSTs an UpdateTrainJobStatusRequest to
-//   /apis/trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status
+//   /apis/trainer.kubeflow.org/v1alpha1/namespaces/<ns>/trainjobs/<name>/status   (upstream's)
+//   /apis/kubeflow.org/v1/namespaces/<ns>/<plural>/<name>/status                  (v1 jobs)
 // with `Authorization: Bearer <token>`; Handle() answers it:
-//   read    the path (ns, name: DNS labels/subdomains), the body's size (over
-//           api::kMaxReportBytes: 413 before anything else), the bearer token
-//   decide  the token, by the injected Authorizer: 401 when it is not valid or names no job,
-//           403 when it is valid for another job or namespace; the body
-//           (api::DecodeTrainerStatusReport): 400 when it is not a bounded JSON object, 422
-//           with the field path when a value breaks upstream's CRD rules; the job, by the
-//           injected lookup: 404 when there is no such job
+//   read    the path (api::ParseStatusPath), the body's size (over api::kMaxReportBytes: 413
+//           before anything else), the bearer token
+//   decide  the token, by the injected authorizer: 401 when it is not valid or names no job,
+//           403 when it is valid for another job or namespace, 503 when it could not be
+//           checked; the body (api::DecodeTrainerStatusReport): 400 when it is not a bounded
+//           JSON object, 422 with the field path when a value breaks upstream's CRD rules; the
+//           job, by the injected lookup: 404 when there is no such job
 //   write   the accepted status to the injected sink (which coalesces: a report is never an
 //           API write by itself); 200 with the request echoed, as upstream. A body without
 //           trainerStatus is answered 200 and nothing is written.
@@ -28,8 +29,6 @@
 
 namespace trainctl::progress {
 
-inline constexpr const char* kStatusPathPrefix = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/";
-
 // What a token may do for the job a request names.
 enum class Grant {
   kAllowed,
@@ -39,18 +38,13 @@ enum class Grant {
 };
 
 struct StatusEndpointHooks {
-  // Whether `token` (the bearer credential, possibly empty) may report for ns/name.
-  std::function<Grant(const std::string& token, const std::string& ns, const std::string& name)>
-      authorize;
+  // Whether `token` (the bearer credential, possibly empty) may report for `target`.
+  std::function<Grant(const std::string& token, const api::StatusTarget& target)> authorize;
   // Whether the job exists (false: 404).
-  std::function<bool(const std::string& ns, const std::string& name)> exists;
-  // Takes an accepted status for ns/name.
-  std::function<void(const std::string& ns, const std::string& name, api::TrainerStatus status)>
-      accept;
+  std::function<bool(const api::StatusTarget& target)> exists;
+  // Takes an accepted status for `target`.
+  std::function<void(const api::StatusTarget& target, api::TrainerStatus status)> accept;
 };
-
-// ns and name from a status path, or false when `path` is not one.
-bool ParseStatusPath(const std::string& path, std::string* ns, std::string* name);
 
 // The credentials of an RFC 7235 "Bearer" Authorization header ("" when it has none).
 std::string BearerToken(const std::string& authorization);
@@ -59,7 +53,8 @@ class StatusEndpoint {
  public:
   explicit StatusEndpoint(StatusEndpointHooks hooks) : hooks_(std::move(hooks)) {}
 
-  // Registers POST <kStatusPathPrefix>… on `router`.
+  // Registers POST under /apis/trainer.kubeflow.org/v1alpha1/namespaces/ and
+  // /apis/kubeflow.org/v1/namespaces/ on `router`.
   void Register(server::Router* router) const;
   server::Response Handle(const server::Request& request) const;
 

@@ -1,6 +1,7 @@
 #include "recording/history_snapshot.h"
 
 #include "api/json_fields.h"
+#include "api/trainer_status.h"
 #include "jobs/cluster_view.h"
 
 namespace trainctl::recording {
@@ -39,6 +40,7 @@ jobs::ClusterSnapshot MakeSnapshot(nlohmann::json job, api::Kind kind,
             });
   out.replicas = jobs::SortedReplicaRows(std::move(rows));
   out.job = std::move(job);
+  api::ShowTrainerStatusAnnotation(&out.job);  // a v1 job's last progress report
   return out;
 }
 

@@ -128,8 +128,8 @@ class RuntimeCases:
         job, proc = self.run_json(path, expect_code=0, timeout=120)
         self.assertEqual(job["status"]["conditions"][-1]["type"], "Succeeded", self.explain(proc))
         log = self.log("reports", "master-0")
-        self.assertRegex(log, r"url=https://127\.0\.0\.1:\d+/apis/trainer\.kubeflow\.org/v1alpha1/"
-                              r"namespaces/default/trainjobs/reports/status")
+        self.assertRegex(log, r"url=https://127\.0\.0\.1:\d+/apis/kubeflow\.org/v1/"
+                              r"namespaces/default/pytorchjobs/reports/status")
         self.assertIn("-----BEGIN CERTIFICATE-----", log)
         self.assertIn("64", log.split())  # the token's 64 hex characters
         self.assertIn("read-only", log)

@@ -16,6 +16,7 @@ REPORTER = r"""
 import json, os, ssl, sys, urllib.error, urllib.request
 from datetime import datetime, timezone
 url = os.environ["KUBEFLOW_TRAINER_SERVER_URL"]
+print("url", url, flush=True)
 ctx = ssl.create_default_context(cafile=os.environ["KUBEFLOW_TRAINER_SERVER_CA_CERT"])
 token = open(os.environ["KUBEFLOW_TRAINER_SERVER_TOKEN"]).read().strip()
 def post(body, token=token, url=url):
@@ -32,7 +33,7 @@ def report(p, eta):
             "lastUpdatedTime": datetime.now(timezone.utc).isoformat()}}
 codes = [post(report(p, 3600 - p)) for p in (10, 20, 42)]
 codes += [post(report(43, 1), token="x" * 64), post(report(43, 1), url=url.replace(
-    "/trainjobs/" + os.environ["JOB"], "/trainjobs/other")), post(b"[" * 5000),
+    "/" + os.environ["JOB"] + "/status", "/other/status")), post(b"[" * 5000),
     post(b"x" * 70000), post(report(101, 1))]
 print("codes", json.dumps(codes), flush=True)
 """
@@ -130,6 +131,8 @@ class ProgressTest(TrainctlTestCase):
                                                                422])
         described = self.trainctl("describe", "pytorchjob", "reporter", "-o", "json")
         doc = json.loads(described.stdout)
+        self.assertIn("/apis/kubeflow.org/v1/namespaces/default/pytorchjobs/reporter/status",
+                      ran.stdout + ran.stderr)  # the URL the replica printed names its job
         status = doc["job"]["status"]["trainerStatus"]
         self.assertEqual(status["progressPercentage"], 42)
         self.assertEqual(status["estimatedRemainingSeconds"], 3558)

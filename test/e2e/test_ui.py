@@ -205,6 +205,14 @@ class DashboardTest(TrainctlTestCase):
         a = self.row(name).find_element(By.CSS_SELECTOR, "td a")
         return a, a.get_attribute("href")
 
+    def follow(self, name):
+        """Clicks a row's link; the list re-renders on every live update (curve reports its
+        progress each step), so a link found a moment before may be gone: found again."""
+        def click():
+            self.link(name)[0].click()
+            return True
+        self.wait(click, 10, f"a click on {name}'s link")
+
     def state_of(self, name):
         r = self.row(name)
         return r.get_attribute("data-state") if r else None
@@ -225,7 +233,8 @@ class DashboardTest(TrainctlTestCase):
         self.driver.execute_script("window.__samePage = 1")
         self.wait(lambda: self.state_of("crash") == "Failed", 30, "crash to turn Failed live")
         self.assertEqual(self.driver.execute_script("return window.__samePage"), 1, "no reload")
-        self.assertIn("First failure: crash-worker-0", self.row("crash").text)
+        self.wait(lambda: "First failure: crash-worker-0" in self.row("crash").text, 10,
+                  "crash's first failure in its row")
         # The state filter keeps the failed job only, and every state again.
         from selenium.webdriver.support.ui import Select
         Select(self.driver.find_element(By.ID, "filter-state")).select_by_value("Failed")
@@ -236,10 +245,12 @@ class DashboardTest(TrainctlTestCase):
 
         # A job's name is a link to the job's own address.
         base = f"http://127.0.0.1:{self.port}/"
-        link, href = self.link("crash")
-        self.assertEqual(link.tag_name, "a")
+        tag, href = self.wait(lambda: (lambda a: (a[0].tag_name, a[1]))(self.link("crash")), 10,
+                              "crash's link")
+        self.assertEqual(tag, "a")
         self.assertEqual(href, base + "#/job/local/default/PyTorchJob/crash")
-        self.assertEqual(self.link("curve")[1], base + "#/job/local/default/PyTorchJob/curve")
+        self.assertEqual(self.wait(lambda: self.link("curve")[1], 10, "curve's link"),
+                         base + "#/job/local/default/PyTorchJob/curve")
 
         # The keyboard: Tab from the search box reaches the link, Enter opens the job's page.
         self.driver.find_element(By.ID, "search").click()
@@ -278,7 +289,7 @@ class DashboardTest(TrainctlTestCase):
         self.driver.switch_to.window(first_tab)
 
         # The running job's page: a line printed after it opened appears, and the chart.
-        self.link("curve")[0].click()
+        self.follow("curve")
         self.wait(lambda: self.driver.current_url == base + "#/job/local/default/PyTorchJob/curve",
                   10, "a click to follow the link")
         log = lambda: self.driver.find_element(By.ID, "log").text
@@ -322,9 +333,9 @@ class DashboardTest(TrainctlTestCase):
         self.driver.find_element(By.ID, "search").send_keys("device-side")
         self.wait(lambda: self.row("crash") and not self.row("curve"), 20,
                   "the search to keep only crash")
-        link, href = self.link("crash")
+        href = self.wait(lambda: self.link("crash")[1], 10, "crash's link")
         self.assertRegex(href, r"/#/history/[\w.-]+$")
-        link.click()
+        self.follow("crash")
         self.wait(lambda: "device-side assert" in self.driver.find_element(By.ID, "failure-lines").text,
                   20, "the archived failure")
         self.assertEqual(self.driver.current_url, href)

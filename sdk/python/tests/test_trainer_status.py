@@ -228,6 +228,20 @@ class KubernetesBackendTest(unittest.TestCase):
                          [False, True])
 
 
+    def test_training_client_reads_the_operators_annotation_on_a_v1_job(self):
+        # On a cluster the v1 CRDs have no trainerStatus: `trainctl operator` keeps the report in
+        # the job's annotation, and the SDK shows it in the same place.
+        from trainctl.api import training_client
+        kept = pytorchjob("kept")
+        kept["metadata"]["annotations"] = {"trainctl.dev/trainer-status": json.dumps(REPORTED)}
+        broken = pytorchjob("broken")
+        broken["metadata"]["annotations"] = {"trainctl.dev/trainer-status": "{not json"}
+        client = self.client(TrainingClient, training_client, {
+            ("kubeflow.org", "pytorchjobs"): {"kept": kept, "broken": broken}})
+        check_v1_report(self, client.get_job("kept").status.trainer_status)
+        self.assertIsNone(client.get_job("broken").status.trainer_status)
+
+
 class TrainerStatusTypeTest(unittest.TestCase):
     def test_read_only_and_optional_on_trainjob(self):
         with self.assertRaises(Exception):

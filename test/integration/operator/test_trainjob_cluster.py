@@ -586,8 +586,8 @@ class TrainerStatusEndpoint(unittest.TestCase):
     webhook certificate: the JobSet's trainer pods get the URL, CA and token files, the ConfigMap
     <job>-tls-config holds the CA, and a report with the pod's projected token (here one the API
     server issues for the same audience: kwok runs no containers) lands on status.trainerStatus;
-    bad tokens, another job's token and hostile bodies are refused, and a burst of reports is
-    written coalesced."""
+    bad tokens, another job's token and hostile bodies are refused, a burst of reports is written
+    coalesced, and a PyTorchJob reports the same way."""
 
     @classmethod
     def setUpClass(cls):
@@ -700,6 +700,48 @@ class TrainerStatusEndpoint(unittest.TestCase):
         self.assertIn("trainerStatus.progressPercentage", body["message"])
         self.assertEqual(self.post("nobody", self.report(1), self.token("nobody"))[0], 404)
         self.assertIsNone((self.trainer_status("neighbour") or {}).get("progressPercentage"))
+
+    def test_a_v1_job_reports_too_and_the_cli_shows_it(self):
+        # Beyond upstream: a PyTorchJob's pods are given its own endpoint
+        # (/apis/kubeflow.org/v1/…), the namespace's CA ConfigMap is made before them, and the
+        # report is kept in the job's annotation (its CRD has no trainerStatus) that the CLI
+        # shows as status.trainerStatus.
+        from harness import make_job
+        job = make_job("PyTorchJob", "v1-reporter", self.ns, {"Master": (1, {})})
+        kubectl("create", "-f", "-", input=json.dumps(job))
+        pod = wait_for("the worker's pod", lambda: get_json(
+            "pod", "v1-reporter-master-0", "-n", self.ns), timeout=60)
+        path = f"kubeflow.org/v1/namespaces/{self.ns}/pytorchjobs/v1-reporter/status"
+        env = env_of(pod["spec"]["containers"][0])
+        self.assertEqual(env["KUBEFLOW_TRAINER_SERVER_URL"],
+                         f"https://127.0.0.1:{self.status_port}/apis/{path}")
+        volume = [v for v in pod["spec"]["volumes"] if v["name"] == "kubeflow-trainer-token"][0]
+        self.assertEqual(volume["projected"]["sources"][0]["serviceAccountToken"]["audience"],
+                         path)
+        cm = get_json("configmap", "trainctl-trainer-status-ca", "-n", self.ns)
+        self.assertEqual(cm["data"]["ca.crt"], open(self.ca).read())
+        token = kubectl("create", "token", "default", "-n", self.ns, "--duration=10m",
+                        f"--audience={path}").stdout.strip()
+        import ssl
+        conn = http.client.HTTPSConnection("127.0.0.1", self.status_port, timeout=10,
+                                           context=ssl.create_default_context(cafile=self.ca))
+        conn.request("POST", "/apis/" + path, body=json.dumps(self.report(
+            64, metrics=[{"name": "loss", "value": "0.25"}])),
+            headers={"Authorization": f"Bearer {token}"})
+        self.assertEqual(conn.getresponse().status, 200)
+        conn.close()
+        # A TrainJob's token is not this job's.
+        self.assertEqual(self.post("reporter", self.report(1), token)[0], 403)
+        kept = wait_for("the annotation", lambda: ((get_json(
+            "pytorchjobs", "v1-reporter", "-n", self.ns) or {}).get("metadata", {}).get(
+            "annotations", {}).get("trainctl.dev/trainer-status")), timeout=20)
+        self.assertEqual(json.loads(kept)["progressPercentage"], 64)
+        out = subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", self.ns, "describe",
+                              "pytorchjob", "v1-reporter"], capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, r"Progress:\s+64%")
+        self.assertIn("loss=0.25", out.stdout)
 
     def test_a_burst_of_reports_is_written_coalesced(self):
         import ssl

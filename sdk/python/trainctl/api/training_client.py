@@ -26,6 +26,9 @@ from .. import models
 from ..backends import make_backend
 from ..backends.base import BackendError
 
+# Where `trainctl operator` keeps a kubeflow.org/v1 job's last progress report.
+TRAINER_STATUS_KEY = "trainctl.dev/trainer-status"
+
 logger = logging.getLogger(__name__)
 
 _UNSET = object()
@@ -75,6 +78,16 @@ class TrainingClient:
 
     @staticmethod
     def _model(data, kind):
+        # On a cluster a v1 job's progress report is kept in an annotation (its CRD has no
+        # trainerStatus); the job's status shows it where a TrainJob has it.
+        kept = ((data.get("metadata") or {}).get("annotations") or {}).get(TRAINER_STATUS_KEY)
+        if isinstance(kept, str) and isinstance(data.get("status", {}), dict):
+            try:
+                report = json.loads(kept)
+            except ValueError:
+                report = None
+            if isinstance(report, dict):
+                data = dict(data, status=dict(data.get("status") or {}, trainerStatus=report))
         return models.deserialize(data, models.KIND_MODELS[kind])
 
     # ------------------------------------------------------------------------------------
