@@ -127,7 +127,7 @@ def pod(job, rjob, index, phase, created=T0, nproc=None, gpus=None, container="n
 def event(kind, name, reason, message, when):
     return k8s.CoreV1Event(metadata=k8s.V1ObjectMeta(creation_timestamp=when),
                            involved_object=k8s.V1ObjectReference(kind=kind, name=name),
-                           reason=reason, message=message)
+                           reason=reason, message=message, first_timestamp=when)
 
 
 def train_func(lr, epochs=1):
@@ -181,8 +181,9 @@ class TrainerClientKubernetesTest(unittest.TestCase):
 
     def test_runtimes_prefer_the_namespace_and_skip_unlabelled(self):
         names = [(r.name, r.kind.value) for r in self.client.list_runtimes()]
-        self.assertEqual(names, [("deepspeed-distributed", "ClusterTrainingRuntime"),
-                                 ("torch-distributed", "TrainingRuntime")])
+        # The namespace's runtimes first, then the cluster's (as upstream lists them).
+        self.assertEqual(names, [("torch-distributed", "TrainingRuntime"),
+                                 ("deepspeed-distributed", "ClusterTrainingRuntime")])
         self.assertEqual(self.client.get_runtime("torch-distributed").trainer.image, "team-img:2")
         ds = self.client.get_runtime("deepspeed-distributed")
         self.assertEqual((ds.trainer.device_count, ds.trainer.command[0]), ("4", "mpirun"))

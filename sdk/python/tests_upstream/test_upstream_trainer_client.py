@@ -71,18 +71,12 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 # Where our client differs from upstream's, on purpose or not yet fixed: {case id: why}.
 # Each of these cases must still fail (strict xfail); docs/sdk.md says why for each.
 DIFFERENCES = {
-    "k8s::test_list_runtimes[valid flow with all defaults]":
-        "order: ours sorts runtimes by name; upstream keeps the namespace's TrainingRuntimes "
-        "first, then the ClusterTrainingRuntimes, each in the API's order",
     "k8s::test_train[valid flow with custom trainer]":
         "a lambda: ours refuses it (ValueError) before anything is created; upstream writes "
         "its source line into the script, which cannot run (test_train_named_function checks "
         "the rest of this case's TrainJob)",
     "k8s::test_train[valid flow with custom trainer that has env and image]":
         "a lambda, as above",
-    "k8s::test_get_job_events[get job events with valid trainjob]":
-        "event time: ours reads metadata.creationTimestamp, upstream firstTimestamp (and "
-        "leaves out events without one)",
     "local::test_get_job[get_nonexistent_job]":
         "a job that does not exist: RuntimeError on both our backends (as upstream's "
         "kubernetes backend); upstream's local backend raises ValueError",

@@ -187,11 +187,14 @@ def events_of(trainjob, events):
         names.add(s.pod_name)
     out = []
     for e in events:
-        if e.get("kind") in _EVENT_KINDS and e.get("name") in names:
+        # A cluster's event is timed by its firstTimestamp, as upstream's client does, and left
+        # out without one; a local event has its time.
+        when = e.get("first_time") if "first_time" in e else e.get("time")
+        if e.get("kind") in _EVENT_KINDS and e.get("name") in names and when is not None:
             out.append(types.Event(involved_object_kind=e["kind"],
                                    involved_object_name=e["name"],
                                    message=e.get("message") or "", reason=e.get("reason") or "",
-                                   event_time=as_datetime(e.get("time"))))
+                                   event_time=as_datetime(when)))
     far = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
     out.sort(key=lambda ev: ev.event_time or far)
     return out

@@ -120,8 +120,9 @@ class TrainerClient:
     # runtimes
 
     def list_runtimes(self):
-        """The runtimes a TrainJob here may name (namespaced before cluster-scoped)."""
-        return sorted(self._runtimes().values(), key=lambda r: r.name)
+        """The runtimes a TrainJob here may name: the namespace's, then the cluster's, each in
+        the order the backend lists them (as upstream)."""
+        return list(self._runtimes().values())
 
     def get_runtime(self, name):
         """The runtime ``name``; ValueError naming the ones that exist when it does not."""

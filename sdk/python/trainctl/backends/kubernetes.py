@@ -272,13 +272,15 @@ class KubernetesBackend(JobBackend):
                     _abort(resp)
 
     def events(self, namespace):
-        """Events as {kind, name, time (datetime), message}."""
+        """Events as {kind, name, time (datetime: when it was made), first_time (its
+        firstTimestamp, None when unset), message, reason}."""
         items = self.core_api.list_namespaced_event(namespace=namespace).items
         out = []
         for e in items:
             out.append({"kind": e.involved_object.kind, "name": e.involved_object.name,
-                        "time": e.metadata.creation_timestamp, "message": e.message,
-                        "reason": e.reason})
+                        "time": e.metadata.creation_timestamp,
+                        "first_time": getattr(e, "first_timestamp", None),
+                        "message": e.message, "reason": e.reason})
         return out
 
     # -- the JobBackend protocol (backends/base.py) ----------------------------------------------
