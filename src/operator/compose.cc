@@ -335,9 +335,10 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
     metrics.AddGauge("trainctl_trainer_status_reports_total",
                      "Runtime status reports accepted by the status endpoint",
                      [writer] { return static_cast<double>(writer->counts().coalescer.reports); });
-    metrics.AddGauge("trainctl_trainer_status_writes_total",
-                     "TrainJob status writes of what trainers reported (coalesced)",
-                     [writer] { return static_cast<double>(writer->counts().writes); });
+    metrics.AddGauge(
+        "trainctl_trainer_status_writes_total",
+        "Job writes of what trainers reported (TrainJob status, v1 job annotation; coalesced)",
+        [writer] { return static_cast<double>(writer->counts().writes); });
     status_endpoint = std::make_unique<progress::StatusEndpoint>(std::move(hooks));
     status_endpoint->Register(&webhooks->AlsoServe(o.status_port));
     if (trainjobs) trainjobs->SetStatusServer({o.status_url, [&] { return webhooks->ca_pem(); }});

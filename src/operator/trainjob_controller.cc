@@ -562,9 +562,13 @@ bool TrainJobController::ApplyJobSet(const json& trainjob, const std::string& ke
       return false;
     }
     if (status_server_) {
+      const std::string ca_pem = status_server_->ca();
+      if (ca_pem.empty()) {  // the webhook server has no certificate yet: its pods could not
+        result->requeue_after = Duration(1000);  // check the endpoint; look again
+        return false;
+      }
       StatusOr<json> ca = client_->Create(
-          kube::kConfigMaps, ns,
-          TrainerStatusCaConfigMap(ns, name, UidOf(trainjob), status_server_->ca()));
+          kube::kConfigMaps, ns, TrainerStatusCaConfigMap(ns, name, UidOf(trainjob), ca_pem));
       if (!ca.ok() && ca.status().code() != StatusCode::kAlreadyExists) {
         Warn(trainjob, "TrainJobResourcesCreationFailed",
              "ConfigMap " + ns + "/" + TrainerStatusCaConfigMapName(name) + ": " +
