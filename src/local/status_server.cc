@@ -27,9 +27,12 @@ Status WritePrivate(const std::string& path, const std::string& content, mode_t 
 
 LocalStatusServer::LocalStatusServer(const JobDir& dir, const Clock* clock)
     : dir_(dir),
-      clock_(clock),
       target_(api::StatusTargetOf(dir.key().kind, dir.key().namespace_, dir.key().name)),
-      folder_(dir.path() + "/trainer-status") {}
+      folder_(dir.path() + "/trainer-status"),
+      writer_(kLocalStatusWriteInterval, clock,
+              [this](const std::string&, const api::TrainerStatus& status) {
+                return dir_.WriteTrainerStatus(api::TrainerStatusJson(status));
+              }) {}
 
 StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobDir& dir,
                                                                       const Clock* clock) {
@@ -55,21 +58,12 @@ StatusOr<std::unique_ptr<LocalStatusServer>> LocalStatusServer::Start(const JobD
   };
   hooks.exists = [self](const api::StatusTarget& target) { return target == self->target_; };
   hooks.accept = [self](const api::StatusTarget& target, api::TrainerStatus st) {
-    self->coalescer_.Put(target.name, std::move(st));
+    self->writer_.Put(target.name, std::move(st));
   };
   s->endpoint_ = std::make_unique<progress::StatusEndpoint>(std::move(hooks));
   s->endpoint_->Register(&s->server_.router());
   TRAINCTL_RETURN_IF_ERROR(s->server_.Start("127.0.0.1:0"));
-  s->writer_ = std::thread([self] {
-    std::unique_lock<std::mutex> lock(self->mu_);
-    while (!self->stopping_) {
-      self->wake_.wait_for(lock, std::chrono::milliseconds(250));
-      if (self->stopping_) break;
-      lock.unlock();
-      self->Flush(/*everything=*/false);
-      lock.lock();
-    }
-  });
+  s->writer_.Start();
   return s;
 }
 
@@ -87,24 +81,10 @@ progress::Grant LocalStatusServer::Authorize(const std::string& token,
   return target == target_ ? progress::Grant::kAllowed : progress::Grant::kForbidden;
 }
 
-void LocalStatusServer::Flush(bool everything) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto taken = everything ? coalescer_.TakeAll() : coalescer_.TakeDue(clock_->Now());
-  for (auto& [key, status] : taken)
-    if (!dir_.WriteTrainerStatus(api::TrainerStatusJson(status)).ok())
-      coalescer_.Return(key, std::move(status));
-}
-
 void LocalStatusServer::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  server_.Stop();
-  if (writer_.joinable()) writer_.join();
-  Flush(/*everything=*/true);
+  if (stopped_.exchange(true)) return;
+  server_.Stop();  // no report comes in any more
+  writer_.Stop();  // then what is pending is written
 }
 
 }  // namespace trainctl::local

@@ -19,11 +19,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -31,7 +28,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "local/state_store.h"
-#include "progress/report_coalescer.h"
+#include "progress/coalesced_writer.h"
 #include "progress/status_endpoint.h"
 #include "server/tls_server.h"
 
@@ -57,21 +54,15 @@ class LocalStatusServer {
  private:
   LocalStatusServer(const JobDir& dir, const Clock* clock);
   progress::Grant Authorize(const std::string& token, const api::StatusTarget& target) const;
-  void Flush(bool everything);
 
-  JobDir dir_;  // a copy of its own: written only by this server's threads, under write_mu_
-  const Clock* clock_;
+  JobDir dir_;                // a copy of its own: written only by writer_, one write at a time
   api::StatusTarget target_;  // this run's job
   std::string folder_;
   std::string token_;
-  progress::ReportCoalescer coalescer_{kLocalStatusWriteInterval};
   std::unique_ptr<progress::StatusEndpoint> endpoint_;
   server::TlsServer server_;
-  std::mutex write_mu_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread writer_;
+  std::atomic<bool> stopped_{false};
+  progress::CoalescedWriter writer_;
 };
 
 }  // namespace trainctl::local

@@ -1,7 +1,5 @@
 #include "operator/trainer_status_writer.h"
 
-#include <chrono>
-
 namespace trainctl::op {
 
 using nlohmann::json;
@@ -40,7 +38,7 @@ void TrainerStatusWriter::Accept(const api::StatusTarget& target, api::TrainerSt
     if (targets_.size() >= 4096 && !targets_.count(key)) targets_.clear();
     targets_[key] = target;
   }
-  coalescer_.Put(key, std::move(status));
+  writer_.Put(key, std::move(status));
 }
 
 bool TrainerStatusWriter::Exists(const api::StatusTarget& target) {
@@ -59,59 +57,23 @@ bool TrainerStatusWriter::Exists(const api::StatusTarget& target) {
   return true;
 }
 
-void TrainerStatusWriter::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      wake_.wait_for(lock, std::chrono::milliseconds(250));
-      if (stopping_) break;
-      lock.unlock();
-      Flush();
-      lock.lock();
-    }
-  });
-}
-
-void TrainerStatusWriter::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  Flush(/*everything=*/true);
-}
-
-void TrainerStatusWriter::Flush(bool everything) {
-  auto taken = everything ? coalescer_.TakeAll() : coalescer_.TakeDue(clock_->Now());
-  for (auto& [key, status] : taken) Write(key, std::move(status));
-}
-
-void TrainerStatusWriter::Write(const std::string& key, api::TrainerStatus status) {
+Status TrainerStatusWriter::Write(const std::string& key, const api::TrainerStatus& status) {
   api::StatusTarget target;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = targets_.find(key);
-    if (it == targets_.end()) return;  // forgotten (over the bound): a newer report brings it
-    target = it->second;
+    if (it == targets_.end()) return Status::Ok();  // forgotten (over the bound): a newer
+    target = it->second;                            // report brings it back
   }
-  StatusOr<json> written =
-      target.IsTrainJob()
-          ? client_->Patch(kube::kTrainJobs, target.namespace_, target.name,
-                           kube::PatchType::kMerge, TrainerStatusPatch(status).dump(), {}, "status")
-          : client_->Patch(StatusTargetResource(target), target.namespace_, target.name,
-                           kube::PatchType::kMerge, TrainerStatusAnnotationPatch(status).dump());
-  if (written.ok()) {
-    ++writes_;
-    return;
-  }
-  ++failures_;
-  if (written.status().code() != StatusCode::kNotFound) coalescer_.Return(key, std::move(status));
-}
-
-TrainerStatusWriterCounts TrainerStatusWriter::counts() const {
-  return {coalescer_.counts(), writes_.load(), failures_.load()};
+  if (target.IsTrainJob())
+    return client_
+        ->Patch(kube::kTrainJobs, target.namespace_, target.name, kube::PatchType::kMerge,
+                TrainerStatusPatch(status).dump(), {}, "status")
+        .status();
+  return client_
+      ->Patch(StatusTargetResource(target), target.namespace_, target.name, kube::PatchType::kMerge,
+              TrainerStatusAnnotationPatch(status).dump())
+      .status();
 }
 
 }  // namespace trainctl::op

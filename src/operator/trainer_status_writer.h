@@ -12,19 +12,15 @@
 // I/O: job patches. Thread-safe.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
-#include <cstdint>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
 #include "api/trainer_status.h"
 #include "common/clock.h"
 #include "kube/client.h"
-#include "progress/report_coalescer.h"
+#include "progress/coalesced_writer.h"
 
 namespace trainctl::op {
 
@@ -38,17 +34,18 @@ nlohmann::json TrainerStatusAnnotationPatch(const api::TrainerStatus& status);
 // The job resource a target names.
 kube::Resource StatusTargetResource(const api::StatusTarget& target);
 
-struct TrainerStatusWriterCounts {
-  progress::CoalescerCounts coalescer;
-  uint64_t writes = 0;    // patches that succeeded
-  uint64_t failures = 0;  // patches that failed (404s included)
-};
+using TrainerStatusWriterCounts = progress::WriterCounts;
 
 class TrainerStatusWriter {
  public:
   TrainerStatusWriter(kube::Client* client, const Clock* clock,
                       Duration min_interval = kTrainerStatusWriteInterval)
-      : client_(client), clock_(clock), coalescer_(min_interval) {}
+      : client_(client),
+        clock_(clock),
+        writer_(min_interval, clock,
+                [this](const std::string& key, const api::TrainerStatus& status) {
+                  return Write(key, status);
+                }) {}
   ~TrainerStatusWriter() { Stop(); }
   TrainerStatusWriter(const TrainerStatusWriter&) = delete;
   TrainerStatusWriter& operator=(const TrainerStatusWriter&) = delete;
@@ -57,25 +54,21 @@ class TrainerStatusWriter {
   // Whether the job exists: a GET, a yes remembered for 30 s (a report for a job deleted
   // meanwhile is dropped at its write's 404).
   bool Exists(const api::StatusTarget& target);
-  void Start();
-  void Stop();
+  void Start() { writer_.Start(); }
+  void Stop() { writer_.Stop(); }
   // Writes what is due now (the thread's step; tests call it directly).
-  void Flush(bool everything = false);
-  TrainerStatusWriterCounts counts() const;
+  void Flush(bool everything = false) { writer_.Flush(everything); }
+  TrainerStatusWriterCounts counts() const { return writer_.counts(); }
 
  private:
-  void Write(const std::string& key, api::TrainerStatus status);
-  std::map<std::string, api::StatusTarget> targets_;  // key → target, under mu_
+  Status Write(const std::string& key, const api::TrainerStatus& status);
 
   kube::Client* client_;
   const Clock* clock_;
-  progress::ReportCoalescer coalescer_;
-  std::atomic<uint64_t> writes_{0}, failures_{0};
   std::mutex mu_;
-  std::map<std::string, Time> seen_;  // TrainJobs found, until when that answer holds
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::map<std::string, api::StatusTarget> targets_;  // key → target, under mu_
+  std::map<std::string, Time> seen_;                  // jobs found, until when that holds
+  progress::CoalescedWriter writer_;                  // last: its thread stops first
 };
 
 }  // namespace trainctl::op
