@@ -51,6 +51,10 @@ KWOK_PORT=$(( $(port_base) + 50 ))
 JOBSET_WEBHOOK_PORT=$(( $(port_base) + 90 ))
 JOBSET_METRICS_PORT=$(( $(port_base) + 91 ))
 JOBSET_HEALTH_PORT=$(( $(port_base) + 92 ))
+# Kueue (kueue.sh, TRAINCTL_KUEUE=1): the same three.
+KUEUE_WEBHOOK_PORT=$(( $(port_base) + 66 ))
+KUEUE_METRICS_PORT=$(( $(port_base) + 67 ))
+KUEUE_HEALTH_PORT=$(( $(port_base) + 68 ))
 
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
@@ -115,13 +119,13 @@ stray_pids() {
     [[ "$cmd" == *"$STATE/"* ]] || continue # pgrep matched a regex; check the literal path
     case "$cmd" in
       */etcd\ *|*/kube-apiserver\ *|*/kube-controller-manager\ *|*/kube-scheduler\ *|*/kwok\ *) echo "$pid" ;;
-      */jobset-controller\ *) echo "$pid" ;;
+      */jobset-controller\ *|*/kueue-controller\ *) echo "$pid" ;;
     esac
   done
 }
 
 # ca_sign NAME SUBJECT EXTENSIONS...: $PKI/NAME.{key,crt} signed by up.sh's CA ($PKI/ca.*), for
-# node.sh and jobset.sh.
+# node.sh and controller.sh.
 ca_sign() {
   local name="$1" subj="$2"; shift 2
   # Reused while valid, signed by the current CA and made for the same subject and names.

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Turns JobSet's own install (the module's config/default rendered by hack/jobset/build.sh) into
-the test cluster's, where the controller is a process on 127.0.0.1 instead of a Deployment
-behind a Service.
+"""Turns a controller's own install (a module's config/default rendered by
+hack/cluster/build-controller.sh: JobSet's, Kueue's) into the test cluster's, where the
+controller is a process on 127.0.0.1 instead of a Deployment behind a Service.
 
-    manifests.py INSTALL --webhook-port P --ca-file CA --cert-dir DIR \\
-        --metrics-address HOST:PORT --health-address HOST:PORT \\
+    controller_manifests.py INSTALL --component jobset|kueue --webhook-port P --ca-file CA \\
+        --cert-dir DIR --metrics-address HOST:PORT --health-address HOST:PORT \\
         --manifests-out FILE --config-out FILE --identity-out FILE
 
 Everything else is upstream's, unchanged:
@@ -19,6 +19,9 @@ Everything else is upstream's, unchanged:
     process beside the control plane needs: leader election off, internal certificate
     management off, the webhook server on 127.0.0.1:P with --cert-dir, metrics and health on
     the given loopback addresses.
+Kueue's too: its APIService (the visibility API, which the test cluster does not aggregate) is
+dropped, and its Configuration enables the integrations of every kind trainctl serves that
+Kueue knows (KUEUE_FRAMEWORKS).
 --identity-out gets "NAMESPACE SERVICEACCOUNT" of the Deployment: the controller authenticates
 as that service account (a client certificate), so upstream's RBAC is what it runs under.
 
@@ -31,7 +34,15 @@ import sys
 
 import yaml
 
-DROPPED = {"Deployment", "Service", "Secret", "ConfigMap"}
+DROPPED = {"Deployment", "Service", "Secret", "ConfigMap", "APIService"}
+# Kueue's integrations for what `trainctl operator` serves: the kubeflow.org/v1 kinds it knows
+# (not MXJob), MPIJob v2beta1, TrainJob; and JobSet, the TrainJob's child, which Kueue's TrainJob
+# integration expects beside it.
+KUEUE_FRAMEWORKS = [
+    "kubeflow.org/mpijob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob", "kubeflow.org/paddlejob", "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset",
+]
 CONFIG_KEY = "controller_manager_config.yaml"
 # libyaml's parser and emitter where present (the install is 0.8 MB: 0.9 s → 0.2 s).
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -77,13 +88,17 @@ def transform(docs, base_url, ca_bundle):
     return kept, config, identity
 
 
-def process_config(config, webhook_port, cert_dir, metrics_address, health_address):
+def process_config(component, config, webhook_port, cert_dir, metrics_address, health_address):
     """Upstream's Configuration with the settings of a process beside the control plane."""
     config = dict(config)
+    if component == "kueue":
+        config["integrations"] = {**config.get("integrations", {}), "frameworks": KUEUE_FRAMEWORKS}
     config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
     config["internalCertManagement"] = {"enable": False}
     config["webhook"] = {"host": "127.0.0.1", "port": webhook_port, "certDir": cert_dir}
-    config["metrics"] = {"bindAddress": metrics_address, "certDir": cert_dir}
+    # Kueue's metrics server reads its certificate from a fixed path (controller.sh).
+    config["metrics"] = ({"bindAddress": metrics_address} if component == "kueue"
+                         else {"bindAddress": metrics_address, "certDir": cert_dir})
     config["health"] = {"healthProbeBindAddress": health_address}
     return config
 
@@ -91,6 +106,7 @@ def process_config(config, webhook_port, cert_dir, metrics_address, health_addre
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("install")
+    parser.add_argument("--component", choices=("jobset", "kueue"), required=True)
     parser.add_argument("--webhook-port", type=int, required=True)
     parser.add_argument("--ca-file", required=True)
     parser.add_argument("--cert-dir", required=True)
@@ -108,9 +124,9 @@ def main(argv):
     try:
         kept, config, identity = transform(docs, f"https://127.0.0.1:{args.webhook_port}", ca_bundle)
     except ValueError as e:
-        print(f"manifests.py: {args.install}: {e}", file=sys.stderr)
+        print(f"controller_manifests.py: {args.install}: {e}", file=sys.stderr)
         return 1
-    config = process_config(config, args.webhook_port, args.cert_dir, args.metrics_address,
+    config = process_config(args.component, config, args.webhook_port, args.cert_dir, args.metrics_address,
                             args.health_address)
     with open(args.manifests_out, "w") as f:
         yaml.dump_all(kept, f, Dumper=DUMPER, sort_keys=False)
