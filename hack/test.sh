@@ -6,7 +6,8 @@
 # plane's Go build first (hack/cluster/build.sh control-plane, needed by `cluster.up`) beside
 # the real node's base images at SCHED_IDLE (hack/cluster/images.sh: pause, busybox, alpine,
 # the examples'),
-# then the JobSet controller's (hack/jobset/build.sh, needed by `jobset.up`) and CoreDNS's
+# then the JobSet controller's (hack/jobset/build.sh, needed by `jobset.up`), Kueue's
+# (hack/kueue/build.sh, needed by `kueue.up`) and CoreDNS's
 # (needed by `node.up`) beside the node's other images (the rest of the node's first, which
 # `node.up` finds without waiting for the lock, then the fine-tuning module's) beside the
 # sanitized tree, which builds on the CPU the images leave and runs its tests while the
@@ -82,7 +83,8 @@ if [[ "${1:-}" == --background ]]; then
   step control-plane hack/cluster/build.sh control-plane
   step images images &
   # Then upstream Trainer's e2e suite (go test -c), which only the node's last suite runs.
-  { step jobset hack/jobset/build.sh; step coredns hack/cluster/build.sh coredns
+  { step jobset hack/jobset/build.sh; step kueue hack/kueue/build.sh
+    step coredns hack/cluster/build.sh coredns
     if node_can_start; then step trainer-e2e hack/upstream/trainer-e2e.sh build
     else echo "0 0" >"$logs/trainer-e2e.status"; fi; } &
   sanitized &
@@ -113,7 +115,7 @@ trap 'exit 130' INT TERM
 # (sched_autogroup_enabled) a session is scheduled as one group, which would otherwise get half
 # the CPU whatever its processes' nice.
 start_background() {
-  rm -f "$logs"/{control-plane,base-images,images,jobset,coredns,trainer-e2e,sanitized-build,sanitized-tests}.status \
+  rm -f "$logs"/{control-plane,base-images,images,jobset,kueue,coredns,trainer-e2e,sanitized-build,sanitized-tests}.status \
     "$logs/integration.started" "$logs/release-build.done"
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
     background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
@@ -175,6 +177,7 @@ wait "$bg_pid" 2>/dev/null || true
 step_done "waited for the background builds" "$((SECONDS - t))"
 step_status control-plane || true
 step_status jobset || true
+step_status kueue || true
 step_status coredns || true
 step_status trainer-e2e || true
 step_status base-images || true

@@ -72,8 +72,12 @@ stop_group() {
 # (e.g. an operator under test that was not stopped) the API server's graceful
 # shutdown waits up to its 60 s request timeout; it keeps no state of its own,
 # so after 10 s it is killed.
-# The JobSet controller first (it would make again the Jobs that node.sh down deletes), while
+# Kueue first (while the API server can still delete its webhook configurations), then the JobSet
+# controller (it would make again the Jobs that node.sh down deletes), while
 # the API server can still delete its webhook configurations (jobset.sh).
+if [[ -d "$STATE/kueue" ]]; then
+  TRAINCTL_CLUSTER_DIR="$STATE" "$here/kueue.sh" down || log "warning: kueue.sh down failed"
+fi
 if [[ -d "$STATE/jobset" ]]; then
   TRAINCTL_CLUSTER_DIR="$STATE" "$here/jobset.sh" down || log "warning: jobset.sh down failed"
 fi

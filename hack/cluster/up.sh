@@ -19,6 +19,8 @@
 #                          authorizes nodes and mounts service-account tokens
 #   TRAINCTL_JOBSET        1 = also start the real JobSet controller (jobset.sh; sigs.k8s.io/jobset
 #                          built from the Go module proxy, webhooks on 127.0.0.1, base+90..92)
+#   TRAINCTL_KUEUE         1 = also start Kueue (kueue.sh; sigs.k8s.io/kueue built from the Go
+#                          module proxy, its integrations for trainctl's kinds, base+66..68)
 #   TRAINCTL_ETCD_ARGS, TRAINCTL_APISERVER_ARGS, TRAINCTL_KCM_ARGS,
 #   TRAINCTL_SCHEDULER_ARGS, TRAINCTL_KWOK_ARGS
 #                          extra flags appended to that component (whitespace-separated)
@@ -437,6 +439,9 @@ if real_node; then
 fi
 if [[ "${TRAINCTL_JOBSET:-0}" == 1 ]]; then
   "$here/jobset.sh" up
+fi
+if [[ "${TRAINCTL_KUEUE:-0}" == 1 ]]; then
+  "$here/kueue.sh" up
 fi
 
 cat >"$STATE/env" <<EOF
