@@ -9,7 +9,8 @@ Standard library only and deterministic: the same script always writes the same 
 The schemas are structural (apiextensions.k8s.io/v1) but deliberately not complete: a replica
 spec's `template` keeps whatever the user wrote (x-kubernetes-preserve-unknown-fields) instead of
 carrying the whole core PodTemplateSpec schema, except for `template.metadata.labels` and
-`.annotations`, which are typed maps so that they are certainly kept. Sub-objects whose exact
+`.annotations`, which are typed maps so that they are certainly kept, and the defaults of the
+core schema inside containers (a port's protocol TCP, …), which Kueue relies on. Sub-objects whose exact
 shape trainctl does not interpret (metric specs, minResources, labelSelector) also keep unknown
 fields rather than dropping data.
 
@@ -155,11 +156,47 @@ def run_policy():
     )
 
 
+def defaulted_container():
+    """A core/v1 Container kept as written, with the defaults the API server gives one in a CRD
+    that embeds the whole core schema (upstream's kubeflow.org CRDs, Kueue's Workload). Kueue
+    compares a job's containers with those of the job's Workload and remakes a Workload that
+    differs, so both must be defaulted alike (a port without a protocol is TCP)."""
+
+    def named_ref():
+        return obj(preserve=True, properties={"name": string() | {"default": ""}})
+
+    def probe():
+        grpc = obj(preserve=True, properties={"service": string() | {"default": ""}})
+        return obj(preserve=True, properties={"grpc": grpc})
+
+    value_from = obj(
+        preserve=True,
+        properties={
+            "configMapKeyRef": named_ref(),
+            "secretKeyRef": named_ref(),
+            "fileKeyRef": obj(preserve=True, properties={"optional": boolean(default=False)}),
+        },
+    )
+    return obj(
+        preserve=True,
+        properties={
+            "ports": array(obj(preserve=True, properties={"protocol": string() | {"default": "TCP"}})),
+            "env": array(obj(preserve=True, properties={"valueFrom": value_from})),
+            "envFrom": array(
+                obj(preserve=True, properties={"configMapRef": named_ref(), "secretRef": named_ref()})
+            ),
+            "livenessProbe": probe(),
+            "readinessProbe": probe(),
+            "startupProbe": probe(),
+        },
+    )
+
+
 def pod_template():
     return obj(
         description=(
-            "Pod template (core/v1 PodTemplateSpec). Kept as written; only metadata.labels and "
-            "metadata.annotations are typed."
+            "Pod template (core/v1 PodTemplateSpec). Kept as written; metadata.labels and "
+            "metadata.annotations are typed, and containers get the core defaults."
         ),
         preserve=True,
         properties={
@@ -169,7 +206,14 @@ def pod_template():
                     "labels": string_map("Labels copied onto the replica's pods."),
                     "annotations": string_map("Annotations copied onto the replica's pods."),
                 },
-            )
+            ),
+            "spec": obj(
+                preserve=True,
+                properties={
+                    "containers": array(defaulted_container()),
+                    "initContainers": array(defaulted_container()),
+                },
+            ),
         },
     )
 
