@@ -396,8 +396,8 @@ Readiness SuspendedReadiness(const api::Job& job) {
   }
   if (!queue.empty()) {
     out.reason = "WaitingForAdmission";
-    out.message += ": waiting for Kueue to admit it (queue \"" + queue +
-                   "\"); Kueue resumes it when the queue has quota.";
+    out.message += ": waiting for Kueue to admit it in LocalQueue \"" + queue +
+                   "\"; Kueue resumes it when the queue has quota.";
   } else {
     out.reason = "Suspended";
     out.message += " (spec.runPolicy.suspend: true); set it to false to run.";

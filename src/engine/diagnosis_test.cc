@@ -380,7 +380,7 @@ TEST(ReadinessConditionTest, SuspendedByKueueWaitsForAdmission) {
   const api::Condition* c = FindCondition(job.status, kReplicasReady);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->reason, "WaitingForAdmission");
-  EXPECT_NE(c->message.find("queue \"team-a\""), std::string::npos) << c->message;
+  EXPECT_NE(c->message.find("LocalQueue \"team-a\""), std::string::npos) << c->message;
   EXPECT_EQ(Last(job.status), "Suspended");
 }
 

@@ -6,6 +6,7 @@
 #include "admission/webhook_service.h"
 #include "kube/connect.h"
 #include "operator/gang.h"
+#include "operator/kueue_workload.h"
 #include "operator/log.h"
 #include "operator/manager.h"
 #include "operator/process_stats.h"
@@ -89,6 +90,20 @@ bool ServesTrainJobs(kube::Client& client, const std::string& ns) {
         "install the JobSet controller (sigs.k8s.io/jobset v0.12.0)",
         jobsets.status().message());
     return false;
+  }
+  return true;
+}
+
+// Kueue is watched when its Workloads and LocalQueues are served (its CRDs installed): the why
+// of a job it holds then comes from its Workload.
+bool ServesKueue(kube::Client& client, const std::string& ns) {
+  kube::ListOptions probe;
+  probe.limit = 1;
+  for (const kube::Resource& r : {kKueueWorkloads, kKueueLocalQueues}) {
+    if (StatusOr<nlohmann::json> list = client.List(r, ns, probe); !list.ok()) {
+      LogInfo("Kueue not watched: {}.{}: {}", r.plural, r.group, list.status().message());
+      return false;
+    }
   }
   return true;
 }
@@ -234,6 +249,7 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
     LogError("{}", served.message());
     return 2;
   }
+  controller_options.kueue = ServesKueue(**client, controller_options.namespace_);
   // The runtime status endpoint (below, on the webhook server): v1 jobs' pods are given it too,
   // their namespace's CA ConfigMap made from the webhook server's CA once it has one.
   admission::WebhookService* webhook_service = nullptr;

@@ -66,7 +66,9 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
       pod_group_writer_(client, recorder, metrics, options_.pod_settings.gang),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
       services_(ProjectService),
-      launcher_jobs_(ProjectLauncherJob) {
+      launcher_jobs_(ProjectLauncherJob),
+      workloads_(ProjectKueueWorkload),
+      local_queues_(ProjectLocalQueue) {
   auto owner_of_pod = [](const kube::PodSummary& p) {
     return p.HasOwner() ? std::vector<std::string>{kube::FormatUid(p.owner_uid)}
                         : std::vector<std::string>{};
@@ -146,6 +148,26 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
     launcher_job_reflector_ = std::make_unique<kube::Reflector>(client_, kube::kBatchJobs,
                                                                 child_options, &launcher_jobs_);
 
+  // Kueue's Workloads, for the why of the jobs it holds: a change of one is its job's change.
+  if (options_.kueue) {
+    workloads_.AddIndexer(
+        kOwnerIndex, [uid_text](const KueueWorkloadSummary& w) { return uid_text(w.owner_uid); });
+    workloads_.SetHandlers({
+        [this](const std::string&, const KueueWorkloadSummary& w) { EnqueueOwner(w.owner_uid); },
+        [this](const std::string&, const KueueWorkloadSummary& o, const KueueWorkloadSummary& n) {
+          if (WorkloadWhyChanged(o, n)) EnqueueOwner(n.owner_uid);
+          if (o.owner_uid != n.owner_uid) EnqueueOwner(o.owner_uid);
+        },
+        [this](const std::string&, const KueueWorkloadSummary& w) { EnqueueOwner(w.owner_uid); },
+    });
+    kube::ReflectorOptions kueue_options;
+    kueue_options.namespace_ = options_.namespace_;
+    workload_reflector_ =
+        std::make_unique<kube::Reflector>(client_, kKueueWorkloads, kueue_options, &workloads_);
+    local_queue_reflector_ = std::make_unique<kube::Reflector>(client_, kKueueLocalQueues,
+                                                               kueue_options, &local_queues_);
+  }
+
   for (api::Kind kind : options_.kinds) {
     KindInformer informer;
     informer.kind = kind;
@@ -198,20 +220,16 @@ Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
   // Children first, so the first syncs see the pods that already exist.
-  pod_reflector_->Start();
-  service_reflector_->Start();
-  if (launcher_job_reflector_) launcher_job_reflector_->Start();
-  pod_reflector_->WaitForSync(Duration(60000));
-  service_reflector_->WaitForSync(Duration(60000));
-  if (launcher_job_reflector_) launcher_job_reflector_->WaitForSync(Duration(60000));
+  for (kube::Reflector* r : ChildReflectors()) r->Start();
+  for (kube::Reflector* r : ChildReflectors()) r->WaitForSync(Duration(60000));
   for (KindInformer& informer : jobs_) informer.reflector->Start();
   for (int i = 0; i < std::max(1, options_.threads); ++i)
     workers_.emplace_back([this] { Worker(); });
 }
 
 bool Controller::Synced() const {
-  if (!pod_reflector_->HasSynced() || !service_reflector_->HasSynced()) return false;
-  if (launcher_job_reflector_ && !launcher_job_reflector_->HasSynced()) return false;
+  for (const kube::Reflector* r : ChildReflectors())
+    if (!r->HasSynced()) return false;
   for (const KindInformer& informer : jobs_)
     if (!informer.reflector->HasSynced()) return false;
   return true;
@@ -228,9 +246,7 @@ kube::ReflectorStats Controller::watch_stats() const {
     sum.relists_after_gone += s.relists_after_gone;
     sum.errors += s.errors;
   };
-  add(pod_reflector_.get());
-  add(service_reflector_.get());
-  add(launcher_job_reflector_.get());
+  for (const kube::Reflector* r : ChildReflectors()) add(r);
   for (const KindInformer& informer : jobs_) add(informer.reflector.get());
   return sum;
 }
@@ -240,9 +256,7 @@ std::vector<std::pair<std::string, kube::ReflectorStats>> Controller::informer_s
   auto add = [&out](const kube::Reflector* r) {
     if (r) out.emplace_back(r->resource().plural, r->stats());
   };
-  add(pod_reflector_.get());
-  add(service_reflector_.get());
-  add(launcher_job_reflector_.get());
+  for (const kube::Reflector* r : ChildReflectors()) add(r);
   for (const KindInformer& informer : jobs_) add(informer.reflector.get());
   return out;
 }
@@ -282,9 +296,31 @@ void Controller::Stop() {
   for (std::thread& t : workers_)
     if (t.joinable()) t.join();
   for (KindInformer& informer : jobs_) informer.reflector->Stop();
-  if (pod_reflector_) pod_reflector_->Stop();
-  if (service_reflector_) service_reflector_->Stop();
-  if (launcher_job_reflector_) launcher_job_reflector_->Stop();
+  for (kube::Reflector* r : ChildReflectors()) r->Stop();
+}
+
+std::vector<kube::Reflector*> Controller::ChildReflectors() const {
+  std::vector<kube::Reflector*> out;
+  for (const std::unique_ptr<kube::Reflector>* r :
+       {&pod_reflector_, &service_reflector_, &launcher_job_reflector_, &workload_reflector_,
+        &local_queue_reflector_})
+    if (*r) out.push_back(r->get());
+  return out;
+}
+
+std::optional<engine::Readiness> Controller::KueueWhy(const api::Job& job,
+                                                      const std::string& uid) const {
+  if (!workload_reflector_) return std::nullopt;
+  std::optional<KueueWorkloadSummary> workload;
+  workloads_.VisitIndex(kOwnerIndex, uid, [&workload](const KueueWorkloadSummary& w) {
+    if (!workload || (workload->finished.is_true && !w.finished.is_true)) workload = w;
+  });
+  const KueueWorkloadSummary* found = workload ? &*workload : nullptr;
+  std::string cluster_queue;
+  if (std::string queue = KueueQueueOf(job, found); !queue.empty())
+    if (std::optional<LocalQueueSummary> lq = local_queues_.Get(job.namespace_ + "/" + queue))
+      cluster_queue = lq->cluster_queue;
+  return KueueReadiness(job, found, cluster_queue);
 }
 
 kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
@@ -589,6 +625,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
     }
   }
   input.services = expectations_.OverlayServices(qkey, ServiceNames(input.job, uid), input.now);
+  const std::optional<engine::Readiness> queue_why = KueueWhy(input.job, uid);
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false)) {
@@ -686,7 +723,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
       coalescing.held_since = held->second;
   }
   StatusDecision status = DecideStatus(job, plan.status, input.stored, outcome.pods,
-                                       outcome.services, now, gang_held, coalescing);
+                                       outcome.services, now, gang_held, coalescing, queue_why);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (status.held_since)

@@ -35,6 +35,7 @@
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
 #include "operator/hpa_writer.h"
+#include "operator/kueue_workload.h"
 #include "operator/metrics.h"
 #include "operator/mpi_v2_launcher.h"
 #include "operator/mpi_writer.h"
@@ -64,6 +65,9 @@ struct ControllerOptions {
   // (CountCoalescing::first_status_window; 0: written at once). The operator uses
   // kPhaseChangeSettle.
   Duration first_status_settle{0};
+  // Kueue's Workloads and LocalQueues are served: a suspended job that Kueue holds says what
+  // its Workload waits for (operator/kueue_workload.h).
+  bool kueue = false;
 };
 
 // The outcome of one sync, for the worker loop.
@@ -162,6 +166,11 @@ class Controller {
     std::vector<engine::ReplicaObservation> pods;
   };
   LauncherView ViewLauncher(const api::Job& job, const std::string& uid) const;
+  // The why of a suspended job that Kueue holds, from its Workload and LocalQueue in the cache;
+  // nullopt when Kueue is not watched or does not hold the job.
+  std::optional<engine::Readiness> KueueWhy(const api::Job& job, const std::string& uid) const;
+  // The child informers that exist (pods, services; launcher Jobs, Kueue's objects when on).
+  std::vector<kube::Reflector*> ChildReflectors() const;
 
   kube::Client* client_;
   const Clock* clock_;
@@ -185,6 +194,9 @@ class Controller {
   std::unique_ptr<kube::Reflector> pod_reflector_, service_reflector_;
   kube::Store<LauncherJobSummary> launcher_jobs_;
   std::unique_ptr<kube::Reflector> launcher_job_reflector_;  // null: MPIJob not enabled
+  kube::Store<KueueWorkloadSummary> workloads_;
+  kube::Store<LocalQueueSummary> local_queues_;
+  std::unique_ptr<kube::Reflector> workload_reflector_, local_queue_reflector_;  // null: no Kueue
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> owner_keys_;  // job uid → queue key; guarded by mu_

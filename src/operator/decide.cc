@@ -11,6 +11,7 @@
 #include "api/json_fields.h"
 #include "api/replica_env.h"
 #include "engine/conditions.h"
+#include "operator/kueue_workload.h"
 #include "operator/mpi_children.h"
 
 namespace trainctl::op {
@@ -215,8 +216,7 @@ bool OnlyNotReadyDetailsDiffer(api::JobStatus a, api::JobStatus b) {
       if (c.type != engine::kReplicasReady) continue;
       // A suspended job's replicas stopping is what Kueue waits for (every `active` at 0)
       // before it hands the quota on: never held longer.
-      not_ready =
-          c.status == "False" && c.reason != "Suspended" && c.reason != "WaitingForAdmission";
+      not_ready = c.status == "False" && c.reason != "Suspended" && !IsKueueReason(c.reason);
       c.message.clear();
       c.last_update_time = Time{};
     }

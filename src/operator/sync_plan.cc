@@ -127,7 +127,8 @@ void KeepFirstStatusTimes(Time since, const api::JobStatus& stored, api::JobStat
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
                             const Status& services, Time now, const std::string& gang_held,
-                            const CountCoalescing& coalescing) {
+                            const CountCoalescing& coalescing,
+                            const std::optional<engine::Readiness>& queue_why) {
   StatusDecision out;
   api::JobStatus status = planned;
   std::optional<engine::Readiness> why;
@@ -142,6 +143,8 @@ StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
     out.error = services;
   } else if (!gang_held.empty()) {
     why = engine::Readiness{false, "GangNotAdmitted", gang_held, false};
+  } else if (queue_why) {
+    why = *queue_why;
   }
   if (!out.error.ok()) KeepStoredTimes(stored, engine::kCreated, &status);
   if (why && !engine::IsFinished(status)) {

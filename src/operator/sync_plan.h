@@ -29,6 +29,7 @@
 
 #include "api/job.h"
 #include "common/status.h"
+#include "engine/diagnosis.h"
 #include "engine/plan.h"
 #include "operator/decide.h"
 #include "operator/gang.h"
@@ -149,10 +150,13 @@ struct StatusDecision {
 // `gang_held`: why the gang holds the pods back ("" when it does not). A failed pod create
 // (QuotaExceeded when a ResourceQuota refused it, else FailedCreatePod) or a held gang
 // (GangNotAdmitted) becomes the job's ReplicasReady reason. `coalescing`: see CountCoalescing.
+// `queue_why`: what Kueue says of a suspended job it holds (operator/kueue_workload.h), the
+// ReplicasReady reason when none of the above is.
 StatusDecision DecideStatus(const api::Job& job, const api::JobStatus& planned,
                             const api::JobStatus& stored, const Status& pods,
                             const Status& services, Time now, const std::string& gang_held = "",
-                            const CountCoalescing& coalescing = {});
+                            const CountCoalescing& coalescing = {},
+                            const std::optional<engine::Readiness>& queue_why = std::nullopt);
 
 // A TTL deletion that did not take effect (the job was gone already: an earlier pass deleted it
 // and its watch event had not arrived) is not reported again: drops its event and its

@@ -70,7 +70,7 @@ class WhyNotRunning(OperatorTestCase):
         job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
         self.create(job)
         c = self.wait_reason("queued", "WaitingForAdmission")
-        self.assertIn('queue "team-a"', c["message"])
+        self.assertIn('LocalQueue "team-a"', c["message"])
         # Resumed (as Kueue does on admission): running, and the condition says so.
         kubectl("patch", "pytorchjob", "queued", "-n", self.ns, "--type=merge",
                 "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
