@@ -265,6 +265,7 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
     trainjobs =
         std::make_unique<TrainJobController>(client->get(), &clock, controller_options.namespace_,
                                              controller_options.threads, &recorder);
+  if (trainjobs) trainjobs->SetKueue(controller.kueue());
   // The history's log reads go through the event client: bookkeeping traffic beside the
   // events, never in the way of the controller's creates, and no third connection.
   StatusOr<std::unique_ptr<recording::HistoryRecorder>> history =

@@ -66,9 +66,7 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
       pod_group_writer_(client, recorder, metrics, options_.pod_settings.gang),
       pods_([](const nlohmann::json& o) { return kube::ProjectPod(o, ObservedLabels()); }),
       services_(ProjectService),
-      launcher_jobs_(ProjectLauncherJob),
-      workloads_(ProjectKueueWorkload),
-      local_queues_(ProjectLocalQueue) {
+      launcher_jobs_(ProjectLauncherJob) {
   auto owner_of_pod = [](const kube::PodSummary& p) {
     return p.HasOwner() ? std::vector<std::string>{kube::FormatUid(p.owner_uid)}
                         : std::vector<std::string>{};
@@ -150,22 +148,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
 
   // Kueue's Workloads, for the why of the jobs it holds: a change of one is its job's change.
   if (options_.kueue) {
-    workloads_.AddIndexer(
-        kOwnerIndex, [uid_text](const KueueWorkloadSummary& w) { return uid_text(w.owner_uid); });
-    workloads_.SetHandlers({
-        [this](const std::string&, const KueueWorkloadSummary& w) { EnqueueOwner(w.owner_uid); },
-        [this](const std::string&, const KueueWorkloadSummary& o, const KueueWorkloadSummary& n) {
-          if (WorkloadWhyChanged(o, n)) EnqueueOwner(n.owner_uid);
-          if (o.owner_uid != n.owner_uid) EnqueueOwner(o.owner_uid);
-        },
-        [this](const std::string&, const KueueWorkloadSummary& w) { EnqueueOwner(w.owner_uid); },
-    });
-    kube::ReflectorOptions kueue_options;
-    kueue_options.namespace_ = options_.namespace_;
-    workload_reflector_ =
-        std::make_unique<kube::Reflector>(client_, kKueueWorkloads, kueue_options, &workloads_);
-    local_queue_reflector_ = std::make_unique<kube::Reflector>(client_, kKueueLocalQueues,
-                                                               kueue_options, &local_queues_);
+    kueue_ = std::make_unique<KueueWatch>(client_, options_.namespace_);
+    kueue_->AddListener([this](const kube::Uid& owner) { EnqueueOwner(owner); });
   }
 
   for (api::Kind kind : options_.kinds) {
@@ -302,25 +286,11 @@ void Controller::Stop() {
 std::vector<kube::Reflector*> Controller::ChildReflectors() const {
   std::vector<kube::Reflector*> out;
   for (const std::unique_ptr<kube::Reflector>* r :
-       {&pod_reflector_, &service_reflector_, &launcher_job_reflector_, &workload_reflector_,
-        &local_queue_reflector_})
+       {&pod_reflector_, &service_reflector_, &launcher_job_reflector_})
     if (*r) out.push_back(r->get());
+  if (kueue_)
+    for (kube::Reflector* r : kueue_->Reflectors()) out.push_back(r);
   return out;
-}
-
-std::optional<engine::Readiness> Controller::KueueWhy(const api::Job& job,
-                                                      const std::string& uid) const {
-  if (!workload_reflector_) return std::nullopt;
-  std::optional<KueueWorkloadSummary> workload;
-  workloads_.VisitIndex(kOwnerIndex, uid, [&workload](const KueueWorkloadSummary& w) {
-    if (!workload || (workload->finished.is_true && !w.finished.is_true)) workload = w;
-  });
-  const KueueWorkloadSummary* found = workload ? &*workload : nullptr;
-  std::string cluster_queue;
-  if (std::string queue = KueueQueueOf(job, found); !queue.empty())
-    if (std::optional<LocalQueueSummary> lq = local_queues_.Get(job.namespace_ + "/" + queue))
-      cluster_queue = lq->cluster_queue;
-  return KueueReadiness(job, found, cluster_queue);
 }
 
 kube::ReflectorConsumer* Controller::JobCache(api::Kind kind) {
@@ -625,7 +595,9 @@ SyncResult Controller::Sync(const std::string& qkey) {
     }
   }
   input.services = expectations_.OverlayServices(qkey, ServiceNames(input.job, uid), input.now);
-  const std::optional<engine::Readiness> queue_why = KueueWhy(input.job, uid);
+  const std::optional<engine::Readiness> queue_why =
+      kueue_ ? kueue_->Why(input.job, uid, input.job.run_policy.suspend.value_or(false))
+             : std::nullopt;
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false)) {

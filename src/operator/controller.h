@@ -35,7 +35,7 @@
 #include "operator/child_writer.h"
 #include "operator/expectations.h"
 #include "operator/hpa_writer.h"
-#include "operator/kueue_workload.h"
+#include "operator/kueue_watch.h"
 #include "operator/metrics.h"
 #include "operator/mpi_v2_launcher.h"
 #include "operator/mpi_writer.h"
@@ -112,6 +112,9 @@ class Controller {
   kube::ReflectorConsumer* ServiceCache() { return &services_; }
   // The MPIJob v2beta1 launchers' batch Jobs (informer started only when MPIJob is enabled).
   kube::ReflectorConsumer* LauncherJobCache() { return &launcher_jobs_; }
+  // Kueue's objects (ControllerOptions::kueue), which the TrainJob controller reads too; null
+  // when not watched. Its informers start and stop with this controller's children.
+  KueueWatch* kueue() { return kueue_.get(); }
   size_t cached_pods() const { return pods_.size(); }
   // The informers' list and watch counts, summed (zero before Start).
   kube::ReflectorStats watch_stats() const;
@@ -166,9 +169,6 @@ class Controller {
     std::vector<engine::ReplicaObservation> pods;
   };
   LauncherView ViewLauncher(const api::Job& job, const std::string& uid) const;
-  // The why of a suspended job that Kueue holds, from its Workload and LocalQueue in the cache;
-  // nullopt when Kueue is not watched or does not hold the job.
-  std::optional<engine::Readiness> KueueWhy(const api::Job& job, const std::string& uid) const;
   // The child informers that exist (pods, services; launcher Jobs, Kueue's objects when on).
   std::vector<kube::Reflector*> ChildReflectors() const;
 
@@ -194,9 +194,7 @@ class Controller {
   std::unique_ptr<kube::Reflector> pod_reflector_, service_reflector_;
   kube::Store<LauncherJobSummary> launcher_jobs_;
   std::unique_ptr<kube::Reflector> launcher_job_reflector_;  // null: MPIJob not enabled
-  kube::Store<KueueWorkloadSummary> workloads_;
-  kube::Store<LocalQueueSummary> local_queues_;
-  std::unique_ptr<kube::Reflector> workload_reflector_, local_queue_reflector_;  // null: no Kueue
+  std::unique_ptr<KueueWatch> kueue_;  // null: Kueue's CRDs not served at the start
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> owner_keys_;  // job uid → queue key; guarded by mu_

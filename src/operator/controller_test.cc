@@ -1231,3 +1231,59 @@ TEST_F(SyncTest, AFinishedJobIsRecordedFromTheCachesReadingOnlyItsLog) {
 
 }  // namespace
 }  // namespace trainctl::op
+
+namespace trainctl::op {
+namespace {
+
+// Kueue holds a job (its webhook suspended it; its Workload waits for quota): the job's
+// ReplicasReady says what the Workload says, with its LocalQueue's ClusterQueue, and a change
+// of the Workload is a change of the job (it is synced again and the why follows).
+TEST_F(SyncTest, AJobKueueHoldsSaysWhatItsWorkloadSays) {
+  options_.kueue = true;
+  Make();
+  ASSERT_NE(controller_->kueue(), nullptr);
+  std::string yaml = kPyTorch;
+  const std::string metadata = "metadata: {name: pt, namespace: ns}";
+  yaml.replace(yaml.find(metadata), metadata.size(),
+               "metadata: {name: pt, namespace: ns, labels: {kueue.x-k8s.io/queue-name: team}}");
+  yaml += "  runPolicy: {suspend: true}\n";
+  json job = AddJob(yaml);
+  const std::string uid = job["metadata"].value("uid", "");
+  ASSERT_FALSE(uid.empty());
+  controller_->kueue()->LocalQueueCache()->Apply(
+      kube::WatchEventType::kAdded,
+      {{"metadata", {{"namespace", "ns"}, {"name", "team"}}}, {"spec", {{"clusterQueue", "cq"}}}});
+  json workload = {
+      {"metadata",
+       {{"namespace", "ns"},
+        {"name", "pytorchjob-pt-1a2b3"},
+        {"ownerReferences",
+         json::array({{{"kind", "PyTorchJob"}, {"uid", uid}, {"controller", true}}})}}},
+      {"spec", {{"queueName", "team"}}},
+      {"status",
+       {{"conditions",
+         json::array(
+             {{{"type", "QuotaReserved"},
+               {"status", "False"},
+               {"reason", "Pending"},
+               {"message", "insufficient unused quota for cpu in flavor f, 1 more needed"}}})}}}};
+  // The job's own add queued it; taken, the queue is empty until the Workload comes.
+  std::optional<std::string> key = controller_->queue().Get();
+  ASSERT_EQ(key, "pytorchjobs/ns/pt");
+  controller_->queue().Done(*key);
+  ASSERT_EQ(controller_->queue().stats().depth, 0u);
+  controller_->kueue()->WorkloadCache()->Apply(kube::WatchEventType::kAdded, workload);
+  EXPECT_EQ(controller_->queue().stats().depth, 1u) << "the Workload's job enqueued";
+  ASSERT_TRUE(Sync("pytorchjobs/ns/pt").status.ok());
+  json stored = CatchUp(std::string(kPyTorchJobs) + "/pt");
+  json ready = Condition(stored, "ReplicasReady");
+  EXPECT_EQ(ready.value("reason", ""), "KueuePending") << stored["status"].dump();
+  EXPECT_NE(ready.value("message", "")
+                .find("in LocalQueue \"team\" (ClusterQueue \"cq\"): insufficient unused quota"),
+            std::string::npos)
+      << ready.dump();
+  EXPECT_TRUE(api_->Requests("POST", kPods).empty()) << "no pods while Kueue holds it";
+}
+
+}  // namespace
+}  // namespace trainctl::op

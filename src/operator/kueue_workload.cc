@@ -107,10 +107,10 @@ std::string KueueQueueOf(const api::Job& job, const KueueWorkloadSummary* worklo
   return workload ? workload->queue_name : "";
 }
 
-std::optional<engine::Readiness> KueueReadiness(const api::Job& job,
+std::optional<engine::Readiness> KueueReadiness(const api::Job& job, bool suspended,
                                                 const KueueWorkloadSummary* workload,
                                                 const std::string& cluster_queue) {
-  if (!job.run_policy.suspend.value_or(false)) return std::nullopt;
+  if (!suspended) return std::nullopt;
   const std::string queue = KueueQueueOf(job, workload);
   if (queue.empty() && !workload) return std::nullopt;
   const std::string subject = std::string(job.info().name) + " " + job.name;

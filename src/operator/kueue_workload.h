@@ -79,7 +79,8 @@ std::string KueueQueueOf(const api::Job& job, const KueueWorkloadSummary* worklo
 // The ReplicasReady of a suspended job that Kueue holds (a queue label or a Workload), from its
 // Workload (null: none yet) and the ClusterQueue its LocalQueue feeds ("" when unknown).
 // nullopt when Kueue does not hold the job: not suspended, or neither a queue nor a Workload.
-std::optional<engine::Readiness> KueueReadiness(const api::Job& job,
+// `suspended`: the job's own field (a v1 job's runPolicy.suspend, a TrainJob's spec.suspend).
+std::optional<engine::Readiness> KueueReadiness(const api::Job& job, bool suspended,
                                                 const KueueWorkloadSummary* workload,
                                                 const std::string& cluster_queue);
 

@@ -99,7 +99,7 @@ TEST(KueueWorkloadTest, OddObjectsAreNotCached) {
 TEST(KueueWorkloadTest, PendingForQuotaNamesBothQueuesAndKueuesMessage) {
   KueueWorkloadSummary w =
       Project(Workload(json::array({Condition("QuotaReserved", "False", "Pending", kPending)})));
-  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true), &w, "cq");
+  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true), true, &w, "cq");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "KueuePending");
   EXPECT_FALSE(why->warning);
@@ -112,7 +112,7 @@ TEST(KueueWorkloadTest, PendingForQuotaNamesBothQueuesAndKueuesMessage) {
 TEST(KueueWorkloadTest, AMissingLocalQueueIsInadmissibleAndAWarning) {
   KueueWorkloadSummary w = Project(Workload(json::array(
       {Condition("QuotaReserved", "False", "Inadmissible", "LocalQueue team-b doesn't exist")})));
-  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true, "team-b"), &w, "");
+  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true, "team-b"), true, &w, "");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "Inadmissible");
   EXPECT_TRUE(why->warning);
@@ -129,7 +129,7 @@ TEST(KueueWorkloadTest, PreemptedSaysByWhomAndWhatItWaitsForNow) {
                    Condition("Evicted", "True", "Preempted",
                              "Preempted to accommodate a workload (UID: u2, JobUID: j2) due to "
                              "prioritization in the ClusterQueue")})));
-  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true), &w, "cq");
+  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true), true, &w, "cq");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "Preempted");
   EXPECT_EQ(why->message,
@@ -139,7 +139,7 @@ TEST(KueueWorkloadTest, PreemptedSaysByWhomAndWhatItWaitsForNow) {
                 std::string(kPending) + " (Workload pytorchjob-train-3b1f2).");
   KueueWorkloadSummary stopped = Project(Workload(json::array(
       {Condition("Evicted", "True", "ClusterQueueStopped", "The ClusterQueue is stopped")})));
-  why = KueueReadiness(QueuedJob(true), &stopped, "cq");
+  why = KueueReadiness(QueuedJob(true), true, &stopped, "cq");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "Evicted");
   EXPECT_NE(why->message.find("was evicted (ClusterQueueStopped) by Kueue"), std::string::npos)
@@ -151,7 +151,7 @@ TEST(KueueWorkloadTest, ChecksAdmittedAndNoWorkloadYet) {
       Workload(json::array({Condition("QuotaReserved", "True", "QuotaReserved", "reserved"),
                             Condition("Admitted", "False", "NoChecks", "check prov is Pending")}),
                {{"clusterQueue", "cq-from-admission"}}));
-  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true), &checks, "");
+  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true), true, &checks, "");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "WaitingForAdmissionChecks");
   EXPECT_NE(why->message.find("(ClusterQueue \"cq-from-admission\") and waits for Kueue's "
@@ -163,16 +163,16 @@ TEST(KueueWorkloadTest, ChecksAdmittedAndNoWorkloadYet) {
       Project(Workload(json::array({Condition("QuotaReserved", "True", "QuotaReserved", "reserved"),
                                     Condition("Admitted", "True", "Admitted", "admitted")}),
                        {{"clusterQueue", "cq"}}));
-  why = KueueReadiness(QueuedJob(true), &admitted, "");
+  why = KueueReadiness(QueuedJob(true), true, &admitted, "");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "Admitted");
 
   KueueWorkloadSummary fresh = Project(Workload(json::array()));
-  why = KueueReadiness(QueuedJob(true), &fresh, "cq");
+  why = KueueReadiness(QueuedJob(true), true, &fresh, "cq");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "WaitingForAdmission") << "Kueue has not looked at it yet";
 
-  why = KueueReadiness(QueuedJob(true), nullptr, "cq");
+  why = KueueReadiness(QueuedJob(true), true, nullptr, "cq");
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->reason, "WaitingForAdmission");
   EXPECT_NE(why->message.find("Kueue has made no Workload for it yet"), std::string::npos);
@@ -181,10 +181,10 @@ TEST(KueueWorkloadTest, ChecksAdmittedAndNoWorkloadYet) {
 TEST(KueueWorkloadTest, NothingForAJobKueueDoesNotHold) {
   KueueWorkloadSummary w =
       Project(Workload(json::array({Condition("QuotaReserved", "False", "Pending", kPending)})));
-  EXPECT_FALSE(KueueReadiness(QueuedJob(false), &w, "cq").has_value()) << "running";
-  EXPECT_FALSE(KueueReadiness(QueuedJob(true, ""), nullptr, "").has_value()) << "no queue";
+  EXPECT_FALSE(KueueReadiness(QueuedJob(false), false, &w, "cq").has_value()) << "running";
+  EXPECT_FALSE(KueueReadiness(QueuedJob(true, ""), true, nullptr, "").has_value()) << "no queue";
   // A Workload names the queue when the label is gone (Kueue's default LocalQueue).
-  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true, ""), &w, "");
+  std::optional<engine::Readiness> why = KueueReadiness(QueuedJob(true, ""), true, &w, "");
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->message.find("LocalQueue \"team-a\""), std::string::npos);
 }
@@ -205,7 +205,7 @@ TEST(KueueWorkloadTest, DecideStatusWritesKueuesWhyAtOnce) {
   api::Job job = QueuedJob(true);
   KueueWorkloadSummary w =
       Project(Workload(json::array({Condition("QuotaReserved", "False", "Pending", kPending)})));
-  std::optional<engine::Readiness> why = KueueReadiness(job, &w, "cq");
+  std::optional<engine::Readiness> why = KueueReadiness(job, true, &w, "cq");
   const Time now = Time{} + std::chrono::hours(1000);
   StatusDecision decided =
       DecideStatus(job, job.status, job.status, Status::Ok(), Status::Ok(), now, "", {}, why);

@@ -30,6 +30,7 @@ constexpr Duration kJobSetAnswerGrace{30000};
 // The pod index of the TrainJob a pod belongs to (JobSet names its pods' JobSet, which is the
 // TrainJob's name).
 constexpr const char* kTrainJobIndex = "trainjob";
+constexpr const char* kUidIndex = "uid";
 
 const json& Field(const json& object, const char* key) {
   static const json kNull;
@@ -119,6 +120,11 @@ TrainJobController::TrainJobController(kube::Client* client, const Clock* clock,
                                  const kube::PodSummary& p) { enqueue_pod(p); },
       .on_delete = [enqueue_pod](const std::string&, const kube::PodSummary& p) { enqueue_pod(p); },
   });
+  trainjobs_.AddIndexer(kUidIndex, [](const json& trainjob) -> std::vector<std::string> {
+    std::string uid = api::StringAt(Field(trainjob, "metadata"), "uid");
+    if (uid.empty()) return {};
+    return {uid};
+  });
   trainjobs_.SetHandlers({
       .on_add = [this](const std::string& key, const json&) { queue_.Add(key); },
       .on_update = [this](const std::string& key, const json&, const json&) { queue_.Add(key); },
@@ -141,6 +147,17 @@ TrainJobController::TrainJobController(kube::Client* client, const Clock* clock,
 }
 
 TrainJobController::~TrainJobController() { Stop(); }
+
+void TrainJobController::SetKueue(KueueWatch* kueue) {
+  kueue_ = kueue;
+  if (!kueue_) return;
+  kueue_->AddListener([this](const kube::Uid& owner) {
+    trainjobs_.VisitIndex(kUidIndex, kube::FormatUid(owner), [this](const json& trainjob) {
+      const json& meta = Field(trainjob, "metadata");
+      queue_.Add(api::StringAt(meta, "namespace") + "/" + api::StringAt(meta, "name"));
+    });
+  });
+}
 
 void TrainJobController::Start() {
   kube::ReflectorOptions options;
@@ -648,9 +665,13 @@ json TrainJobController::DecideStatus(const json& trainjob, const std::string& k
     const bool suspended = api::BoolAt(Field(trainjob, "spec"), "suspend", false);
     // Failing now: the nodes whose pods the Job controller already deleted count too.
     const bool failing = StatusConditionTrue(status, "Failed");
+    const std::optional<engine::Readiness> queue_why =
+        kueue_
+            ? kueue_->Why(*resolved, api::StringAt(Field(trainjob, "metadata"), "uid"), suspended)
+            : std::nullopt;
     TrainJobWhy why = DecideTrainJobWhy(Field(trainjob, "status"), std::move(status), *resolved,
                                         failing ? WithEnded(key, observed) : observed, suspended,
-                                        now, written_at);
+                                        now, written_at, queue_why);
     status = std::move(why.status);
     if (why.refresh_after &&
         (!result->requeue_after || *why.refresh_after < *result->requeue_after))

@@ -60,6 +60,7 @@
 #include "kube/store.h"
 #include "kube/work_queue.h"
 #include "operator/controller.h"
+#include "operator/kueue_watch.h"
 #include "recording/history_recorder.h"
 
 namespace trainctl::op {
@@ -78,6 +79,9 @@ class TrainJobController {
                      kube::EventRecorder* recorder);
   ~TrainJobController();
 
+  // Kueue's objects (the v1 controller's watch; null: Kueue not watched): a suspended TrainJob
+  // Kueue holds says what its Workload waits for. Set before Start().
+  void SetKueue(KueueWatch* kueue);
   void Start();
   bool WaitForSync(Duration timeout);
   bool Synced() const;
@@ -176,6 +180,7 @@ class TrainJobController {
   recording::HistoryRecorder* history_ = nullptr;
   std::optional<StatusServer> status_server_;
   kube::WorkQueue queue_;
+  KueueWatch* kueue_ = nullptr;
   kube::Store<nlohmann::json> trainjobs_, jobsets_;
   kube::Store<kube::PodSummary> pods_;
   std::unique_ptr<kube::Reflector> trainjob_reflector_, jobset_reflector_, pod_reflector_;

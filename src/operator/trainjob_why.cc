@@ -115,7 +115,8 @@ json KeepFirstFailure(const json& before, json status) {
 
 TrainJobWhy DecideTrainJobWhy(const json& before, json status, const api::Job& job,
                               const std::vector<engine::ReplicaObservation>& observed,
-                              bool suspended, Time now, std::optional<Time> message_written_at) {
+                              bool suspended, Time now, std::optional<Time> message_written_at,
+                              const std::optional<engine::Readiness>& queue_why) {
   TrainJobWhy out;
   if (!status.is_object()) status = json::object();
   AttributeFailure(before, observed, &status);
@@ -125,8 +126,8 @@ TrainJobWhy DecideTrainJobWhy(const json& before, json status, const api::Job& j
     if (out.status.empty()) out.status = nullptr;  // the CRD wants a property: nothing to write
     return out;
   }
-  engine::Readiness readiness =
-      suspended ? engine::SuspendedReadiness(job) : engine::AssessReplicas(job, observed, now);
+  engine::Readiness readiness = suspended ? queue_why.value_or(engine::SuspendedReadiness(job))
+                                          : engine::AssessReplicas(job, observed, now);
   ApplyReadiness(readiness, now, message_written_at, &out);
   return out;
 }

@@ -25,6 +25,7 @@
 
 #include "api/job.h"
 #include "common/clock.h"
+#include "engine/diagnosis.h"
 #include "engine/plan.h"
 
 namespace trainctl::op {
@@ -37,11 +38,13 @@ struct TrainJobWhy {
 };
 
 // `before`: the TrainJob's status as stored; `status`: the one decided from its JobSet
-// (TrainJobStatusFrom); `job`: the TrainJob resolved against its runtime; `observed`: its pods.
+// (TrainJobStatusFrom); `job`: the TrainJob resolved against its runtime; `observed`: its pods;
+// `queue_why`: what Kueue says of it while it holds it suspended (operator/kueue_workload.h).
 TrainJobWhy DecideTrainJobWhy(const nlohmann::json& before, nlohmann::json status,
                               const api::Job& job,
                               const std::vector<engine::ReplicaObservation>& observed,
-                              bool suspended, Time now, std::optional<Time> message_written_at);
+                              bool suspended, Time now, std::optional<Time> message_written_at,
+                              const std::optional<engine::Readiness>& queue_why = std::nullopt);
 
 // For a TrainJob already finished (no pods looked at): `status` with the Failed message of
 // `before` kept when it is the JobSet's message with the first failure added.
