@@ -219,6 +219,12 @@ class ShippedRbac(OperatorTestCase):
         # they exist); it never writes one.
         self.assertTrue(can_i("get", "priorityclasses.scheduling.k8s.io"))
         self.assertFalse(can_i("create", "priorityclasses.scheduling.k8s.io"))
+        # Kueue's objects are read for the why of a held job, never written.
+        for verb in ("get", "list", "watch"):
+            for resource in ("workloads", "localqueues"):
+                self.assertTrue(may(verb, "kueue.x-k8s.io", resource, self.ns), (verb, resource))
+        self.assertFalse(may("update", "kueue.x-k8s.io", "workloads", self.ns))
+        self.assertFalse(may("create", "kueue.x-k8s.io", "localqueues", self.ns))
         # The runtime status endpoint asks the API server about a trainer's token; it reads no
         # Secret of the jobs' namespaces for that (the CA ConfigMap is one it makes).
         self.assertTrue(can_i("create", "tokenreviews.authentication.k8s.io"))
