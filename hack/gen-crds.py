@@ -1123,9 +1123,9 @@ def pod_group_policy():
 def named_containers(description):
     return list_map(
         obj(
-            description="core/v1 Container.",
+            description="core/v1 Container (with the core schema's defaults, as upstream's).",
             required=("name",),
-            properties={"name": string()},
+            properties={"name": string(), **defaulted_container()["properties"]},
             preserve=True,
         ),
         ("name",),
