@@ -36,12 +36,13 @@ import yaml
 
 DROPPED = {"Deployment", "Service", "Secret", "ConfigMap", "APIService"}
 # Kueue's integrations for what `trainctl operator` serves: the kubeflow.org/v1 kinds it knows
-# (not MXJob), MPIJob v2beta1, TrainJob; and JobSet, the TrainJob's child, which Kueue's TrainJob
-# integration expects beside it.
+# (not MXJob), MPIJob v2beta1, TrainJob; and the children those make, which Kueue's integrations
+# expect beside them (as in upstream's default list): JobSet (a TrainJob's) and batch/job (a
+# JobSet's and a v2beta1 launcher's; with it off, Kueue's Job webhook panicked on a JobSet's Job).
 KUEUE_FRAMEWORKS = [
     "kubeflow.org/mpijob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
     "kubeflow.org/xgboostjob", "kubeflow.org/paddlejob", "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset",
+    "trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset", "batch/job",
 ]
 CONFIG_KEY = "controller_manager_config.yaml"
 # libyaml's parser and emitter where present (the install is 0.8 MB: 0.9 s → 0.2 s).

@@ -253,6 +253,54 @@ class Preemption(KueueTestCase):
         print(f"notice to stop on kwok: {stopped_after:.1f} s (notice {notice_seconds} s)")
 
 
+class TrainJobAdmission(KueueTestCase):
+    """A TrainJob through Kueue's own TrainJob integration (its runtime read by Kueue to size the
+    Workload), on the real JobSet controller (fixture jobset)."""
+
+    def trainjob(self, name, seconds):
+        from test_trainjob_cluster import torch_runtime, trainjob
+        self.runtime = f"torch-{seconds}"
+        apply(torch_runtime(self.runtime, self.ns, seconds=seconds))
+        tj = trainjob(name, self.ns, self.runtime, numNodes=2,
+                      resourcesPerNode={"requests": {"cpu": "1"}})
+        tj["metadata"]["labels"] = {QUEUE_LABEL: "team"}
+        apply(tj)
+
+    def trainjob_status(self, name):
+        tj = get_json("trainjobs.trainer.kubeflow.org", name, "-n", self.ns) or {}
+        return tj, {c["type"]: c for c in tj.get("status", {}).get("conditions", [])}
+
+    def test_a_trainjob_waits_for_quota_with_kueues_why_and_runs_after_the_first(self):
+        from test_trainjob_cluster import jobset_controller_ready
+        self.assertTrue(jobset_controller_ready(), "the JobSet controller (fixture jobset)")
+        self.trainjob("first", 8)
+        wait_for("the first TrainJob's pods", lambda: len(self.pods_of("first")) == 2, timeout=90)
+        self.trainjob("second", 1)
+
+        def held():
+            tj, conditions = self.trainjob_status("second")
+            c = conditions.get("ReplicasReady")
+            return c if c and c["reason"] == "KueuePending" else None
+        c = wait_for("the second TrainJob's why", held, timeout=90)
+        self.assertIn(f'in LocalQueue "team" (ClusterQueue "{self.cq}")', c["message"])
+        self.assertIn("insufficient unused quota for cpu", c["message"])
+        tj, _ = self.trainjob_status("second")
+        self.assertTrue(tj["spec"]["suspend"], "Kueue's webhook suspended it")
+        self.assertEqual(self.pods_of("second"), [])
+        self.assertIn("second", self.workloads(), "Kueue's Workload for it")
+
+        def complete(name):
+            return (self.trainjob_status(name)[1].get("Complete") or {}).get("status") == "True"
+        wait_for("the first TrainJob Complete", lambda: complete("first"), timeout=120)
+        wait_for("the second TrainJob Complete", lambda: complete("second"), timeout=120)
+        tj, conditions = self.trainjob_status("second")
+        self.assertNotIn("ReplicasReady", conditions)
+
+    def pods_of(self, name):
+        return (get_json("pods", "-n", self.ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
+                or {}).get("items", [])
+
+
 class WebhookDown(KueueTestCase):
     """Last: it stops Kueue and starts it again."""
 
