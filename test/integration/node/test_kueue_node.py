@@ -1,0 +1,184 @@
+"""Real Kueue preempting a running PyTorchJob on the real node (hack/cluster/kueue.sh on the node
+cluster; the operator deployed from manifests/): the low-priority job's replicas are told
+through their checkpoint-notice file (a real kubelet writes it), the master saves its step to a
+hostPath folder and its done report lets the stop go ahead; Kueue's higher-priority job runs
+and finishes; the low job is admitted again and its new master resumes from the saved step.
+
+Prints the times a user cares about: notice → the program saw it, and notice → its pods stopped
+(docs/benchmarks.md).
+
+Environment: see node_harness.py; TRAINCTL_PORT_BASE (Kueue's health port is base+68).
+"""
+import json
+import os
+import shutil
+import time
+import unittest
+import urllib.request
+import uuid
+
+from node_harness import (NODE, OPERATOR_DEPLOYMENT, OPERATOR_NS, NodeTestCase, deploy_operator,
+                          get_json, kubectl, new_namespace, wait_for)
+
+HEALTH_PORT = int(os.environ.get("TRAINCTL_PORT_BASE", "29400")) + 68
+NOTICE = "trainctl.dev/checkpoint-notice"
+
+# The master counts steps; told (its notice file is not empty), it saves the step and waits to
+# be stopped. Started again, it resumes from the saved step and ends 5 steps later.
+MASTER = r"""
+step=0
+if [ -s /ckpt/step ]; then step=$(cat /ckpt/step); echo "RESUMED $step"; resumed=$step; fi
+while true; do
+  step=$((step+1)); echo "step $step"
+  if [ -n "$resumed" ] && [ "$step" -ge $((resumed+5)) ]; then echo done; exit 0; fi
+  if [ -z "$resumed" ] && [ -s "$TRAINCTL_NOTICE_FILE" ]; then
+    echo "$step" >/ckpt/step.tmp && mv /ckpt/step.tmp /ckpt/step
+    echo "SAVED $step $(date +%s)"; sleep 3600
+  fi
+  sleep 0.5
+done
+"""
+WORKER = r"""
+while true; do
+  if [ -s /ckpt/step ] && [ ! -s "$TRAINCTL_NOTICE_FILE" ]; then sleep 3; exit 0; fi
+  sleep 0.5
+done
+"""
+SHORT = "sleep 5; echo done"
+
+
+def kueue_ready():
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{HEALTH_PORT}/readyz", timeout=2) as r:
+            return r.read().decode() == "ok"
+    except OSError:
+        return False
+
+
+def apply(obj):
+    kubectl("apply", "--server-side", "-f", "-", input=json.dumps(obj))
+
+
+def replica(script, ckpt=None):
+    spec = {"terminationGracePeriodSeconds": 5, "containers": [
+        {"name": "pytorch", "image": NODE["busybox"], "command": ["sh", "-c", script],
+         "resources": {"requests": {"cpu": "500m"}}}]}
+    if ckpt:
+        spec["volumes"] = [{"name": "ckpt", "hostPath": {"path": ckpt, "type": "DirectoryOrCreate"}}]
+        spec["containers"][0]["volumeMounts"] = [{"name": "ckpt", "mountPath": "/ckpt"}]
+    return {"replicas": 1, "restartPolicy": "Never", "template": {"spec": spec}}
+
+
+class KueuePreemptionOnTheNode(NodeTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        if not kueue_ready():
+            raise AssertionError(f"Kueue does not answer on 127.0.0.1:{HEALTH_PORT}/readyz "
+                                 "(hack/cluster/kueue.sh up on the node cluster)")
+        deploy_operator()
+        # The operator watches Kueue's objects when their CRDs are there at its start.
+        kubectl("rollout", "restart", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}")
+        kubectl("rollout", "status", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}",
+                "--timeout=180s", timeout=200)
+        cls.ns = new_namespace("kueue")
+        cls.cq, cls.flavor = f"cq-{cls.ns}", f"rf-{cls.ns}"
+        cls.low, cls.high = f"low-{cls.ns}", f"high-{cls.ns}"
+        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+               "metadata": {"name": cls.flavor}})
+        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+               "metadata": {"name": cls.cq},
+               "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
+                        "preemption": {"withinClusterQueue": "LowerPriority"},
+                        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                            {"name": cls.flavor, "resources": [{"name": "cpu", "nominalQuota": 1}]}]}]}})
+        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+               "metadata": {"name": "team", "namespace": cls.ns}, "spec": {"clusterQueue": cls.cq}})
+        for name, value in ((cls.low, 100), (cls.high, 1000)):
+            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                   "metadata": {"name": name}, "value": value})
+        cls.ckpt = f"/tmp/trainctl-kueue-node-{uuid.uuid4().hex[:8]}"
+
+    @classmethod
+    def tearDownClass(cls):
+        kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
+        for kind, name in (("clusterqueue", cls.cq), ("resourceflavor", cls.flavor),
+                           ("workloadpriorityclass", cls.low), ("workloadpriorityclass", cls.high)):
+            kubectl("delete", kind, name, "--wait=false", "--ignore-not-found", check=False)
+        shutil.rmtree(cls.ckpt, ignore_errors=True)
+
+    def job(self, name, priority, master, worker, annotations=None):
+        return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                "metadata": {"name": name, "namespace": self.ns, "annotations": annotations or {},
+                             "labels": {"kueue.x-k8s.io/queue-name": "team",
+                                        "kueue.x-k8s.io/priority-class": priority}},
+                "spec": {"pytorchReplicaSpecs": {"Master": master, "Worker": worker}}}
+
+    def pytorchjob(self, name):
+        return get_json("pytorchjob", name, "-n", self.ns) or {}
+
+    def logs(self, pod):
+        return kubectl("logs", "-n", self.ns, pod, check=False).stdout
+
+    def test_a_preempted_job_saves_on_its_notice_and_resumes_from_it(self):
+        kubectl("apply", "-f", "-", input=json.dumps(self.job(
+            "low", self.low, replica(MASTER, self.ckpt), replica(WORKER, self.ckpt),
+            {"trainctl.dev/checkpoint-notice-seconds": "120"})))
+        master = "low-master-0"
+        wait_for("the low job stepping", lambda: "step 3" in self.logs(master), timeout=240, interval=1)
+
+        kubectl("apply", "-f", "-", input=json.dumps(self.job(
+            "high", self.high, replica(SHORT), replica(SHORT))))
+
+        def told():
+            pod = get_json("pod", master, "-n", self.ns) or {}
+            return NOTICE in pod.get("metadata", {}).get("annotations", {}) and pod
+        pod = wait_for("the low master told", told, timeout=120, interval=0.2)
+        told_at = time.time()
+        notice = json.loads(pod["metadata"]["annotations"][NOTICE])
+        self.assertEqual(notice["reason"], "Suspended")
+        self.assertTrue(self.pytorchjob("low")["spec"]["runPolicy"]["suspend"], "Kueue suspended it")
+
+        def saved():
+            for line in self.logs(master).splitlines():
+                if line.startswith("SAVED "):
+                    return line.split()
+            return None
+        _, step, saved_at = wait_for("the master saving", saved, timeout=90, interval=0.5)
+        self.assertGreaterEqual(int(step), 3)
+        # The program reports done (its service account may not patch pods: the test does it
+        # for it, as docs/status-machine.md describes); the stop goes ahead at once.
+        for pod_name in (master, "low-worker-0"):
+            kubectl("annotate", "pod", pod_name, "-n", self.ns, "trainctl.dev/checkpoint-done=true",
+                    "--overwrite", check=False)
+        wait_for("the low job's pods gone", lambda: not (get_json(
+            "pods", "-n", self.ns, "-l", "training.kubeflow.org/job-name=low") or {}).get("items"),
+            timeout=120, interval=0.5)
+        stopped_at = time.time()
+        def preempted():
+            for c in self.pytorchjob("low").get("status", {}).get("conditions", []):
+                if c["type"] == "ReplicasReady" and c["reason"] == "Preempted":
+                    return c
+            return None
+        why = wait_for("the low job's why: Preempted", preempted, timeout=60, interval=0.5)
+        self.assertIn("was preempted by Kueue", why["message"])
+        print(f"\nnotice → the program saw it: {int(saved_at) - told_at:+.1f} s (±1 s); "
+              f"notice → pods gone (done reported): {stopped_at - told_at:.1f} s; "
+              f"why: {why['message']}")
+        self.assertLess(stopped_at - told_at, 110, "stopped once done, not at the notice's end")
+
+        def finished(name):
+            for c in self.pytorchjob(name).get("status", {}).get("conditions", []):
+                if c["type"] in ("Succeeded", "Failed") and c["status"] == "True":
+                    return c
+            return None
+        self.assertEqual(wait_for("the high job to finish", lambda: finished("high"),
+                                  timeout=240, interval=1)["type"], "Succeeded")
+        # Admitted again, the low job's new master resumes from the saved step and succeeds.
+        self.assertEqual(wait_for("the low job to finish", lambda: finished("low"),
+                                  timeout=300, interval=1)["type"], "Succeeded")
+        self.assertIn(f"RESUMED {step}", self.logs(master))
+
+
+if __name__ == "__main__":
+    unittest.main()
