@@ -7,20 +7,18 @@ and finishes; the low job is admitted again and its new master resumes from the 
 Prints the times a user cares about: notice → the program saw it, and notice → its pods stopped
 (docs/benchmarks.md).
 
-Environment: see node_harness.py; TRAINCTL_PORT_BASE (Kueue's health port is base+68).
+Environment: see node_harness.py and ../operator/kueue_harness.py.
 """
 import json
-import os
 import shutil
 import time
 import unittest
-import urllib.request
 import uuid
 
 from node_harness import (NODE, OPERATOR_DEPLOYMENT, OPERATOR_NS, NodeTestCase, deploy_operator,
                           get_json, kubectl, new_namespace, wait_for)
+from kueue_harness import Queues, require_kueue
 
-HEALTH_PORT = int(os.environ.get("TRAINCTL_PORT_BASE", "29400")) + 68
 NOTICE = "trainctl.dev/checkpoint-notice"
 
 # The master counts steps; told (its notice file is not empty), it saves the step and waits to
@@ -47,18 +45,6 @@ done
 SHORT = "sleep 5; echo done"
 
 
-def kueue_ready():
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{HEALTH_PORT}/readyz", timeout=2) as r:
-            return r.read().decode() == "ok"
-    except OSError:
-        return False
-
-
-def apply(obj):
-    kubectl("apply", "--server-side", "-f", "-", input=json.dumps(obj))
-
-
 def replica(script, ckpt=None):
     spec = {"terminationGracePeriodSeconds": 5, "containers": [
         {"name": "pytorch", "image": NODE["busybox"], "command": ["sh", "-c", script],
@@ -73,38 +59,21 @@ class KueuePreemptionOnTheNode(NodeTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if not kueue_ready():
-            raise AssertionError(f"Kueue does not answer on 127.0.0.1:{HEALTH_PORT}/readyz "
-                                 "(hack/cluster/kueue.sh up on the node cluster)")
+        require_kueue()
         deploy_operator()
         # The operator watches Kueue's objects when their CRDs are there at its start.
         kubectl("rollout", "restart", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}")
         kubectl("rollout", "status", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}",
                 "--timeout=180s", timeout=200)
         cls.ns = new_namespace("kueue")
-        cls.cq, cls.flavor = f"cq-{cls.ns}", f"rf-{cls.ns}"
-        cls.low, cls.high = f"low-{cls.ns}", f"high-{cls.ns}"
-        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-               "metadata": {"name": cls.flavor}})
-        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-               "metadata": {"name": cls.cq},
-               "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": cls.ns}},
-                        "preemption": {"withinClusterQueue": "LowerPriority"},
-                        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                            {"name": cls.flavor, "resources": [{"name": "cpu", "nominalQuota": 1}]}]}]}})
-        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-               "metadata": {"name": "team", "namespace": cls.ns}, "spec": {"clusterQueue": cls.cq}})
-        for name, value in ((cls.low, 100), (cls.high, 1000)):
-            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
-                   "metadata": {"name": name}, "value": value})
+        cls.queues = Queues(cls.ns, cpu=1).make()
+        cls.low, cls.high = cls.queues.low, cls.queues.high
         cls.ckpt = f"/tmp/trainctl-kueue-node-{uuid.uuid4().hex[:8]}"
 
     @classmethod
     def tearDownClass(cls):
         kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
-        for kind, name in (("clusterqueue", cls.cq), ("resourceflavor", cls.flavor),
-                           ("workloadpriorityclass", cls.low), ("workloadpriorityclass", cls.high)):
-            kubectl("delete", kind, name, "--wait=false", "--ignore-not-found", check=False)
+        cls.queues.delete()
         shutil.rmtree(cls.ckpt, ignore_errors=True)
 
     def job(self, name, priority, master, worker, annotations=None):

@@ -10,8 +10,7 @@ with the LocalQueue and ClusterQueue), `trainctl get -o wide` and `describe`, th
 or not, the checkpoint notice of a preempted job, and the bad inputs (no such LocalQueue, a
 Workload deleted by hand, Kueue's webhook down).
 
-Environment: as harness.py; TRAINCTL_PORT_BASE (Kueue's health port is base+68),
-TRAINCTL_REPO (hack/cluster/kueue.sh, to start Kueue again after the webhook-down test).
+Environment: as harness.py and kueue_harness.py; TRAINCTL_REPO (hack/cluster/kueue.sh, to start Kueue again after the webhook-down test).
 """
 import json
 import os
@@ -19,29 +18,11 @@ import signal
 import subprocess
 import time
 import unittest
-import urllib.request
 import uuid
 
 from harness import (CLUSTER_DIR, FOREVER, KUBECONFIG, REPO, TRAINCTL, Operator, OperatorTestCase,
                      get_json, install_crds, kubectl, make_job, run_for, wait_for)
-
-PORT_BASE = int(os.environ.get("TRAINCTL_PORT_BASE", "29400"))
-HEALTH_PORT = PORT_BASE + 68
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-
-
-def kueue_ready():
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{HEALTH_PORT}/readyz", timeout=2) as r:
-            return r.read().decode() == "ok"
-    except OSError:
-        return False
-
-
-def apply(obj):
-    kubectl("apply", "--server-side", "-f", "-", input=json.dumps(obj))
-
+from kueue_harness import PRIORITY_LABEL, QUEUE_LABEL, Queues, apply, kueue_ready, require_kueue
 
 def ready_condition(job):
     for c in (job or {}).get("status", {}).get("conditions", []):
@@ -76,32 +57,13 @@ class KueueTestCase(OperatorTestCase):
 
     @classmethod
     def setUpClass(cls):
-        if not kueue_ready():
-            raise AssertionError(f"Kueue does not answer on 127.0.0.1:{HEALTH_PORT}/readyz: start it "
-                                 "with `TRAINCTL_KUEUE=1 hack/cluster/up.sh` (or hack/cluster/kueue.sh "
-                                 "up on a running cluster)")
+        require_kueue()
         install_crds()
         cls.ns = "kq-" + uuid.uuid4().hex[:8]
         kubectl("create", "namespace", cls.ns)
-        cls.flavor, cls.cq = f"rf-{cls.ns}", f"cq-{cls.ns}"
-        cls.low, cls.high = f"low-{cls.ns}", f"high-{cls.ns}"
-        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-               "metadata": {"name": cls.flavor}})
-        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-               "metadata": {"name": cls.cq},
-               "spec": {"namespaceSelector": {"matchLabels": {
-                            "kubernetes.io/metadata.name": cls.ns}},
-                        "preemption": {"withinClusterQueue": "LowerPriority"},
-                        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                            {"name": cls.flavor, "resources": [{"name": "cpu", "nominalQuota": 2}]}]}]}})
-        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-               "metadata": {"name": "team", "namespace": cls.ns}, "spec": {"clusterQueue": cls.cq}})
-        for name, value in ((cls.low, 100), (cls.high, 1000)):
-            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
-                   "metadata": {"name": name}, "value": value})
-        wait_for("the ClusterQueue active", lambda: any(
-            c["type"] == "Active" and c["status"] == "True"
-            for c in (get_json("clusterqueue", cls.cq) or {}).get("status", {}).get("conditions", [])))
+        cls.queues = Queues(cls.ns, cpu=2).make()
+        cls.flavor, cls.cq = cls.queues.flavor, cls.queues.cq
+        cls.low, cls.high = cls.queues.low, cls.queues.high
         cls.op = Operator(cls.ns)
         cls.op.start()
 
@@ -109,9 +71,7 @@ class KueueTestCase(OperatorTestCase):
     def tearDownClass(cls):
         cls.op.stop()
         kubectl("delete", "namespace", cls.ns, "--wait=false", check=False)
-        for kind, name in (("clusterqueue", cls.cq), ("resourceflavor", cls.flavor),
-                           ("workloadpriorityclass", cls.low), ("workloadpriorityclass", cls.high)):
-            kubectl("delete", kind, name, "--wait=false", "--ignore-not-found", check=False)
+        cls.queues.delete()
 
     def cli(self, *args):
         return cluster_cli(self.ns, *args)
