@@ -128,6 +128,11 @@ class Admission(KueueTestCase):
         doc = json.loads(self.cli("describe", "pytorchjob", second, "-o", "json").stdout)
         self.assertEqual(doc["why"]["reason"], "KueuePending")
         self.assertIn("insufficient unused quota", doc["why"]["message"])
+        from trainctl import TrainingClient
+        why = TrainingClient(config_file=KUBECONFIG, namespace=self.ns, backend="kubernetes",
+                             job_kind="PyTorchJob").get_job_why(second)
+        self.assertEqual(why["reason"], "KueuePending")
+        self.assertIn(f'ClusterQueue "{self.cq}"', why["message"])
         # The first finishes and hands its quota on: the second is admitted, runs and succeeds.
         self.wait_condition("PyTorchJob", "pytorchjob-a", "Succeeded", timeout=60)
         self.wait_condition("PyTorchJob", second, "Succeeded", timeout=90)
