@@ -4,6 +4,9 @@ through their checkpoint-notice file (a real kubelet writes it), the master save
 hostPath folder and its done report lets the stop go ahead; Kueue's higher-priority job runs
 and finishes; the low job is admitted again and its new master resumes from the saved step.
 
+An MPIJob of v2beta1 (through Kueue's MPIJob integration, which reads that version: the
+operator's conversion webhook serves it) waits for quota with Kueue's why, then runs.
+
 Prints the times a user cares about: notice → the program saw it, and notice → its pods stopped
 (docs/benchmarks.md).
 
@@ -147,6 +150,50 @@ class KueuePreemptionOnTheNode(NodeTestCase):
         self.assertEqual(wait_for("the low job to finish", lambda: finished("low"),
                                   timeout=300, interval=1)["type"], "Succeeded")
         self.assertIn(f"RESUMED {step}", self.logs(master))
+
+    def mpijob(self, name, seconds):
+        """An MPIJob of kubeflow.org/v2beta1 (mpi-operator's API, converted to v1 by the operator's
+        webhook for storage) whose launcher and one worker each take 500m for `seconds`."""
+        def spec(role):
+            return {"replicas": 1, "template": {"spec": {
+                "terminationGracePeriodSeconds": 1, "containers": [
+                    {"name": "mpi", "image": NODE["busybox"],
+                     "command": ["sh", "-c", f"echo {role}; sleep {seconds}"],
+                     "resources": {"requests": {"cpu": "500m"}}}]}}}
+        return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+                "metadata": {"name": name, "namespace": self.ns,
+                             "labels": {"kueue.x-k8s.io/queue-name": "team"}},
+                "spec": {"mpiReplicaSpecs": {"Launcher": spec("launcher"), "Worker": spec("worker")}}}
+
+    def test_an_mpijob_v2beta1_waits_for_quota_with_kueues_why_then_runs(self):
+        kubectl("apply", "-f", "-", input=json.dumps(self.mpijob("mpi-first", 15)))
+
+        def mpi(name):
+            return get_json("mpijobs.v2beta1.kubeflow.org", name, "-n", self.ns) or {}
+
+        def condition(name, ctype):
+            for c in mpi(name).get("status", {}).get("conditions", []):
+                if c["type"] == ctype:
+                    return c
+            return None
+        wait_for("the first MPIJob running", lambda: (condition("mpi-first", "Running") or {})
+                 .get("status") == "True", timeout=180, interval=1)
+        kubectl("apply", "-f", "-", input=json.dumps(self.mpijob("mpi-second", 1)))
+        why = wait_for("the second MPIJob's why", lambda: (lambda c: c if c and c["reason"] ==
+                       "KueuePending" else None)(condition("mpi-second", "ReplicasReady")),
+                       timeout=90, interval=0.5)
+        self.assertIn(f'ClusterQueue "{self.queues.cq}"', why["message"])
+        self.assertIn("insufficient unused quota for cpu", why["message"])
+        self.assertTrue(mpi("mpi-second")["spec"]["runPolicy"]["suspend"], "Kueue's webhook")
+        self.assertEqual((get_json("pods", "-n", self.ns, "-l",
+                                   "training.kubeflow.org/job-name=mpi-second") or {})
+                         .get("items"), [])
+        for name in ("mpi-first", "mpi-second"):
+            done = wait_for(f"{name} to finish", lambda: next(
+                (c for c in mpi(name).get("status", {}).get("conditions", [])
+                 if c["type"] in ("Succeeded", "Failed") and c["status"] == "True"), None),
+                timeout=240, interval=1)
+            self.assertEqual(done["type"], "Succeeded", json.dumps(mpi(name).get("status")))
 
 
 if __name__ == "__main__":
