@@ -1,7 +1,9 @@
 #include "operator/compose.h"
 
+#include <atomic>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "admission/webhook_service.h"
 #include "kube/connect.h"
@@ -95,13 +97,15 @@ bool ServesTrainJobs(kube::Client& client, const std::string& ns) {
 }
 
 // Kueue is watched when its Workloads and LocalQueues are served (its CRDs installed): the why
-// of a job it holds then comes from its Workload.
-bool ServesKueue(kube::Client& client, const std::string& ns) {
+// of a job it holds then comes from its Workload. `quiet`: no log line when they are not.
+bool ServesKueue(kube::Client& client, const std::string& ns, bool quiet = false) {
   kube::ListOptions probe;
   probe.limit = 1;
   for (const kube::Resource& r : {kKueueWorkloads, kKueueLocalQueues}) {
     if (StatusOr<nlohmann::json> list = client.List(r, ns, probe); !list.ok()) {
-      LogInfo("Kueue not watched: {}.{}: {}", r.plural, r.group, list.status().message());
+      if (!quiet)
+        LogInfo("Kueue not watched until its CRDs are served (looked for every 30 s): {}.{}: {}",
+                r.plural, r.group, list.status().message());
       return false;
     }
   }
@@ -392,6 +396,31 @@ int RunComposedOperator(const OperatorOptions& o, std::atomic<bool>* stop) {
          recorder.Flush(Duration(5000));
        },
        /*leader_only=*/true});
+  // Kueue installed after the operator started: its watch starts once its CRDs are served.
+  std::thread kueue_poll;
+  std::atomic<bool> kueue_poll_stop{false};
+  if (!controller_options.kueue)
+    manager.Add({"kueue watch",
+                 [&] {
+                   kueue_poll = std::thread([&] {
+                     while (!kueue_poll_stop.load()) {
+                       for (int i = 0; i < 300 && !kueue_poll_stop.load(); ++i)
+                         std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                       if (kueue_poll_stop.load()) return;
+                       if (ServesKueue(**client, controller_options.namespace_, /*quiet=*/true)) {
+                         LogInfo("Kueue's CRDs are served now: watching Workloads and LocalQueues");
+                         controller.kueue()->Start();
+                         return;
+                       }
+                     }
+                   });
+                   return Status::Ok();
+                 },
+                 [&] {
+                   kueue_poll_stop = true;
+                   if (kueue_poll.joinable()) kueue_poll.join();
+                 },
+                 /*leader_only=*/true});
   if (trainjobs)
     manager.Add({"trainjob controller",
                  [&] {

@@ -147,10 +147,8 @@ Controller::Controller(kube::Client* client, const Clock* clock, ControllerOptio
                                                                 child_options, &launcher_jobs_);
 
   // Kueue's Workloads, for the why of the jobs it holds: a change of one is its job's change.
-  if (options_.kueue) {
-    kueue_ = std::make_unique<KueueWatch>(client_, options_.namespace_);
-    kueue_->AddListener([this](const kube::Uid& owner) { EnqueueOwner(owner); });
-  }
+  kueue_ = std::make_unique<KueueWatch>(client_, options_.namespace_);
+  kueue_->AddListener([this](const kube::Uid& owner) { EnqueueOwner(owner); });
 
   for (api::Kind kind : options_.kinds) {
     KindInformer informer;
@@ -204,8 +202,10 @@ Controller::~Controller() { Stop(); }
 
 void Controller::Start() {
   // Children first, so the first syncs see the pods that already exist.
+  if (options_.kueue) kueue_->Start();
   for (kube::Reflector* r : ChildReflectors()) r->Start();
   for (kube::Reflector* r : ChildReflectors()) r->WaitForSync(Duration(60000));
+  if (options_.kueue) kueue_->WaitForSync(Duration(60000));
   for (KindInformer& informer : jobs_) informer.reflector->Start();
   for (int i = 0; i < std::max(1, options_.threads); ++i)
     workers_.emplace_back([this] { Worker(); });
@@ -214,6 +214,7 @@ void Controller::Start() {
 bool Controller::Synced() const {
   for (const kube::Reflector* r : ChildReflectors())
     if (!r->HasSynced()) return false;
+  if (options_.kueue && !kueue_->Synced()) return false;
   for (const KindInformer& informer : jobs_)
     if (!informer.reflector->HasSynced()) return false;
   return true;
@@ -231,6 +232,7 @@ kube::ReflectorStats Controller::watch_stats() const {
     sum.errors += s.errors;
   };
   for (const kube::Reflector* r : ChildReflectors()) add(r);
+  for (const kube::Reflector* r : kueue_->Reflectors()) add(r);
   for (const KindInformer& informer : jobs_) add(informer.reflector.get());
   return sum;
 }
@@ -241,6 +243,7 @@ std::vector<std::pair<std::string, kube::ReflectorStats>> Controller::informer_s
     if (r) out.emplace_back(r->resource().plural, r->stats());
   };
   for (const kube::Reflector* r : ChildReflectors()) add(r);
+  for (const kube::Reflector* r : kueue_->Reflectors()) add(r);
   for (const KindInformer& informer : jobs_) add(informer.reflector.get());
   return out;
 }
@@ -281,6 +284,7 @@ void Controller::Stop() {
     if (t.joinable()) t.join();
   for (KindInformer& informer : jobs_) informer.reflector->Stop();
   for (kube::Reflector* r : ChildReflectors()) r->Stop();
+  kueue_->Stop();
 }
 
 std::vector<kube::Reflector*> Controller::ChildReflectors() const {
@@ -288,8 +292,6 @@ std::vector<kube::Reflector*> Controller::ChildReflectors() const {
   for (const std::unique_ptr<kube::Reflector>* r :
        {&pod_reflector_, &service_reflector_, &launcher_job_reflector_})
     if (*r) out.push_back(r->get());
-  if (kueue_)
-    for (kube::Reflector* r : kueue_->Reflectors()) out.push_back(r);
   return out;
 }
 
@@ -596,8 +598,7 @@ SyncResult Controller::Sync(const std::string& qkey) {
   }
   input.services = expectations_.OverlayServices(qkey, ServiceNames(input.job, uid), input.now);
   const std::optional<engine::Readiness> queue_why =
-      kueue_ ? kueue_->Why(input.job, uid, input.job.run_policy.suspend.value_or(false))
-             : std::nullopt;
+      kueue_->Why(input.job, uid, input.job.run_policy.suspend.value_or(false));
   const Time read_ended = clock_->Now();  // the log probes below are API calls: not counted
   std::optional<Duration> probe_again;
   if (!engine::IsFinished(input.job.status) && !input.job.run_policy.suspend.value_or(false)) {

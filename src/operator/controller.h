@@ -66,7 +66,7 @@ struct ControllerOptions {
   // kPhaseChangeSettle.
   Duration first_status_settle{0};
   // Kueue's Workloads and LocalQueues are served: a suspended job that Kueue holds says what
-  // its Workload waits for (operator/kueue_workload.h).
+  // its Workload waits for (operator/kueue_workload.h); watched from the start.
   bool kueue = false;
 };
 
@@ -112,8 +112,8 @@ class Controller {
   kube::ReflectorConsumer* ServiceCache() { return &services_; }
   // The MPIJob v2beta1 launchers' batch Jobs (informer started only when MPIJob is enabled).
   kube::ReflectorConsumer* LauncherJobCache() { return &launcher_jobs_; }
-  // Kueue's objects (ControllerOptions::kueue), which the TrainJob controller reads too; null
-  // when not watched. Its informers start and stop with this controller's children.
+  // Kueue's objects, which the TrainJob controller reads too: started with this controller's
+  // children when ControllerOptions::kueue, else by whoever learns that Kueue is served.
   KueueWatch* kueue() { return kueue_.get(); }
   size_t cached_pods() const { return pods_.size(); }
   // The informers' list and watch counts, summed (zero before Start).
@@ -169,7 +169,7 @@ class Controller {
     std::vector<engine::ReplicaObservation> pods;
   };
   LauncherView ViewLauncher(const api::Job& job, const std::string& uid) const;
-  // The child informers that exist (pods, services; launcher Jobs, Kueue's objects when on).
+  // The child informers that exist (pods, services; launcher Jobs when MPIJob is enabled).
   std::vector<kube::Reflector*> ChildReflectors() const;
 
   kube::Client* client_;
@@ -194,7 +194,7 @@ class Controller {
   std::unique_ptr<kube::Reflector> pod_reflector_, service_reflector_;
   kube::Store<LauncherJobSummary> launcher_jobs_;
   std::unique_ptr<kube::Reflector> launcher_job_reflector_;  // null: MPIJob not enabled
-  std::unique_ptr<KueueWatch> kueue_;  // null: Kueue's CRDs not served at the start
+  std::unique_ptr<KueueWatch> kueue_;
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> owner_keys_;  // job uid → queue key; guarded by mu_

@@ -1241,7 +1241,7 @@ namespace {
 TEST_F(SyncTest, AJobKueueHoldsSaysWhatItsWorkloadSays) {
   options_.kueue = true;
   Make();
-  ASSERT_NE(controller_->kueue(), nullptr);
+  controller_->kueue()->TestOnlyWatched();
   std::string yaml = kPyTorch;
   const std::string metadata = "metadata: {name: pt, namespace: ns}";
   yaml.replace(yaml.find(metadata), metadata.size(),

@@ -41,12 +41,34 @@ void KueueWatch::Notify(const kube::Uid& owner) const {
   for (const auto& listener : listeners_) listener(owner);
 }
 
-std::vector<kube::Reflector*> KueueWatch::Reflectors() {
+void KueueWatch::Start() {
+  if (started_.exchange(true)) return;
+  workload_reflector_->Start();
+  local_queue_reflector_->Start();
+}
+
+bool KueueWatch::Synced() const {
+  return started_.load() && workload_reflector_->HasSynced() && local_queue_reflector_->HasSynced();
+}
+
+bool KueueWatch::WaitForSync(Duration timeout) {
+  return started_.load() && workload_reflector_->WaitForSync(timeout) &&
+         local_queue_reflector_->WaitForSync(timeout);
+}
+
+void KueueWatch::Stop() {
+  workload_reflector_->Stop();
+  local_queue_reflector_->Stop();
+}
+
+std::vector<const kube::Reflector*> KueueWatch::Reflectors() const {
+  if (!started_.load()) return {};
   return {workload_reflector_.get(), local_queue_reflector_.get()};
 }
 
 std::optional<engine::Readiness> KueueWatch::Why(const api::Job& job, const std::string& uid,
                                                  bool suspended) const {
+  if (!started_.load()) return std::nullopt;  // not watched (yet): the engine's own words
   std::optional<KueueWorkloadSummary> workload;
   workloads_.VisitIndex(kOwnerIndex, uid, [&workload](const KueueWorkloadSummary& w) {
     if (!workload || (workload->finished.is_true && !w.finished.is_true)) workload = w;

@@ -9,11 +9,13 @@
 //   Why(job, uid, suspended): the ReplicasReady of a job Kueue holds, from the caches (pure
 //     over them: KueueReadiness)
 //
-// Its informers are started, synced and stopped by its owner (the v1 controller, with its own
-// child informers: Reflectors()). Listeners are added before they start; everything else is
-// thread-safe.
+// Made with the v1 controller, which starts it with its own informers when Kueue's CRDs are
+// served at the operator's start; otherwise the composition root starts it once they are (Kueue
+// installed after the operator: it looks every 30 s). Until it is started, Why() says nothing.
+// Listeners are added before Start(); everything else is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,19 +36,28 @@ class KueueWatch {
   KueueWatch(kube::Client* client, const std::string& namespace_);
 
   void AddListener(std::function<void(const kube::Uid& owner)> listener);
-  std::vector<kube::Reflector*> Reflectors();
+  void Start();  // once; later calls do nothing
+  bool started() const { return started_.load(); }
+  bool Synced() const;
+  bool WaitForSync(Duration timeout);
+  void Stop();
+  // The informers, once started (none before).
+  std::vector<const kube::Reflector*> Reflectors() const;
 
   // nullopt when Kueue does not hold the job (operator/kueue_workload.h).
   std::optional<engine::Readiness> Why(const api::Job& job, const std::string& uid,
                                        bool suspended) const;
 
-  // The caches; unit tests feed them as a reflector would.
+  // The caches; unit tests feed them as a reflector would, after TestOnlyWatched() (Why()
+  // answers only for a watch that was started).
+  void TestOnlyWatched() { started_ = true; }
   kube::ReflectorConsumer* WorkloadCache() { return &workloads_; }
   kube::ReflectorConsumer* LocalQueueCache() { return &local_queues_; }
 
  private:
   void Notify(const kube::Uid& owner) const;
 
+  std::atomic<bool> started_{false};
   std::vector<std::function<void(const kube::Uid&)>> listeners_;
   kube::Store<KueueWorkloadSummary> workloads_;
   kube::Store<LocalQueueSummary> local_queues_;
