@@ -37,24 +37,33 @@ def apply(obj):
 
 
 class Queues:
-    """The queues of namespace `ns` with `cpu` CPUs of quota (made by make(), removed by delete())."""
+    """The queues of namespace `ns` with `cpu` CPUs of quota (made by make(), removed by delete()),
+    the ClusterQueue behind `admission_check` when one is named; in the cluster that `run_kubectl`
+    and `get` (harness.py's kubectl and get_json by default) reach."""
 
-    def __init__(self, ns, cpu):
-        self.ns, self.cpu = ns, cpu
+    def __init__(self, ns, cpu, admission_check=None, run_kubectl=kubectl, get=get_json):
+        self.ns, self.cpu, self.admission_check = ns, cpu, admission_check
+        self.kubectl, self.get = run_kubectl, get
         self.flavor, self.cq = f"rf-{ns}", f"cq-{ns}"
         self.low, self.high = f"low-{ns}", f"high-{ns}"
 
+    def apply(self, obj):
+        self.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(obj))
+
     def make(self):
+        apply = self.apply
+        cq_spec = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.ns}},
+                   "preemption": {"withinClusterQueue": "LowerPriority"},
+                   "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                       {"name": self.flavor,
+                        "resources": [{"name": "cpu", "nominalQuota": self.cpu}]}]}]}
+        if self.admission_check:
+            cq_spec["admissionChecksStrategy"] = {
+                "admissionChecks": [{"name": self.admission_check}]}
         apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                "metadata": {"name": self.flavor}})
         apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-               "metadata": {"name": self.cq},
-               "spec": {"namespaceSelector": {"matchLabels": {
-                            "kubernetes.io/metadata.name": self.ns}},
-                        "preemption": {"withinClusterQueue": "LowerPriority"},
-                        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                            {"name": self.flavor,
-                             "resources": [{"name": "cpu", "nominalQuota": self.cpu}]}]}]}})
+               "metadata": {"name": self.cq}, "spec": cq_spec})
         apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                "metadata": {"name": "team", "namespace": self.ns},
                "spec": {"clusterQueue": self.cq}})
@@ -63,10 +72,10 @@ class Queues:
                    "metadata": {"name": name}, "value": value})
         wait_for("the ClusterQueue active", lambda: any(
             c["type"] == "Active" and c["status"] == "True"
-            for c in (get_json("clusterqueue", self.cq) or {}).get("status", {}).get("conditions", [])))
+            for c in (self.get("clusterqueue", self.cq) or {}).get("status", {}).get("conditions", [])))
         return self
 
     def delete(self):
         for kind, name in (("clusterqueue", self.cq), ("resourceflavor", self.flavor),
                            ("workloadpriorityclass", self.low), ("workloadpriorityclass", self.high)):
-            kubectl("delete", kind, name, "--wait=false", "--ignore-not-found", check=False)
+            self.kubectl("delete", kind, name, "--wait=false", "--ignore-not-found", check=False)
