@@ -148,10 +148,13 @@ class TrainerCrds(unittest.TestCase):
         jobs = spec["template"]["spec"]["replicatedJobs"]
         self.assertEqual([(j["name"], j["replicas"], j["groupName"]) for j in jobs],
                          [("launcher", 1, "default"), ("node", 1, "default")])
-        # Labels that pick a replicated job's step, and the pod templates, are kept as written.
+        # Labels that pick a replicated job's step, and the pod templates, are kept as written,
+        # with the core schema's defaults a container gets in upstream's CRD (a port's protocol).
         self.assertEqual(jobs[0]["template"]["metadata"]["labels"],
                          {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"})
-        self.assertEqual(jobs[1]["template"]["spec"]["template"], pod_template("node", role="worker"))
+        want = pod_template("node", role="worker")
+        want["spec"]["containers"][0]["ports"][0]["protocol"] = "TCP"
+        self.assertEqual(jobs[1]["template"]["spec"]["template"], want)
         # Cluster-scoped: no namespace.
         self.assertNotIn("namespace", rt["metadata"])
 

@@ -92,4 +92,6 @@ class WhyQuota(OperatorTestCase):
             return c if c and c["reason"] == "QuotaExceeded" else None
         c = wait_for("QuotaExceeded", reason, timeout=60)
         self.assertIn("exceeded quota: two-pods", c["message"])
-        self.assertIn(("Warning", "QuotaExceeded"), {(e[0], e[1]) for e in self.events("quota")})
+        # Events are written on their own budget, after the status: waited for, not assumed.
+        wait_for("the QuotaExceeded event", lambda: ("Warning", "QuotaExceeded") in {
+            (e[0], e[1]) for e in self.events("quota")}, timeout=30)
