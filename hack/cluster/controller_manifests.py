@@ -58,8 +58,23 @@ def rewrite_client_config(client_config, base_url, ca_bundle):
     return {"url": base_url + service.get("path", "/"), "caBundle": ca_bundle}
 
 
-def transform(docs, base_url, ca_bundle):
-    """(kept objects, upstream's Configuration as a dict, (namespace, service account))."""
+def framework_resource(framework):
+    """"kubeflow.org/mpijob" → ("kubeflow.org", "mpijobs"): what its webhooks take."""
+    group, kind = framework.split("/", 1)
+    return group, kind + "s"
+
+
+def takes(hook, group, resource):
+    return any(group in rule.get("apiGroups", []) and resource in rule.get("resources", [])
+               for rule in hook.get("rules", []))
+
+
+def transform(docs, base_url, ca_bundle, without_frameworks=()):
+    """(kept objects, upstream's Configuration as a dict, (namespace, service account)). The
+    webhooks of a framework in `without_frameworks` are dropped: Kueue serves a framework it does
+    not integrate with a webhook that does nothing, but the API server still has to reach it
+    (converting the object to the version it names first)."""
+    dropped_resources = [framework_resource(f) for f in without_frameworks]
     kept, config, identity = [], None, None
     for doc in docs:
         if not doc:
@@ -73,6 +88,8 @@ def transform(docs, base_url, ca_bundle):
         if kind in DROPPED:
             continue
         if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            doc["webhooks"] = [h for h in doc.get("webhooks", [])
+                               if not any(takes(h, g, r) for g, r in dropped_resources)]
             for hook in doc.get("webhooks", []):
                 hook["clientConfig"] = rewrite_client_config(hook["clientConfig"], base_url, ca_bundle)
         if kind == "CustomResourceDefinition":
@@ -89,11 +106,13 @@ def transform(docs, base_url, ca_bundle):
     return kept, config, identity
 
 
-def process_config(component, config, webhook_port, cert_dir, metrics_address, health_address):
+def process_config(component, config, webhook_port, cert_dir, metrics_address, health_address,
+                   without_frameworks=()):
     """Upstream's Configuration with the settings of a process beside the control plane."""
     config = dict(config)
     if component == "kueue":
-        config["integrations"] = {**config.get("integrations", {}), "frameworks": KUEUE_FRAMEWORKS}
+        frameworks = [f for f in KUEUE_FRAMEWORKS if f not in without_frameworks]
+        config["integrations"] = {**config.get("integrations", {}), "frameworks": frameworks}
     config["leaderElection"] = {**config.get("leaderElection", {}), "leaderElect": False}
     config["internalCertManagement"] = {"enable": False}
     config["webhook"] = {"host": "127.0.0.1", "port": webhook_port, "certDir": cert_dir}
@@ -108,6 +127,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("install")
     parser.add_argument("--component", choices=("jobset", "kueue"), required=True)
+    parser.add_argument("--without-framework", action="append", default=[],
+                        help="a Kueue integration of KUEUE_FRAMEWORKS to leave off")
     parser.add_argument("--webhook-port", type=int, required=True)
     parser.add_argument("--ca-file", required=True)
     parser.add_argument("--cert-dir", required=True)
@@ -123,12 +144,13 @@ def main(argv):
     with open(args.ca_file, "rb") as f:
         ca_bundle = base64.b64encode(f.read()).decode()
     try:
-        kept, config, identity = transform(docs, f"https://127.0.0.1:{args.webhook_port}", ca_bundle)
+        kept, config, identity = transform(docs, f"https://127.0.0.1:{args.webhook_port}", ca_bundle,
+                                           args.without_framework)
     except ValueError as e:
         print(f"controller_manifests.py: {args.install}: {e}", file=sys.stderr)
         return 1
-    config = process_config(args.component, config, args.webhook_port, args.cert_dir, args.metrics_address,
-                            args.health_address)
+    config = process_config(args.component, config, args.webhook_port, args.cert_dir,
+                            args.metrics_address, args.health_address, args.without_framework)
     with open(args.manifests_out, "w") as f:
         yaml.dump_all(kept, f, Dumper=DUMPER, sort_keys=False)
     with open(args.config_out, "w") as f:
