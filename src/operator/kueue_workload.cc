@@ -15,10 +15,9 @@ constexpr size_t kMaxMessage = 1024;
 
 WorkloadCondition ConditionOf(const json& status, const char* type) {
   WorkloadCondition out;
-  if (!status.is_object()) return out;
-  auto conditions = status.find("conditions");
-  if (conditions == status.end() || !conditions->is_array()) return out;
-  for (const json& c : *conditions) {
+  const json& conditions = api::ChildAt(status, "conditions");
+  if (!conditions.is_array()) return out;
+  for (const json& c : conditions) {
     if (!c.is_object() || api::StringAt(c, "type") != type) continue;
     out.present = true;
     out.is_true = api::StringAt(c, "status") == "True";
@@ -52,23 +51,16 @@ bool IsKueueReason(const std::string& reason) {
 }
 
 std::optional<KueueWorkloadSummary> ProjectKueueWorkload(const json& object) {
-  if (!object.is_object()) return std::nullopt;
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return std::nullopt;
+  const json& meta = api::ChildAt(object, "metadata");
   KueueWorkloadSummary out;
-  out.namespace_ = api::StringAt(*meta, "namespace");
-  out.name = api::StringAt(*meta, "name");
+  out.namespace_ = api::StringAt(meta, "namespace");
+  out.name = api::StringAt(meta, "name");
   if (out.namespace_.empty() || out.name.empty()) return std::nullopt;
   if (std::optional<kube::Uid> owner = kube::ParseUid(ControllerOwnerUid(object)))
     out.owner_uid = *owner;
-  if (auto spec = object.find("spec"); spec != object.end() && spec->is_object())
-    out.queue_name = api::StringAt(*spec, "queueName");
-  const json status = object.contains("status") ? object["status"] : json::object();
-  if (status.is_object()) {
-    if (auto admission = status.find("admission");
-        admission != status.end() && admission->is_object())
-      out.cluster_queue = api::StringAt(*admission, "clusterQueue");
-  }
+  out.queue_name = api::StringAt(api::ChildAt(object, "spec"), "queueName");
+  const json& status = api::ChildAt(object, "status");
+  out.cluster_queue = api::StringAt(api::ChildAt(status, "admission"), "clusterQueue");
   out.quota_reserved = ConditionOf(status, "QuotaReserved");
   out.admitted = ConditionOf(status, "Admitted");
   out.evicted = ConditionOf(status, "Evicted");
@@ -77,15 +69,12 @@ std::optional<KueueWorkloadSummary> ProjectKueueWorkload(const json& object) {
 }
 
 std::optional<LocalQueueSummary> ProjectLocalQueue(const json& object) {
-  if (!object.is_object()) return std::nullopt;
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return std::nullopt;
+  const json& meta = api::ChildAt(object, "metadata");
   LocalQueueSummary out;
-  out.namespace_ = api::StringAt(*meta, "namespace");
-  out.name = api::StringAt(*meta, "name");
+  out.namespace_ = api::StringAt(meta, "namespace");
+  out.name = api::StringAt(meta, "name");
   if (out.namespace_.empty() || out.name.empty()) return std::nullopt;
-  if (auto spec = object.find("spec"); spec != object.end() && spec->is_object())
-    out.cluster_queue = api::StringAt(*spec, "clusterQueue");
+  out.cluster_queue = api::StringAt(api::ChildAt(object, "spec"), "clusterQueue");
   return out;
 }
 

@@ -278,6 +278,18 @@ class OperatorTestCase(unittest.TestCase):
                                  f"operator log:\n{self.op.log()}")
         return self.job(kind, name)
 
+    def wait_reason(self, kind, name, reason, timeout=60, explain=lambda: ""):
+        """Until the job's ReplicasReady is False with `reason`; returns the condition. On a
+        time-out the error has the condition, `explain()` and the operator's log."""
+        def ok():
+            c = ready_condition(self.job(kind, name))
+            return c if c and c["status"] == "False" and c["reason"] == reason else None
+        try:
+            return wait_for(f"{kind} {name}: ReplicasReady reason {reason}", ok, timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\ncondition: {ready_condition(self.job(kind, name))}\n"
+                                 f"{explain()}operator log:\n{self.op.log()}")
+
     def pods(self, job_name):
         out = get_json("pods", "-n", self.ns, "-l", f"training.kubeflow.org/job-name={job_name}")
         return (out or {}).get("items", [])
@@ -292,6 +304,21 @@ class OperatorTestCase(unittest.TestCase):
     def events(self, name):
         out = get_json("events", "-n", self.ns, "--field-selector", f"involvedObject.name={name}")
         return [(e["type"], e["reason"], e["message"]) for e in (out or {}).get("items", [])]
+
+
+def ready_condition(job):
+    """A job's ReplicasReady condition (trainctl's why), or None."""
+    for c in (job or {}).get("status", {}).get("conditions", []):
+        if c["type"] == "ReplicasReady":
+            return c
+    return None
+
+
+def cluster_cli(namespace, *args):
+    """The trainctl CLI against the test cluster through --kubeconfig only."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "TRAINCTL_BACKEND")}
+    return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", namespace, *args],
+                          capture_output=True, text=True, timeout=60, env=env)
 
 
 def env_of(pod, container=0):

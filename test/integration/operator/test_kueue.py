@@ -20,16 +20,10 @@ import time
 import unittest
 import uuid
 
-from harness import (CLUSTER_DIR, FOREVER, KUBECONFIG, REPO, TRAINCTL, Operator, OperatorTestCase,
-                     get_json, install_crds, kubectl, make_job, run_for, wait_for)
+from harness import (CLUSTER_DIR, FOREVER, KUBECONFIG, REPO, Operator, OperatorTestCase,
+                     cluster_cli, get_json, install_crds, kubectl, make_job, ready_condition,
+                     run_for, wait_for)
 from kueue_harness import PRIORITY_LABEL, QUEUE_LABEL, Queues, apply, kueue_ready, require_kueue
-
-def ready_condition(job):
-    for c in (job or {}).get("status", {}).get("conditions", []):
-        if c["type"] == "ReplicasReady":
-            return c
-    return None
-
 
 def queued_job(kind, name, namespace, replicas, queue="team", cpu="1", priority=None,
                annotations=None):
@@ -44,12 +38,6 @@ def queued_job(kind, name, namespace, replicas, queue="team", cpu="1", priority=
     for spec in job["spec"][field].values():
         spec["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
     return job
-
-
-def cluster_cli(namespace, *args):
-    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "TRAINCTL_BACKEND")}
-    return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", namespace, *args],
-                          capture_output=True, text=True, timeout=60, env=env)
 
 
 class KueueTestCase(OperatorTestCase):
@@ -77,14 +65,8 @@ class KueueTestCase(OperatorTestCase):
         return cluster_cli(self.ns, *args)
 
     def wait_reason(self, kind, name, reason, timeout=60):
-        def ok():
-            c = ready_condition(self.job(kind, name))
-            return c if c and c["status"] == "False" and c["reason"] == reason else None
-        try:
-            return wait_for(f"{kind} {name}: ReplicasReady reason {reason}", ok, timeout)
-        except AssertionError as e:
-            raise AssertionError(f"{e}\ncondition: {ready_condition(self.job(kind, name))}\n"
-                                 f"workloads: {self.workloads()}\noperator log:\n{self.op.log()}")
+        return super().wait_reason(kind, name, reason, timeout,
+                                   explain=lambda: f"workloads: {self.workloads()}\n")
 
     def workloads(self):
         items = (get_json("workloads.kueue.x-k8s.io", "-n", self.ns) or {}).get("items", [])

@@ -5,26 +5,9 @@ states (a pull error, a missing ConfigMap, a crash loop, OOMKilled, the first fa
 termination message or log, a silent process) come from a real kubelet in
 test/integration/node/test_why_node.py; kwok only simulated them."""
 import json
-import os
-import subprocess
 
-from harness import FOREVER, KUBECONFIG, TRAINCTL, OperatorTestCase, kubectl, make_job, wait_for
-
-
-def ready_condition(job):
-    for c in (job or {}).get("status", {}).get("conditions", []):
-        if c["type"] == "ReplicasReady":
-            return c
-    return None
-
-
-def cluster_cli(namespace, *args):
-    """The trainctl CLI against the test cluster through --kubeconfig only."""
-    env = dict(os.environ)
-    env.pop("KUBECONFIG", None)
-    env.pop("TRAINCTL_BACKEND", None)
-    return subprocess.run([TRAINCTL, "--kubeconfig", KUBECONFIG, "-n", namespace, *args],
-                          capture_output=True, text=True, timeout=60, env=env)
+from harness import (FOREVER, OperatorTestCase, cluster_cli, kubectl, make_job, ready_condition,
+                     wait_for)
 
 
 class WhyNotRunning(OperatorTestCase):
@@ -32,22 +15,12 @@ class WhyNotRunning(OperatorTestCase):
     def cli(self, *args):
         return cluster_cli(self.ns, *args)
 
-    def wait_reason(self, name, reason, timeout=60):
-        def ok():
-            c = ready_condition(self.job("PyTorchJob", name))
-            return c if c and c["status"] == "False" and c["reason"] == reason else None
-        try:
-            return wait_for(f"ReplicasReady reason {reason}", ok, timeout)
-        except AssertionError as e:
-            raise AssertionError(f"{e}\ncondition: {ready_condition(self.job('PyTorchJob', name))}\n"
-                                 f"operator log:\n{self.op.log()}")
-
     def test_unschedulable_names_the_schedulers_verdict(self):
         job = make_job("PyTorchJob", "gpu", self.ns, {"Master": (1, FOREVER), "Worker": (2, FOREVER)})
         for spec in job["spec"]["pytorchReplicaSpecs"].values():
             spec["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 16}}  # nodes have 8
         self.create(job)
-        c = self.wait_reason("gpu", "Unschedulable")
+        c = self.wait_reason("PyTorchJob", "gpu", "Unschedulable")
         self.assertIn("/3 replicas are unschedulable", c["message"])
         self.assertIn("Insufficient nvidia.com/gpu", c["message"])
         conditions = self.job("PyTorchJob", "gpu")["status"]["conditions"]
@@ -69,7 +42,7 @@ class WhyNotRunning(OperatorTestCase):
                        run_policy={"suspend": True})
         job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
         self.create(job)
-        c = self.wait_reason("queued", "WaitingForAdmission")
+        c = self.wait_reason("PyTorchJob", "queued", "WaitingForAdmission")
         self.assertIn('LocalQueue "team-a"', c["message"])
         # Resumed (as Kueue does on admission): running, and the condition says so.
         kubectl("patch", "pytorchjob", "queued", "-n", self.ns, "--type=merge",
