@@ -11,7 +11,7 @@ SAN_DIR := build/debug
 FUZZ_SECONDS ?= 300
 
 .PHONY: all deps deps-run build build-trainctl build-sanitized run test check unit e2e integration sanitized fuzz bench bench-fine-tune bench-dashboard soak \
-	cluster-up cluster-down format clean mpi-operator-e2e trainer-e2e
+	cluster-up cluster-down format clean mpi-operator-e2e trainer-e2e kueue-e2e
 
 all: build
 
@@ -80,6 +80,12 @@ mpi-operator-e2e: build
 # result). Not in `make test` yet.
 trainer-e2e: build
 	@hack/upstream/trainer-e2e.sh
+
+# Kueue v0.17.0's own e2e suite (its PyTorchJob and JAXJob specs), unmodified, against
+# `trainctl operator` on the real node (hack/upstream/kueue-e2e.sh; docs/compatibility.md has
+# the result). In `make test` as integration.node.kueue_e2e.
+kueue-e2e: build
+	@hack/upstream/kueue-e2e.sh
 
 # train() against the same trainer started by hand, and the storage initializer's peak RSS
 # (docs/benchmarks.md, "Fine-tuning").

@@ -63,7 +63,7 @@ if [[ "${1:-}" == --background ]]; then
     # suites take: they find it without the lock while the second builds what only the last
     # suites use.
     hack/cluster/images.sh --own-registry kubectl-delivery operator &&
-      hack/cluster/images.sh --own-registry trainer initializer trainer-runtimes
+      hack/cluster/images.sh --own-registry trainer initializer trainer-runtimes kueue-e2e
   }
   # The sanitized tree beside the images: SCHED_IDLE, so the compiler takes the CPU that the
   # images' build (waiting on downloads and the registry more than it computes) leaves, and
@@ -82,11 +82,14 @@ if [[ "${1:-}" == --background ]]; then
   step base-images base_images &
   step control-plane hack/cluster/build.sh control-plane
   step images images &
-  # Then upstream Trainer's e2e suite (go test -c), which only the node's last suite runs.
+  # Then upstream Trainer's and Kueue's e2e suites (go test -c), which only the node's last
+  # suites run.
   { step jobset hack/jobset/build.sh; step kueue hack/kueue/build.sh
     step coredns hack/cluster/build.sh coredns
-    if node_can_start; then step trainer-e2e hack/upstream/trainer-e2e.sh build
-    else echo "0 0" >"$logs/trainer-e2e.status"; fi; } &
+    if node_can_start; then
+      step trainer-e2e hack/upstream/trainer-e2e.sh build
+      step kueue-e2e hack/upstream/kueue-e2e.sh build
+    else echo "0 0" >"$logs/trainer-e2e.status"; echo "0 0" >"$logs/kueue-e2e.status"; fi; } &
   sanitized &
   wait
   exit 0
@@ -115,7 +118,7 @@ trap 'exit 130' INT TERM
 # (sched_autogroup_enabled) a session is scheduled as one group, which would otherwise get half
 # the CPU whatever its processes' nice.
 start_background() {
-  rm -f "$logs"/{control-plane,base-images,images,jobset,kueue,coredns,trainer-e2e,sanitized-build,sanitized-tests}.status \
+  rm -f "$logs"/{control-plane,base-images,images,jobset,kueue,coredns,trainer-e2e,kueue-e2e,sanitized-build,sanitized-tests}.status \
     "$logs/integration.started" "$logs/release-build.done"
   setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' \
     background hack/test.sh --background </dev/null >"$logs/background.log" 2>&1 &
@@ -180,6 +183,7 @@ step_status jobset || true
 step_status kueue || true
 step_status coredns || true
 step_status trainer-e2e || true
+step_status kueue-e2e || true
 step_status base-images || true
 step_status images || true
 if step_status sanitized-build; then

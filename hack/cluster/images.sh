@@ -32,6 +32,8 @@
 #                        mlx-runtime (:latest, :v2.3.0: mpiuser, sshd and ssh on port 2222,
 #                        Open MPI and mpi4py), docker.io/library/busybox:latest and
 #                        registry.k8s.io/pause:3.9 (second names of busybox and pause)
+#   images.sh kueue-e2e  registry.k8s.io/kueue/kueue:<version> and the agnhost image, for Kueue's
+#                        own e2e suite (images/kueue-e2e.sh says how)
 #   images.sh trainer    docker.io/trainctl/trainer:dev and
 #   images.sh initializer  docker.io/trainctl/initializer:dev: images/trainer/Dockerfile and
 #                        images/storage-initializer/Dockerfile (TrainingClient.train()'s
@@ -57,12 +59,12 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --own-registry) own_registry=1 ;;
-    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer | mpi-pi | trainer-runtimes) images+=("$arg") ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    pause | busybox | alpine | examples | kubectl-delivery | operator | trainer | initializer | mpi-pi | trainer-runtimes | kueue-e2e) images+=("$arg") ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) die "images.sh: unknown image $arg" ;;
   esac
 done
-(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer|mpi-pi|trainer-runtimes..."
+(( ${#images[@]} )) || die "usage: images.sh [--force] pause|busybox|alpine|examples|kubectl-delivery|operator|trainer|initializer|mpi-pi|trainer-runtimes|kueue-e2e..."
 
 # The registry's storage and buildah's are shared by every images.sh of this cache: one
 # images.sh writes at a time (take_lock, below). A run that finds every image it was asked
@@ -547,6 +549,9 @@ build_fine_tuning_image() {
   also_name "trainctl/$name:$hash" "trainctl/$name:dev"
 }
 
+# shellcheck source=images/kueue-e2e.sh
+source "$here/images/kueue-e2e.sh"
+
 build_all() {
 for image in "${images[@]}"; do
   case "$image" in
@@ -560,6 +565,7 @@ for image in "${images[@]}"; do
     initializer) build_fine_tuning_image storage-initializer initializer ;;
     mpi-pi) build_mpi_pi_stand_in openmpi && build_mpi_pi_stand_in mpich ;;
     trainer-runtimes) build_trainer_runtimes ;;
+    kueue-e2e) build_kueue_image && build_agnhost_image ;;
   esac
 done
 }
