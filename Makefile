@@ -81,7 +81,7 @@ mpi-operator-e2e: build
 trainer-e2e: build
 	@hack/upstream/trainer-e2e.sh
 
-# Kueue v0.17.0's own e2e suite (its PyTorchJob and JAXJob specs), unmodified, against
+# Kueue v0.17.0's own e2e suite (its PyTorchJob, JAXJob and TrainJob specs), unmodified, against
 # `trainctl operator` on the real node (hack/upstream/kueue-e2e.sh; docs/compatibility.md has
 # the result). In `make test` as integration.node.kueue_e2e.
 kueue-e2e: build

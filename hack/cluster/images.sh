@@ -32,8 +32,8 @@
 #                        mlx-runtime (:latest, :v2.3.0: mpiuser, sshd and ssh on port 2222,
 #                        Open MPI and mpi4py), docker.io/library/busybox:latest and
 #                        registry.k8s.io/pause:3.9 (second names of busybox and pause)
-#   images.sh kueue-e2e  registry.k8s.io/kueue/kueue:<version> and the agnhost image, for Kueue's
-#                        own e2e suite (images/kueue-e2e.sh says how)
+#   images.sh kueue-e2e  registry.k8s.io/kueue/kueue:<version>, registry.k8s.io/jobset/jobset:
+#                        <version> and agnhost, for Kueue's e2e suite (images/kueue-e2e.sh)
 #   images.sh trainer    docker.io/trainctl/trainer:dev and
 #   images.sh initializer  docker.io/trainctl/initializer:dev: images/trainer/Dockerfile and
 #                        images/storage-initializer/Dockerfile (TrainingClient.train()'s
@@ -565,7 +565,7 @@ for image in "${images[@]}"; do
     initializer) build_fine_tuning_image storage-initializer initializer ;;
     mpi-pi) build_mpi_pi_stand_in openmpi && build_mpi_pi_stand_in mpich ;;
     trainer-runtimes) build_trainer_runtimes ;;
-    kueue-e2e) build_kueue_image && build_agnhost_image ;;
+    kueue-e2e) build_controller_image kueue && build_controller_image jobset && build_agnhost_image ;;
   esac
 done
 }

@@ -1,23 +1,22 @@
 # Sourced by hack/cluster/images.sh (its helpers: new_image, push_image, debian_rootfs,
 # also_name, present, would_write): the images Kueue's own e2e suite needs on the real node
-# (hack/upstream/kueue-e2e.sh).
+# (hack/upstream/kueue-e2e.sh): Kueue's and JobSet's controllers as Deployments, agnhost.
 #
-#   build_kueue_image    registry.k8s.io/kueue/kueue:<version>: Kueue's cmd/kueue as
-#                        hack/kueue/build.sh built it (static), as /manager, run as 65532,
-#                        as upstream's distroless image has it
+#   build_controller_image NAME  registry.k8s.io/NAME/NAME:<version> for kueue and jobset:
+#                        the controller as hack/NAME/build.sh built it (static), as /manager,
+#                        run as 65532, as upstream's distroless images have it
 #   build_agnhost_image  registry.k8s.io/e2e-test-images/agnhost:<its VERSION>: Kubernetes'
 #                        own agnhost (k8s.io/kubernetes/test/images/agnhost of the control
 #                        plane's version, built through hack/cluster/go.mod) as /agnhost, on
 #                        Debian 12 minbase with curl (the suite curls the pods' netexec)
 
-KUEUE_VERSION="${TRAINCTL_KUEUE_VERSION:-v0.17.0}"
-
-build_kueue_image() {
-  local dir binary stamp
-  dir="$("$here/../kueue/build.sh")" || die "images: building Kueue failed"
-  binary="$dir/bin/kueue-controller"
+build_controller_image() {
+  local name="$1" dir binary version stamp
+  dir="$("$here/../$name/build.sh")" || die "images: building $name failed"
+  binary="$dir/bin/$name-controller"
+  version="${dir##*/}"
   stamp="$( (echo "recipe=1"; cat "$binary") | sha256sum | cut -c1-12)"
-  present trainctl/kueue "$stamp" && present kueue/kueue "$KUEUE_VERSION" && (( ! force )) && return 0
+  present "trainctl/$name" "$stamp" && present "$name/$name" "$version" && (( ! force )) && return 0
   local t0=$SECONDS
   new_image
   local rootfs="$work/bundle/rootfs"
@@ -26,9 +25,9 @@ build_kueue_image() {
   install -m 0755 "$binary" "$rootfs/manager"
   printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$rootfs/etc/passwd"
   printf 'root:x:0:\nnonroot:x:65532:\n' >"$rootfs/etc/group"
-  push_image trainctl/kueue "$stamp" --config.entrypoint /manager --config.user 65532:65532
-  also_name "trainctl/kueue:$stamp" "kueue/kueue:$KUEUE_VERSION"
-  log "images: built registry.k8s.io/kueue/kueue:$KUEUE_VERSION (the binary of hack/kueue/build.sh) in $(( SECONDS - t0 ))s"
+  push_image "trainctl/$name" "$stamp" --config.entrypoint /manager --config.user 65532:65532
+  also_name "trainctl/$name:$stamp" "$name/$name:$version"
+  log "images: built registry.k8s.io/$name/$name:$version (the binary of hack/$name/build.sh) in $(( SECONDS - t0 ))s"
 }
 
 build_agnhost_image() {
