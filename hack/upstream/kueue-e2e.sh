@@ -34,6 +34,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 # shellcheck source=../cluster/lib.sh
 source "$root/hack/cluster/lib.sh"
+# shellcheck source=lib.sh
+source "$root/hack/upstream/lib.sh"
 
 version="${TRAINCTL_KUEUE_VERSION:-v0.17.0}"
 module="sigs.k8s.io/kueue"
@@ -53,38 +55,14 @@ if [[ "$mode" != build ]]; then
   why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
 fi
 
-export GOMODCACHE="${TRAINCTL_GOMODCACHE:-$(cache_root)/go/mod}"
-src="$(GOFLAGS=-mod=mod go mod download -json "$module@$version" |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" ||
-  die "cannot download $module@$version from the module proxy"
-
-# The suite's test binary, once per version; one builder at a time (a second caller waits).
-mkdir -p "$dir"
-exec 9>"$dir/.e2e-build.lock"
-flock 9
-if [[ ! -x "$suite" ]]; then
-  log "building $module@$version test/e2e/singlecluster (go test -c; niced)"
-  t0=$SECONDS
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-  cp -r "$src/." "$work/" && chmod -R u+w "$work"
-  (cd "$work" && GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off GOFLAGS=-buildvcs=false GOGC=400 \
-    GOCACHE="${TRAINCTL_GOCACHE:-$work/.gocache}" nice -n 19 \
-    go test -c -mod=readonly -trimpath -gcflags "all=-dwarf=false" -ldflags "-s -w" \
-      -o "$suite.tmp" ./test/e2e/singlecluster) || die "building the suite failed"
-  mv "$suite.tmp" "$suite"
-  rm -rf "$work"
-  trap - EXIT
-  log "built the suite in $((SECONDS - t0))s: $suite"
-fi
-exec 9>&-
+src="$(module_dir "$module" "$version")"
+# The suite's test binary, once per version (225 s on 2 cores, 2026-12-01).
+build_suite "$src" ./test/e2e/singlecluster "$suite"
 [[ "$mode" == build ]] && exit 0
 
 kueue_dir="$("$root/hack/kueue/build.sh")"
 jobset_dir="$("$root/hack/jobset/build.sh")"
-trainer_src="$(GOFLAGS=-mod=mod go mod download -json "github.com/kubeflow/trainer/v2@$trainer_version" |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" ||
-  die "cannot download github.com/kubeflow/trainer/v2@$trainer_version from the module proxy"
+trainer_src="$(module_dir github.com/kubeflow/trainer/v2 "$trainer_version")"
 export KUBECONFIG="$TRAINCTL_CLUSTER_DIR/kubeconfig"
 kubectl="$(cluster_bin_dir)/kubectl"
 work="$(mktemp -d)"
@@ -150,7 +128,7 @@ deploy() {
   "$kubectl" apply --server-side --force-conflicts "$@" -f "$work/$name.yaml" >/dev/null
   "$kubectl" rollout status -n "${deployment%/*}" "deployment/${deployment#*/}" --timeout=300s
 }
-agnhost="registry.k8s.io/e2e-test-images/agnhost:$(cat "$(cache_root)/go/mod/k8s.io/kubernetes@$(k8s_version)/test/images/agnhost/VERSION")"
+agnhost="registry.k8s.io/e2e-test-images/agnhost:$(cat "$GOMODCACHE/k8s.io/kubernetes@$(k8s_version)/test/images/agnhost/VERSION")"
 mkdir -p "$work/artifacts"
 # suite LABELS: the suite's specs with those labels; its exit status.
 suite() {

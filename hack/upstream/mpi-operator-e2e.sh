@@ -16,6 +16,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 # shellcheck source=../cluster/lib.sh
 source "$root/hack/cluster/lib.sh"
+# shellcheck source=lib.sh
+source "$root/hack/upstream/lib.sh"
 
 version="${TRAINCTL_MPI_OPERATOR_VERSION:-v0.8.0}"
 module="github.com/kubeflow/mpi-operator"
@@ -28,18 +30,8 @@ export TRAINCTL_BIN="$root/build/release/trainctl" TRAINCTL_REPO="$root"
 why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
 
 # The suite's test binary, once per version.
-if [[ ! -x "$suite" ]]; then
-  log "building $module@$version test/e2e (go test -c; a few minutes the first time)"
-  mkdir -p "$dir"
-  src="$(GOFLAGS=-mod=mod go mod download -json "$module@$version" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')"
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-  cp -r "$src/." "$work/" && chmod -R u+w "$work"
-  (cd "$work" && GOTOOLCHAIN=local CGO_ENABLED=0 go test -c -o "$suite.tmp" ./test/e2e) ||
-    die "building the suite failed"
-  mv "$suite.tmp" "$suite"
-fi
+src="$(module_dir "$module" "$version")"
+build_suite "$src" ./test/e2e "$suite"
 
 trap '"$root/hack/cluster/down.sh" >/dev/null 2>&1 || true' EXIT
 "$root/hack/cluster/up.sh"

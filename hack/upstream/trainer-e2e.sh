@@ -27,6 +27,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 # shellcheck source=../cluster/lib.sh
 source "$root/hack/cluster/lib.sh"
+# shellcheck source=lib.sh
+source "$root/hack/upstream/lib.sh"
 
 version="${TRAINCTL_TRAINER_VERSION:-v2.3.0}"
 module="github.com/kubeflow/trainer/v2"
@@ -45,28 +47,9 @@ if [[ "$mode" != build ]]; then
   why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
 fi
 
-export GOMODCACHE="${TRAINCTL_GOMODCACHE:-$(cache_root)/go/mod}"
-src="$(GOFLAGS=-mod=mod go mod download -json "$module@$version" |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" ||
-  die "cannot download $module@$version from the module proxy"
-
-# The suite's test binary, once per version; one builder at a time (a second caller waits).
-mkdir -p "$dir"
-exec 9>"$dir/.e2e-build.lock"
-flock 9
-if [[ ! -x "$suite" ]]; then
-  log "building $module@$version test/e2e (go test -c; about 4 min the first time, niced)"
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-  cp -r "$src/." "$work/" && chmod -R u+w "$work"
-  (cd "$work" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
-    GOCACHE="${TRAINCTL_GOCACHE:-$work/.gocache}" nice -n 19 \
-    go test -c -trimpath -o "$suite.tmp" ./test/e2e) || die "building the suite failed"
-  mv "$suite.tmp" "$suite"
-  rm -rf "$work"
-  trap - EXIT
-fi
-exec 9>&-
+src="$(module_dir "$module" "$version")"
+# The suite's test binary, once per version.
+build_suite "$src" ./test/e2e "$suite"
 [[ "$mode" == build ]] && exit 0
 
 export KUBECONFIG="$TRAINCTL_CLUSTER_DIR/kubeconfig"

@@ -31,10 +31,9 @@ build_controller_image() {
 }
 
 build_agnhost_image() {
-  local src version stamp
-  src="$(cache_root)/go/mod/k8s.io/kubernetes@$(k8s_version)/test/images/agnhost"
-  [[ -f "$src/VERSION" ]] || src="$(cd "$here" && GOMODCACHE="$(cache_root)/go/mod" GOFLAGS=-mod=mod \
-    go list -f '{{.Dir}}' k8s.io/kubernetes/test/images/agnhost)" ||
+  local src version stamp modcache="${TRAINCTL_GOMODCACHE:-$(cache_root)/go/mod}"
+  src="$(cd "$here" && GOMODCACHE="$modcache" GOFLAGS=-mod=readonly GOTOOLCHAIN=local \
+    go list -e -f '{{.Dir}}' k8s.io/kubernetes/test/images/agnhost)" && [[ -f "$src/VERSION" ]] ||
     die "images: cannot find k8s.io/kubernetes@$(k8s_version)/test/images/agnhost in the Go module cache"
   version="$(cat "$src/VERSION")"
   stamp="$(echo "recipe=1 k8s=$(k8s_version) agnhost=$version minbase curl" | sha256sum | cut -c1-12)"
@@ -47,7 +46,7 @@ build_agnhost_image() {
   # against the checksum database.
   mkdir -p "$work/mod"
   cp "$here/go.mod" "$here/go.sum" "$work/mod/"
-  if ! (cd "$work/mod" && GOMODCACHE="$(cache_root)/go/mod" GOCACHE="$work/gocache" CGO_ENABLED=0 \
+  if ! (cd "$work/mod" && GOMODCACHE="$modcache" GOCACHE="$work/gocache" CGO_ENABLED=0 \
       GOTOOLCHAIN=local GOWORK=off GOFLAGS=-buildvcs=false nice -n 19 \
       go build -mod=mod -trimpath -ldflags "-s -w" -o "$work/agnhost" \
       k8s.io/kubernetes/test/images/agnhost) >"$work/agnhost-build.log" 2>&1; then
