@@ -146,8 +146,34 @@ def deploy_operator():
     if not current():
         kubectl("rollout", "restart", "-n", OPERATOR_NS, f"deployment/{OPERATOR_DEPLOYMENT}")
     pod = wait_for("the operator running the image just built", current, timeout=180, interval=1)
+    wait_for_webhooks()
     _deployed.append(pod)
     return pod
+
+
+# A PyTorchJob that only a server-side dry run creates: the operator's validating webhook
+# answers it, or the create fails.
+_WEBHOOK_PROBE = json.dumps({
+    "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+    "metadata": {"name": "webhook-probe", "namespace": "default"},
+    "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {
+        "containers": [{"name": "pytorch", "image": "registry.k8s.io/pause:3.9"}]}}}}}})
+
+
+def wait_for_webhooks(in_a_row=3, timeout=120):
+    """Returns once the operator's webhooks admitted `in_a_row` dry-run creates one after the
+    other. A pod Ready is not yet reachable through its Service: right after a rollout restart
+    kube-proxy may still send the API server's webhook calls to the old pod's address ("no
+    route to host")."""
+    answered = []
+
+    def admitted():
+        proc = kubectl("create", "--dry-run=server", "-f", "-", input=_WEBHOOK_PROBE, check=False)
+        answered[:] = answered + [1] if proc.returncode == 0 else []
+        return len(answered) >= in_a_row or None
+
+    wait_for("the operator's webhooks answering through its Service", admitted,
+             timeout=timeout, interval=1)
 
 
 _dumped = []
