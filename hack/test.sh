@@ -63,7 +63,12 @@ if [[ "${1:-}" == --background ]]; then
     # suites take: they find it without the lock while the second builds what only the last
     # suites use.
     hack/cluster/images.sh --own-registry kubectl-delivery operator &&
-      hack/cluster/images.sh --own-registry trainer initializer trainer-runtimes kueue-e2e
+      hack/cluster/images.sh --own-registry trainer initializer trainer-runtimes || return
+    # Kueue's e2e images once the Go chain has built what they pack (Kueue, JobSet, agnhost):
+    # images.sh's lock is then held for packing only, never for a Go build, so a node suite's
+    # `images.sh operator` does not wait behind one (a cold run's test_mpi_v2 waited 900 s).
+    until [[ -e "$logs/kueue-e2e.status" ]]; do sleep 5; done
+    hack/cluster/images.sh --own-registry kueue-e2e
   }
   # The sanitized tree beside the images: SCHED_IDLE, so the compiler takes the CPU that the
   # images' build (waiting on downloads and the registry more than it computes) leaves, and

@@ -3,9 +3,9 @@
 # built from the Go module proxy with `go test -c`): its PyTorchJob, JAXJob and TrainJob specs,
 # against `trainctl operator` on the real node.
 #
-#   kueue-e2e.sh build   the suite's test binary, once per version, into the cache (niced; a
-#                        second caller waits for the first through a lock). `make test`'s
-#                        background chain runs it.
+#   kueue-e2e.sh build   the suite's test binary and agnhost (hack/upstream/agnhost.sh), once
+#                        per version, into the cache (niced; a second caller waits for the
+#                        first through a lock). `make test`'s background chain runs it.
 #   kueue-e2e.sh run     against the node cluster already running (CTest's node fixture:
 #                        `integration.node.kueue_e2e`, label kueue). Stops Kueue and JobSet as
 #                        processes (the node-kueue and node-jobset fixtures') and the deployed
@@ -58,6 +58,9 @@ fi
 src="$(module_dir "$module" "$version")"
 # The suite's test binary, once per version (225 s on 2 cores, 2026-12-01).
 build_suite "$src" ./test/e2e/singlecluster "$suite"
+# And agnhost, the program its specs run in their pods (outside images.sh's lock: its image is
+# only packed there).
+agnhost_bin="$("$root/hack/upstream/agnhost.sh")"
 [[ "$mode" == build ]] && exit 0
 
 kueue_dir="$("$root/hack/kueue/build.sh")"
@@ -128,7 +131,7 @@ deploy() {
   "$kubectl" apply --server-side --force-conflicts "$@" -f "$work/$name.yaml" >/dev/null
   "$kubectl" rollout status -n "${deployment%/*}" "deployment/${deployment#*/}" --timeout=300s
 }
-agnhost="registry.k8s.io/e2e-test-images/agnhost:$(cat "$GOMODCACHE/k8s.io/kubernetes@$(k8s_version)/test/images/agnhost/VERSION")"
+agnhost="registry.k8s.io/e2e-test-images/agnhost:$("$agnhost_bin" --version | awk '{print $NF}')"
 mkdir -p "$work/artifacts"
 # suite LABELS: the suite's specs with those labels; its exit status.
 suite() {
