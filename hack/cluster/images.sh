@@ -114,6 +114,15 @@ present() {
     "http://$REGISTRY/v2/$1/manifests/$2"
 }
 
+# digest REPOSITORY TAG: the digest of that manifest in the registry (empty when absent).
+digest() {
+  curl -fs --max-time 5 -o /dev/null -D - -I \
+    -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+    -H 'Accept: application/vnd.oci.image.index.v1+json' \
+    "http://$REGISTRY/v2/$1/manifests/$2" | tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p'
+}
+
 work=""
 layer=""  # a layer's folder being assembled (build_example, build_kubectl_delivery)
 cleanup() {
@@ -520,7 +529,12 @@ build_operator() {
     work=""
     log "images: built trainctl/operator:$hash (Dockerfile target prebuilt, buildah) in $(( SECONDS - t0 ))s"
   fi
-  also_name "trainctl/operator:$hash" library/trainctl:latest
+  # Named latest only when it is not already: a run with nothing to build takes no lock, so a
+  # node suite's `images.sh operator` never waits behind the background chain's builds.
+  local built
+  built="$(digest trainctl/operator "$hash")"
+  [[ -n "$built" && "$built" == "$(digest library/trainctl latest)" ]] ||
+    also_name "trainctl/operator:$hash" library/trainctl:latest
 }
 
 # The fine-tuning images from images/<folder>/Dockerfile (context: the repository, which they
