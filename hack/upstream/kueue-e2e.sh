@@ -44,16 +44,7 @@ suite="$dir/singlecluster-e2e.test"
 passes="${TRAINCTL_KUEUE_E2E_PASSES:-kubeflow trainjob}"
 trainer_version="${TRAINCTL_TRAINER_VERSION:-v2.3.0}"
 mode="${1:-all}"
-case "$mode" in build | run | all) ;; *) die "usage: kueue-e2e.sh [build|run|all]" ;; esac
-if [[ "$mode" == all ]]; then
-  export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
-    TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0
-fi
-if [[ "$mode" != build ]]; then
-  export TRAINCTL_BIN="${TRAINCTL_BIN:-$root/build/release/trainctl}" TRAINCTL_REPO="$root"
-  [[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
-  why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
-fi
+node_suite_mode kueue-e2e.sh "$mode"
 
 src="$(module_dir "$module" "$version")"
 # The suite's test binary, once per version (225 s on 2 cores, 2026-12-01).

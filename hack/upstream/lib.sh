@@ -36,3 +36,23 @@ build_suite() {
     log "built the suite in $((SECONDS - t0))s: $out"
   )
 }
+
+# node_suite_mode SCRIPT MODE: checks MODE (build, run or all). all: the node suites' cluster
+# (their state folder and ports, the real node, no kwok nodes; not while they run). run and
+# all: the trainctl binary (TRAINCTL_BIN, default build/release/trainctl) and a machine the
+# real node can start on.
+node_suite_mode() {
+  local root
+  root="$(repo_root)"
+  case "$2" in build | run | all) ;; *) die "usage: $1 [build|run|all]" ;; esac
+  if [[ "$2" == all ]]; then
+    export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
+      TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0
+  fi
+  if [[ "$2" != build ]]; then
+    export TRAINCTL_BIN="${TRAINCTL_BIN:-$root/build/release/trainctl}" TRAINCTL_REPO="$root"
+    [[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
+    local why
+    why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
+  fi
+}

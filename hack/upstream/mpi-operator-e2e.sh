@@ -23,11 +23,7 @@ version="${TRAINCTL_MPI_OPERATOR_VERSION:-v0.8.0}"
 module="github.com/kubeflow/mpi-operator"
 dir="$(cache_root)/upstream/mpi-operator-$version"
 suite="$dir/mpi-operator-e2e.test"
-export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
-  TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0
-export TRAINCTL_BIN="$root/build/release/trainctl" TRAINCTL_REPO="$root"
-[[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
-why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
+node_suite_mode mpi-operator-e2e.sh all
 
 # The suite's test binary, once per version.
 src="$(module_dir "$module" "$version")"

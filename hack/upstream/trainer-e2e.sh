@@ -36,16 +36,8 @@ dir="$(cache_root)/upstream/trainer-$version"
 suite="$dir/trainer-e2e.test"
 skip="${TRAINCTL_TRAINER_E2E_SKIP:-Flux}"
 mode="${1:-all}"
-case "$mode" in build | run | all) ;; *) die "usage: trainer-e2e.sh [build|run|all]" ;; esac
-if [[ "$mode" == all ]]; then
-  export TRAINCTL_CLUSTER_DIR="$root/build/release/node-cluster" TRAINCTL_PORT_BASE=29600 \
-    TRAINCTL_REAL_NODE=1 TRAINCTL_KWOK_NODES=0 TRAINCTL_JOBSET=1
-fi
-if [[ "$mode" != build ]]; then
-  export TRAINCTL_BIN="${TRAINCTL_BIN:-$root/build/release/trainctl}" TRAINCTL_REPO="$root"
-  [[ -x "$TRAINCTL_BIN" ]] || die "no $TRAINCTL_BIN: build first (make build)"
-  why="$("$root/hack/cluster/node.sh" check)" || die "the real node cannot start here: $why"
-fi
+node_suite_mode trainer-e2e.sh "$mode"
+[[ "$mode" == all ]] && export TRAINCTL_JOBSET=1
 
 src="$(module_dir "$module" "$version")"
 # The suite's test binary, once per version.
